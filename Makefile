@@ -1,0 +1,41 @@
+# Two set-up commands: `make demo` and `make test`. Each creates .venv and installs on first use.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+# Nothing here reaches the Hugging Face Hub: every model and dataset is local.
+export HF_HUB_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_HUB_DISABLE_TELEMETRY := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: venv demo test test-fast bench lint clean
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --upgrade -q pip
+	$(BIN)/pip install -q -e ".[all,test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/freshstack-hf demo --out demo-out
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest
+
+test-fast: $(STAMP)
+	$(BIN)/pytest -m "not slow"
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) demo-out bench-out .pytest_cache .ruff_cache

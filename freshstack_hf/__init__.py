@@ -1,0 +1,55 @@
+"""FreshStack-HF: build, publish, load and score FreshStack topics.
+
+Public names are resolved lazily (PEP 562), so `import freshstack_hf` costs nothing until a name is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from freshstack_hf._version import __version__
+
+_EXPORTS = {
+    "FreshStackError": "freshstack_hf.errors",
+    "ValidationError": "freshstack_hf.errors",
+    "Topic": "freshstack_hf.topic",
+    "Doc": "freshstack_hf.records",
+    "Query": "freshstack_hf.records",
+    "Nugget": "freshstack_hf.records",
+    "NuggetJudgment": "freshstack_hf.records",
+    "ScoredDoc": "freshstack_hf.records",
+    "TopicStats": "freshstack_hf.records",
+    "load_topic": "freshstack_hf.repo.reader",
+    "list_topics": "freshstack_hf.repo.reader",
+    "load_candidates": "freshstack_hf.repo.reader",
+    "write_topics": "freshstack_hf.repo.writer",
+    "validate_repo": "freshstack_hf.repo.check",
+    "validate_topic": "freshstack_hf.validate",
+    "topic_stats": "freshstack_hf.stats",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from freshstack_hf.errors import FreshStackError, ValidationError
+    from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query, ScoredDoc, TopicStats
+    from freshstack_hf.repo.check import validate_repo
+    from freshstack_hf.repo.reader import list_topics, load_candidates, load_topic
+    from freshstack_hf.repo.writer import write_topics
+    from freshstack_hf.stats import topic_stats
+    from freshstack_hf.topic import Topic
+    from freshstack_hf.validate import validate_topic
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'freshstack_hf' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

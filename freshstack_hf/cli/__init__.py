@@ -1,0 +1,1 @@
+"""The `freshstack-hf` command line: one small module per subcommand."""

@@ -1,0 +1,85 @@
+"""Entry point of `freshstack-hf`: builds the parser from the subcommand modules and maps errors to exit codes.
+
+Each subcommand lives in its own module under `freshstack_hf.cli` exposing `NAME`, `HELP`, `add_arguments(parser)`
+and `run(args) -> int`; modules are imported only when listed, and heavy libraries only inside `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from freshstack_hf._version import __version__
+from freshstack_hf.errors import FreshStackError
+
+# Order here is the order in `--help`.
+SUBCOMMANDS = (
+    "demo",
+    "synth",
+    "validate",
+    "stats",
+    "import_official",
+    "export_official",
+    "publish",
+    "evaluate",
+)
+
+EXIT_USER_ERROR = 2
+
+
+def _load(name: str):
+    return importlib.import_module(f"freshstack_hf.cli.{name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="freshstack-hf",
+        description="Build, publish, load and score FreshStack topics (nugget-aware retrieval benchmark).",
+        epilog="Run `freshstack-hf COMMAND --help` for a command's options and an example.",
+    )
+    parser.add_argument("--version", action="version", version=f"freshstack-hf {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = _load(name)
+        except ModuleNotFoundError as exc:  # a subcommand not built yet must not break the others
+            if exc.name == f"freshstack_hf.cli.{name}":
+                continue
+            raise
+        p = sub.add_parser(
+            module.NAME,
+            help=module.HELP,
+            description=module.__doc__,
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "_run", None):
+        parser.print_help()
+        return EXIT_USER_ERROR
+    if args.verbose:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return int(args._run(args) or 0)
+    except FreshStackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_USER_ERROR
+    except BrokenPipeError:  # `freshstack-hf ... | head` is normal use, not an error
+        sys.stderr.close()
+        return 0
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""Publish a dataset repo folder to the Hugging Face Hub as one commit (token from HF_TOKEN).
+
+The folder is validated first and refused if it has problems. `--dry-run` lists every file with its size and
+the commit message, and needs no token and no network.
+
+Example:
+  freshstack-hf publish out/freshstack --repo-id me/freshstack --dry-run
+  HF_TOKEN=hf_... freshstack-hf publish out/freshstack --repo-id me/freshstack --revision v1 --private
+"""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "publish"
+HELP = "publish a dataset repo to the Hugging Face Hub"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("repo", help="dataset repo folder")
+    p.add_argument("--repo-id", required=True, help="Hub dataset id, ORG/NAME")
+    p.add_argument("--revision", default=None, help="branch to commit to (created if missing; default main)")
+    p.add_argument("--private", action="store_true", help="create the Hub repo as private")
+    p.add_argument("--message", default=None, help="commit message")
+    p.add_argument("--dry-run", action="store_true", help="list files and the commit message; send nothing")
+    p.add_argument("--json", action="store_true", help="print the plan or result as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from freshstack_hf.cli.common import write_json
+    from freshstack_hf.publish import plan_publish, publish
+
+    plan = plan_publish(Path(args.repo), args.repo_id, args.revision, args.private, args.message)
+    if args.dry_run:
+        if args.json:
+            write_json(
+                {
+                    "repo_id": plan.repo_id,
+                    "revision": plan.revision,
+                    "private": plan.private,
+                    "commit_message": plan.commit_message,
+                    "files": [{"path": p, "bytes": s} for p, s in plan.files],
+                },
+                "-",
+            )
+            return 0
+        print(
+            f"dry run: would commit to dataset {plan.repo_id} (revision {plan.revision}"
+            f"{', private' if plan.private else ''})"
+        )
+        print(f"commit message: {plan.commit_message}")
+        for path, size in plan.files:
+            print(f"  {size:>12,}  {path}")
+        print(f"{len(plan.files)} files, {plan.total_bytes:,} bytes")
+        return 0
+    url = publish(plan, Path(args.repo))
+    if args.json:
+        write_json({"repo_id": plan.repo_id, "commit": url}, "-")
+    else:
+        print(f"published {args.repo} to {plan.repo_id}: {url}")
+    return 0

@@ -1,0 +1,36 @@
+"""Print a dataset repo's split statistics (the table its card shows).
+
+Example:
+  freshstack-hf stats out/freshstack
+  freshstack-hf stats out/freshstack --json
+"""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "stats"
+HELP = "print split statistics of a dataset repo"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("repo", help="dataset repo folder")
+    p.add_argument("--json", action="store_true", help="print as JSON")
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from freshstack_hf.cli.common import write_json
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.repo.card import stats_table
+    from freshstack_hf.repo.manifest import read_manifest
+
+    if not Path(args.repo).is_dir():
+        raise FreshStackError(f"{args.repo}: no such folder")
+    manifest = read_manifest(Path(args.repo))
+    if args.json:
+        write_json({t: e.get("stats", {}) for t, e in manifest["topics"].items()}, "-")
+    else:
+        print(stats_table(manifest))
+    return 0

@@ -1,0 +1,79 @@
+"""Publishing a dataset repo folder to the Hugging Face Hub in one commit.
+
+A repo that fails validation is refused before any network call; `dry_run` lists what would be sent and needs
+neither a token nor a network.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from freshstack_hf.errors import FreshStackError, ValidationError
+from freshstack_hf.repo.check import validate_repo
+from freshstack_hf.repo.manifest import read_manifest
+
+REPO_ID_HELP = "use ORG/NAME, e.g. me/freshstack"
+
+
+@dataclass(frozen=True)
+class PublishPlan:
+    repo_id: str
+    revision: str
+    private: bool
+    files: list[tuple[str, int]]  # (path in repo, size in bytes)
+    commit_message: str
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(size for _, size in self.files)
+
+
+def plan_publish(
+    folder: Path, repo_id: str, revision: str | None = None, private: bool = False, message: str | None = None
+) -> PublishPlan:
+    folder = Path(folder)
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise FreshStackError(f"invalid --repo-id {repo_id!r}: {REPO_ID_HELP}")
+    if not folder.is_dir():
+        raise FreshStackError(f"{folder}: no such folder; give a dataset repo written by synth or build")
+    problems = validate_repo(folder)
+    if problems:
+        raise ValidationError(problems, f"refusing to publish {folder}: it is not valid")
+    files = sorted(
+        (p.relative_to(folder).as_posix(), p.stat().st_size)
+        for p in folder.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+    )
+    topics = sorted(read_manifest(folder)["topics"])
+    commit = message or f"freshstack-hf: publish topics {', '.join(topics)}"
+    return PublishPlan(repo_id, revision or "main", private, files, commit)
+
+
+def publish(plan: PublishPlan, folder: Path, token: str | None = None) -> str:
+    """Create the repo (and branch) if needed and upload the folder as one commit; returns the commit URL."""
+    token = token or os.environ.get("HF_TOKEN")
+    if not token:
+        raise FreshStackError(
+            "no Hugging Face token: set HF_TOKEN to a token with write access "
+            "(https://huggingface.co/settings/tokens), or use --dry-run"
+        )
+    from huggingface_hub import HfApi
+
+    api = HfApi(token=token)
+    try:
+        api.create_repo(plan.repo_id, repo_type="dataset", private=plan.private, exist_ok=True)
+        if plan.revision != "main":
+            api.create_branch(plan.repo_id, repo_type="dataset", branch=plan.revision, exist_ok=True)
+        info = api.upload_folder(
+            folder_path=str(folder),
+            repo_id=plan.repo_id,
+            repo_type="dataset",
+            revision=plan.revision,
+            commit_message=plan.commit_message,
+            ignore_patterns=[".*", "**/.*"],
+        )
+    except Exception as exc:  # network, auth, permissions: all fixable by the user
+        raise FreshStackError(f"publishing to {plan.repo_id} failed: {exc}") from exc
+    return str(getattr(info, "commit_url", info))

@@ -1,0 +1,178 @@
+"""The dataset card (`README.md`): YAML `configs:` that `datasets` reads, then what a researcher needs to know.
+
+The card is regenerated from the manifest on every write, never edited in place, so it cannot drift from the
+files it describes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+from freshstack_hf.repo import layout
+
+CITATION = """@article{thakur2025freshstack,
+  title   = {FreshStack: Building Realistic Benchmarks for Evaluating Retrieval on Technical Documents},
+  author  = {Thakur, Nandan and Lin, Jimmy and Havens, Sam and Carbin, Michael and Khattab, Omar
+             and Drozdov, Andrew},
+  journal = {arXiv preprint arXiv:2504.13128},
+  year    = {2025}
+}"""
+
+
+def present_configs(manifest: dict[str, Any]) -> dict[str, list[str]]:
+    """topic -> file stems present, as the manifest records them (core configs always, candidates once built)."""
+    return {t: list(entry.get("files", [])) for t, entry in sorted(manifest.get("topics", {}).items())}
+
+
+def configs_yaml(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per-topic configs first (in topic order), then the cross-topic views with one split per topic."""
+    present = present_configs(manifest)
+    configs: list[dict[str, Any]] = []
+    for topic, stems in present.items():
+        for spec in layout.CONFIGS:
+            if spec.stem in stems:
+                configs.append(
+                    {
+                        "config_name": spec.config_name(topic),
+                        "data_files": [{"split": spec.split, "path": layout.relative_path(topic, spec.stem)}],
+                    }
+                )
+    for spec in layout.CONFIGS:
+        if spec.view is None:
+            continue
+        files = [
+            {"split": topic, "path": layout.relative_path(topic, spec.stem)}
+            for topic, stems in present.items()
+            if spec.stem in stems
+        ]
+        if files:
+            configs.append({"config_name": spec.view, "data_files": files})
+    return configs
+
+
+def render_card(manifest: dict[str, Any], repo_id: str = layout.DEFAULT_REPO_NAME) -> str:
+    topics = sorted(manifest.get("topics", {}))
+    front = {
+        "pretty_name": "FreshStack",
+        "license": "cc-by-sa-4.0",
+        "language": ["en"],
+        "task_categories": ["text-retrieval"],
+        "task_ids": ["document-retrieval"],
+        "tags": ["freshstack", "nuggets", "code-retrieval", "rag", "stack-overflow"],
+        "configs": configs_yaml(manifest),
+    }
+    parts = [
+        "---",
+        yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000).rstrip(),
+        "---",
+        "",
+        "# FreshStack",
+        "",
+        "A retrieval benchmark of Stack Overflow questions on niche, recent topics, answered from a corpus of",
+        "chunked GitHub documentation and code. Each question's accepted answer is split into *nuggets*",
+        "(atomic facts), and documents are judged per nugget, so systems are scored with nugget-aware metrics:",
+        "alpha-nDCG@10, Coverage@20 and Recall@50 (Thakur et al., 2025).",
+        "",
+        f"Topics: {', '.join(f'`{t}`' for t in topics) or '(none)'}.",
+        "",
+        "## Loading",
+        "",
+        "```python",
+        "from datasets import load_dataset",
+        "",
+        f'queries = load_dataset("{repo_id}", "{topics[0] if topics else "TOPIC"}", split="test")  # official schema',
+        f'corpus = load_dataset("{repo_id}", "corpus", split="{topics[0] if topics else "TOPIC"}")',
+        "```",
+        "",
+        "## Configs",
+        "",
+        "| config | split | columns |",
+        "|---|---|---|",
+    ]
+    for spec in layout.CONFIGS:
+        cols = ", ".join(f"`{f.name}`" for f in spec.schema)
+        parts.append(f"| `T{spec.suffix}` | `{spec.split}` | {cols} |")
+    parts += [
+        "",
+        "Cross-topic views (one split per topic): " + ", ".join(f"`{s.view}`" for s in layout.CONFIGS if s.view) + ".",
+        "",
+        "Query-level `qrels` score = number of the query's nuggets the document supports; judged non-relevant",
+        "documents are kept with score 0. Nugget ids are `{query_id}_{k}` (k 0-based); corpus ids are",
+        "`{repo}/{path}_{start_byte}_{end_byte}`.",
+        "",
+        "## Split statistics",
+        "",
+        stats_table(manifest),
+    ]
+    quality = quality_table(manifest)
+    if quality:
+        parts += ["", "## Candidate lists", "", quality]
+    sources = sources_lines(manifest)
+    if sources:
+        parts += ["", "## How each topic was built", "", *sources]
+    parts += [
+        "",
+        "## License",
+        "",
+        "Text derived from Stack Overflow is licensed CC BY-SA 4.0; corpus chunks keep the license of their",
+        "GitHub repository (see each document's `metadata.url`).",
+        "",
+        "## Citation",
+        "",
+        "```bibtex",
+        CITATION,
+        "```",
+        "",
+    ]
+    return "\n".join(parts)
+
+
+def stats_table(manifest: dict[str, Any]) -> str:
+    head = (
+        "| topic | queries | corpus | nuggets | nuggets/query | judgments | relevant | rel. docs/query "
+        "| rel. docs/nugget | query len avg/p50/p75 | doc len avg/p50/p75 |\n"
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"
+    )
+    rows = []
+    for topic, entry in sorted(manifest.get("topics", {}).items()):
+        s = entry.get("stats", {})
+        ql, dl = s.get("query_length", {}), s.get("doc_length", {})
+        rows.append(
+            f"| {topic} | {s.get('queries', 0):,} | {s.get('corpus', 0):,} | {s.get('nuggets', 0):,} "
+            f"| {s.get('nuggets_per_query', 0)} | {s.get('judgments', 0):,} | {s.get('relevant_judgments', 0):,} "
+            f"| {s.get('relevant_docs_per_query', 0)} | {s.get('relevant_docs_per_nugget', 0)} "
+            f"| {_len(ql)} | {_len(dl)} |"
+        )
+    return "\n".join([head, *rows])
+
+
+def quality_table(manifest: dict[str, Any]) -> str:
+    """Candidate-list quality per topic, when `candidates` recorded it in the manifest."""
+    rows = []
+    for topic, entry in sorted(manifest.get("topics", {}).items()):
+        for name, metrics in (entry.get("candidates", {}).get("quality") or {}).items():
+            cells = " | ".join(f"{metrics.get(m, float('nan')):.3f}" for m in QUALITY_COLUMNS)
+            rows.append(f"| {topic} | {name} | {cells} |")
+    if not rows:
+        return ""
+    head = "| topic | list | " + " | ".join(QUALITY_COLUMNS) + " |\n|---|---|" + "---:|" * len(QUALITY_COLUMNS)
+    return "\n".join([head, *rows])
+
+
+QUALITY_COLUMNS = ("alpha_ndcg@10", "coverage@20", "recall@50", "ndcg@10", "recall@100")
+
+
+def sources_lines(manifest: dict[str, Any]) -> list[str]:
+    lines = []
+    for topic, entry in sorted(manifest.get("topics", {}).items()):
+        src = entry.get("source", {})
+        kind = src.get("kind", "unknown")
+        detail = ", ".join(f"{k}={v}" for k, v in src.items() if k != "kind")
+        lines.append(f"- `{topic}`: {kind}" + (f" ({detail})" if detail else ""))
+    return lines
+
+
+def _len(s: dict) -> str:
+    return f"{s.get('avg', 0)}/{s.get('p50', 0):g}/{s.get('p75', 0):g}"

@@ -1,0 +1,94 @@
+"""Reading topics from a dataset repo, local or on the Hub, through one code path.
+
+A Hub id is first materialised with `huggingface_hub.snapshot_download` (only the files the call needs, at
+the pinned revision), after which the local reader takes over, so a local folder and a published repo behave
+identically.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo import layout
+from freshstack_hf.repo.manifest import read_manifest
+from freshstack_hf.repo.tables import docs_from_corpus, query_side_from_official
+from freshstack_hf.topic import Topic
+
+
+def resolve_repo(source: str | Path, revision: str | None = None, topics: list[str] | None = None) -> Path:
+    """A local folder as is; anything else is taken as a Hub dataset id and fetched (only the files needed)."""
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return path
+    text = str(source)
+    if path.exists() or "/" not in text or text.startswith((".", "/", "~")):
+        raise FreshStackError(
+            f"dataset repo {text!r} not found: give a folder holding README.md and data/ "
+            "(e.g. one written by `freshstack-hf synth`) or a Hub id like ORG/freshstack"
+        )
+    return _download(text, revision, topics)
+
+
+def _download(repo_id: str, revision: str | None, topics: list[str] | None) -> Path:
+    from huggingface_hub import snapshot_download
+
+    patterns = [layout.MANIFEST, layout.CARD]
+    patterns += [f"{layout.DATA_DIR}/{t}/*" for t in topics] if topics else [f"{layout.DATA_DIR}/*"]
+    try:
+        return Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=patterns))
+    except Exception as exc:  # network, auth, missing repo: all user-fixable
+        raise FreshStackError(
+            f"could not fetch dataset repo {repo_id!r} (revision {revision or 'main'}) from the Hub: {exc}. "
+            "Check the id and your network, or pass a local folder"
+        ) from exc
+
+
+def list_topics(source: str | Path, revision: str | None = None) -> list[str]:
+    """Topics of a repo: the manifest's list, else the folders under data/."""
+    repo = resolve_repo(source, revision)
+    topics = sorted(read_manifest(repo).get("topics", {}))
+    if not topics and (repo / layout.DATA_DIR).is_dir():
+        topics = sorted(p.name for p in (repo / layout.DATA_DIR).iterdir() if p.is_dir())
+    return topics
+
+
+def load_topic(source: str | Path, topic: str, revision: str | None = None) -> Topic:
+    """A lazy `Topic` from a local repo folder or a Hub dataset id; nothing is read until first use."""
+    repo = resolve_repo(source, revision, [topic])
+    official = layout.config_path(repo, topic, "queries_official")
+    corpus = layout.config_path(repo, topic, "corpus")
+    if not official.exists():
+        available = list_topics(repo)
+        raise FreshStackError(
+            f"topic {topic!r} not found in {repo} (missing {official.relative_to(repo)}); "
+            f"available topics: {', '.join(available) or 'none'}"
+        )
+    return Topic.lazy(
+        topic,
+        query_side=lambda: query_side_from_official(read_table(official)),
+        docs=lambda: docs_from_corpus(read_table(corpus)),
+    )
+
+
+def load_candidates(source: str | Path, topic: str, stem: str, revision: str | None = None) -> dict[str, list[str]]:
+    """A candidate config (`bm25`, `dense`, `top_ranked`) as query id -> ranked corpus ids."""
+    repo = resolve_repo(source, revision, [topic])
+    path = layout.config_path(repo, topic, stem)
+    if not path.exists():
+        raise FreshStackError(
+            f"{path}: no {stem} candidates for topic {topic!r}; run `freshstack-hf candidates {repo} --topic {topic}`"
+        )
+    table = read_table(path)
+    return dict(zip(table.column("query-id").to_pylist(), table.column("corpus-ids").to_pylist(), strict=True))
+
+
+def read_table(path: Path):
+    try:
+        return pq.read_table(path)
+    except FileNotFoundError as exc:
+        raise FreshStackError(f"{path}: file missing; rebuild the topic or restore the file") from exc
+    except Exception as exc:  # pyarrow raises several types for corrupt files
+        raise FreshStackError(f"{path}: not a readable parquet file ({exc}); rebuild the topic") from exc

@@ -1,0 +1,148 @@
+"""A FreshStack topic: queries, nuggets, corpus and nugget-level judgments, read the same way from any source.
+
+A topic from disk or the Hub is lazy: nothing is read until the first attribute access, and the corpus (the
+large part) is read separately from the queries, so evaluating a run never pays for loading 100k documents.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from functools import cached_property
+
+from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
+
+TOPIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
+
+# Query-side records come from one file (the official `T` config holds queries, nuggets and judgments).
+QuerySide = tuple[list[Query], list[Nugget], list[NuggetJudgment]]
+
+
+def check_topic_name(name: str) -> str:
+    """Topic names become Hugging Face split names (`\\w+`) and folder names, so they are restricted."""
+    from freshstack_hf.errors import FreshStackError
+
+    if not TOPIC_NAME_RE.match(name or ""):
+        raise FreshStackError(
+            f"invalid topic name {name!r}: use a lowercase slug of letters, digits and '_' starting with a "
+            "letter (e.g. 'langchain', 'my_topic'); it becomes a Hugging Face split name"
+        )
+    return name
+
+
+class Topic:
+    """One topic. Build it from records (`Topic(name, queries=..., ...)`) or lazily (`Topic.lazy`)."""
+
+    def __init__(
+        self,
+        name: str,
+        queries: list[Query] | None = None,
+        nuggets: list[Nugget] | None = None,
+        docs: list[Doc] | None = None,
+        judgments: list[NuggetJudgment] | None = None,
+    ) -> None:
+        self.name = check_topic_name(name)
+        self._query_side_loader: Callable[[], QuerySide] | None = None
+        self._docs_loader: Callable[[], list[Doc]] | None = None
+        if queries is not None or nuggets is not None or judgments is not None:
+            self.__dict__["_query_side"] = (list(queries or []), list(nuggets or []), list(judgments or []))
+        if docs is not None:
+            self.__dict__["docs"] = list(docs)
+
+    @classmethod
+    def lazy(
+        cls,
+        name: str,
+        query_side: Callable[[], QuerySide],
+        docs: Callable[[], list[Doc]],
+    ) -> Topic:
+        """A topic whose parts are read on first use, each at most once."""
+        topic = cls(name)
+        topic._query_side_loader = query_side
+        topic._docs_loader = docs
+        return topic
+
+    def __repr__(self) -> str:
+        loaded = [k for k in ("_query_side", "docs") if k in self.__dict__]
+        return f"Topic({self.name!r}, loaded={loaded})"
+
+    # ---- the four record lists -------------------------------------------------------------------
+    @cached_property
+    def _query_side(self) -> QuerySide:
+        if self._query_side_loader is None:
+            return [], [], []
+        return self._query_side_loader()
+
+    @property
+    def queries(self) -> list[Query]:
+        return self._query_side[0]
+
+    @property
+    def nuggets(self) -> list[Nugget]:
+        return self._query_side[1]
+
+    @property
+    def judgments(self) -> list[NuggetJudgment]:
+        return self._query_side[2]
+
+    @cached_property
+    def docs(self) -> list[Doc]:
+        return [] if self._docs_loader is None else self._docs_loader()
+
+    # ---- iterators (ir_datasets style) ------------------------------------------------------------
+    def queries_iter(self) -> Iterator[Query]:
+        return iter(self.queries)
+
+    def docs_iter(self) -> Iterator[Doc]:
+        return iter(self.docs)
+
+    def nuggets_iter(self) -> Iterator[Nugget]:
+        return iter(self.nuggets)
+
+    def judgments_iter(self) -> Iterator[NuggetJudgment]:
+        return iter(self.judgments)
+
+    # ---- derived views ----------------------------------------------------------------------------
+    @cached_property
+    def query_nuggets(self) -> dict[str, list[str]]:
+        """query id -> its nugget ids in order; every query appears, even one without nuggets."""
+        out: dict[str, list[str]] = {q.query_id: [] for q in self.queries}
+        for n in self.nuggets:
+            out.setdefault(n.query_id, []).append(n.nugget_id)
+        return out
+
+    @cached_property
+    def nugget_qrels(self) -> dict[str, dict[str, int]]:
+        """nugget id -> {doc id: 0/1}, the official evaluator's `qrels_nuggets` (judged 0s kept)."""
+        out: dict[str, dict[str, int]] = {n.nugget_id: {} for n in self.nuggets}
+        for j in self.judgments:
+            cur = out.setdefault(j.nugget_id, {})
+            cur[j.doc_id] = max(cur.get(j.doc_id, 0), int(j.relevance))
+        return out
+
+    @cached_property
+    def qrels(self) -> dict[str, dict[str, int]]:
+        """Query-level qrels: score = number of the query's nuggets the doc supports (judged 0s kept)."""
+        out: dict[str, dict[str, int]] = defaultdict(dict)
+        for nugget_id, docs in self.nugget_qrels.items():
+            qid = self._nugget_query[nugget_id]
+            row = out[qid]
+            for doc_id, rel in docs.items():
+                row[doc_id] = row.get(doc_id, 0) + rel
+        return dict(out)
+
+    @cached_property
+    def _nugget_query(self) -> dict[str, str]:
+        mapping = {n.nugget_id: n.query_id for n in self.nuggets}
+        for j in self.judgments:
+            mapping.setdefault(j.nugget_id, j.query_id)
+        return mapping
+
+    @cached_property
+    def doc_ids(self) -> set[str]:
+        return {d.doc_id for d in self.docs}
+
+    @cached_property
+    def query_ids(self) -> list[str]:
+        return [q.query_id for q in self.queries]

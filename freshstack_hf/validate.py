@@ -1,0 +1,136 @@
+"""Validation of a topic's records: every problem found in one pass, each naming config, row and value.
+
+Rows are 0-based positions in the config as `datasets` shows them (`ds[row]`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from freshstack_hf.errors import Problem
+from freshstack_hf.topic import Topic
+
+NUGGET_ID_RE = re.compile(r"^(?P<qid>.+)_(?P<k>\d+)$")
+
+
+def validate_topic(topic: Topic) -> list[Problem]:
+    """Structural checks of one topic; returns problems, never raises for bad data."""
+    t = topic.name
+    cfg_q, cfg_c = t, f"{t}-corpus"
+    problems: list[Problem] = []
+    row_of: dict[str, int] = {}
+    for row, q in enumerate(topic.queries):
+        if q.query_id in row_of:
+            problems.append(
+                Problem(
+                    cfg_q,
+                    f"duplicate query_id {q.query_id!r} (first at row {row_of[q.query_id]})",
+                    row,
+                    "give every query a unique id",
+                )
+            )
+            continue
+        row_of[q.query_id] = row
+        if not q.query_id:
+            problems.append(Problem(cfg_q, "empty query_id", row, "set the Stack Overflow question id"))
+        if not (q.title.strip() or q.body.strip()):
+            problems.append(Problem(cfg_q, f"query {q.query_id!r} has empty title and text", row))
+        if not q.answer_text.strip():
+            problems.append(Problem(cfg_q, f"query {q.query_id!r} has an empty answer_text", row))
+
+    doc_row: dict[str, int] = {}
+    for row, d in enumerate(topic.docs):
+        if d.doc_id in doc_row:
+            problems.append(
+                Problem(
+                    cfg_c,
+                    f"duplicate _id {d.doc_id!r} (first at row {doc_row[d.doc_id]})",
+                    row,
+                    "corpus ids must be unique",
+                )
+            )
+            continue
+        doc_row[d.doc_id] = row
+        if d.repo and d.path:
+            expected = f"{d.repo}/{d.path}_{d.start_byte}_{d.end_byte}"
+            if d.doc_id != expected:
+                problems.append(
+                    Problem(
+                        cfg_c,
+                        f"_id {d.doc_id!r} disagrees with its metadata (expected {expected!r})",
+                        row,
+                        "ids follow {repo}/{path}_{start_byte}_{end_byte}; fix the id or the metadata",
+                    )
+                )
+        if not d.text.strip():
+            problems.append(Problem(cfg_c, f"document {d.doc_id!r} has empty text", row, "drop empty chunks"))
+
+    nuggets_per_query = Counter()
+    seen_nuggets: set[str] = set()
+    for n in topic.nuggets:
+        row = row_of.get(n.query_id)
+        where = cfg_q
+        m = NUGGET_ID_RE.match(n.nugget_id)
+        k = nuggets_per_query[n.query_id]
+        if n.nugget_id in seen_nuggets:
+            problems.append(Problem(where, f"duplicate nugget _id {n.nugget_id!r}", row))
+        elif not m or m["qid"] != n.query_id or int(m["k"]) != k:
+            problems.append(
+                Problem(
+                    where,
+                    f"malformed nugget _id {n.nugget_id!r} in query {n.query_id!r}",
+                    row,
+                    f"expected {n.query_id}_{k} ({{query_id}}_{{k}}, k 0-based in order)",
+                )
+            )
+        seen_nuggets.add(n.nugget_id)
+        nuggets_per_query[n.query_id] += 1
+        if row is None:
+            problems.append(Problem(f"{t}-nuggets", f"nugget {n.nugget_id!r} names unknown query {n.query_id!r}"))
+        if not n.text.strip():
+            problems.append(Problem(where, f"nugget {n.nugget_id!r} has empty text", row))
+
+    for q in topic.queries:
+        if nuggets_per_query[q.query_id] == 0:
+            problems.append(
+                Problem(
+                    cfg_q,
+                    f"query {q.query_id!r} has no nugget",
+                    row_of[q.query_id],
+                    "drop the query or generate its nuggets",
+                )
+            )
+
+    positives = Counter()
+    polarity: dict[tuple[str, str], int] = {}
+    for j in topic.judgments:
+        row = row_of.get(j.query_id)
+        if j.doc_id not in doc_row:
+            problems.append(
+                Problem(
+                    cfg_q,
+                    f"nugget {j.nugget_id!r} judges corpus id {j.doc_id!r}, which is not in {cfg_c}",
+                    row,
+                    "fix the id or add the document to the corpus",
+                )
+            )
+        key = (j.nugget_id, j.doc_id)
+        if key in polarity and polarity[key] != int(j.relevance > 0):
+            problems.append(
+                Problem(cfg_q, f"nugget {j.nugget_id!r} lists {j.doc_id!r} as both relevant and non-relevant", row)
+            )
+        polarity[key] = int(j.relevance > 0)
+        if j.relevance > 0:
+            positives[j.nugget_id] += 1
+    for n in topic.nuggets:
+        if positives[n.nugget_id] == 0:
+            problems.append(
+                Problem(
+                    cfg_q,
+                    f"nugget {n.nugget_id!r} has no relevant document",
+                    row_of.get(n.query_id),
+                    "judge more documents or drop the nugget",
+                )
+            )
+    return problems
