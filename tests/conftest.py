@@ -28,3 +28,15 @@ def shared_data() -> Path:
     if not SHARED_DATA.is_dir():
         pytest.skip(f"real external data not found at {SHARED_DATA}")
     return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def synth_repo(tmp_path_factory) -> Path:
+    """A small two-topic synthetic dataset repo, built once; tests must not modify it (copy it first)."""
+    from freshstack_hf.repo.writer import write_topics
+    from freshstack_hf.synth import SynthConfig, synth_topic
+
+    root = tmp_path_factory.mktemp("repo") / "freshstack"
+    topics = [synth_topic(name, SynthConfig(queries=12, docs=600, seed=7)) for name in ("alpha", "beta")]
+    write_topics(root, topics, source={"kind": "synthetic", "seed": 7})
+    return root

@@ -1,0 +1,134 @@
+"""The real `freshstack-hf` console script, run in subprocesses as a user would."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from freshstack_hf.cli.main import SUBCOMMANDS, build_parser
+
+EXE = Path(sys.executable).with_name("freshstack-hf")
+
+
+def cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([str(EXE), *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=300)
+
+
+def test_every_subcommand_has_help_with_an_example():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert set(sub.choices) == {name.replace("_", "-") for name in SUBCOMMANDS}
+    for name, p in sub.choices.items():
+        assert "Example:" in p.format_help(), f"{name} --help lacks an example"
+
+
+def test_synth_then_validate_and_json(tmp_path):
+    r = cli("synth", str(tmp_path / "freshstack"), "--topics", "a,b", "--queries", "4", "--docs", "200", "--json")
+    assert r.returncode == 0, r.stderr
+    report = json.loads(r.stdout)
+    assert report["topics"]["a"]["docs"] == 200 and report["topics"]["b"]["queries"] == 4
+    r = cli("validate", str(tmp_path / "freshstack"))
+    assert r.returncode == 0 and "valid (a, b)" in r.stdout
+
+
+def test_changed_corpus_id_fails_validation_naming_config_row_and_id(synth_repo, tmp_path):
+    repo = tmp_path / "freshstack"
+    shutil.copytree(synth_repo, repo)
+    path = repo / "data/alpha/corpus.parquet"
+    table = pq.read_table(path)
+    ids = table.column("_id").to_pylist()
+    old = ids[17]
+    ids[17] = old.replace(".md_", ".txt_").replace(".py_", ".txt_")
+    pq.write_table(table.set_column(0, "_id", pa.array(ids)), path)
+    r = cli("validate", str(repo))
+    assert r.returncode == 2
+    assert f"alpha-corpus row 17: _id '{ids[17]}' disagrees with its metadata (expected '{old}')" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_edited_derived_config_is_caught(synth_repo, tmp_path):
+    repo = tmp_path / "freshstack"
+    shutil.copytree(synth_repo, repo)
+    path = repo / "data/beta/nugget_qrels.parquet"
+    table = pq.read_table(path)
+    ids = table.column("corpus-id").to_pylist()
+    ids[3] = "beta/nowhere.md_0_1"
+    pq.write_table(table.set_column(2, "corpus-id", pa.array(ids)), path)
+    r = cli("validate", str(repo), "--topic", "beta")
+    assert r.returncode == 2
+    assert "beta-nugget-qrels row 3: differs from config 'beta': corpus-id='beta/nowhere.md_0_1'" in r.stderr
+
+
+def test_publish_dry_run_lists_files_without_network(synth_repo):
+    r = cli("publish", str(synth_repo), "--repo-id", "me/freshstack", "--dry-run", env={"HF_TOKEN": ""})
+    assert r.returncode == 0, r.stderr
+    assert "would commit to dataset me/freshstack (revision main)" in r.stdout
+    assert "commit message: freshstack-hf: publish topics alpha, beta" in r.stdout
+    for f in ("README.md", "manifest.json", "data/alpha/corpus.parquet", "data/beta/nugget_qrels.parquet"):
+        assert f in r.stdout
+    size = (synth_repo / "data/alpha/corpus.parquet").stat().st_size
+    assert f"{size:,}  data/alpha/corpus.parquet" in r.stdout
+
+
+def test_publish_without_token_is_a_clear_error(synth_repo):
+    env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
+    r = subprocess.run(
+        [str(EXE), "publish", str(synth_repo), "--repo-id", "me/freshstack"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: no Hugging Face token: set HF_TOKEN")
+
+
+def test_publish_refuses_invalid_repo(synth_repo, tmp_path):
+    repo = tmp_path / "freshstack"
+    shutil.copytree(synth_repo, repo)
+    (repo / "data/alpha/queries.parquet").unlink()
+    r = cli("publish", str(repo), "--repo-id", "me/freshstack", "--dry-run")
+    assert r.returncode == 2
+    assert "refusing to publish" in r.stderr and "alpha-queries: file data/alpha/queries.parquet is missing" in r.stderr
+
+
+def test_user_errors_exit_2_with_one_line(tmp_path):
+    r = cli("validate", str(tmp_path / "missing"))
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: ")
+    r = cli("synth", str(tmp_path / "x"), "--topics", "Bad-Name")
+    assert r.returncode == 2 and "invalid topic name 'Bad-Name'" in r.stderr
+    r = cli("publish", str(tmp_path), "--repo-id", "noslash", "--dry-run")
+    assert r.returncode == 2 and "invalid --repo-id 'noslash'" in r.stderr
+
+
+@pytest.mark.slow
+def test_synth_120k_docs_under_60_seconds(tmp_path):
+    import time
+
+    start = time.perf_counter()
+    r = cli("synth", str(tmp_path / "freshstack"), "--topics", "angular", "--queries", "129", "--docs", "120000")
+    elapsed = time.perf_counter() - start
+    assert r.returncode == 0, r.stderr
+    assert "120,000 docs" in r.stdout
+    assert elapsed < 60, f"synth of 120,000 docs took {elapsed:.1f} s"
+
+
+@pytest.mark.slow
+def test_demo_runs_and_loads_with_datasets(tmp_path):
+    r = cli("demo", "--out", str(tmp_path / "demo"), "--queries", "8", "--docs", "400")
+    assert r.returncode == 0, r.stderr
+    assert "load_dataset('freshstack', 'demo')" in r.stdout and "8 queries" in r.stdout
+    code = "from datasets import load_dataset; print(load_dataset('freshstack', 'demo'))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path / "demo", capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr
+    for col in ("query_id", "query_title", "query_text", "answer_id", "answer_text", "metadata", "nuggets"):
+        assert col in out.stdout
