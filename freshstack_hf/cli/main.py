@@ -24,6 +24,7 @@ SUBCOMMANDS = (
     "export_official",
     "publish",
     "evaluate",
+    "nano",
 )
 
 EXIT_USER_ERROR = 2

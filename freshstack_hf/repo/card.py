@@ -112,6 +112,8 @@ def render_card(manifest: dict[str, Any], repo_id: str = layout.DEFAULT_REPO_NAM
     sources = sources_lines(manifest)
     if sources:
         parts += ["", "## How each topic was built", "", *sources]
+    if any(e.get("source", {}).get("kind") == "nano" for e in manifest.get("topics", {}).values()):
+        parts += ["", "## Nano sampling", "", *NANO_TEXT]
     parts += [
         "",
         "## License",
@@ -160,6 +162,14 @@ def quality_table(manifest: dict[str, Any]) -> str:
     head = "| topic | list | " + " | ".join(QUALITY_COLUMNS) + " |\n|---|---|" + "---:|" * len(QUALITY_COLUMNS)
     return "\n".join([head, *rows])
 
+
+NANO_TEXT = [
+    "This is a Nano subset for quick CPU evaluation. Per topic it keeps at most `max_queries` queries (a seeded",
+    "random sample when the topic has more) and at most `max_docs` documents: first every document judged for the",
+    "kept queries, so nugget judgments stay complete; then the candidate lists' documents (BM25, dense, hybrid)",
+    "taken rank by rank across queries, as hard negatives; then random distractors. Candidate lists are cut to",
+    "the kept documents. Scores on a Nano subset are higher than on the full corpus and are not comparable to it.",
+]
 
 QUALITY_COLUMNS = ("alpha_ndcg@10", "coverage@20", "recall@50", "ndcg@10", "recall@100")
 
