@@ -1,0 +1,145 @@
+"""Score one run (or compare two) on a dataset repo's topics: alpha-nDCG@10, Coverage@20, Recall@50.
+
+Each value comes with a 95% bootstrap interval over queries; with two runs, the table adds the difference
+B - A and a paired randomization test's p-value. Runs are TREC 6-column files or JSON {query: {doc: score}}
+(`.gz` allowed). By default problems other than malformed lines (unknown queries or docs, repeated docs, runs
+deeper than --max-depth) are repaired and reported as warnings; --strict refuses the run instead, as the
+leaderboard does. A malformed run exits with status 2 and names every bad line.
+
+Example:
+  freshstack-hf evaluate out/freshstack --topic all --run runs/bm25.trec
+  freshstack-hf evaluate out/freshstack --topic langchain --run bm25.trec --run dense.json --json -
+  freshstack-hf evaluate out/freshstack --run bm25.trec --k 5,10,20,50,100 --json scores.json --strict
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+NAME = "evaluate"
+HELP = "score runs with the nugget-aware metrics (with 95% intervals and paired tests)"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("repo", metavar="DIR", help="dataset repo folder (or Hub dataset id)")
+    p.add_argument("--topic", default="all", help="topic name, comma-separated names, or 'all' (default)")
+    p.add_argument("--run", action="append", required=True, metavar="RUN", help="run file; give twice to compare")
+    p.add_argument(
+        "--k", default="10,20,50", help="cutoffs of the extra measures written to --json (default: 10,20,50)"
+    )
+    p.add_argument("--json", metavar="PATH", help="write full-precision results as JSON to PATH ('-' = stdout)")
+    p.add_argument("--strict", action="store_true", help="refuse runs with any problem (the leaderboard's rule)")
+    p.add_argument("--max-depth", type=int, default=1000, help="most docs allowed per query (default: 1000)")
+    p.add_argument("--alpha", type=float, default=0.5, help="alpha of alpha-nDCG (default: 0.5, as ndeval)")
+    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap/randomization samples (default: 10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from freshstack_hf import load_topic
+    from freshstack_hf.cli.common import resolve_topics, write_json
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.metrics import HEADLINE, measures_at, qrels_from_topic
+    from freshstack_hf.metrics.report import compare_runs, comparison_json, score_run, scores_json
+    from freshstack_hf.runs import load_run
+
+    if len(args.run) > 2:
+        raise FreshStackError("give one --run to score, or two to compare")
+    if args.max_depth < 1 or args.resamples < 1 or not 0.0 <= args.alpha <= 1.0:
+        raise FreshStackError("--max-depth and --resamples must be >= 1, --alpha within [0, 1]")
+    ks = _cutoffs(args.k)
+    families = ("alpha_ndcg", "coverage", "recall", "ndcg", "judged")
+    measures = [*HEADLINE, *measures_at(ks, families)]
+
+    names = resolve_topics(args.repo, args.topic)
+    topics = [load_topic(args.repo, name) for name in names]
+    query_ids = {q.query_id for t in topics for q in t.queries}
+    doc_ids = {d.doc_id for t in topics for d in t.docs}
+    qrels = {t.name: qrels_from_topic(t) for t in topics}
+
+    loaded = [
+        load_run(path, query_ids=query_ids, doc_ids=doc_ids, max_depth=args.max_depth, strict=args.strict)
+        for path in args.run
+    ]
+    for item in loaded:
+        for warning in item.warnings:
+            print(f"warning: {item.source}: {warning}", file=sys.stderr)
+    options = {"alpha": args.alpha, "resamples": args.resamples, "seed": args.seed}
+    scores = [score_run(qrels, item.run, measures, **options) for item in loaded]
+    tests = None
+    if len(scores) == 2:
+        tests = compare_runs(scores[0], scores[1], resamples=args.resamples, seed=args.seed)
+
+    if args.json != "-":  # stdout carries either the table or the JSON, so `--json -` pipes cleanly
+        print(render_table([(item.name, item.source) for item in loaded], scores, tests))
+    if args.json:
+        report = [
+            {"run": {"name": item.name, "path": item.source, "warnings": list(item.warnings)}, **scores_json(s)}
+            for item, s in zip(loaded, scores, strict=True)
+        ]
+        settings = {"alpha": args.alpha, "resamples": args.resamples, "seed": args.seed, "strict": args.strict}
+        if tests is None:
+            data = {**report[0], "settings": settings}
+        else:
+            data = {"runs": report, "comparison": comparison_json(tests), "settings": settings}
+        write_json(data, args.json)
+    return 0
+
+
+def _cutoffs(text: str) -> list[int]:
+    from freshstack_hf.errors import FreshStackError
+
+    try:
+        ks = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        ks = []
+    if not ks or min(ks) < 1:
+        raise FreshStackError(f"--k {text!r}: give comma-separated cutoffs >= 1, e.g. 10,20,50")
+    return sorted(set(ks))
+
+
+def _cell(value: float, interval) -> str:
+    return f"{value:.3f} [{interval.low:.3f}, {interval.high:.3f}]" if interval else f"{value:.3f}"
+
+
+def _p(p: float) -> str:
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def render_table(runs, scores, tests=None) -> str:
+    """The headline table: one row per topic (plus the average); with two runs, one row per topic and measure."""
+    from freshstack_hf.metrics import HEADLINE
+    from freshstack_hf.metrics.report import AVERAGE
+
+    labels = "AB" if len(runs) == 2 else [""]
+    lines = [
+        f"{'run ' + label + ': ' if label else 'run: '}{name} ({source})"
+        for label, (name, source) in zip(labels, runs, strict=True)
+    ]
+    first = scores[0]
+    scopes = [*first.topics, AVERAGE] if first.average else list(first.topics)
+
+    def size(scope: str) -> str:
+        return f"{len(first.topics)} topics" if scope == AVERAGE else f"{len(first.topics[scope].per_query)} q"
+
+    def value(s, scope: str, m: str) -> float:
+        return s.average[m] if scope == AVERAGE else s.topics[scope].metrics[m]
+
+    width = max([len(s) for s in scopes] + [5])
+    if tests is None:
+        header = f"{'topic':<{width}}  {'size':>9}  " + "  ".join(f"{m.name:<21}" for m in HEADLINE)
+        lines += ["", header.rstrip()]
+        for scope in scopes:
+            cells = [_cell(value(first, scope, m.id), first.intervals.get(scope, {}).get(m.id)) for m in HEADLINE]
+            lines.append(f"{scope:<{width}}  {size(scope):>9}  " + "  ".join(f"{c:<21}" for c in cells).rstrip())
+        return "\n".join(lines)
+    header = f"{'topic':<{width}}  {'measure':<11}  {'A':<21}  {'B':<21}  {'B-A':>7}  {'p':>6}"
+    lines += ["", header]
+    for scope in scopes:
+        for i, m in enumerate(HEADLINE):
+            a, b = (_cell(value(s, scope, m.id), s.intervals.get(scope, {}).get(m.id)) for s in scores)
+            t = tests[scope][m.id]
+            label = scope if i == 0 else ""
+            lines.append(f"{label:<{width}}  {m.name:<11}  {a:<21}  {b:<21}  {t.diff:>+7.3f}  {_p(t.p_value):>6}")
+    return "\n".join(lines)

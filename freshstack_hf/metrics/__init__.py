@@ -1,0 +1,57 @@
+"""Nugget-aware retrieval metrics (alpha-nDCG, Coverage, Recall, nDCG, Judged) matching the official evaluator.
+
+Typical use::
+
+    from freshstack_hf.metrics import evaluate, qrels_from_topic
+
+    qrels = qrels_from_topic(topic)  # or NuggetQrels.from_judgments(judgments, nuggets=nuggets)
+    result = evaluate(qrels, {"q1": {"doc-a": 3.2, "doc-b": 1.0}}, ["alpha_ndcg@10", "coverage@20"])
+    result.metrics["alpha_ndcg@10"], result.per_query["q1"]
+
+Only numpy is imported: no pyndeval, pytrec_eval or pandas, so importing this package stays cheap.
+"""
+
+from freshstack_hf.metrics.engine import DEFAULT_ALPHA, TopicResult, average_topics, covered_nuggets, evaluate
+from freshstack_hf.metrics.measures import (
+    FAMILIES,
+    HEADLINE,
+    MEASURES,
+    Measure,
+    measures_at,
+    parse_measure,
+    parse_measures,
+)
+from freshstack_hf.metrics.nuggets import NuggetCoverage, nugget_report, uncovered_nuggets
+from freshstack_hf.metrics.qrels import NuggetQrels, qrels_from_topic
+from freshstack_hf.metrics.ranking import Run, top_docs
+from freshstack_hf.metrics.report import RunScores, compare_runs, score_run
+from freshstack_hf.metrics.stats import Interval, PairedTest, bootstrap_ci, paired_test
+
+__all__ = [
+    "DEFAULT_ALPHA",
+    "FAMILIES",
+    "HEADLINE",
+    "MEASURES",
+    "Interval",
+    "Measure",
+    "NuggetCoverage",
+    "NuggetQrels",
+    "PairedTest",
+    "Run",
+    "RunScores",
+    "TopicResult",
+    "average_topics",
+    "bootstrap_ci",
+    "compare_runs",
+    "covered_nuggets",
+    "evaluate",
+    "measures_at",
+    "nugget_report",
+    "paired_test",
+    "parse_measure",
+    "parse_measures",
+    "qrels_from_topic",
+    "score_run",
+    "top_docs",
+    "uncovered_nuggets",
+]

@@ -1,0 +1,137 @@
+"""Scores a run against nugget judgments: alpha-nDCG, Coverage, Recall, nDCG and Judged at any cutoff.
+
+Semantics follow the official `freshstack` evaluator (pyndeval for alpha-nDCG, pytrec_eval for Recall and nDCG,
+its Python loop for Coverage) and are checked against it in `tests/test_metrics_parity.py`:
+
+* the queries of a topic are those with at least one nugget; every per-topic value is the mean over all of
+  them, a query absent from the run (or with no positive judgment) scoring 0 on every measure;
+* documents a query has no judgment for gain nothing; runs shorter than k are scored as they are;
+* alpha-nDCG is not capped at k=20 (pyndeval is) and is never clipped: ndeval's greedy ideal can be beaten.
+
+Tie rule (one for all measures): documents are ranked by score descending, then by doc id descending. This is
+trec_eval's order, so Recall and nDCG agree with pytrec_eval even on tied runs; the official evaluator is not
+consistent here (pyndeval breaks ties by ascending id, its Coverage by dict order), so parity is only
+meaningful on tie-free runs.
+
+Where the official evaluator crashes, this one scores 0: a query with an empty ranking, or a run query whose
+nuggets have no judgment rows at all, raise KeyError in its alpha-nDCG (pyndeval returns nothing for them).
+
+Reading the run (`ranking.ranked_rows`) is the only per-document work; every measure is then array arithmetic
+over all queries at once, which is what makes a 1,000-doc run of several hundred queries score in about as
+many milliseconds as the official evaluator needs tenths of a second.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from freshstack_hf.metrics.ideal import discounts
+from freshstack_hf.metrics.measures import HEADLINE, Measure, parse_measures
+from freshstack_hf.metrics.qrels import NuggetQrels
+from freshstack_hf.metrics.ranking import Run, ranked_rows
+
+DEFAULT_ALPHA = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class TopicResult:
+    """Scores of one run on one topic: per query (every judged query) and their means."""
+
+    per_query: dict[str, dict[str, float]]
+    metrics: dict[str, float]
+
+    def column(self, measure: str | Measure) -> np.ndarray:
+        """One measure's per-query values in query order, the input of the bootstrap and paired tests."""
+        key = measure.id if isinstance(measure, Measure) else measure
+        return np.array([scores[key] for scores in self.per_query.values()], dtype=np.float64)
+
+
+def evaluate(
+    qrels: NuggetQrels,
+    run: Run,
+    measures: Iterable[str | Measure] | str = HEADLINE,
+    *,
+    alpha: float = DEFAULT_ALPHA,
+) -> TopicResult:
+    """Score `run` ({query id: {doc id: score}}) on one topic. Run queries unknown to `qrels` are ignored."""
+    wanted = parse_measures(measures)
+    if not wanted:
+        raise ValueError("no measures to compute")
+    depth = max(m.k for m in wanted)
+    rows = ranked_rows(qrels, run, depth)
+    columns = _score(qrels, rows, wanted, alpha)
+    ids = [m.id for m in wanted]
+    values = zip(*(columns[m].tolist() for m in wanted), strict=True)  # tolist: no numpy scalars per cell
+    per_query = {qid: dict(zip(ids, row, strict=True)) for qid, row in zip(qrels.query_ids, values, strict=True)}
+    metrics = {m.id: float(columns[m].mean()) if len(qrels) else 0.0 for m in wanted}
+    return TopicResult(per_query=per_query, metrics=metrics)
+
+
+def _score(
+    qrels: NuggetQrels, rows: np.ndarray, wanted: tuple[Measure, ...], alpha: float
+) -> dict[Measure, np.ndarray]:
+    """Per-query values of each measure from the ranked rows; every branch is whole-topic array arithmetic."""
+    depth = rows.shape[1]
+    rel = qrels.matrix[rows]  # queries x depth x nugget slots
+    families = {m.family for m in wanted}
+    cum: dict[str, np.ndarray] = {}  # family -> queries x depth, value at cutoff k in column k-1
+    if "alpha_ndcg" in families:
+        cut = max(m.k for m in wanted if m.family == "alpha_ndcg")  # the greedy ideal costs per rank
+        head = rel[:, :cut]
+        seen_before = np.cumsum(head, axis=1, dtype=np.int64) - head
+        weights = (1.0 - alpha) ** np.arange(cut + 1, dtype=np.float64)
+        gains = (head * weights[seen_before]).sum(axis=2)
+        dcg = np.cumsum(gains * discounts(cut), axis=1)
+        cum["alpha_ndcg"] = _ratio(dcg, qrels.ideal_alpha_dcg(alpha, cut))
+    if "ndcg" in families:
+        dcg = np.cumsum(rel.sum(axis=2) * discounts(depth), axis=1)
+        cum["ndcg"] = _ratio(dcg, qrels.ideal_ndcg_dcg(depth))
+    if "coverage" in families:
+        cum["coverage"] = _ratio(_covered_by_rank(rel), qrels.nugget_counts[:, None])
+    if "recall" in families:
+        found = np.cumsum(rel.any(axis=2), axis=1)
+        cum["recall"] = _ratio(found, qrels.relevant_counts[:, None])
+    if "judged" in families:
+        cum["judged"] = np.cumsum(rows != qrels.unjudged_row, axis=1) / np.arange(1, depth + 1)
+    return {m: cum[m.family][:, m.k - 1] for m in wanted}
+
+
+def _covered_by_rank(rel: np.ndarray) -> np.ndarray:
+    """queries x depth: nuggets covered within the top r+1, from each nugget's first supporting rank.
+
+    Counting first hits is about twice as fast as accumulating coverage over every rank and slot.
+    """
+    n_q, depth, _ = rel.shape
+    first = np.where(rel.any(axis=1), rel.argmax(axis=1), depth)  # depth = never covered
+    flat = (np.arange(n_q)[:, None] * (depth + 1) + first).ravel()
+    counts = np.bincount(flat, minlength=n_q * (depth + 1)).reshape(n_q, depth + 1)[:, :depth]
+    return np.cumsum(counts, axis=1)
+
+
+def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    """num / den with 0 where den is 0 (a query nothing can satisfy scores 0, as in the official)."""
+    den = np.broadcast_to(den, num.shape)
+    out = np.zeros(num.shape, dtype=np.float64)
+    np.divide(num, den, out=out, where=den > 0)
+    return out
+
+
+def covered_nuggets(qrels: NuggetQrels, run: Run, k: int) -> dict[str, set[str]]:
+    """query id -> the nugget ids supported by at least one of the run's top-k docs."""
+    hit = qrels.matrix[ranked_rows(qrels, run, k)].any(axis=1)
+    return {
+        qid: {n for slot, n in enumerate(nuggets) if hit[i, slot]}
+        for i, (qid, nuggets) in enumerate(qrels.query_nuggets.items())
+    }
+
+
+def average_topics(results: Mapping[str, TopicResult] | Iterable[TopicResult]) -> dict[str, float]:
+    """All-topics score: the plain mean of topic means (each topic weighs the same, whatever its size)."""
+    items = list(results.values()) if isinstance(results, Mapping) else list(results)
+    if not items:
+        return {}
+    shared = [m for m in items[0].metrics if all(m in r.metrics for r in items)]
+    return {m: float(np.mean([r.metrics[m] for r in items])) for m in shared}

@@ -1,0 +1,28 @@
+"""Run files: read and write TREC 6-column and JSON runs, and check them strictly or leniently.
+
+from freshstack_hf.runs import load_run, write_run
+
+loaded = load_run("bm25.trec", query_ids=topic_query_ids, doc_ids=corpus_ids)   # lenient
+loaded.run, loaded.warnings
+load_run("bm25.trec", query_ids=..., doc_ids=..., strict=True)                   # leaderboard
+"""
+
+from freshstack_hf.runs.parse import Entry, RunEntry, detect_format, parse_json, parse_trec, read_entries
+from freshstack_hf.runs.validate import DEFAULT_MAX_DEPTH, LoadedRun, check_entries, check_run, load_run
+from freshstack_hf.runs.write import trec_lines, write_run
+
+__all__ = [
+    "DEFAULT_MAX_DEPTH",
+    "Entry",
+    "LoadedRun",
+    "RunEntry",
+    "check_entries",
+    "check_run",
+    "detect_format",
+    "load_run",
+    "parse_json",
+    "parse_trec",
+    "read_entries",
+    "trec_lines",
+    "write_run",
+]

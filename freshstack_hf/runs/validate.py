@@ -1,0 +1,175 @@
+"""Checking a run against a topic, in strict mode (the leaderboard) or lenient mode (the CLI default).
+
+Malformed lines (wrong column count, a score that is not a number) are errors in both modes: there is no
+sensible way to score them. The rest are problems only strict mode refuses: a doc listed twice for a query,
+unknown query ids, doc ids outside the corpus, more docs per query than the allowed depth. Lenient mode
+repairs them the way the official evaluator would treat them (unknown docs score as non-relevant, unknown
+queries are dropped, the first occurrence of a repeated doc wins, deep queries are cut to their top docs)
+and says so in a few counted warnings instead of one line per problem.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Container, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from freshstack_hf.errors import Problem, ValidationError
+from freshstack_hf.metrics.ranking import top_docs
+from freshstack_hf.runs.parse import Entry, RunEntry, read_entries
+
+DEFAULT_MAX_DEPTH = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRun:
+    """A run ready to score, where it came from, and what lenient mode repaired in it."""
+
+    run: dict[str, dict[str, float]]
+    source: str
+    tag: str = ""
+    fmt: str = ""
+    warnings: tuple[str, ...] = ()
+    problems: tuple[Problem, ...] = field(default=(), repr=False)
+
+    @property
+    def name(self) -> str:
+        """A short label for tables: the run's tag, else the file name."""
+        return self.tag or Path(self.source).name
+
+
+def _plural(n: int, word: str, many: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def _examples(items: Iterable[str], limit: int = 3) -> str:
+    items = list(items)
+    shown = ", ".join(repr(i) for i in items[:limit])
+    return shown + (", ..." if len(items) > limit else "")
+
+
+def check_entries(
+    entries: Iterable[Entry],
+    *,
+    source: str,
+    malformed: Iterable[Problem] = (),
+    query_ids: Container[str] | None = None,
+    doc_ids: Container[str] | None = None,
+    max_depth: int | None = DEFAULT_MAX_DEPTH,
+    strict: bool = False,
+    fmt: str = "",
+) -> LoadedRun:
+    """Build the run from parsed entries; raise `ValidationError` listing every problem that blocks it."""
+    malformed = list(malformed)
+    if malformed and not strict:
+        raise ValidationError(malformed, title=f"run {source} is malformed")
+    run: dict[str, dict[str, float]] = {}
+    unknown_queries: dict[str, list[int | None]] = {}  # query -> rows of its lines
+    repeated: list[Problem] = []
+    unknown_docs: list[Problem] = []
+    unknown_doc_queries: set[str] = set()
+    too_deep: dict[str, int | None] = {}  # query -> row of its first doc past the depth
+    tag = ""
+    limit = max_depth + 1 if max_depth is not None else -1
+    for query_id, doc_id, score, row, line_tag in entries:
+        if query_ids is not None and query_id not in query_ids:
+            unknown_queries.setdefault(query_id, []).append(row)
+            continue
+        docs = run.get(query_id)
+        if docs is None:
+            docs = run[query_id] = {}
+            tag = tag or line_tag
+        elif doc_id in docs:
+            repeated.append(Problem(source, f"doc {doc_id!r} appears twice for query {query_id!r}", row=row))
+            continue
+        docs[doc_id] = score
+        if doc_ids is not None and doc_id not in doc_ids:
+            unknown_docs.append(Problem(source, f"unknown doc {doc_id!r} for query {query_id!r}", row=row))
+            unknown_doc_queries.add(query_id)
+        if len(docs) == limit:
+            too_deep[query_id] = row
+    deep = [
+        Problem(source, f"query {q!r} has {len(run[q])} docs, more than the allowed depth {max_depth}", row=row)
+        for q, row in too_deep.items()
+    ]
+    unknown = [
+        Problem(source, f"unknown query {q!r} ({_plural(len(rows), 'line')})", row=rows[0])
+        for q, rows in unknown_queries.items()
+    ]
+    found = malformed + repeated + unknown_docs + deep + unknown
+    found.sort(key=lambda p: (p.row is None, p.row or 0))
+    if strict and found:
+        raise ValidationError(found, title=f"run {source} is not valid")
+
+    warnings: list[str] = []
+    if unknown_queries:
+        lines = sum(len(rows) for rows in unknown_queries.values())
+        warnings.append(
+            f"dropped {_plural(lines, 'line')} of {_plural(len(unknown_queries), 'unknown query', 'unknown queries')}:"
+            f" {_examples(unknown_queries)}"
+        )
+    if unknown_docs:
+        queries = _plural(len(unknown_doc_queries), "query", "queries")
+        warnings.append(f"{_plural(len(unknown_docs), 'doc id')} not in the corpus ({queries}), scored as non-relevant")
+    if repeated:
+        warnings.append(f"{_plural(len(repeated), 'repeated doc')} ignored, the first occurrence kept")
+    if too_deep:
+        for q in too_deep:
+            run[q] = {d: run[q][d] for d in top_docs(run[q], max_depth or 0)}
+        warnings.append(
+            f"{_plural(len(too_deep), 'query', 'queries')} had more than {max_depth} docs; the top {max_depth} kept"
+        )
+    return LoadedRun(run, source, tag, fmt, tuple(warnings), tuple(found))
+
+
+def load_run(
+    path: str | Path,
+    *,
+    query_ids: Container[str] | None = None,
+    doc_ids: Container[str] | None = None,
+    max_depth: int | None = DEFAULT_MAX_DEPTH,
+    strict: bool = False,
+    fmt: str | None = None,
+) -> LoadedRun:
+    """Read and check a TREC or JSON run file (format from the name or the content; `.gz` allowed)."""
+    entries, malformed, fmt = read_entries(path, fmt)
+    return check_entries(
+        entries,
+        source=str(path),
+        malformed=malformed,
+        query_ids=query_ids,
+        doc_ids=doc_ids,
+        max_depth=max_depth,
+        strict=strict,
+        fmt=fmt,
+    )
+
+
+def check_run(
+    run: Mapping[str, Mapping[str, float]],
+    *,
+    source: str = "run",
+    query_ids: Container[str] | None = None,
+    doc_ids: Container[str] | None = None,
+    max_depth: int | None = DEFAULT_MAX_DEPTH,
+    strict: bool = False,
+) -> LoadedRun:
+    """The same checks for a run already in memory (e.g. a submission posted as JSON)."""
+    entries: list[Entry] = []
+    malformed: list[Problem] = []
+    for q, docs in run.items():
+        for d, s in docs.items():
+            if isinstance(s, int | float) and not isinstance(s, bool) and math.isfinite(s):
+                entries.append(RunEntry(str(q), str(d), float(s)))
+            else:
+                malformed.append(Problem(source, f"query {q!r} doc {d!r}: score {s!r} is not a number"))
+    return check_entries(
+        entries,
+        source=source,
+        malformed=malformed,
+        query_ids=query_ids,
+        doc_ids=doc_ids,
+        max_depth=max_depth,
+        strict=strict,
+    )
