@@ -24,9 +24,10 @@ class Problem:
     message: str
     row: int | None = None
     fix: str = ""
+    unit: str = "row"  # "line" for text files such as runs, where editors count lines from 1
 
     def __str__(self) -> str:
-        loc = self.where if self.row is None else f"{self.where} row {self.row}"
+        loc = self.where if self.row is None else f"{self.where} {self.unit} {self.row}"
         text = f"{loc}: {self.message}"
         return f"{text} ({self.fix})" if self.fix else text
 

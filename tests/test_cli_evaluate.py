@@ -142,7 +142,7 @@ def test_cli_malformed_run_exits_2_naming_the_line(repo, tmp_path, capsys):
     bad = tmp_path / "bad.trec"
     bad.write_text("q Q0 d 1 1.0 t\nq Q0 d 2 oops t\n")
     assert main(["evaluate", str(path), "--run", str(bad)]) == 2
-    assert f"{bad} row 2: score 'oops' is not a finite number" in capsys.readouterr().err
+    assert f"{bad} line 2: score 'oops' is not a finite number" in capsys.readouterr().err
 
 
 def test_cli_strict_refuses_unknown_docs(repo, tmp_path, capsys):

@@ -35,9 +35,9 @@ def test_malformed_lines_are_errors_in_both_modes_with_line_numbers(tmp_path):
         with pytest.raises(ValidationError) as info:
             load_run(path, strict=strict)
         assert [str(p) for p in info.value.problems] == [
-            f"{path} row 2: expected 6 columns (query_id Q0 doc_id rank score tag), found 4",
-            f"{path} row 3: score 'high' is not a finite number",
-            f"{path} row 4: rank 'first' is not an integer",
+            f"{path} line 2: expected 6 columns (query_id Q0 doc_id rank score tag), found 4",
+            f"{path} line 3: score 'high' is not a finite number",
+            f"{path} line 4: rank 'first' is not an integer",
         ]
     assert str(info.value).splitlines()[0] == f"run {path} is not valid: 3 problems"
 
@@ -68,10 +68,10 @@ def test_strict_mode_reports_every_problem_in_file_order(tmp_path):
     assert str(info.value) == "\n".join(
         [
             f"run {path} is not valid: 4 problems",
-            f"  - {path} row 2: doc 'd1' appears twice for query 'q1'",
-            f"  - {path} row 3: unknown doc 'nowhere' for query 'q1'",
-            f"  - {path} row 4: unknown query 'q9' (2 lines)",
-            f"  - {path} row 8: query 'q2' has 3 docs, more than the allowed depth 2",
+            f"  - {path} line 2: doc 'd1' appears twice for query 'q1'",
+            f"  - {path} line 3: unknown doc 'nowhere' for query 'q1'",
+            f"  - {path} line 4: unknown query 'q9' (2 lines)",
+            f"  - {path} line 8: query 'q2' has 3 docs, more than the allowed depth 2",
         ]
     )
 
@@ -115,7 +115,7 @@ def test_json_runs_and_their_problems(tmp_path):
         "r.json: expected a JSON object {query_id: {doc_id: score}}"
     ]
     assert [str(p) for p in parse_json('{"q1": {"d1": 1,}}', "r.json")[1]] == [
-        "r.json row 1: invalid JSON: Expecting property name enclosed in double quotes"
+        "r.json line 1: invalid JSON: Expecting property name enclosed in double quotes"
     ]
 
 

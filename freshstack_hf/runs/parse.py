@@ -74,16 +74,18 @@ def parse_trec(lines: Iterable[str], source: str) -> tuple[list[Entry], list[Pro
             query_id, _, doc_id, rank, score_text, tag = match.groups()
         else:
             if parts:  # blank lines are skipped
-                problems.append(Problem(source, f"expected 6 columns ({TREC_COLUMNS}), found {len(parts)}", row=row))
+                problems.append(
+                    Problem(source, f"expected 6 columns ({TREC_COLUMNS}), found {len(parts)}", row=row, unit="line")
+                )
             continue
         try:
             score = float(score_text)
         except ValueError:
             score = math.nan
         if not math.isfinite(score):
-            problems.append(Problem(source, f"score {score_text!r} is not a finite number", row=row))
+            problems.append(Problem(source, f"score {score_text!r} is not a finite number", row=row, unit="line"))
         elif not rank.lstrip("-").isdigit():
-            problems.append(Problem(source, f"rank {rank!r} is not an integer", row=row))
+            problems.append(Problem(source, f"rank {rank!r} is not an integer", row=row, unit="line"))
         else:
             entries.append((query_id, doc_id, score, row, tag))
     return entries, problems
@@ -98,7 +100,7 @@ def parse_json(text: str, source: str) -> tuple[list[Entry], list[Problem]]:
     try:
         data = json.loads(text, object_pairs_hook=_Pairs)
     except json.JSONDecodeError as exc:
-        return [], [Problem(source, f"invalid JSON: {exc.msg}", row=exc.lineno)]
+        return [], [Problem(source, f"invalid JSON: {exc.msg}", row=exc.lineno, unit="line")]
     shape = "expected a JSON object {query_id: {doc_id: score}}"
     if not isinstance(data, _Pairs):
         return [], [Problem(source, shape)]

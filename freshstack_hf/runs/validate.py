@@ -81,16 +81,20 @@ def check_entries(
             docs = run[query_id] = {}
             tag = tag or line_tag
         elif doc_id in docs:
-            repeated.append(Problem(source, f"doc {doc_id!r} appears twice for query {query_id!r}", row=row))
+            repeated.append(
+                Problem(source, f"doc {doc_id!r} appears twice for query {query_id!r}", row=row, unit="line")
+            )
             continue
         docs[doc_id] = score
         if doc_ids is not None and doc_id not in doc_ids:
-            unknown_docs.append(Problem(source, f"unknown doc {doc_id!r} for query {query_id!r}", row=row))
+            unknown_docs.append(Problem(source, f"unknown doc {doc_id!r} for query {query_id!r}", row=row, unit="line"))
             unknown_doc_queries.add(query_id)
         if len(docs) == limit:
             too_deep[query_id] = row
     deep = [
-        Problem(source, f"query {q!r} has {len(run[q])} docs, more than the allowed depth {max_depth}", row=row)
+        Problem(
+            source, f"query {q!r} has {len(run[q])} docs, more than the allowed depth {max_depth}", row=row, unit="line"
+        )
         for q, row in too_deep.items()
     ]
     unknown = [
