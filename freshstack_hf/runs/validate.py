@@ -98,7 +98,7 @@ def check_entries(
         for q, row in too_deep.items()
     ]
     unknown = [
-        Problem(source, f"unknown query {q!r} ({_plural(len(rows), 'line')})", row=rows[0])
+        Problem(source, f"unknown query {q!r} ({_plural(len(rows), 'line')})", row=rows[0], unit="line")
         for q, rows in unknown_queries.items()
     ]
     found = malformed + repeated + unknown_docs + deep + unknown
