@@ -1,0 +1,114 @@
+"""Run a leaderboard evaluation worker: claim queued jobs from the store, evaluate them, store the scores.
+
+Start as many as you like, on as many machines as share the store: each job is claimed by one worker at a
+time, and a job whose worker dies goes back to the queue when its lease lapses. SIGTERM or Ctrl-C stops the
+worker after its current job; a second one hands the job back at once.
+
+Example:
+  freshstack-hf worker --store sqlite:///lb/leaderboard.db --dataset out/freshstack
+  freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --lease-seconds 120 --device cuda
+  python -m leaderboard.cli_worker --store sqlite:///lb/leaderboard.db --once --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import importlib
+import logging
+import sys
+from typing import Any
+
+NAME = "worker"
+HELP = "run an evaluation worker for the leaderboard's job queue"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
+    p.add_argument("--dataset", help="dataset repo (folder or Hub id) for jobs that name none ($FRESHSTACK_DATASET)")
+    p.add_argument("--once", action="store_true", help="run one job (waiting for it if needed), then exit")
+    p.add_argument("--exit-when-idle", type=float, metavar="S", help="exit after S seconds with nothing to claim")
+    p.add_argument(
+        "--poll-seconds", type=float, default=5.0, help="wait between claims when the queue is empty (%(default)s)"
+    )
+    p.add_argument(
+        "--lease-seconds", type=float, default=300.0, help="lease length, renewed every third of it (%(default)s)"
+    )
+    p.add_argument(
+        "--time-cap-seconds", type=float, default=3600.0, help="a job running longer is killed and fails (%(default)s)"
+    )
+    p.add_argument(
+        "--max-model-gb", type=float, default=4.0, help="largest model evaluated, in GB of weights (%(default)s)"
+    )
+    p.add_argument("--device", help="torch device for models (default: cuda when available)")
+    p.add_argument("--cache-dir", help="embedding cache, so a retried or repeated job re-encodes nothing")
+    p.add_argument("--worker-id", help="name in the job table (default: host:pid:random)")
+    p.add_argument(
+        "--evaluator",
+        metavar="MODULE:FUNCTION",
+        help="evaluate function taking a JobRecord and returning a JobOutput (default: leaderboard.jobs)",
+    )
+    p.add_argument("--in-process", action="store_true", help="run jobs in a thread (no isolation, no hard cap)")
+    p.add_argument("--json", action="store_true", help="print job counts as JSON on exit")
+
+
+def _evaluator(args: argparse.Namespace) -> Any:
+    from freshstack_hf.errors import FreshStackError
+
+    if args.evaluator:
+        module, _, name = args.evaluator.partition(":")
+        try:
+            return getattr(importlib.import_module(module), name)
+        except (ImportError, AttributeError, ValueError) as exc:
+            raise FreshStackError(f"--evaluator {args.evaluator!r}: {exc}; give MODULE:FUNCTION") from exc
+    from leaderboard.jobs import evaluate_job
+
+    options = {"dataset": args.dataset, "cache_dir": args.cache_dir, "device": args.device}
+    return functools.partial(evaluate_job, max_model_bytes=int(args.max_model_gb * 1e9), **options)
+
+
+def run(args: argparse.Namespace) -> int:
+    import json
+
+    from leaderboard.store import Store
+    from leaderboard.worker import run_worker
+
+    evaluate = _evaluator(args)
+    with Store(args.store) as store:
+        store.create_all()
+        stats = run_worker(
+            store,
+            evaluate,
+            worker_id=args.worker_id,
+            once=args.once,
+            poll_seconds=args.poll_seconds,
+            lease_seconds=args.lease_seconds,
+            time_cap_seconds=args.time_cap_seconds,
+            isolate=not args.in_process,
+            max_idle_seconds=args.exit_when_idle,
+        )
+    if args.json:
+        print(json.dumps(vars(stats)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Standalone entry (`python -m leaderboard.cli_worker`), for machines that run only workers."""
+    from freshstack_hf.errors import FreshStackError
+
+    parser = argparse.ArgumentParser(
+        prog="freshstack-hf worker", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(message)s")
+    try:
+        return run(args)
+    except FreshStackError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+"""Tables of the leaderboard store and the plain records the store hands out.
+
+Portable on purpose: the same declarations run on a local SQLite file and on a PostgreSQL server shared by
+several workers, so states are strings guarded by CHECK constraints (no PostgreSQL ENUM types to migrate),
+JSON is SQLAlchemy's generic type (JSONB on PostgreSQL) and every time is naive UTC. Callers get frozen
+dataclasses rather than ORM objects, so nothing they hold can lazy-load or write back outside the store's
+transactions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.dialects.postgresql import JSONB
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from freshstack_hf._version import __version__
+
+# Bump when the meaning or layout of stored results changes; every result row records the version it was written with.
+SCHEMA_VERSION = 1
+
+SYSTEM_KINDS = ("baseline", "run", "model", "reported")
+SYSTEM_STATES = ("pending", "queued", "running", "scored", "failed")
+JOB_STATES = ("queued", "running", "done", "failed")
+
+JsonType = JSON().with_variant(JSONB(), "postgresql")
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> CheckConstraint:
+    allowed = ", ".join(f"'{v}'" for v in values)
+    return CheckConstraint(f"{column} IN ({allowed})", name=f"ck_{column}")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class System(Base):
+    """One leaderboard entry: a baseline, a submitted run, a submitted model or a figure reported elsewhere."""
+
+    __tablename__ = "systems"
+    __table_args__ = (_one_of("kind", SYSTEM_KINDS), _one_of("status", SYSTEM_STATES))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    name: Mapped[str] = mapped_column(String(200))
+    kind: Mapped[str] = mapped_column(String(16))
+    description: Mapped[str] = mapped_column(Text, default="")
+    link: Mapped[str | None] = mapped_column(String(500), nullable=True)
+    size: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # parameters, where known
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    identity: Mapped[str] = mapped_column(String(200), default="")
+    # The dedupe key: a run file's hash, or a model's name and revision. Unique, so racing inserts cannot both win.
+    content_hash: Mapped[str] = mapped_column(String(128), unique=True)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class Result(Base):
+    """One measure of one system on one topic, with everything needed to reproduce or invalidate it."""
+
+    __tablename__ = "results"
+    __table_args__ = (UniqueConstraint("system_id", "topic", "measure", name="uq_result"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    system_id: Mapped[int] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"))
+    topic: Mapped[str] = mapped_column(String(100))
+    measure: Mapped[str] = mapped_column(String(64))
+    value: Mapped[float] = mapped_column(Float)
+    ci_low: Mapped[float | None] = mapped_column(Float, nullable=True)
+    ci_high: Mapped[float | None] = mapped_column(Float, nullable=True)
+    schema_version: Mapped[int] = mapped_column(Integer)
+    evaluator_version: Mapped[str] = mapped_column(String(64))
+    dataset_revision: Mapped[str] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    # Bulky columns last: SQLite reads a row's columns in order, so the leaderboard's scan never touches these.
+    per_query: Mapped[dict[str, float] | None] = mapped_column(JsonType, nullable=True)
+    parameters: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+
+
+class Job(Base):
+    """A queued evaluation. A running job belongs to `lease_owner` until `lease_expires_at`, then to anyone."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (_one_of("state", JOB_STATES), Index("ix_jobs_state_lease", "state", "lease_expires_at"))
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    system_id: Mapped[int] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"), index=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    payload: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    state: Mapped[str] = mapped_column(String(16), default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    max_attempts: Mapped[int] = mapped_column(Integer, default=3)
+    lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class RateEvent(Base):
+    """One accepted submission of an identity; the rate limit counts these over a sliding window."""
+
+    __tablename__ = "rate_events"
+    __table_args__ = (Index("ix_rate_identity_at", "identity", "at"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
+    identity: Mapped[str] = mapped_column(String(200))
+    at: Mapped[datetime] = mapped_column(DateTime)
+
+
+systems = System.__table__
+results = Result.__table__
+jobs = Job.__table__
+rate_events = RateEvent.__table__
+
+
+@dataclass(frozen=True, slots=True)
+class SystemRecord:
+    id: int
+    name: str
+    kind: str
+    description: str
+    link: str | None
+    size: int | None
+    created_at: datetime
+    identity: str
+    content_hash: str
+    status: str
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class JobRecord:
+    id: int
+    system_id: int
+    kind: str
+    payload: dict[str, Any]
+    state: str
+    attempts: int
+    max_attempts: int
+    lease_owner: str | None
+    lease_expires_at: datetime | None
+    error: str | None
+    created_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    value: float
+    ci_low: float | None = None
+    ci_high: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LeaderboardRow:
+    """A system and its scores, `scores[topic][measure]`; empty until the system is scored."""
+
+    system: SystemRecord
+    scores: dict[str, dict[str, Score]]
+    evaluator_version: str | None = None
+    dataset_revision: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResultMeta:
+    """What every stored result carries so a number can be traced to the data and code that produced it."""
+
+    dataset_revision: str
+    evaluator_version: str = __version__
+    parameters: dict[str, Any] = field(default_factory=dict)
+    schema_version: int = SCHEMA_VERSION
+
+
+@dataclass(frozen=True, slots=True)
+class JobOutput:
+    """What an evaluation function returns to the worker.
+
+    `results` maps topic -> a `freshstack_hf.metrics.TopicResult` (or any object or dict with `metrics`, and
+    optionally `per_query` and `ci` = {measure: (low, high)}); `size` is the model's parameter count, if known.
+    """
+
+    results: dict[str, Any]
+    meta: ResultMeta
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RateDecision:
+    """Outcome of a rate-limit check; truthy when the submission may go ahead (and was counted)."""
+
+    allowed: bool
+    used: int
+    limit: int
+    retry_after_seconds: float = 0.0
+
+    def __bool__(self) -> bool:
+        return self.allowed
+
+
+def _parts(result: Any) -> tuple[Mapping[str, float], Mapping[str, Mapping[str, float]], Mapping[str, Any]]:
+    if isinstance(result, Mapping):
+        return result["metrics"], result.get("per_query") or {}, result.get("ci") or {}
+    return result.metrics, getattr(result, "per_query", None) or {}, getattr(result, "ci", None) or {}
+
+
+def result_rows(system_id: int, topic: str, result: Any, meta: ResultMeta, now: datetime) -> list[dict[str, Any]]:
+    """Rows of `results` for one topic's scores (a `TopicResult`, or a dict with `metrics`, `per_query`, `ci`).
+
+    Non-finite values are refused: SQLite would store NaN as NULL and the leaderboard would show a blank
+    where an evaluator bug should have been reported.
+    """
+    metrics, per_query, ci = _parts(result)
+    rows = []
+    for measure, value in metrics.items():
+        value = float(value)
+        if not math.isfinite(value):
+            raise ValueError(f"topic {topic!r}: {measure} is {value}; only finite scores can be stored")
+        low, high = ci.get(measure) or (None, None)
+        by_query = {qid: float(s[measure]) for qid, s in per_query.items() if measure in s}
+        rows.append(
+            {
+                "system_id": system_id,
+                "topic": topic,
+                "measure": measure,
+                "value": value,
+                "ci_low": None if low is None else float(low),
+                "ci_high": None if high is None else float(high),
+                "per_query": by_query or None,
+                "parameters": meta.parameters,
+                "schema_version": meta.schema_version,
+                "evaluator_version": meta.evaluator_version,
+                "dataset_revision": meta.dataset_revision,
+                "created_at": now,
+            }
+        )
+    return rows

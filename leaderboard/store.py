@@ -1,0 +1,426 @@
+"""The leaderboard's store: systems, results, the job queue and rate-limit events, behind one class.
+
+Every method is one transaction, so callers never see half a submission or half a result set. The same code
+runs on a SQLite file (one machine; WAL lets the page read while a worker writes) and on PostgreSQL (several
+workers on several machines):
+
+* dedupe: systems.content_hash is unique and inserts use ON CONFLICT DO NOTHING, so of N racing identical
+  submissions exactly one is created and the others get the stored row back;
+* claiming: one UPDATE ... WHERE id = (SELECT ... LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING. On PostgreSQL
+  concurrent claimers skip each other's locked rows; on SQLite every write transaction starts with BEGIN
+  IMMEDIATE, which takes the single write lock up front, so the select and the update cannot interleave;
+* leases: a claim sets lease_expires_at, heartbeats push it forward, and a running job whose lease has
+  passed is claimable again (attempts counted; past max_attempts it fails). Times come from the database
+  clock on PostgreSQL, so workers with skewed clocks still agree;
+* finishing: results are inserted and the job marked done in one transaction, only while the caller still
+  owns the lease, so a worker that lost its job (a "zombie") cannot add a second result set.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import zlib
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, and_, case, create_engine, delete, event, func, insert, or_, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.engine import make_url
+
+from freshstack_hf.errors import FreshStackError
+from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
+from leaderboard.schema import (
+    SYSTEM_KINDS,
+    Base,
+    JobRecord,
+    LeaderboardRow,
+    RateDecision,
+    ResultMeta,
+    Score,
+    SystemRecord,
+    jobs,
+    rate_events,
+    result_rows,
+    results,
+    systems,
+)
+
+log = logging.getLogger(__name__)
+
+STORE_ENV = "FRESHSTACK_STORE"
+DATA_DIR_ENV = "FRESHSTACK_DATA_DIR"
+_WRITE = "freshstack_write"  # execution option: this transaction will write (SQLite: BEGIN IMMEDIATE)
+_PG_LOCK_SPACE = 0x46534846  # first key of our PostgreSQL advisory locks ("FSHF"), apart from other apps'
+
+
+def default_data_dir() -> Path:
+    """$FRESHSTACK_DATA_DIR, else the user's data folder: a leaderboard's store must outlive caches."""
+    if os.environ.get(DATA_DIR_ENV):
+        return Path(os.environ[DATA_DIR_ENV]).expanduser()
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "freshstack-hf"
+
+
+def default_store_url() -> str:
+    return os.environ.get(STORE_ENV) or f"sqlite:///{default_data_dir() / 'leaderboard.db'}"
+
+
+def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (see _sqlite_begin)
+    cursor = dbapi_connection.cursor()
+    for pragma in ("busy_timeout = 30000", "journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON"):
+        cursor.execute(f"PRAGMA {pragma}")
+    cursor.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for a SQLite file or a PostgreSQL server (psycopg 3 is used whatever driver the URL names)."""
+    parsed = make_url(url)
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
+        if not parsed.database or parsed.database == ":memory:" or parsed.database.startswith("file:"):
+            raise FreshStackError(f"store {url!r}: give a SQLite file (sqlite:///path/to/leaderboard.db)")
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": 30})
+        event.listen(engine, "connect", _sqlite_connect)
+        event.listen(engine, "begin", _sqlite_begin)
+        return engine
+    if backend == "postgresql":
+        return create_engine(parsed.set(drivername="postgresql+psycopg"), pool_pre_ping=True)
+    raise FreshStackError(f"store {url!r}: only sqlite:///FILE and postgresql://... URLs are supported")
+
+
+def _system(row: Any) -> SystemRecord:
+    return SystemRecord(**{k: row._mapping[k] for k in SystemRecord.__slots__})
+
+
+def _job(row: Any) -> JobRecord:
+    return JobRecord(**{k: row._mapping[k] for k in JobRecord.__slots__})
+
+
+class Store:
+    """Submissions, results and jobs in a SQLAlchemy database; see the module docstring for the guarantees."""
+
+    def __init__(self, url: str | None = None) -> None:
+        self.url = url or default_store_url()
+        self.engine = make_engine(self.url)
+        self.is_postgres = self.engine.dialect.name == "postgresql"
+
+    def __repr__(self) -> str:
+        return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ---- transactions ---------------------------------------------------------------------------------------
+    @contextmanager
+    def _write(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            conn.execution_options(**{_WRITE: True})
+            with conn.begin():
+                yield conn
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    def _now(self, conn: Connection) -> datetime:
+        """Naive UTC; on PostgreSQL the server's clock, shared by every worker whatever its own clock says."""
+        if self.is_postgres:
+            return conn.execute(select(func.timezone("UTC", func.now()))).scalar_one()
+        return datetime.now(UTC).replace(tzinfo=None)
+
+    def _pg_lock(self, conn: Connection, key: str) -> None:
+        """Serialise transactions on `key` (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises writers)."""
+        if self.is_postgres:
+            conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_SPACE, zlib.crc32(key.encode()) - 2**31)))
+
+    def create_all(self) -> None:
+        """Create missing tables; safe to call from several processes at once."""
+        with self._write() as conn:
+            self._pg_lock(conn, "create_all")
+            Base.metadata.create_all(conn)
+
+    # ---- systems and results --------------------------------------------------------------------------------
+    def add_system(
+        self,
+        *,
+        name: str,
+        kind: str,
+        content_hash: str,
+        description: str = "",
+        link: str | None = None,
+        size: int | None = None,
+        identity: str = "",
+        job: tuple[str, Mapping[str, Any]] | None = None,
+        results: Mapping[str, Any] | None = None,
+        meta: ResultMeta | None = None,
+        max_attempts: int = 3,
+    ) -> tuple[SystemRecord, bool]:
+        """Store a system unless one with `content_hash` exists; returns (stored system, created).
+
+        `job=(kind, payload)` queues its evaluation and `results` (with `meta`) stores its scores, in the same
+        transaction as the insert and only when it is created, so a duplicate is never queued or scored twice.
+        """
+        if kind not in SYSTEM_KINDS:
+            raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
+        if not content_hash or len(content_hash) > 128:
+            raise FreshStackError("content_hash must be 1 to 128 characters (a file hash or model@revision)")
+        if results is not None and meta is None:
+            raise ValueError("results need a ResultMeta (dataset revision, evaluator version)")
+        values = {
+            "name": sanitize_text(name, MAX_NAME),
+            "kind": kind,
+            "content_hash": content_hash,
+            "description": sanitize_text(description, MAX_DESCRIPTION, multiline=True),
+            "link": sanitize_link(link),
+            "size": size,
+            "identity": sanitize_text(identity, 200),
+            "status": "scored" if results is not None else "queued" if job is not None else "pending",
+        }
+        if not values["name"]:
+            raise FreshStackError("system name is empty (after removing markup): give a plain-text name")
+        with self._write() as conn:
+            now = self._now(conn)
+            stmt = (pg_insert if self.is_postgres else sqlite_insert)(systems).values(**values, created_at=now)
+            new_id = conn.execute(
+                stmt.on_conflict_do_nothing(index_elements=["content_hash"]).returning(systems.c.id)
+            ).scalar_one_or_none()
+            if new_id is not None:
+                if results is not None:
+                    assert meta is not None
+                    self._insert_results(conn, new_id, results, meta, now)
+                if job is not None:
+                    self._insert_job(conn, new_id, job[0], job[1], max_attempts, now)
+            row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
+        return _system(row), new_id is not None
+
+    def get_system(self, system_id: int) -> SystemRecord | None:
+        with self._read() as conn:
+            row = conn.execute(select(systems).where(systems.c.id == system_id)).first()
+        return _system(row) if row else None
+
+    def find_system(self, content_hash: str) -> SystemRecord | None:
+        """The system already stored for this file hash or model revision, if any (check before scoring)."""
+        with self._read() as conn:
+            row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).first()
+        return _system(row) if row else None
+
+    def _insert_results(
+        self, conn: Connection, system_id: int, topic_results: Mapping[str, Any], meta: ResultMeta, now: datetime
+    ) -> None:
+        if not topic_results:
+            raise ValueError("no topic results to save")
+        for topic, result in topic_results.items():  # one topic at a time: a failure mid-way rolls back the rest
+            conn.execute(insert(results), result_rows(system_id, topic, result, meta, now))
+
+    def save_results(
+        self, system_id: int, topic_results: Mapping[str, Any], meta: ResultMeta, *, replace: bool = False
+    ) -> None:
+        """Store a system's scores, all rows or none. Without `replace`, existing scores make this fail."""
+        with self._write() as conn:
+            now = self._now(conn)
+            marked = conn.execute(
+                update(systems).where(systems.c.id == system_id).values(status="scored", error=None)
+            ).rowcount
+            if not marked:
+                raise FreshStackError(f"no system with id {system_id}")
+            if replace:
+                conn.execute(delete(results).where(results.c.system_id == system_id))
+            self._insert_results(conn, system_id, topic_results, meta, now)
+
+    def results_for(self, system_id: int) -> list[dict[str, Any]]:
+        """Every stored row of one system, per-query scores and parameters included (detail views, exports)."""
+        with self._read() as conn:
+            rows = conn.execute(
+                select(results).where(results.c.system_id == system_id).order_by(results.c.topic, results.c.measure)
+            )
+            return [dict(row._mapping) for row in rows]
+
+    def leaderboard_rows(self, kinds: tuple[str, ...] | None = None) -> list[LeaderboardRow]:
+        """Every system with its scores pivoted to topic -> measure, in two queries whatever the system count."""
+        query = select(systems).order_by(systems.c.id)
+        if kinds:
+            query = query.where(systems.c.kind.in_(kinds))
+        cols = (results.c.system_id, results.c.topic, results.c.measure, results.c.value, results.c.ci_low)
+        with self._read() as conn:
+            found = {row.id: row for row in conn.execute(query)}
+            scored = conn.execute(
+                select(*cols, results.c.ci_high, results.c.evaluator_version, results.c.dataset_revision)
+            ).all()
+        scores: dict[int, dict[str, dict[str, Score]]] = {sid: {} for sid in found}
+        versions: dict[int, tuple[str, str]] = {}
+        for sid, topic, measure, value, low, high, evaluator, revision in scored:
+            if sid in scores:  # a system added between the two queries (PostgreSQL) waits for the next render
+                scores[sid].setdefault(topic, {})[measure] = Score(value, low, high)
+                versions.setdefault(sid, (evaluator, revision))
+        return [
+            LeaderboardRow(_system(row), scores[sid], *versions.get(sid, (None, None))) for sid, row in found.items()
+        ]
+
+    # ---- jobs -----------------------------------------------------------------------------------------------
+    def _insert_job(
+        self, conn: Connection, system_id: int, kind: str, payload: Mapping[str, Any], max_attempts: int, now: datetime
+    ) -> int:
+        row = {"system_id": system_id, "kind": kind, "payload": dict(payload), "max_attempts": max_attempts}
+        stmt = insert(jobs).values(**row, state="queued", attempts=0, created_at=now, updated_at=now)
+        job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
+        conn.execute(update(systems).where(systems.c.id == system_id).values(status="queued", error=None))
+        return job_id
+
+    def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:
+        with self._write() as conn:
+            job_id = self._insert_job(conn, system_id, kind, payload, max_attempts, self._now(conn))
+            return _job(conn.execute(select(jobs).where(jobs.c.id == job_id)).one())
+
+    def get_job(self, job_id: int) -> JobRecord | None:
+        with self._read() as conn:
+            row = conn.execute(select(jobs).where(jobs.c.id == job_id)).first()
+        return _job(row) if row else None
+
+    def list_jobs(self, state: str | None = None, system_id: int | None = None) -> list[JobRecord]:
+        query = select(jobs).order_by(jobs.c.id)
+        if state is not None:
+            query = query.where(jobs.c.state == state)
+        if system_id is not None:
+            query = query.where(jobs.c.system_id == system_id)
+        with self._read() as conn:
+            return [_job(row) for row in conn.execute(query)]
+
+    def queue_counts(self) -> dict[str, int]:
+        with self._read() as conn:
+            return {state: n for state, n in conn.execute(select(jobs.c.state, func.count()).group_by(jobs.c.state))}
+
+    def _set_system(self, conn: Connection, system_id: int, status: str, error: str | None = None) -> None:
+        conn.execute(update(systems).where(systems.c.id == system_id).values(status=status, error=error))
+
+    def claim_job(self, worker_id: str, lease_seconds: float = 300.0) -> JobRecord | None:
+        """Take the oldest claimable job (queued, or running with an expired lease) for `worker_id`, or None."""
+        with self._write() as conn:
+            now = self._now(conn)
+            expired = and_(jobs.c.state == "running", jobs.c.lease_expires_at < now)
+            exhausted = conn.execute(
+                update(jobs)
+                .where(expired, jobs.c.attempts >= jobs.c.max_attempts)
+                .values(state="failed", updated_at=now, finished_at=now, error=_GAVE_UP)
+                .returning(jobs.c.system_id)
+            ).scalars()
+            for system_id in exhausted.all():
+                self._set_system(conn, system_id, "failed", _GAVE_UP)
+            pick = (
+                select(jobs.c.id)
+                .where(or_(jobs.c.state == "queued", expired), jobs.c.attempts < jobs.c.max_attempts)
+                .order_by(jobs.c.id)
+                .limit(1)
+                .with_for_update(skip_locked=True)
+                .scalar_subquery()
+            )
+            lease = {"lease_owner": worker_id, "lease_expires_at": now + timedelta(seconds=lease_seconds)}
+            row = conn.execute(
+                update(jobs)
+                .where(jobs.c.id == pick)
+                .values(state="running", attempts=jobs.c.attempts + 1, updated_at=now, error=None, **lease)
+                .returning(*jobs.c)
+            ).first()
+            if row is None:
+                return None
+            self._set_system(conn, row.system_id, "running")
+        log.info("worker %s claimed job %d (attempt %d of %d)", worker_id, row.id, row.attempts, row.max_attempts)
+        return _job(row)
+
+    def _owned(self, job_id: int, worker_id: str) -> Any:
+        return and_(jobs.c.id == job_id, jobs.c.state == "running", jobs.c.lease_owner == worker_id)
+
+    def heartbeat(self, job_id: int, worker_id: str, lease_seconds: float = 300.0) -> bool:
+        """Extend the lease; False when the job is no longer this worker's (it should stop working on it)."""
+        with self._write() as conn:
+            now = self._now(conn)
+            lease = now + timedelta(seconds=lease_seconds)
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(lease_expires_at=lease, updated_at=now)
+            return conn.execute(stmt).rowcount == 1
+
+    def finish_job(
+        self,
+        job_id: int,
+        worker_id: str,
+        topic_results: Mapping[str, Any],
+        meta: ResultMeta,
+        *,
+        size: int | None = None,
+    ) -> bool:
+        """Store the results and mark the job done, atomically and only while `worker_id` owns the job.
+
+        Returns False (and stores nothing) when the lease was lost: another worker has the job, or it ended.
+        """
+        with self._write() as conn:
+            now = self._now(conn)
+            done = {"state": "done", "lease_expires_at": None, "updated_at": now, "finished_at": now}
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**done).returning(jobs.c.system_id)
+            system_id = conn.execute(stmt).scalar_one_or_none()
+            if system_id is None:
+                return False
+            self._insert_results(conn, system_id, topic_results, meta, now)
+            scored = {"status": "scored", "error": None, "size": func.coalesce(size, systems.c.size)}
+            conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
+        return True
+
+    def fail_job(self, job_id: int, worker_id: str, error: str) -> bool:
+        """Mark the job failed for good (a bad model, a time cap): retrying would fail the same way."""
+        with self._write() as conn:
+            now = self._now(conn)
+            failed = {"state": "failed", "error": error[:4000], "updated_at": now, "finished_at": now}
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**failed).returning(jobs.c.system_id)
+            system_id = conn.execute(stmt).scalar_one_or_none()
+            if system_id is not None:
+                self._set_system(conn, system_id, "failed", error[:4000])
+        return system_id is not None
+
+    def release_job(self, job_id: int, worker_id: str, error: str | None = None) -> bool:
+        """Give a job back to the queue at once (worker stopping, process crash); failed past max_attempts."""
+        with self._write() as conn:
+            now = self._now(conn)
+            state = case((jobs.c.attempts >= jobs.c.max_attempts, "failed"), else_="queued")
+            values = {"state": state, "lease_owner": None, "lease_expires_at": None, "error": error, "updated_at": now}
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**values)
+            row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.state)).first()
+            if row is not None:
+                self._set_system(conn, row.system_id, row.state, error if row.state == "failed" else None)
+        return row is not None
+
+    # ---- rate limit -----------------------------------------------------------------------------------------
+    def check_rate_limit(self, identity: str, max_per_hour: int, *, window_seconds: float = 3600.0) -> RateDecision:
+        """Count this submission against `identity`, or refuse it when the window already holds the maximum."""
+        with self._write() as conn:
+            self._pg_lock(conn, f"rate:{identity}")
+            now = self._now(conn)
+            start = now - timedelta(seconds=window_seconds)
+            conn.execute(delete(rate_events).where(rate_events.c.identity == identity, rate_events.c.at < start))
+            times = conn.execute(
+                select(rate_events.c.at).where(rate_events.c.identity == identity).order_by(rate_events.c.at)
+            ).scalars()
+            times = times.all()
+            if len(times) >= max_per_hour:
+                wait = (
+                    (times[len(times) - max_per_hour] - start).total_seconds() if max_per_hour > 0 else window_seconds
+                )
+                return RateDecision(False, len(times), max_per_hour, max(wait, 0.0))
+            conn.execute(insert(rate_events).values(identity=identity, at=now))
+        return RateDecision(True, len(times) + 1, max_per_hour)
+
+
+_GAVE_UP = "gave up: the workers running this job stopped sending heartbeats (killed, out of memory or hung)"

@@ -1,0 +1,309 @@
+"""The evaluation worker: claims jobs from the store, runs each under a lease and a time cap, stores the outcome.
+
+The job itself runs in a child process (spawned, so no lock or CUDA state is inherited) while this process
+only supervises: it renews the lease, enforces the time cap by killing the child, and writes the outcome
+through the store. Killing is the only reliable way to stop a model stuck in native code, and keeping the
+store out of the child means the code that touches a submitted model never sees the database URL; the child
+also drops secret-looking environment variables. If this process dies, the child notices and exits, the
+lease lapses and another worker takes the job; if it is only slow, its late result is refused by the store.
+
+The worker never computes a metric: `evaluate_job` (by default `leaderboard.jobs.evaluate_job`, which calls
+the library's evaluator) turns a job into a `JobOutput`.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+import socket
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from freshstack_hf.errors import FreshStackError
+from leaderboard.schema import JobOutput, JobRecord
+from leaderboard.store import Store
+
+log = logging.getLogger(__name__)
+
+EvaluateJob = Callable[[JobRecord], JobOutput]
+_SECRET_WORDS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL", "CREDENTIALS", "KEY"}
+_SECRET_NAMES = {"FRESHSTACK_STORE", "DATABASE_URL", "PGPASSWORD", "PGPASSFILE", "SSH_AUTH_SOCK"}
+
+
+def _is_secret(name: str) -> bool:
+    """HF_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, ... but not TOKENIZERS_PARALLELISM."""
+    upper = name.upper()
+    return upper in _SECRET_NAMES or not _SECRET_WORDS.isdisjoint(upper.split("_"))
+
+
+def default_worker_id() -> str:
+    """Unique across machines and restarts: a lease must never be mistaken for another worker's."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@dataclass
+class WorkerStats:
+    done: int = 0
+    failed: int = 0
+    released: int = 0
+    lost: int = 0
+
+    def record(self, outcome: str) -> None:
+        setattr(self, outcome, getattr(self, outcome) + 1)
+
+
+def _describe(exc: BaseException) -> str:
+    """A user-facing message for a failed job: our own errors as written, anything else with its type."""
+    return str(exc) if isinstance(exc, FreshStackError) else f"{type(exc).__name__}: {exc}"
+
+
+def _child_main(evaluate: EvaluateJob, job: JobRecord, conn: Any, parent_pid: int) -> None:
+    """Body of the job process: signals are the supervisor's business, secrets are dropped, the answer is piped."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    for name in [n for n in os.environ if _is_secret(n)]:
+        del os.environ[name]
+    threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
+    try:
+        answer: tuple[str, Any] = ("ok", evaluate(job))
+    except BaseException as exc:
+        if not isinstance(exc, FreshStackError):
+            traceback.print_exc()
+        answer = ("error", _describe(exc))
+    try:
+        conn.send(answer)
+    except Exception as exc:  # e.g. results that cannot be pickled
+        conn.send(("error", f"results could not be sent to the worker: {_describe(exc)}"))
+    conn.close()
+
+
+def _exit_with_parent(parent_pid: int) -> None:
+    """A supervisor killed with SIGKILL cannot stop its child; the child stops itself instead."""
+    while os.getppid() == parent_pid:
+        time.sleep(0.5)
+    os._exit(3)
+
+
+class _ProcessRun:
+    """A job in a spawned child process; can be killed."""
+
+    def __init__(self, evaluate: EvaluateJob, job: JobRecord) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self._recv, send = ctx.Pipe(duplex=False)
+        self._proc = ctx.Process(target=_child_main, args=(evaluate, job, send, os.getpid()), name=f"job-{job.id}")
+        self._proc.start()
+        send.close()  # only the child holds the sending end, so its death reads as EOF here
+
+    def wait(self, timeout: float) -> tuple[str, Any] | None:
+        if self._recv.poll(timeout):
+            try:
+                return self._recv.recv()
+            except EOFError:
+                pass
+        elif self._proc.is_alive():
+            return None
+        self._proc.join(5)
+        code = self._proc.exitcode
+        how = f"was killed by signal {-code} (out of memory?)" if code is not None and code < 0 else f"exited ({code})"
+        return "crash", f"the evaluation process {how} before returning results"
+
+    def kill(self) -> None:
+        if self._proc.is_alive():
+            self._proc.kill()
+
+    def close(self) -> None:
+        """Reap the child: it exits by itself once it has answered, unless it hangs in teardown."""
+        self._proc.join(5)
+        if self._proc.is_alive():
+            self._proc.kill()
+            self._proc.join(5)
+        self._recv.close()
+
+
+class _ThreadRun:
+    """A job in a thread of this process (isolate=False: tests, notebooks). A thread cannot be killed."""
+
+    def __init__(self, evaluate: EvaluateJob, job: JobRecord) -> None:
+        self._answer: list[tuple[str, Any]] = []
+        self._thread = threading.Thread(target=self._body, args=(evaluate, job), name=f"job-{job.id}", daemon=True)
+        self._thread.start()
+
+    def _body(self, evaluate: EvaluateJob, job: JobRecord) -> None:
+        try:
+            self._answer.append(("ok", evaluate(job)))
+        except Exception as exc:
+            if not isinstance(exc, FreshStackError):
+                log.exception("job %d failed", job.id)
+            self._answer.append(("error", _describe(exc)))
+
+    def wait(self, timeout: float) -> tuple[str, Any] | None:
+        self._thread.join(timeout)
+        if self._answer:
+            return self._answer[0]
+        return None if self._thread.is_alive() else ("crash", "the evaluation thread ended without results")
+
+    def kill(self) -> None:
+        if self._thread.is_alive():
+            log.warning("%s keeps running until it returns: only isolate=True can stop a job", self._thread.name)
+
+    def close(self) -> None:
+        pass
+
+
+@dataclass
+class _Flags:
+    stop: threading.Event  # finish the current job, then exit
+    abort: threading.Event  # give the current job back now
+
+
+def _install_signal_handlers(flags: _Flags) -> Callable[[], None]:
+    """First SIGTERM/SIGINT: stop after the current job. Second: abort it and hand it back to the queue."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def handle(signum: int, _frame: Any) -> None:
+        if flags.stop.is_set():
+            log.warning("signal %d again: aborting the current job and returning it to the queue", signum)
+            flags.abort.set()
+        else:
+            log.warning("signal %d: stopping after the current job (send it again to abort the job)", signum)
+            flags.stop.set()
+
+    previous = {sig: signal.signal(sig, handle) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+    def restore() -> None:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+    return restore
+
+
+def _heartbeat(store: Store, job: JobRecord, worker_id: str, lease_seconds: float) -> bool:
+    try:
+        return store.heartbeat(job.id, worker_id, lease_seconds)
+    except SQLAlchemyError as exc:  # a database blip: keep working, the store refuses the result if the lease lapsed
+        log.warning("heartbeat for job %d failed (%s); retrying", job.id, exc.__class__.__name__)
+        return True
+
+
+def run_job(
+    store: Store,
+    job: JobRecord,
+    evaluate_job: EvaluateJob,
+    worker_id: str,
+    *,
+    lease_seconds: float = 300.0,
+    time_cap_seconds: float = 3600.0,
+    isolate: bool = True,
+    abort: threading.Event | None = None,
+) -> str:
+    """Run one claimed job to its end; returns the outcome: done, failed, released or lost."""
+    runner = _ProcessRun(evaluate_job, job) if isolate else _ThreadRun(evaluate_job, job)
+    started = time.monotonic()
+    beat_every = max(lease_seconds / 3.0, 0.05)
+    next_beat = started + beat_every
+    answer = None
+    try:
+        while answer is None:
+            now = time.monotonic()
+            answer = runner.wait(max(0.0, min(next_beat, started + time_cap_seconds, now + 0.5) - now))
+            if answer is not None:
+                break
+            now = time.monotonic()
+            if abort is not None and abort.is_set():
+                runner.kill()
+                store.release_job(job.id, worker_id)
+                return "released"
+            if now - started >= time_cap_seconds:
+                runner.kill()
+                store.fail_job(job.id, worker_id, f"time cap: the evaluation ran past {time_cap_seconds:g} s")
+                return "failed"
+            if now >= next_beat:
+                next_beat = now + beat_every
+                if not _heartbeat(store, job, worker_id, lease_seconds):
+                    log.warning("job %d: lease lost to another worker; dropping it", job.id)
+                    runner.kill()
+                    return "lost"
+    except BaseException:
+        runner.kill()
+        raise
+    finally:
+        runner.close()
+    status, value = answer
+    if status == "crash":
+        store.release_job(job.id, worker_id, value)
+        return "released"
+    if status == "ok" and not isinstance(value, JobOutput):
+        status, value = "error", f"the evaluate function returned {type(value).__name__}, not a JobOutput"
+    if status == "error":
+        store.fail_job(job.id, worker_id, value)
+        return "failed"
+    try:
+        stored = store.finish_job(job.id, worker_id, value.results, value.meta, size=value.size)
+    except (ValueError, TypeError, SQLAlchemyError) as exc:
+        store.fail_job(job.id, worker_id, f"results could not be stored: {_describe(exc)}")
+        return "failed"
+    return "done" if stored else "lost"
+
+
+def run_worker(
+    store: Store,
+    evaluate_job: EvaluateJob | None = None,
+    *,
+    worker_id: str | None = None,
+    once: bool = False,
+    poll_seconds: float = 5.0,
+    lease_seconds: float = 300.0,
+    time_cap_seconds: float = 3600.0,
+    isolate: bool = True,
+    max_idle_seconds: float | None = None,
+    stop: threading.Event | None = None,
+) -> WorkerStats:
+    """Claim and run jobs until stopped (signal or `stop`), after one job with `once`, or when idle too long."""
+    if evaluate_job is None:
+        from leaderboard.jobs import evaluate_job
+    worker_id = worker_id or default_worker_id()
+    flags = _Flags(stop or threading.Event(), threading.Event())
+    restore = _install_signal_handlers(flags)
+    stats = WorkerStats()
+    idle_since = time.monotonic()
+    log.info("worker %s polling %r", worker_id, store)
+    try:
+        while not flags.stop.is_set():
+            try:
+                job = store.claim_job(worker_id, lease_seconds)
+            except SQLAlchemyError as exc:
+                log.warning("claiming failed (%s); retrying in %g s", exc.__class__.__name__, poll_seconds)
+                job = None
+            if job is None:
+                if max_idle_seconds is not None and time.monotonic() - idle_since >= max_idle_seconds:
+                    break
+                flags.stop.wait(poll_seconds)
+                continue
+            outcome = run_job(
+                store,
+                job,
+                evaluate_job,
+                worker_id,
+                lease_seconds=lease_seconds,
+                time_cap_seconds=time_cap_seconds,
+                isolate=isolate,
+                abort=flags.abort,
+            )
+            log.info("job %d: %s", job.id, outcome)
+            stats.record(outcome)
+            idle_since = time.monotonic()
+            if once:
+                break
+    finally:
+        restore()
+    return stats

