@@ -24,7 +24,7 @@ def cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subproc
 def test_every_subcommand_has_help_with_an_example():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    assert set(sub.choices) == {name.replace("_", "-") for name in SUBCOMMANDS}
+    assert set(sub.choices) >= {name.replace("_", "-") for name in SUBCOMMANDS} | {"worker"}
     for name, p in sub.choices.items():
         assert "Example:" in p.format_help(), f"{name} --help lacks an example"
 
@@ -132,3 +132,10 @@ def test_demo_runs_and_loads_with_datasets(tmp_path):
     assert out.returncode == 0, out.stderr
     for col in ("query_id", "query_title", "query_text", "answer_id", "answer_text", "metadata", "nuggets"):
         assert col in out.stdout
+
+
+def test_top_level_help_lists_every_command():
+    r = cli("--help")
+    assert r.returncode == 0, r.stderr
+    for name in ("synth", "validate", "evaluate", "candidates", "retrieve", "rerank", "nano", "worker"):
+        assert f"    {name}" in r.stdout

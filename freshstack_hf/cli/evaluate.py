@@ -18,7 +18,7 @@ import argparse
 import sys
 
 NAME = "evaluate"
-HELP = "score runs with the nugget-aware metrics (with 95% intervals and paired tests)"
+HELP = "score runs with the nugget-aware metrics (with 95%% intervals and paired tests)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

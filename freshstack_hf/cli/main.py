@@ -24,14 +24,27 @@ SUBCOMMANDS = (
     "export_official",
     "publish",
     "evaluate",
+    "retrieve",
+    "candidates",
+    "rerank",
     "nano",
 )
 
 EXIT_USER_ERROR = 2
 
+# Subcommands that live outside the library (the leaderboard's `leaderboard` and `worker`) register here as
+# entry points, so `freshstack_hf` never imports those packages by name.
+PLUGIN_GROUP = "freshstack_hf.commands"
+
 
 def _load(name: str):
     return importlib.import_module(f"freshstack_hf.cli.{name}")
+
+
+def _plugins() -> list:
+    from importlib.metadata import entry_points
+
+    return [ep.load() for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda ep: ep.name)]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -43,13 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"freshstack-hf {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in SUBCOMMANDS:
-        try:
-            module = _load(name)
-        except ModuleNotFoundError as exc:  # a subcommand not built yet must not break the others
-            if exc.name == f"freshstack_hf.cli.{name}":
-                continue
-            raise
+    for module in [_load(name) for name in SUBCOMMANDS] + _plugins():
         p = sub.add_parser(
             module.NAME,
             help=module.HELP,
