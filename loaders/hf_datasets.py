@@ -1,30 +1,43 @@
-"""One-liners for reading a FreshStack dataset repo with Hugging Face `datasets`.
+"""Reading a FreshStack dataset repo with Hugging Face `datasets`, and the one-liner for every other way in.
 
 `repo` is a local folder or a Hub id (`ORG/freshstack`); both go through `datasets.load_dataset`, which reads
-the card's `configs:` block.
+the card's `configs:` block. `repo=None` means the repo FRESHSTACK_DATASET names, else the published one at
+its pinned revision (`loaders.source`), the same rule the MTEB task and ir_datasets follow.
 
-    from loaders.hf_datasets import load_queries, load_corpus
-    queries = load_queries("freshstack", "langchain")     # official schema, split "test"
-    corpus = load_corpus("freshstack", "langchain")       # _id, text, metadata
+One line per way in (`T` is a topic, e.g. `langchain`):
+
+    # datasets: the official-schema rows, or any config (T-corpus, T-qrels, ...) by name
+    queries = load_queries(None, "langchain")                # or load_dataset("freshstack", "langchain", split="test")
+    # typed records and lazy iterators (queries, nuggets, judgments, qrels) from freshstack_hf
+    topic = load_topic_records("langchain")
+    # MTEB, from a shell (the installed import hook registers the tasks) or from Python
+    mteb run -t FreshStack -m path/to/model --output-folder results
+    mteb.evaluate(model, [loaders.mteb_tasks.FreshStack()])  # or FreshStackReranking() for the candidates
+    # ir_datasets (and so ir_measures, PyTerrier's "irds:freshstack/langchain")
+    dataset = ir_datasets.load("freshstack/langchain")       # /nuggets: nugget qrels; /top_ranked: candidates
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
-DEFAULT_DATASET = "freshstack"
+from loaders.source import dataset_source as _resolve_source
+
+DEFAULT_DATASET = "freshstack"  # the folder name a build writes; kept for callers that name it explicitly
 
 
 def dataset_source() -> str:
-    """The repo named by FRESHSTACK_DATASET (a folder or Hub id), else `freshstack` in the working folder."""
-    return os.environ.get("FRESHSTACK_DATASET", DEFAULT_DATASET)
+    """The repo `repo=None` reads: FRESHSTACK_DATASET (a folder or Hub id), else the published Hub repo."""
+    return _resolve_source().location
 
 
 def _load(repo: str | None, config: str, split: str, revision: str | None) -> Any:
     import datasets
 
-    return datasets.load_dataset(repo or dataset_source(), config, split=split, revision=revision)
+    if repo is None:
+        source = _resolve_source(revision=revision)
+        repo, revision = source.location, source.revision
+    return datasets.load_dataset(repo, config, split=split, revision=revision)
 
 
 def load_queries(repo: str | None, topic: str, revision: str | None = None):
@@ -47,3 +60,25 @@ def load_nugget_qrels(repo: str | None, topic: str, revision: str | None = None)
 def load_view(repo: str | None, view: str, topic: str, revision: str | None = None):
     """A Nano-style cross-topic view (`corpus`, `queries`, `nuggets`, `qrels`, ...) at split = topic."""
     return _load(repo, view, topic, revision)
+
+
+def load_query_texts(repo: str | None, topic: str, revision: str | None = None):
+    """`_id, text` with text = title + " " + body: what retrievers are given (BEIR / MTEB layout)."""
+    return _load(repo, f"{topic}-queries", "test", revision)
+
+
+def load_nuggets(repo: str | None, topic: str, revision: str | None = None):
+    return _load(repo, f"{topic}-nuggets", "test", revision)
+
+
+def load_candidates(repo: str | None, topic: str, kind: str = "top_ranked", revision: str | None = None):
+    """Candidate lists (`query-id, corpus-ids`): `bm25`, `dense` (top 500) or `top_ranked` (hybrid top 100)."""
+    return _load(repo, f"{topic}-{kind}", "test", revision)
+
+
+def load_topic_records(topic: str, repo: str | None = None, revision: str | None = None):
+    """A lazy `freshstack_hf.Topic` (typed records, qrels views) from the same repo the other loaders read."""
+    from freshstack_hf import load_topic
+
+    source = _resolve_source(repo, revision)
+    return load_topic(source.location, topic, source.revision)

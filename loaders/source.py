@@ -1,0 +1,69 @@
+"""Which dataset repo the loaders read, decided in one place so MTEB, ir_datasets and `datasets` agree.
+
+`FRESHSTACK_DATASET` names a local folder or a Hub id; unset, it is the published repo, read at a pinned
+revision so a score computed today can be reproduced after the repo gains topics or fixes.
+`FRESHSTACK_REVISION` overrides the revision of a Hub repo. A local folder has no revision, so it is
+identified by a hash of its manifest (which records when and how every topic was built): results say which
+build they were computed on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+# The published dataset repo and the revision the loaders pin. Update both together when publishing a new
+# version: results computed with another revision say so in their metadata.
+PUBLISHED_DATASET = "freshstack-hf/freshstack"
+PUBLISHED_REVISION = "v1"
+# Topics of the published revision: known without a download, so listing or filtering tasks costs nothing.
+PUBLISHED_TOPICS = ("langchain", "yolo", "laravel", "angular", "godot")
+
+ENV_DATASET = "FRESHSTACK_DATASET"
+ENV_REVISION = "FRESHSTACK_REVISION"
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetSource:
+    """A dataset repo as the loaders see it: where it is, which revision, and whether it is a local folder."""
+
+    location: str
+    revision: str | None
+
+    @property
+    def is_local(self) -> bool:
+        return Path(self.location).expanduser().is_dir()
+
+    @property
+    def is_published(self) -> bool:
+        return self.location == PUBLISHED_DATASET and self.revision == PUBLISHED_REVISION
+
+    def recorded_revision(self) -> str:
+        """The revision to store beside results: the Hub revision, or `local-<hash of manifest.json>`."""
+        if not self.is_local:
+            return self.revision or "main"
+        manifest = Path(self.location).expanduser() / "manifest.json"
+        data = manifest.read_bytes() if manifest.is_file() else b""
+        return f"local-{hashlib.sha1(data).hexdigest()[:12]}"
+
+    def topics(self) -> list[str]:
+        """Topics of the repo; the published revision's list is known without reading anything."""
+        if self.is_published:
+            return list(PUBLISHED_TOPICS)
+        from freshstack_hf import list_topics
+
+        return list_topics(self.location, self.revision)
+
+
+def dataset_source(location: str | os.PathLike[str] | None = None, revision: str | None = None) -> DatasetSource:
+    """The repo to read: `location` if given, else FRESHSTACK_DATASET, else the published repo (pinned)."""
+    chosen = os.fspath(location) if location is not None else os.environ.get(ENV_DATASET, "").strip()
+    chosen = chosen or PUBLISHED_DATASET
+    if Path(chosen).expanduser().is_dir():
+        return DatasetSource(str(Path(chosen).expanduser().resolve()), None)
+    pinned = revision or os.environ.get(ENV_REVISION, "").strip() or None
+    if pinned is None and chosen == PUBLISHED_DATASET:
+        pinned = PUBLISHED_REVISION
+    return DatasetSource(chosen, pinned)
