@@ -29,7 +29,25 @@ _EXPORTS = {
     "topic_stats": "freshstack_hf.stats",
 }
 
-__all__ = ["__version__", *_EXPORTS]
+__all__ = [
+    "Doc",
+    "FreshStackError",
+    "Nugget",
+    "NuggetJudgment",
+    "Query",
+    "ScoredDoc",
+    "Topic",
+    "TopicStats",
+    "ValidationError",
+    "__version__",
+    "list_topics",
+    "load_candidates",
+    "load_topic",
+    "topic_stats",
+    "validate_repo",
+    "validate_topic",
+    "write_topics",
+]
 
 if TYPE_CHECKING:  # pragma: no cover
     from freshstack_hf.errors import FreshStackError, ValidationError

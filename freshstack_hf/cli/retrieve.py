@@ -1,0 +1,44 @@
+"""Run a baseline retriever (BM25, dense or RRF hybrid) on topics and write a TREC run for `evaluate`.
+
+Example:
+  freshstack-hf retrieve out/freshstack --topic langchain --method bm25 --out runs/bm25.trec
+  freshstack-hf retrieve out/freshstack --topic all --method dense --model path/to/model --out runs/dense.trec
+  freshstack-hf evaluate out/freshstack --topic all --run runs/dense.trec
+"""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "retrieve"
+HELP = "run a BM25, dense or hybrid baseline and write a TREC run"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("repo", help="dataset repo folder (or Hub id)")
+    p.add_argument("--topic", default="all", help="topic(s), comma-separated, or 'all' (default)")
+    p.add_argument("--method", required=True, choices=("bm25", "dense", "hybrid"), help="retriever")
+    p.add_argument("--model", default="", help="dense model name or path (default: packaged MiniLM)")
+    p.add_argument("--k", type=int, default=None, help="depth (default 500; hybrid 100)")
+    p.add_argument("--cache-dir", default=None, help="embedding cache (default: $FRESHSTACK_CACHE or ~/.cache)")
+    p.add_argument("--out", required=True, help="run file to write (.trec, or .json)")
+    p.add_argument("--progress", action="store_true", help="show progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from freshstack_hf import load_topic
+    from freshstack_hf.baselines import run_method
+    from freshstack_hf.cli.common import resolve_topics
+    from freshstack_hf.runs import write_run
+
+    merged: dict[str, dict[str, float]] = {}
+    for name in resolve_topics(args.repo, args.topic):
+        kw = {"show_progress": args.progress}
+        if args.method != "bm25":
+            kw["cache_dir"] = args.cache_dir
+        result = run_method(load_topic(args.repo, name), args.method, model=args.model, k=args.k, **kw)
+        merged.update(result.as_scores())
+        print(f"{name}: {args.method} over {len(result.run)} queries in {sum(result.seconds.values()):.1f} s")
+    write_run(merged, args.out, tag=f"freshstack-hf-{args.method}")
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,470 @@
+"""Dense retrieval: length-sorted encoding, an on-disk embedding cache and blocked exact top-k search.
+
+A FreshStack corpus mixes one-line chunks with chunks far past the model's window, so batches are formed from
+texts of similar *token* length (sentence-transformers sorts by characters, a poor proxy for code); vectors are
+cached per text so a second run, or a run after an interruption, encodes only what is new; and search keeps a
+running top-k over blocks of documents, so 120,000 docs never need a full query-by-corpus score matrix.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import time
+import uuid
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.retrieval.models import (
+    DEFAULT_DENSE_MODEL,
+    DenseModel,
+    Precision,
+    load_dense_model,
+    model_length_limit,
+)
+
+log = logging.getLogger(__name__)
+
+CACHE_FORMAT = 2  # 2: keys are hex digests (raw digests lost trailing NUL bytes in numpy's S20)
+LENGTH_PROBE_CHARS_PER_TOKEN = 10  # prefix tokenized to measure a text: prose runs ~4.5 characters a token
+_LAST_WORD_END = re.compile(r"(.*\S)\s", re.DOTALL)
+
+
+@dataclass
+class EncodeStats:
+    """How many texts were run through the model and how many came from the cache (the rest were duplicates)."""
+
+    texts: int = 0
+    encoded: int = 0
+    cached: int = 0
+    seconds: float = 0.0
+
+
+def effective_max_length(model: Any, requested: int | None) -> int | None:
+    """Clamp a requested window (FreshStack evaluates up to 2048 tokens) to what the model can take."""
+    limit = model_length_limit(model)
+    if requested is None:
+        return model.max_seq_length
+    if limit is not None and requested > limit:
+        log.info("max_seq_length %d clamped to the model's limit %d", requested, limit)
+        return limit
+    return requested
+
+
+def _cut_at_space(text: str, limit: int) -> str:
+    """The longest prefix of at most `limit` characters that ends before a whitespace run, or the whole text.
+
+    Tokenizers split words at whitespace (WordPiece, byte-level BPE and SentencePiece alike), so the tokens
+    of such a prefix are exactly the first tokens of the whole text.
+    """
+    if len(text) <= limit:
+        return text
+    match = _LAST_WORD_END.match(text, 0, limit + 1)
+    return match.group(1) if match else text
+
+
+def token_lengths(
+    model: Any, texts: Sequence[str], max_length: int | None, chunk: int = 1024
+) -> tuple[np.ndarray, list[str]]:
+    """Token counts (capped at `max_length`) to sort by, and the texts to encode, long ones cut short.
+
+    Only a prefix of each text is tokenized. When that prefix already fills the window, the model would
+    never see the rest, so the prefix is what gets encoded: sentence-transformers would otherwise tokenize
+    a 50,000-character chunk in full just to truncate it. Models without a tokenizer sort by characters.
+    """
+    texts = list(texts)
+    tokenizer = getattr(model, "tokenizer", None)
+    if tokenizer is None or max_length is None:
+        return np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), texts
+    probe = max_length * LENGTH_PROBE_CHARS_PER_TOKEN
+    lengths = np.empty(len(texts), dtype=np.int64)
+    for start in range(0, len(texts), chunk):  # chunked: token id lists of 100k docs would take gigabytes
+        heads = [_cut_at_space(t, probe) for t in texts[start : start + chunk]]
+        enc = tokenizer(
+            heads, truncation=True, max_length=max_length, return_attention_mask=False, return_token_type_ids=False
+        )
+        for i, (head, ids) in enumerate(zip(heads, enc["input_ids"], strict=True), start):
+            if len(ids) >= max_length:
+                texts[i] = head  # the window is full either way: encode the cheaper text
+            lengths[i] = max_length if len(head) < len(texts[i]) else len(ids)  # a sparse cut head: unknown
+    return np.minimum(lengths, max_length), texts
+
+
+def _encode_sorted(
+    model: Any, texts: list[str], prompt: str | None, batch_size: int, pool: Any, show_progress: bool
+) -> np.ndarray:
+    """Encode already-sorted texts one batch per call, so sentence-transformers' own sort cannot undo ours."""
+    kwargs = {"prompt": prompt or None, "normalize_embeddings": False, "batch_size": batch_size}
+    if pool is not None:  # contiguous chunks of the sorted list keep every worker's batches tight
+        out = model.encode(texts, pool=pool, chunk_size=batch_size * 8, show_progress_bar=show_progress, **kwargs)
+    else:
+        from tqdm.auto import tqdm
+
+        starts = tqdm(range(0, len(texts), batch_size), desc="encode", unit="batch", disable=not show_progress)
+        out = np.concatenate(
+            [model.encode(texts[s : s + batch_size], show_progress_bar=False, **kwargs) for s in starts]
+        )
+    out = np.asarray(out, dtype=np.float32)
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms == 0, 1.0, norms)  # normalised in fp32 even when the model ran in half precision
+
+
+def encode_texts(
+    model: Any,
+    texts: Sequence[str],
+    *,
+    prompt: str | None = None,
+    batch_size: int = 32,
+    max_seq_length: int | None = None,
+    show_progress: bool = False,
+    devices: list[str] | None = None,
+    pool: Any = None,
+) -> np.ndarray:
+    """Unit-length float32 embeddings in input order, computed in batches of similar token length.
+
+    Longest batches go first so an out-of-memory error shows at once rather than at the end. With
+    `devices`, or by default when more than one CUDA device is visible and the input is large,
+    sentence-transformers' multi-process pool spreads the batches over the devices (`pool`: one already
+    started by the caller, reused across calls).
+    """
+    texts = list(texts)
+    if not texts:
+        return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
+    with _window(model, max_seq_length) as length:
+        lengths, texts = token_lengths(model, texts, length)
+        order = np.argsort(-lengths, kind="stable")
+        with _maybe_pool(model, devices, len(texts), pool) as active:
+            vectors = _encode_sorted(model, [texts[i] for i in order], prompt, batch_size, active, show_progress)
+    out = np.empty_like(vectors)
+    out[order] = vectors
+    return out
+
+
+@contextmanager
+def _window(model: Any, requested: int | None) -> Iterator[int | None]:
+    """The model's max_seq_length set for a block of work and restored after it, even on error."""
+    old = model.max_seq_length
+    model.max_seq_length = effective_max_length(model, requested)
+    try:
+        yield model.max_seq_length
+    finally:
+        model.max_seq_length = old
+
+
+@contextmanager
+def _maybe_pool(model: Any, devices: list[str] | None, n: int, pool: Any = None) -> Iterator[Any]:
+    """The caller's pool, a new one for several devices and a big input, or None (a pool takes seconds to
+    start, and its workers copy the model as it is then, so the window must already be set)."""
+    if pool is not None:
+        yield pool
+        return
+    if devices is None and n >= 2048:
+        import torch
+
+        if torch.cuda.is_available() and torch.cuda.device_count() > 1:
+            devices = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    if not devices or len(devices) < 2:
+        yield None
+        return
+    home = model.device  # starting a pool moves the model to the CPU
+    pool = model.start_multi_process_pool(devices)
+    try:
+        yield pool
+    finally:
+        model.stop_multi_process_pool(pool)
+        model.to(home)
+
+
+class EmbeddingCache:
+    """Vectors on disk, keyed by what determines them: model id and revision, window, prompt, dtype, text.
+
+    Each write is one shard: a vectors file and a keys file (sha1 of each text), both written to a temporary
+    name and renamed, keys last. A shard without its keys file is invisible, so an interrupted run leaves
+    only whole shards, and two runs writing at once never clobber each other.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], **key: Any) -> None:
+        spec = {"format": CACHE_FORMAT, **key}
+        digest = hashlib.sha1(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:20]
+        self.dir = Path(root) / digest
+        self.dir.mkdir(parents=True, exist_ok=True)
+        meta = self.dir / "meta.json"
+        if not meta.exists():
+            _atomic_write(meta, lambda f: f.write(json.dumps(spec, indent=2, default=str).encode()))
+        self._index: dict[str, tuple[Path, int]] = {}
+        for keys_file in sorted(self.dir.glob("*.keys.npy")):
+            vectors = keys_file.with_name(keys_file.name.replace(".keys.npy", ".vec.npy"))
+            try:
+                keys = np.load(keys_file).tolist()
+                rows = np.load(vectors, mmap_mode="r").shape[0]
+            except (OSError, ValueError) as exc:  # a shard damaged by hand: skip it, its texts get re-encoded
+                log.warning("skipping unreadable embedding cache shard %s: %s", keys_file, exc)
+                continue
+            if rows != len(keys):
+                log.warning("skipping embedding cache shard %s: %d keys for %d vectors", keys_file, len(keys), rows)
+                continue
+            for row, k in enumerate(keys):
+                self._index.setdefault(k, (vectors, row))
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    @staticmethod
+    def text_key(text: str) -> str:
+        """Hex, not raw bytes: numpy's fixed-width bytes type drops trailing NULs, which broke 1 key in 256."""
+        return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cached vectors among `keys`, read shard by shard through memory maps."""
+        by_shard: dict[Path, list[tuple[str, int]]] = {}
+        for k in keys:
+            if k in self._index:
+                shard, row = self._index[k]
+                by_shard.setdefault(shard, []).append((k, row))
+        found: dict[str, np.ndarray] = {}
+        for shard, items in by_shard.items():
+            vectors = np.load(shard, mmap_mode="r")
+            rows = vectors[[row for _, row in items]]
+            found.update((k, np.array(v, dtype=np.float32)) for (k, _), v in zip(items, rows, strict=True))
+        return found
+
+    def add(self, keys: Sequence[str], vectors: np.ndarray) -> None:
+        if not len(keys):
+            return
+        stem = self.dir / f"{time.time_ns()}-{uuid.uuid4().hex[:8]}"
+        vec_path, keys_path = Path(f"{stem}.vec.npy"), Path(f"{stem}.keys.npy")
+        _atomic_write(vec_path, lambda f: np.save(f, np.ascontiguousarray(vectors, dtype=np.float32)))
+        _atomic_write(keys_path, lambda f: np.save(f, np.array(list(keys), dtype="U40")))
+        for row, k in enumerate(keys):
+            self._index.setdefault(k, (vec_path, row))
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            write(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def encode_cached(
+    model: Any,
+    texts: Sequence[str],
+    cache: EmbeddingCache | None,
+    *,
+    shard_size: int = 8192,
+    max_seq_length: int | None = None,
+    devices: list[str] | None = None,
+    **encode_kwargs: Any,
+) -> tuple[np.ndarray, EncodeStats]:
+    """Encode each distinct uncached text once, saving a shard every `shard_size` texts so work survives a crash.
+
+    One pool serves all shards: restarting it per shard would cost more than a shard takes on the GPUs.
+    """
+    start = time.perf_counter()
+    texts = list(texts)
+    keys = [EmbeddingCache.text_key(t) for t in texts]
+    found = cache.get(keys) if cache is not None else {}
+    todo: dict[str, str] = {}
+    for k, t in zip(keys, texts, strict=True):
+        if k not in found:
+            todo.setdefault(k, t)
+    todo_keys, todo_texts = list(todo), list(todo.values())
+    with _window(model, max_seq_length), _maybe_pool(model, devices, len(todo_texts)) as pool:
+        for s in range(0, len(todo_texts), shard_size):
+            chunk_keys = todo_keys[s : s + shard_size]
+            vectors = encode_texts(
+                model, todo_texts[s : s + shard_size], max_seq_length=max_seq_length, pool=pool, **encode_kwargs
+            )
+            if cache is not None:
+                cache.add(chunk_keys, vectors)
+            found.update(zip(chunk_keys, vectors, strict=True))
+    dim = model.get_embedding_dimension()
+    out = np.stack([found[k] for k in keys]) if keys else np.zeros((0, dim), dtype=np.float32)
+    cached = sum(1 for k in keys if k not in todo)
+    return out, EncodeStats(len(texts), len(todo_texts), cached, time.perf_counter() - start)
+
+
+def _topk_columns(scores: np.ndarray, index: np.ndarray | None, k: int) -> np.ndarray:
+    """Columns holding each row's k best by (score desc, doc index asc), unordered, in linear time.
+
+    `index` gives each column's doc index (None: the column number). argpartition picks arbitrarily among
+    values equal to the k-th; the rare rows where such a tie straddles the cut (duplicate documents) are
+    redone with a full sort.
+    """
+    if k >= scores.shape[1]:
+        return np.broadcast_to(np.arange(scores.shape[1]), scores.shape).copy()
+    cut = scores.shape[1] - k
+    top = np.argpartition(scores, cut, axis=1)[:, cut:]
+    kth = np.take_along_axis(scores, top, axis=1).min(axis=1, keepdims=True)
+    for row in np.flatnonzero((scores >= kth).sum(axis=1) > k):
+        cols = np.arange(scores.shape[1]) if index is None else index[row]
+        top[row] = np.lexsort((cols, -scores[row]))[:k]
+    return top
+
+
+def exact_search(
+    query_emb: np.ndarray,
+    doc_emb: np.ndarray,
+    k: int,
+    *,
+    block_size: int = 8192,
+    query_block_size: int = 256,
+    normalize: bool = False,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact dot-product (cosine with `normalize`) top-k: (scores, doc indices), each (n_queries, min(k, n_docs)).
+
+    Documents are scored a block at a time and merged into a running top-k, so the working memory is about
+    12 bytes (score and partition index) per query_block_size x block_size, some 25 MiB at the defaults,
+    whatever the corpus size. Order: score desc, then doc index asc.
+    """
+    q_all = np.asarray(query_emb, dtype=np.float32)
+    docs = np.asarray(doc_emb, dtype=np.float32)
+    if normalize:
+        q_all = q_all / np.maximum(np.linalg.norm(q_all, axis=1, keepdims=True), 1e-12)
+    k = max(0, min(k, docs.shape[0]))
+    scores_out = np.empty((q_all.shape[0], k), dtype=np.float32)
+    index_out = np.empty((q_all.shape[0], k), dtype=np.int64)
+    if k == 0:
+        return scores_out, index_out
+    for qs in range(0, q_all.shape[0], query_block_size):
+        q = q_all[qs : qs + query_block_size]
+        best_s = np.empty((q.shape[0], 0), dtype=np.float32)
+        best_i = np.empty((q.shape[0], 0), dtype=np.int64)
+        for ds in range(0, docs.shape[0], block_size):
+            block = docs[ds : ds + block_size]
+            if normalize:
+                block = block / np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
+            s = q @ block.T
+            top = _topk_columns(s, None, k)
+            cand_s = np.concatenate([best_s, np.take_along_axis(s, top, axis=1)], axis=1)
+            cand_i = np.concatenate([best_i, top + ds], axis=1)
+            keep = _topk_columns(cand_s, cand_i, k)  # unordered: one sort at the end instead of one per block
+            best_s = np.take_along_axis(cand_s, keep, axis=1)
+            best_i = np.take_along_axis(cand_i, keep, axis=1)
+        order = np.lexsort((best_i, -best_s), axis=1)
+        best_s, best_i = np.take_along_axis(best_s, order, axis=1), np.take_along_axis(best_i, order, axis=1)
+        scores_out[qs : qs + q.shape[0]], index_out[qs : qs + q.shape[0]] = best_s, best_i
+    return scores_out, index_out
+
+
+@dataclass
+class DenseStats:
+    """Encoding (documents and queries) and search costs of one `DenseRetriever.retrieve` call."""
+
+    docs: EncodeStats
+    queries: EncodeStats
+    search_seconds: float = 0.0
+
+    @property
+    def encoded(self) -> int:
+        return self.docs.encoded + self.queries.encoded
+
+    @property
+    def cached(self) -> int:
+        return self.docs.cached + self.queries.cached
+
+    @property
+    def seconds(self) -> float:
+        return self.docs.seconds + self.queries.seconds + self.search_seconds
+
+
+class DenseRetriever:
+    """Any sentence-transformers model (name, path or loaded `DenseModel`) as a top-k retriever with a cache.
+
+    Prompts default to the model's own `query` and `document` (or `passage`) prompts; pass "" to disable.
+    """
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str] | DenseModel = DEFAULT_DENSE_MODEL,
+        *,
+        query_prompt: str | None = None,
+        doc_prompt: str | None = None,
+        max_seq_length: int | None = None,
+        batch_size: int = 32,
+        cache_dir: str | os.PathLike[str] | None = None,
+        device: str | None = None,
+        precision: Precision = "auto",
+        devices: list[str] | None = None,
+        show_progress: bool = False,
+    ) -> None:
+        if not isinstance(model, DenseModel):
+            model = load_dense_model(model, device=device, precision=precision)
+        self.dense = model
+        prompts = getattr(self.dense.model, "prompts", None) or {}
+        self.query_prompt = prompts.get("query", "") if query_prompt is None else query_prompt
+        doc_default = prompts.get("document", prompts.get("passage", ""))
+        self.doc_prompt = doc_default if doc_prompt is None else doc_prompt
+        self.max_seq_length = effective_max_length(self.dense.model, max_seq_length)
+        self.batch_size, self.devices, self.show_progress = batch_size, devices, show_progress
+        self.cache_dir = cache_dir
+
+    def _cache(self, prompt: str) -> EmbeddingCache | None:
+        if self.cache_dir is None:
+            return None
+        d = self.dense
+        return EmbeddingCache(
+            self.cache_dir,
+            model=d.model_id,
+            revision=d.revision,
+            max_seq_length=self.max_seq_length,
+            prompt=prompt,
+            dtype=d.dtype,
+        )
+
+    def encode(self, texts: Sequence[str], *, queries: bool = False) -> tuple[np.ndarray, EncodeStats]:
+        prompt = self.query_prompt if queries else self.doc_prompt
+        return encode_cached(
+            self.dense.model,
+            texts,
+            self._cache(prompt),
+            prompt=prompt,
+            batch_size=self.batch_size,
+            max_seq_length=self.max_seq_length,
+            show_progress=self.show_progress,
+            devices=self.devices,
+        )
+
+    def retrieve(
+        self,
+        doc_ids: Sequence[str],
+        doc_texts: Sequence[str],
+        query_ids: Sequence[str],
+        query_texts: Sequence[str],
+        k: int = 500,
+    ) -> tuple[dict[str, list[tuple[str, float]]], DenseStats]:
+        """Top-k documents per query as (doc_id, cosine score), best first, ties to the earlier document."""
+        _check_ids("document", doc_ids, doc_texts)
+        _check_ids("query", query_ids, query_texts)
+        doc_emb, doc_stats = self.encode(doc_texts)
+        query_emb, query_stats = self.encode(query_texts, queries=True)
+        start = time.perf_counter()
+        scores, index = exact_search(query_emb, doc_emb, k)
+        run = {
+            qid: [(doc_ids[i], float(s)) for i, s in zip(row_i.tolist(), row_s.tolist(), strict=True)]
+            for qid, row_s, row_i in zip(query_ids, scores, index, strict=True)
+        }
+        return run, DenseStats(doc_stats, query_stats, time.perf_counter() - start)
+
+
+def _check_ids(kind: str, ids: Sequence[str], texts: Sequence[str]) -> None:
+    if len(ids) != len(texts):
+        raise FreshStackError(f"{len(ids)} {kind} ids but {len(texts)} {kind} texts: pass one text per id")
+    if len(set(ids)) != len(ids):
+        dup = next(i for i, n in Counter(ids).items() if n > 1)
+        raise FreshStackError(f"duplicate {kind} id {dup!r}: {kind} ids must be unique")

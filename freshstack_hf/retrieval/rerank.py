@@ -1,0 +1,123 @@
+"""Reranking candidate lists with a sentence-transformers CrossEncoder (or any pair-scoring function).
+
+Only the first `top_k` candidates of each query are scored (50 by default, as in the FreshStack paper); the
+rest keep their order below them, so the output is still a full run over the same candidates. All pairs of
+all queries go to the model in one call, which lets it batch across queries.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.retrieval.fusion import Ranking, ranked
+from freshstack_hf.retrieval.models import (
+    Precision,
+    auto_device,
+    cuda_dtype,
+    load_with_explanation,
+    require_dense,
+    resolve_model_source,
+)
+
+log = logging.getLogger(__name__)
+
+RERANK_TOP_K = 50
+ScoreFn = Callable[[list[tuple[str, str]]], Sequence[float]]
+
+
+def load_cross_encoder(
+    name_or_path: str | os.PathLike[str],
+    *,
+    device: str | None = None,
+    precision: Precision = "auto",
+    max_length: int | None = None,
+) -> Any:
+    """A CrossEncoder from a local directory or a cached Hub id; remote code is never trusted."""
+    require_dense()
+    from sentence_transformers import CrossEncoder
+
+    model_id, local_dir = resolve_model_source(name_or_path)
+    device = auto_device(device)
+    source = str(local_dir) if local_dir is not None else model_id
+    model = load_with_explanation(CrossEncoder, source, device=device, max_length=max_length)
+    if model.num_labels != 1:
+        raise FreshStackError(
+            f"cross-encoder {model_id!r} has {model.num_labels} output labels; reranking needs one relevance "
+            "score per pair: pass a model trained for reranking (num_labels=1)"
+        )
+    model.to(cuda_dtype(precision, device))
+    return model
+
+
+def _score_fn(scorer: Any, batch_size: int, show_progress: bool, **load: Any) -> ScoreFn:
+    """Accept a name or path (loaded here), a loaded CrossEncoder, or a plain function over pairs."""
+    if isinstance(scorer, str | os.PathLike):
+        scorer = load_cross_encoder(scorer, **load)
+    if hasattr(scorer, "predict"):
+        model = scorer
+
+        def predict(pairs: list[tuple[str, str]]) -> Sequence[float]:
+            scores = model.predict(pairs, batch_size=batch_size, show_progress_bar=show_progress)
+            return np.asarray(scores, dtype=np.float64).reshape(len(pairs), -1)[:, -1].tolist()
+
+        return predict
+    if callable(scorer):
+        return scorer
+    raise TypeError(f"scorer must be a model name or path, a CrossEncoder or a function, not {type(scorer)!r}")
+
+
+def rerank(
+    scorer: str | os.PathLike[str] | Any | ScoreFn,
+    queries: Mapping[str, str],
+    candidates: Mapping[str, Ranking],
+    doc_texts: Mapping[str, str],
+    *,
+    top_k: int = RERANK_TOP_K,
+    batch_size: int = 32,
+    max_length: int | None = None,
+    device: str | None = None,
+    precision: Precision = "auto",
+    show_progress: bool = False,
+) -> dict[str, list[tuple[str, float]]]:
+    """Rerank each query's first `top_k` candidates by the scorer; the rest follow in their given order.
+
+    Candidates are rankings as in `fusion` (pairs with scores, a mapping, or ids in rank order). Reranked
+    docs carry the model's score, ties kept in candidate order; docs below `top_k` get scores stepping down
+    by 1 from the lowest reranked score, so the run stays sorted by score.
+    """
+    heads: dict[str, list[str]] = {}
+    tails: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for qid in sorted(candidates):
+        docs = [doc for doc, _ in ranked(candidates[qid])]
+        heads[qid], tails[qid] = docs[:top_k], docs[top_k:]
+        if heads[qid] and qid not in queries:
+            problems.append(f"query {qid!r} has candidates but no query text")
+        problems += [f"doc {d!r} (query {qid!r}) has no text" for d in heads[qid] if d not in doc_texts]
+    if problems:
+        raise FreshStackError(
+            f"cannot rerank: {len(problems)} missing text(s), e.g. {'; '.join(problems[:3])}: pass the corpus "
+            "and queries the candidates were retrieved from"
+        )
+    pairs = [(queries[qid], doc_texts[d]) for qid, head in heads.items() for d in head]
+    score = _score_fn(scorer, batch_size, show_progress, device=device, precision=precision, max_length=max_length)
+    scores = [float(s) for s in score(pairs)] if pairs else []
+    if len(scores) != len(pairs):
+        raise FreshStackError(f"the scorer returned {len(scores)} scores for {len(pairs)} pairs")
+    log.info("reranked %d pairs over %d queries", len(pairs), len(heads))
+    out: dict[str, list[tuple[str, float]]] = {}
+    pos = 0
+    for qid, head in heads.items():
+        scored = list(zip(head, scores[pos : pos + len(head)], strict=True))
+        pos += len(head)
+        order = sorted(range(len(scored)), key=lambda i: (-scored[i][1], i))
+        reranked = [scored[i] for i in order]
+        floor = min((s for _, s in scored), default=0.0)
+        out[qid] = reranked + [(doc, floor - (i + 1)) for i, doc in enumerate(tails[qid])]
+    return out
