@@ -162,16 +162,22 @@ def _query_side(rng, name, cfg, vocab, band, n_docs):
                     qdocs.append(d)
                 if d not in rel:
                     rel.append(d)
-                    extra.setdefault(d, []).extend([*nkeys, ident])
+                    # Supporting docs share only part of the nugget's wording, as real chunks do.
+                    said = [nkeys[i] for i in rng.choice(3, size=int(rng.integers(1, 3)), replace=False)]
+                    extra.setdefault(d, []).extend(said + ([ident] if rng.random() < 0.4 else []))
             neg = []
             for _ in range(int(rng.integers(2, 7))):
                 d = int(doc_pool[cursor % n_docs])
                 cursor += 1
                 if d not in rel and d not in neg:
                     neg.append(d)
-                    extra.setdefault(d, []).extend([keys[int(rng.integers(len(keys)))] for _ in range(2)])
+                    hard = [keys[int(rng.integers(len(keys)))] for _ in range(int(rng.integers(2, 5)))]
+                    extra.setdefault(d, []).extend(hard + ([ident] if rng.random() < 0.5 else []))
             judged.extend((qid, nid, d, 1) for d in rel)
             judged.extend((qid, nid, d, 0) for d in neg)
+        # Unjudged docs that mention the question's terms: what makes first-stage retrieval hard.
+        for d in rng.integers(n_docs, size=12 + len(keys)).tolist():
+            extra.setdefault(int(d), []).extend(keys[int(rng.integers(len(keys)))] for _ in range(2))
         answer = " ".join(facts) + f"\n```{lang}\n{ident}({keys[0]})\n```"
         year = 2023 + int(rng.integers(2))
         queries.append(

@@ -20,6 +20,9 @@ def _isolated_hf_cache(tmp_path_factory, monkeypatch):
     cache = tmp_path_factory.mktemp("hf_cache")
     monkeypatch.setenv("HF_DATASETS_CACHE", str(cache / "datasets"))
     monkeypatch.setenv("HF_HOME", str(cache / "home"))
+    import datasets.config  # reads HF_DATASETS_CACHE once, at import: patch the value it kept as well
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache / "datasets")
 
 
 @pytest.fixture

@@ -124,3 +124,43 @@ def test_layout_paths_match_card_paths():
     assert layout.relative_path("alpha", "corpus") == "data/alpha/corpus.parquet"
     names = [c.config_name("t") for c in layout.CONFIGS]
     assert names[:6] == ["t", "t-corpus", "t-queries", "t-nuggets", "t-qrels", "t-nugget-qrels"]
+
+
+@pytest.mark.slow
+def test_rebuilt_repo_is_not_served_from_a_stale_datasets_cache(tmp_path):
+    """`datasets` keys a local folder's cache on the card, not the files: the card must change with them."""
+    import datasets
+
+    repo = tmp_path / "freshstack"
+    ids = []
+    for seed in (1, 2):
+        write_topics(repo, [synth_topic("t", SynthConfig(queries=3, docs=40, seed=seed))])
+        ids.append(datasets.load_dataset(str(repo), "t-queries", split="test")["_id"])
+        assert list(ids[-1]) == [q.query_id for q in load_topic(repo, "t").queries]
+    assert list(ids[0]) != list(ids[1])
+
+
+def test_card_dataset_info_records_rows_and_bytes(synth_repo):
+    import yaml
+
+    front = yaml.safe_load((synth_repo / "README.md").read_text().split("---")[1])
+    infos = {i["config_name"]: i for i in front["dataset_info"]}
+    corpus = infos["alpha-corpus"]["splits"][0]
+    assert corpus == {
+        "name": "corpus",
+        "num_bytes": (synth_repo / "data/alpha/corpus.parquet").stat().st_size,
+        "num_examples": 600,
+    }
+    assert [s["name"] for s in infos["corpus"]["splits"]] == ["alpha", "beta"]
+
+
+def test_hand_edited_file_is_flagged(synth_repo, tmp_path):
+    repo = tmp_path / "freshstack"
+    shutil.copytree(synth_repo, repo)
+    path = repo / "data/beta/nuggets.parquet"
+    table = pq.read_table(path)
+    pq.write_table(table.slice(1), path)
+    messages = [str(p) for p in validate_repo(repo)]
+    assert any(
+        m.startswith("beta-nuggets: file data/beta/nuggets.parquet changed after it was written") for m in messages
+    )

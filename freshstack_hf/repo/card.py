@@ -52,6 +52,32 @@ def configs_yaml(manifest: dict[str, Any]) -> list[dict[str, Any]]:
     return configs
 
 
+def dataset_info_yaml(manifest: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows and file bytes of every split, per config.
+
+    Besides documenting sizes, this matters for correctness: `datasets` caches a local folder under a key
+    derived from the card's `dataset_info` and its file patterns (not the files' contents), so without it a
+    rebuilt repo, or another repo with the same layout, would be served from a stale cache.
+    """
+    infos: dict[str, dict[str, Any]] = {}
+    for topic, entry in sorted(manifest.get("topics", {}).items()):
+        stats = entry.get("file_stats", {})
+        for spec in layout.CONFIGS:
+            if spec.stem not in stats:
+                continue
+            rows, size = stats[spec.stem]["rows"], stats[spec.stem]["bytes"]
+            for name, split in ((spec.config_name(topic), spec.split), (spec.view, topic)):
+                if name is None:
+                    continue
+                info = infos.setdefault(name, {"config_name": name, "splits": [], "download_size": 0})
+                info["splits"].append({"name": split, "num_bytes": size, "num_examples": rows})
+                info["download_size"] += size
+    for info in infos.values():
+        info["dataset_size"] = info["download_size"]
+    order = [c["config_name"] for c in configs_yaml(manifest)]
+    return [infos[name] for name in order if name in infos]
+
+
 def render_card(manifest: dict[str, Any], repo_id: str = layout.DEFAULT_REPO_NAME) -> str:
     topics = sorted(manifest.get("topics", {}))
     front = {
@@ -61,6 +87,7 @@ def render_card(manifest: dict[str, Any], repo_id: str = layout.DEFAULT_REPO_NAM
         "task_categories": ["text-retrieval"],
         "task_ids": ["document-retrieval"],
         "tags": ["freshstack", "nuggets", "code-retrieval", "rag", "stack-overflow"],
+        "dataset_info": dataset_info_yaml(manifest),
         "configs": configs_yaml(manifest),
     }
     parts = [

@@ -14,7 +14,7 @@ import yaml
 
 from freshstack_hf.errors import Problem
 from freshstack_hf.repo import layout, tables
-from freshstack_hf.repo.card import configs_yaml
+from freshstack_hf.repo.card import configs_yaml, dataset_info_yaml
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.reader import load_topic, read_table
 from freshstack_hf.topic import Topic
@@ -64,7 +64,26 @@ def _check_card(repo: Path, manifest: dict) -> list[Problem]:
                 fix="regenerate the card (rewrite the repo)",
             )
         ]
-    return []
+    problems = []
+    if front.get("dataset_info") != dataset_info_yaml(manifest):
+        problems.append(
+            Problem(layout.CARD, "`dataset_info:` block does not match the manifest", fix="regenerate the card")
+        )
+    for topic, entry in sorted(manifest.get("topics", {}).items()):
+        for stem, recorded in entry.get("file_stats", {}).items():
+            path = layout.config_path(repo, topic, stem)
+            spec = layout.CONFIG_BY_STEM.get(stem)
+            if spec is None or not path.exists() or path.stat().st_size == recorded["bytes"]:
+                continue
+            problems.append(
+                Problem(
+                    spec.config_name(topic),
+                    f"file {path.relative_to(repo)} changed after it was written ({path.stat().st_size:,} bytes, "
+                    f"manifest says {recorded['bytes']:,}); `datasets` may serve a stale cached copy",
+                    fix="rewrite the topic with freshstack-hf, which also refreshes the card",
+                )
+            )
+    return problems
 
 
 def _check_topic(repo: Path, name: str, stems: list[str]) -> list[Problem]:

@@ -48,6 +48,8 @@ class Staging:
         files = entry.setdefault("files", [])
         if stem not in files:
             files.append(stem)
+        # Rows and bytes feed the card's `dataset_info`, which is what `datasets` fingerprints a local repo by.
+        entry.setdefault("file_stats", {})[stem] = {"rows": table.num_rows, "bytes": path.stat().st_size}
         self.written.append(layout.relative_path(topic, stem))
 
     def remove_topic(self, topic: str) -> None:
