@@ -102,3 +102,26 @@ def test_retrieve_writes_runs_the_evaluator_scores(cand_repo, tmp_path):
 def test_unknown_method_is_refused(synth_repo):
     r = cli("retrieve", str(synth_repo), "--method", "tfidf", "--out", "x.trec")
     assert r.returncode == 2 and "invalid choice: 'tfidf'" in r.stderr
+
+
+@pytest.mark.slow
+def test_rerank_cli_reorders_the_head_and_keeps_the_tail(cand_repo, tmp_path_factory, tmp_path):
+    import sentence_transformers
+
+    from freshstack_hf.retrieval.models import packaged_model_dir
+
+    repo, _, _ = cand_repo
+    ce_dir = tmp_path_factory.mktemp("ce") / "tiny-reranker"
+    sentence_transformers.CrossEncoder(str(packaged_model_dir()), num_labels=1, device="cpu").save(str(ce_dir))
+    out = tmp_path / "rerank.trec"
+    r = cli("rerank", str(repo), "--topic", "alpha", "--model", str(ce_dir), "--top-k", "10", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    ranked: dict[str, list[str]] = {}
+    for line in out.read_text().splitlines():
+        qid, _, doc, _rank, _score, _tag = line.split()
+        ranked.setdefault(qid, []).append(doc)
+    candidates = load_candidates(repo, "alpha", "top_ranked")
+    assert set(ranked) == set(candidates)
+    for qid, ids in candidates.items():
+        assert sorted(ranked[qid][:10]) == sorted(ids[:10])  # the head is a reordering of the top 10
+        assert ranked[qid][10:] == ids[10:]  # the tail keeps the candidate order
