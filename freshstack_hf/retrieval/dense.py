@@ -8,23 +8,21 @@ running top-k over blocks of documents, so 120,000 docs never need a full query-
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 import os
 import re
 import time
-import uuid
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.retrieval.embedding_cache import EmbeddingCache
+from freshstack_hf.retrieval.exact_search import exact_search
 from freshstack_hf.retrieval.models import (
     DEFAULT_DENSE_MODEL,
     DenseModel,
@@ -35,7 +33,6 @@ from freshstack_hf.retrieval.models import (
 
 log = logging.getLogger(__name__)
 
-CACHE_FORMAT = 2  # 2: keys are hex digests (raw digests lost trailing NUL bytes in numpy's S20)
 LENGTH_PROBE_CHARS_PER_TOKEN = 10  # prefix tokenized to measure a text: prose runs ~4.5 characters a token
 _LAST_WORD_END = re.compile(r"(.*\S)\s", re.DOTALL)
 
@@ -185,82 +182,6 @@ def _maybe_pool(model: Any, devices: list[str] | None, n: int, pool: Any = None)
         model.to(home)
 
 
-class EmbeddingCache:
-    """Vectors on disk, keyed by what determines them: model id and revision, window, prompt, dtype, text.
-
-    Each write is one shard: a vectors file and a keys file (sha1 of each text), both written to a temporary
-    name and renamed, keys last. A shard without its keys file is invisible, so an interrupted run leaves
-    only whole shards, and two runs writing at once never clobber each other.
-    """
-
-    def __init__(self, root: str | os.PathLike[str], **key: Any) -> None:
-        spec = {"format": CACHE_FORMAT, **key}
-        digest = hashlib.sha1(json.dumps(spec, sort_keys=True, default=str).encode()).hexdigest()[:20]
-        self.dir = Path(root) / digest
-        self.dir.mkdir(parents=True, exist_ok=True)
-        meta = self.dir / "meta.json"
-        if not meta.exists():
-            _atomic_write(meta, lambda f: f.write(json.dumps(spec, indent=2, default=str).encode()))
-        self._index: dict[str, tuple[Path, int]] = {}
-        for keys_file in sorted(self.dir.glob("*.keys.npy")):
-            vectors = keys_file.with_name(keys_file.name.replace(".keys.npy", ".vec.npy"))
-            try:
-                keys = np.load(keys_file).tolist()
-                rows = np.load(vectors, mmap_mode="r").shape[0]
-            except (OSError, ValueError) as exc:  # a shard damaged by hand: skip it, its texts get re-encoded
-                log.warning("skipping unreadable embedding cache shard %s: %s", keys_file, exc)
-                continue
-            if rows != len(keys):
-                log.warning("skipping embedding cache shard %s: %d keys for %d vectors", keys_file, len(keys), rows)
-                continue
-            for row, k in enumerate(keys):
-                self._index.setdefault(k, (vectors, row))
-
-    def __len__(self) -> int:
-        return len(self._index)
-
-    @staticmethod
-    def text_key(text: str) -> str:
-        """Hex, not raw bytes: numpy's fixed-width bytes type drops trailing NULs, which broke 1 key in 256."""
-        return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
-
-    def get(self, keys: Sequence[str]) -> dict[str, np.ndarray]:
-        """The cached vectors among `keys`, read shard by shard through memory maps."""
-        by_shard: dict[Path, list[tuple[str, int]]] = {}
-        for k in keys:
-            if k in self._index:
-                shard, row = self._index[k]
-                by_shard.setdefault(shard, []).append((k, row))
-        found: dict[str, np.ndarray] = {}
-        for shard, items in by_shard.items():
-            vectors = np.load(shard, mmap_mode="r")
-            rows = vectors[[row for _, row in items]]
-            found.update((k, np.array(v, dtype=np.float32)) for (k, _), v in zip(items, rows, strict=True))
-        return found
-
-    def add(self, keys: Sequence[str], vectors: np.ndarray) -> None:
-        if not len(keys):
-            return
-        stem = self.dir / f"{time.time_ns()}-{uuid.uuid4().hex[:8]}"
-        vec_path, keys_path = Path(f"{stem}.vec.npy"), Path(f"{stem}.keys.npy")
-        _atomic_write(vec_path, lambda f: np.save(f, np.ascontiguousarray(vectors, dtype=np.float32)))
-        _atomic_write(keys_path, lambda f: np.save(f, np.array(list(keys), dtype="U40")))
-        for row, k in enumerate(keys):
-            self._index.setdefault(k, (vec_path, row))
-
-
-def _atomic_write(path: Path, write: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
 def encode_cached(
     model: Any,
     texts: Sequence[str],
@@ -297,69 +218,6 @@ def encode_cached(
     out = np.stack([found[k] for k in keys]) if keys else np.zeros((0, dim), dtype=np.float32)
     cached = sum(1 for k in keys if k not in todo)
     return out, EncodeStats(len(texts), len(todo_texts), cached, time.perf_counter() - start)
-
-
-def _topk_columns(scores: np.ndarray, index: np.ndarray | None, k: int) -> np.ndarray:
-    """Columns holding each row's k best by (score desc, doc index asc), unordered, in linear time.
-
-    `index` gives each column's doc index (None: the column number). argpartition picks arbitrarily among
-    values equal to the k-th; the rare rows where such a tie straddles the cut (duplicate documents) are
-    redone with a full sort.
-    """
-    if k >= scores.shape[1]:
-        return np.broadcast_to(np.arange(scores.shape[1]), scores.shape).copy()
-    cut = scores.shape[1] - k
-    top = np.argpartition(scores, cut, axis=1)[:, cut:]
-    kth = np.take_along_axis(scores, top, axis=1).min(axis=1, keepdims=True)
-    for row in np.flatnonzero((scores >= kth).sum(axis=1) > k):
-        cols = np.arange(scores.shape[1]) if index is None else index[row]
-        top[row] = np.lexsort((cols, -scores[row]))[:k]
-    return top
-
-
-def exact_search(
-    query_emb: np.ndarray,
-    doc_emb: np.ndarray,
-    k: int,
-    *,
-    block_size: int = 8192,
-    query_block_size: int = 256,
-    normalize: bool = False,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Exact dot-product (cosine with `normalize`) top-k: (scores, doc indices), each (n_queries, min(k, n_docs)).
-
-    Documents are scored a block at a time and merged into a running top-k, so the working memory is about
-    12 bytes (score and partition index) per query_block_size x block_size, some 25 MiB at the defaults,
-    whatever the corpus size. Order: score desc, then doc index asc.
-    """
-    q_all = np.asarray(query_emb, dtype=np.float32)
-    docs = np.asarray(doc_emb, dtype=np.float32)
-    if normalize:
-        q_all = q_all / np.maximum(np.linalg.norm(q_all, axis=1, keepdims=True), 1e-12)
-    k = max(0, min(k, docs.shape[0]))
-    scores_out = np.empty((q_all.shape[0], k), dtype=np.float32)
-    index_out = np.empty((q_all.shape[0], k), dtype=np.int64)
-    if k == 0:
-        return scores_out, index_out
-    for qs in range(0, q_all.shape[0], query_block_size):
-        q = q_all[qs : qs + query_block_size]
-        best_s = np.empty((q.shape[0], 0), dtype=np.float32)
-        best_i = np.empty((q.shape[0], 0), dtype=np.int64)
-        for ds in range(0, docs.shape[0], block_size):
-            block = docs[ds : ds + block_size]
-            if normalize:
-                block = block / np.maximum(np.linalg.norm(block, axis=1, keepdims=True), 1e-12)
-            s = q @ block.T
-            top = _topk_columns(s, None, k)
-            cand_s = np.concatenate([best_s, np.take_along_axis(s, top, axis=1)], axis=1)
-            cand_i = np.concatenate([best_i, top + ds], axis=1)
-            keep = _topk_columns(cand_s, cand_i, k)  # unordered: one sort at the end instead of one per block
-            best_s = np.take_along_axis(cand_s, keep, axis=1)
-            best_i = np.take_along_axis(cand_i, keep, axis=1)
-        order = np.lexsort((best_i, -best_s), axis=1)
-        best_s, best_i = np.take_along_axis(best_s, order, axis=1), np.take_along_axis(best_i, order, axis=1)
-        scores_out[qs : qs + q.shape[0]], index_out[qs : qs + q.shape[0]] = best_s, best_i
-    return scores_out, index_out
 
 
 @dataclass
