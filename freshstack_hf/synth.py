@@ -65,6 +65,7 @@ class SynthConfig:
     docs: int = 2000
     seed: int = 0
     vocab: int = 20000
+    doc_words: float = 100.0  # median document length in words (lognormal spread, as real chunks have)
     min_nuggets: int = 2
     max_nuggets: int = 8
 
@@ -86,7 +87,7 @@ def synth_topic(name: str, cfg: SynthConfig | None = None) -> Topic:
         return np.minimum(np.searchsorted(cdf, rng.random(n)), len(vocab) - 1)
 
     n_docs = max(cfg.docs, 1)
-    lengths = np.clip(rng.lognormal(4.6, 0.7, n_docs).astype(int), 12, 700)
+    lengths = np.clip(rng.lognormal(np.log(cfg.doc_words), 0.7, n_docs).astype(int), 12, 700)
     words = sample(int(lengths.sum()))
     bounds = np.concatenate([[0], np.cumsum(lengths)])
 

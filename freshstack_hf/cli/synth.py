@@ -19,6 +19,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries", type=int, default=20, help="queries per topic (default: 20)")
     p.add_argument("--docs", type=int, default=2000, help="corpus documents per topic (default: 2000)")
     p.add_argument("--seed", type=int, default=0, help="random seed; same seed, same bytes (default: 0)")
+    p.add_argument("--doc-words", type=float, default=100.0, help="median document length in words (default: 100)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -30,15 +31,16 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.synth import SynthConfig, synth_topic
     from freshstack_hf.topic import check_topic_name
 
-    if args.queries < 1 or args.docs < 1:
-        raise FreshStackError("--queries and --docs must be at least 1")
+    if args.queries < 1 or args.docs < 1 or args.doc_words < 1:
+        raise FreshStackError("--queries, --docs and --doc-words must be at least 1")
     names = [check_topic_name(t) for t in split_list(args.topics, "topic")]
     report = {}
     with timed() as total:
         topics = []
         for name in names:
             with timed() as t:
-                topic = synth_topic(name, SynthConfig(queries=args.queries, docs=args.docs, seed=args.seed))
+                cfg = SynthConfig(queries=args.queries, docs=args.docs, seed=args.seed, doc_words=args.doc_words)
+                topic = synth_topic(name, cfg)
             topics.append(topic)
             s = topic_stats(topic)
             report[name] = {
@@ -48,7 +50,13 @@ def run(args: argparse.Namespace) -> int:
                 "judgments": s.judgments,
                 "generate_seconds": round(t["seconds"], 3),
             }
-        source = {"kind": "synthetic", "seed": args.seed, "queries": args.queries, "docs": args.docs}
+        source = {
+            "kind": "synthetic",
+            "seed": args.seed,
+            "queries": args.queries,
+            "docs": args.docs,
+            "doc_words": args.doc_words,
+        }
         write_topics(args.out, topics, source=source)
     if args.json:
         write_json({"out": args.out, "topics": report, "seconds": round(total["seconds"], 3)}, "-")
