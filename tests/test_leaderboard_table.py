@@ -1,0 +1,270 @@
+"""The leaderboard table as plain functions: rows, averages, filters, sorting, bold best, deep links, exports.
+
+No Gradio and no database here: rows are built from the store's records directly, so every rule of the table
+(average only over all topics, stale revisions hidden, blanks last, markup never rendered) is checked alone.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+
+import pandas as pd
+import pytest
+from test_leaderboard_store import store, store_url  # noqa: F401  (fixtures: SQLite file and PostgreSQL schema)
+
+from freshstack_hf.metrics import HEADLINE
+from leaderboard import plots
+from leaderboard import table as tbl
+from leaderboard.reported import GROUP_LABEL, format_size, load_reported, parse_size
+from leaderboard.schema import LeaderboardRow, Score, SystemRecord
+
+TOPICS = ["alpha", "beta"]
+A10, C20, R50 = (m.id for m in HEADLINE)
+
+
+def system(sid: int, name: str, kind: str = "run", *, size: int | None = None, status: str = "scored", **kw):
+    fields = {"description": "", "link": None, "identity": "ip:1.2.3.4", "content_hash": f"h{sid}", "error": None}
+    fields.update(kw)
+    return SystemRecord(sid, name, kind, created_at=datetime(2025, 3, sid % 28 + 1), size=size, status=status, **fields)
+
+
+def row(sid: int, name: str, values: dict[str, float], kind: str = "run", revision: str = "rev1", **kw):
+    scores = {t: {A10: Score(v), C20: Score(v / 2), R50: Score(v / 3)} for t, v in values.items()}
+    return LeaderboardRow(system(sid, name, kind, **kw), scores, "0.1.0", revision if values else None)
+
+
+@pytest.fixture
+def frame() -> pd.DataFrame:
+    rows = [
+        row(1, "BM25", {"alpha": 0.30, "beta": 0.20}, "baseline"),
+        row(2, "Dense <b>MiniLM</b>", {"alpha": 0.40, "beta": 0.0}, "baseline", size=22_700_000),
+        row(3, "only alpha", {"alpha": 0.90}),
+        row(4, "old revision", {"alpha": 0.99, "beta": 0.99}, revision="rev0"),
+        row(5, "big model", {"alpha": 0.50, "beta": 0.40}, "model", size=7_000_000_000, link="https://x.org/a_(b)"),
+        row(6, "queued model", {}, "model", status="queued"),
+    ]
+    return tbl.build_frame(rows, [], TOPICS, revision="rev1")
+
+
+def test_rows_columns_and_average_is_the_plain_mean_over_every_topic(frame):
+    assert list(frame["id"]) == ["1", "2", "3", "5", "6"]  # the stale revision is left out
+    view = tbl.view_frame(frame)
+    assert list(view.columns[:3]) == ["id", "system", "type"]
+    assert list(view.columns[3:6]) == ["average α-nDCG@10", "average Coverage@20", "average Recall@50"]
+    assert list(view.columns[-3:]) == ["size", "date", "link"]
+    by_id = frame.set_index("id")
+    assert by_id.at["1", "average α-nDCG@10"] == pytest.approx(0.25)
+    assert by_id.at["5", "average Recall@50"] == pytest.approx((0.5 / 3 + 0.4 / 3) / 2)
+    assert math.isnan(by_id.at["3", "average α-nDCG@10"])  # missing beta: no average
+    assert by_id.at["3", "alpha α-nDCG@10"] == 0.9
+    assert by_id.at["6", "type"] == "submitted model (queued)"
+    assert by_id.at["2", "date"] == "2025-03-03"
+
+
+def test_default_sort_is_average_alpha_ndcg_descending_with_blanks_last(frame):
+    view = tbl.sort_frame(tbl.view_frame(frame), tbl.default_sort())
+    assert list(view["id"]) == ["5", "1", "2", "3", "6"]
+    assert list(tbl.sort_frame(view, tbl.default_sort(), descending=False)["id"]) == ["2", "1", "5", "3", "6"]
+    assert tbl.sort_frame(view, "system", descending=False)["system"].iloc[0] == "BM25"
+
+
+def test_search_type_and_size_filters(frame):
+    assert list(tbl.filter_frame(frame, search="  MODEL ")["id"]) == ["5", "6"]
+    assert list(tbl.filter_frame(frame, types=["baseline"])["id"]) == ["1", "2"]
+    assert list(tbl.filter_frame(frame, sizes=["1B–10B"])["id"]) == ["5"]
+    assert list(tbl.filter_frame(frame, sizes=["unknown"], types=["run", "model"])["id"]) == ["3", "6"]
+    assert tbl.filter_frame(frame, types=[]).empty
+    assert tbl.size_bucket(99_999_999) == "< 100M" and tbl.size_bucket(1e9) == "1B–10B"
+    assert tbl.size_bucket(None) == tbl.size_bucket(float("nan")) == "unknown"
+
+
+def test_display_bolds_the_best_of_each_column_and_keeps_names_as_plain_text(frame):
+    view = tbl.view_frame(frame)
+    assert tbl.best_values(view)["alpha α-nDCG@10"] == 0.9
+    value = tbl.display(view)
+    assert value["headers"] == list(view.columns)
+    shown = dict(zip(view["id"], value["metadata"]["display_value"], strict=True))
+    raw = dict(zip(view["id"], value["data"], strict=True))
+    col = {name: i for i, name in enumerate(view.columns)}
+    assert shown["3"][col["alpha α-nDCG@10"]] == "0.900" and raw["3"][col["alpha α-nDCG@10"]] == 0.9
+    assert shown["3"][col["average α-nDCG@10"]] == "" and raw["3"][col["average α-nDCG@10"]] is None
+    assert (shown["2"][col["size"]], shown["5"][col["size"]], shown["1"][col["size"]]) == ("22.7M", "7B", "")
+    assert shown["2"][col["system"]] == "Dense <b>MiniLM</b>"  # a plain "str" cell: shown as text, never HTML
+    types = dict(zip(view.columns, tbl.datatypes(view), strict=True))
+    assert types["system"] == "str" and types["link"] == "markdown" and types["average α-nDCG@10"] == "number"
+    assert frame.set_index("id").at["5", "link"] == "[x\\.org](https://x.org/a_%28b%29)"
+    empty = tbl.display(view.iloc[0:0])
+    assert empty["data"] == [] and empty["metadata"] is None
+
+
+def test_bold_marks_the_best_cell_of_each_metric_column():
+    rows = [row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.1, "beta": 0.4})]
+    view = tbl.view_frame(tbl.build_frame(rows, [], TOPICS))
+    styling = tbl.display(view)["metadata"]["styling"]
+    bold = {(r, c) for r, cells in enumerate(styling) for c, s in enumerate(cells) if s == "font-weight: bold"}
+    assert len(bold) == 9  # 3 average + 6 topic columns, one best each
+    assert {(1, 3), (0, 6), (1, 9)} <= bold and (0, 3) not in bold
+    tied = tbl.view_frame(
+        tbl.build_frame(
+            [row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.2, "beta": 0.2})], [], TOPICS
+        )
+    )
+    assert all(s == "font-weight: bold" for r in tbl.display(tied)["metadata"]["styling"] for s in r[3:12])
+
+
+def test_topic_view_keeps_only_that_topics_columns(frame):
+    view = tbl.view_frame(frame, "beta")
+    assert [c for c in view.columns if "@" in c] == ["beta α-nDCG@10", "beta Coverage@20", "beta Recall@50"]
+
+
+@pytest.mark.parametrize(
+    ("params", "expected"),
+    [
+        ({}, (None, "average α-nDCG@10", True, "")),
+        ({"topic": "beta"}, ("beta", "beta α-nDCG@10", True, "")),
+        ({"topic": "Beta", "sort": "coverage@20"}, ("beta", "beta Coverage@20", True, "")),
+        ({"sort": "Recall@50", "order": "asc"}, (None, "average Recall@50", False, "")),
+        ({"sort": "alpha:alpha-nDCG@10"}, (None, "alpha α-nDCG@10", True, "")),
+        ({"sort": "name"}, (None, "system", False, "")),
+        ({"sort": "size"}, (None, "size", True, "")),
+        ({"topic": "nope"}, (None, "average α-nDCG@10", True, "unknown topic 'nope'; showing all topics")),
+        ({"sort": "ndcg@10"}, (None, "average α-nDCG@10", True, "unknown sort 'ndcg@10'; sorted by average α-nDCG@10")),
+        ({"topic": "alpha", "sort": "beta:recall@50"}, ("alpha", "alpha α-nDCG@10", True, "unknown sort")),
+    ],
+)
+def test_deep_links(params, expected):
+    view = tbl.parse_view(params, TOPICS)
+    assert (view.topic, view.sort, view.descending) == expected[:3]
+    assert view.notice.startswith(expected[3])
+
+
+def test_exports_hold_the_rows_shown_at_full_precision(frame, tmp_path):
+    view = tbl.sort_frame(tbl.view_frame(tbl.filter_frame(frame, types=["baseline", "model"])), tbl.default_sort())
+    csv_path, json_path = tbl.export_files(view, tmp_path)
+    assert csv_path.suffix == ".csv" and json_path.suffix == ".json"
+    back = pd.read_csv(csv_path, dtype={"id": str})
+    assert list(back["id"]) == ["5", "1", "2", "6"]
+    assert back.loc[0, "link"] == "https://x.org/a_(b)"
+    data = json.loads(json_path.read_text())
+    assert data["rows"][1]["average α-nDCG@10"] == pytest.approx(0.25, abs=0)
+    assert data["rows"][3]["average α-nDCG@10"] is None
+    assert "α-nDCG@10" in data["measures"]
+    assert tbl.export_files(view, tmp_path) == (csv_path, json_path)  # same rows, same files
+    formula = tbl.view_frame(tbl.build_frame([row(9, "=HYPERLINK(1)", {"alpha": 0.1})], [], TOPICS))
+    csv_path, json_path = tbl.export_files(formula, tmp_path)
+    assert "'=HYPERLINK(1)" in csv_path.read_text() and '"=HYPERLINK(1)"' in json_path.read_text()
+
+
+def test_sizes_parse_and_format():
+    assert [parse_size(s) for s in ("9B", "434M", "1.5B", "-", "", "47m", None)] == [
+        9_000_000_000,
+        434_000_000,
+        1_500_000_000,
+        None,
+        None,
+        47_000_000,
+        None,
+    ]
+    assert [format_size(s) for s in (22_713_216, 9e9, 1.5e9, 434e6, None, float("nan"))] == [
+        "22.7M",
+        "9B",
+        "1.5B",
+        "434M",
+        "",
+        "",
+    ]
+
+
+def test_reported_rows_are_their_own_labelled_group(tmp_path):
+    path = tmp_path / "board.json"
+    info = {"name": "X <script>alert(1)</script>Emb", "size": "7B", "type": "open_source", "date": "2024-01-01"}
+    entry = {
+        "info": {**info, "link": "https://hf.co/x"},
+        "datasets": {
+            "alpha": {"alpha_ndcg_10": 0.3, "coverage_20": 0.5, "recall_50": 0.4},
+            "beta": {"alpha_ndcg_10": 0.1, "coverage_20": 0.2, "recall_50": 0.3},
+            "average": {"alpha_ndcg_10": 0.9, "coverage_20": 0.9, "recall_50": 0.9},
+        },
+    }
+    path.write_text(json.dumps({"leaderboardData": [entry]}))
+    (reported,) = load_reported(path)
+    assert reported.name == "X Emb" and reported.key == "r1" and reported.size == 7_000_000_000
+    assert reported.scores["alpha"] == {"alpha_ndcg@10": 0.3, "coverage@20": 0.5, "recall@50": 0.4}
+    frame = tbl.build_frame([row(1, "BM25", {"alpha": 0.3, "beta": 0.2}, "baseline")], [reported], TOPICS)
+    by_id = frame.set_index("id")
+    assert by_id.at["r1", "type"] == tbl.REPORTED_TYPE and by_id.at["r1", "_kind"] == "reported"
+    assert by_id.at["r1", "average α-nDCG@10"] == pytest.approx(0.2)  # recomputed, the file's 0.9 is ignored
+    assert list(tbl.filter_frame(frame, types=["baseline"])["id"]) == ["1"]  # the group hides as one
+    assert "not computed here" in GROUP_LABEL
+
+
+def test_the_official_file_loads(shared_data):
+    reported = load_reported(shared_data / "reference" / "freshstack-official-leaderboard.json")
+    assert len(reported) == 40
+    bm25 = next(r for r in reported if r.name == "BM25")
+    assert bm25.scores["langchain"]["alpha_ndcg@10"] == 0.23 and bm25.size is None
+    frame = tbl.build_frame([], reported, ["langchain", "yolo", "laravel", "angular", "godot"])
+    assert frame.set_index("id").at[bm25.key, "average α-nDCG@10"] == pytest.approx(0.2178)
+
+
+def test_plots_data(frame):
+    points, caption = plots.size_scatter(frame, "alpha_ndcg@10")
+    assert list(points["system"]) == ["Dense <b>MiniLM</b>", "big model"]
+    assert points["log10 parameters"].tolist() == [pytest.approx(7.356, abs=1e-3), pytest.approx(9.845, abs=1e-3)]
+    assert "BM25" in caption and "only alpha" not in caption  # no average: not a point at all
+    bars = plots.topic_bars(frame, ["1", "3"], "coverage@20")
+    assert bars[["topic", "value"]].values.tolist() == [
+        ["alpha", 0.15],
+        ["alpha", 0.45],
+        ["beta", 0.1],
+        ["average", 0.125],
+    ]
+    assert plots.default_selection(frame, 2) == ["5", "1"]
+    with pytest.raises(ValueError):
+        plots.size_scatter(frame, "ndcg@10")
+
+
+def test_board_source_rebuilds_only_when_the_store_changes():
+    class FakeStore:
+        reads, marker = 0, (1,)
+
+        def change_marker(self):
+            return self.marker
+
+        def leaderboard_rows(self, measures=None):
+            assert measures == ("alpha_ndcg@10", "coverage@20", "recall@50")
+            self.reads += 1
+            return [row(1, "BM25", {"alpha": 0.3, "beta": 0.2}, "baseline")]
+
+    fake = FakeStore()
+    board = tbl.BoardSource(fake, [], TOPICS, "rev1")
+    first = board.frame()
+    assert board.frame() is first and fake.reads == 1
+    fake.marker = (2,)  # e.g. a worker stored a result
+    second = board.frame()
+    assert second is not first and fake.reads == 2
+    board.invalidate()
+    assert board.frame() is not second and fake.reads == 3
+
+
+def test_the_store_marker_and_headline_read_on_both_backends(store):  # noqa: F811
+    from leaderboard.schema import ResultMeta
+
+    marks = [store.change_marker()]
+    scores = {"metrics": {A10: 0.5, C20: 0.4, "ndcg@10": 0.3}, "per_query": {"q": {A10: 0.5}}}
+    run, _ = store.add_system(
+        name="r", kind="run", content_hash="h-run", results={"alpha": scores}, meta=ResultMeta("rev1")
+    )
+    marks.append(store.change_marker())
+    store.add_system(name="m", kind="model", content_hash="h-model", job=("model", {"model": "o/m"}))
+    marks.append(store.change_marker())
+    job = store.claim_job("w1")
+    marks.append(store.change_marker())  # a state change only: the job's updated_at moves
+    store.fail_job(job.id, "w1", "broken")
+    marks.append(store.change_marker())
+    assert len(set(marks)) == len(marks)
+    assert store.change_marker() == marks[-1]  # nothing written: the same marker, the cached board is reused
+    (row,) = [r for r in store.leaderboard_rows(measures=(A10, C20)) if r.system.id == run.id]
+    assert set(row.scores["alpha"]) == {A10, C20}
