@@ -122,9 +122,10 @@ def test_synth_120k_docs_under_60_seconds(tmp_path):
 
 @pytest.mark.slow
 def test_demo_runs_and_loads_with_datasets(tmp_path):
-    r = cli("demo", "--out", str(tmp_path / "demo"), "--queries", "8", "--docs", "400")
+    r = cli("demo", "--out", str(tmp_path / "demo"), "--queries", "8", "--docs", "400", "--no-serve")
     assert r.returncode == 0, r.stderr
     assert "load_dataset('freshstack', 'demo')" in r.stdout and "8 queries" in r.stdout
+    assert "[5/5] wrote" in r.stdout and "alpha_ndcg@10" in r.stdout
     code = "from datasets import load_dataset; print(load_dataset('freshstack', 'demo'))"
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path / "demo", capture_output=True, text=True, timeout=300
@@ -132,6 +133,40 @@ def test_demo_runs_and_loads_with_datasets(tmp_path):
     assert out.returncode == 0, out.stderr
     for col in ("query_id", "query_title", "query_text", "answer_id", "answer_text", "metadata", "nuggets"):
         assert col in out.stdout
+    r = cli("evaluate", str(tmp_path / "demo" / "freshstack"), "--run", str(tmp_path / "demo" / "runs" / "bm25.trec"))
+    assert r.returncode == 0 and "α-nDCG@10" in r.stdout
+
+
+@pytest.mark.slow
+def test_demo_ends_serving_the_leaderboard_with_baselines(tmp_path):
+    import socket
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen(
+        [str(EXE), "demo", "--out", str(tmp_path / "demo"), "--queries", "6", "--docs", "300", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        deadline, page = time.time() + 400, ""
+        while time.time() < deadline and proc.poll() is None:
+            try:
+                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
+                break
+            except OSError:
+                time.sleep(2)
+        assert "FreshStack leaderboard" in page, "the demo did not serve the leaderboard"
+    finally:
+        proc.terminate()
+        output = proc.communicate(timeout=60)[0]
+    assert f"leaderboard: http://127.0.0.1:{port}/" in output
+    for name in ("stored BM25", "stored Dense", "stored RRF hybrid"):
+        assert name in output
 
 
 def test_top_level_help_lists_every_command():

@@ -47,6 +47,19 @@ def _plugins() -> list:
     return [ep.load() for ep in sorted(entry_points(group=PLUGIN_GROUP), key=lambda ep: ep.name)]
 
 
+def run_plugin(name: str, argv: list[str]) -> int:
+    """Run a plugin subcommand (e.g. `leaderboard`) from library code without importing its package by name."""
+    from importlib.metadata import entry_points
+
+    found = [ep for ep in entry_points(group=PLUGIN_GROUP) if ep.name == name]
+    if not found:
+        raise FreshStackError(f"the `{name}` command is not installed: reinstall the project (pip install -e .)")
+    module = found[0].load()
+    parser = argparse.ArgumentParser(prog=f"freshstack-hf {name}")
+    module.add_arguments(parser)
+    return int(module.run(parser.parse_args(argv)) or 0)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="freshstack-hf",
