@@ -27,12 +27,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, and_, case, create_engine, delete, event, func, insert, or_, select, update
+from sqlalchemy import Connection, Engine, create_engine, delete, event, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import make_url
 
 from freshstack_hf.errors import FreshStackError
+from leaderboard.queue import JobQueue, _job
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.schema import (
     SYSTEM_KINDS,
@@ -102,11 +103,7 @@ def _system(row: Any) -> SystemRecord:
     return SystemRecord(**{k: row._mapping[k] for k in SystemRecord.__slots__})
 
 
-def _job(row: Any) -> JobRecord:
-    return JobRecord(**{k: row._mapping[k] for k in JobRecord.__slots__})
-
-
-class Store:
+class Store(JobQueue):
     """Submissions, results and jobs in a SQLAlchemy database; see the module docstring for the guarantees."""
 
     def __init__(self, url: str | None = None) -> None:
@@ -325,103 +322,6 @@ class Store:
         with self._read() as conn:
             return {state: n for state, n in conn.execute(select(jobs.c.state, func.count()).group_by(jobs.c.state))}
 
-    def _set_system(self, conn: Connection, system_id: int, status: str, error: str | None = None) -> None:
-        conn.execute(update(systems).where(systems.c.id == system_id).values(status=status, error=error))
-
-    def claim_job(self, worker_id: str, lease_seconds: float = 300.0) -> JobRecord | None:
-        """Take the oldest claimable job (queued, or running with an expired lease) for `worker_id`, or None."""
-        with self._write() as conn:
-            now = self._now(conn)
-            expired = and_(jobs.c.state == "running", jobs.c.lease_expires_at < now)
-            exhausted = conn.execute(
-                update(jobs)
-                .where(expired, jobs.c.attempts >= jobs.c.max_attempts)
-                .values(state="failed", updated_at=now, finished_at=now, error=_GAVE_UP)
-                .returning(jobs.c.system_id)
-            ).scalars()
-            for system_id in exhausted.all():
-                self._set_system(conn, system_id, "failed", _GAVE_UP)
-            pick = (
-                select(jobs.c.id)
-                .where(or_(jobs.c.state == "queued", expired), jobs.c.attempts < jobs.c.max_attempts)
-                .order_by(jobs.c.id)
-                .limit(1)
-                .with_for_update(skip_locked=True)
-                .scalar_subquery()
-            )
-            lease = {"lease_owner": worker_id, "lease_expires_at": now + timedelta(seconds=lease_seconds)}
-            row = conn.execute(
-                update(jobs)
-                .where(jobs.c.id == pick)
-                .values(state="running", attempts=jobs.c.attempts + 1, updated_at=now, error=None, **lease)
-                .returning(*jobs.c)
-            ).first()
-            if row is None:
-                return None
-            self._set_system(conn, row.system_id, "running")
-        log.info("worker %s claimed job %d (attempt %d of %d)", worker_id, row.id, row.attempts, row.max_attempts)
-        return _job(row)
-
-    def _owned(self, job_id: int, worker_id: str) -> Any:
-        return and_(jobs.c.id == job_id, jobs.c.state == "running", jobs.c.lease_owner == worker_id)
-
-    def heartbeat(self, job_id: int, worker_id: str, lease_seconds: float = 300.0) -> bool:
-        """Extend the lease; False when the job is no longer this worker's (it should stop working on it)."""
-        with self._write() as conn:
-            now = self._now(conn)
-            lease = now + timedelta(seconds=lease_seconds)
-            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(lease_expires_at=lease, updated_at=now)
-            return conn.execute(stmt).rowcount == 1
-
-    def finish_job(
-        self,
-        job_id: int,
-        worker_id: str,
-        topic_results: Mapping[str, Any],
-        meta: ResultMeta,
-        *,
-        size: int | None = None,
-    ) -> bool:
-        """Store the results and mark the job done, atomically and only while `worker_id` owns the job.
-
-        Returns False (and stores nothing) when the lease was lost: another worker has the job, or it ended.
-        """
-        with self._write() as conn:
-            now = self._now(conn)
-            done = {"state": "done", "lease_expires_at": None, "updated_at": now, "finished_at": now}
-            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**done).returning(jobs.c.system_id)
-            system_id = conn.execute(stmt).scalar_one_or_none()
-            if system_id is None:
-                return False
-            self._insert_results(conn, system_id, topic_results, meta, now)
-            scored = {"status": "scored", "error": None, "size": func.coalesce(size, systems.c.size)}
-            conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
-        return True
-
-    def fail_job(self, job_id: int, worker_id: str, error: str) -> bool:
-        """Mark the job failed for good (a bad model, a time cap): retrying would fail the same way."""
-        with self._write() as conn:
-            now = self._now(conn)
-            failed = {"state": "failed", "error": error[:4000], "updated_at": now, "finished_at": now}
-            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**failed).returning(jobs.c.system_id)
-            system_id = conn.execute(stmt).scalar_one_or_none()
-            if system_id is not None:
-                self._set_system(conn, system_id, "failed", error[:4000])
-        return system_id is not None
-
-    def release_job(self, job_id: int, worker_id: str, error: str | None = None) -> bool:
-        """Give a job back to the queue at once (worker stopping, process crash); failed past max_attempts."""
-        with self._write() as conn:
-            now = self._now(conn)
-            state = case((jobs.c.attempts >= jobs.c.max_attempts, "failed"), else_="queued")
-            values = {"state": state, "lease_owner": None, "lease_expires_at": None, "error": error, "updated_at": now}
-            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**values)
-            row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.state)).first()
-            if row is not None:
-                self._set_system(conn, row.system_id, row.state, error if row.state == "failed" else None)
-        return row is not None
-
-    # ---- rate limit -----------------------------------------------------------------------------------------
     def check_rate_limit(self, identity: str, max_per_hour: int, *, window_seconds: float = 3600.0) -> RateDecision:
         """Count this submission against `identity`, or refuse it when the window already holds the maximum."""
         with self._write() as conn:
@@ -440,6 +340,3 @@ class Store:
                 return RateDecision(False, len(times), max_per_hour, max(wait, 0.0))
             conn.execute(insert(rate_events).values(identity=identity, at=now))
         return RateDecision(True, len(times) + 1, max_per_hour)
-
-
-_GAVE_UP = "gave up: the workers running this job stopped sending heartbeats (killed, out of memory or hung)"

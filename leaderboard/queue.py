@@ -1,0 +1,132 @@
+"""The job queue half of the store: claiming under a lease, heartbeats, and finishing exactly once.
+
+A mixin of `Store` (which owns the engine and transactions); kept apart because the lease rules are the part
+of the store that needs the most careful reading. See `leaderboard.store` for the guarantees on each database.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import Connection, and_, case, func, or_, select, update
+
+from leaderboard.schema import (
+    JobRecord,
+    ResultMeta,
+    jobs,
+    systems,
+)
+
+log = logging.getLogger(__name__)
+
+
+_GAVE_UP = "gave up: the workers running this job stopped sending heartbeats (killed, out of memory or hung)"
+
+
+def _job(row: Any) -> JobRecord:
+    return JobRecord(**{k: row._mapping[k] for k in JobRecord.__slots__})
+
+
+class JobQueue:
+    """Methods that need `_write`, `_now`, `_insert_results` and `is_postgres` from the class they are mixed into."""
+
+    def _set_system(self, conn: Connection, system_id: int, status: str, error: str | None = None) -> None:
+        conn.execute(update(systems).where(systems.c.id == system_id).values(status=status, error=error))
+
+    def claim_job(self, worker_id: str, lease_seconds: float = 300.0) -> JobRecord | None:
+        """Take the oldest claimable job (queued, or running with an expired lease) for `worker_id`, or None."""
+        with self._write() as conn:
+            now = self._now(conn)
+            expired = and_(jobs.c.state == "running", jobs.c.lease_expires_at < now)
+            exhausted = conn.execute(
+                update(jobs)
+                .where(expired, jobs.c.attempts >= jobs.c.max_attempts)
+                .values(state="failed", updated_at=now, finished_at=now, error=_GAVE_UP)
+                .returning(jobs.c.system_id)
+            ).scalars()
+            for system_id in exhausted.all():
+                self._set_system(conn, system_id, "failed", _GAVE_UP)
+            pick = (
+                select(jobs.c.id)
+                .where(or_(jobs.c.state == "queued", expired), jobs.c.attempts < jobs.c.max_attempts)
+                .order_by(jobs.c.id)
+                .limit(1)
+                .with_for_update(skip_locked=True)
+                .scalar_subquery()
+            )
+            lease = {"lease_owner": worker_id, "lease_expires_at": now + timedelta(seconds=lease_seconds)}
+            row = conn.execute(
+                update(jobs)
+                .where(jobs.c.id == pick)
+                .values(state="running", attempts=jobs.c.attempts + 1, updated_at=now, error=None, **lease)
+                .returning(*jobs.c)
+            ).first()
+            if row is None:
+                return None
+            self._set_system(conn, row.system_id, "running")
+        log.info("worker %s claimed job %d (attempt %d of %d)", worker_id, row.id, row.attempts, row.max_attempts)
+        return _job(row)
+
+    def _owned(self, job_id: int, worker_id: str) -> Any:
+        return and_(jobs.c.id == job_id, jobs.c.state == "running", jobs.c.lease_owner == worker_id)
+
+    def heartbeat(self, job_id: int, worker_id: str, lease_seconds: float = 300.0) -> bool:
+        """Extend the lease; False when the job is no longer this worker's (it should stop working on it)."""
+        with self._write() as conn:
+            now = self._now(conn)
+            lease = now + timedelta(seconds=lease_seconds)
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(lease_expires_at=lease, updated_at=now)
+            return conn.execute(stmt).rowcount == 1
+
+    def finish_job(
+        self,
+        job_id: int,
+        worker_id: str,
+        topic_results: Mapping[str, Any],
+        meta: ResultMeta,
+        *,
+        size: int | None = None,
+    ) -> bool:
+        """Store the results and mark the job done, atomically and only while `worker_id` owns the job.
+
+        Returns False (and stores nothing) when the lease was lost: another worker has the job, or it ended.
+        """
+        with self._write() as conn:
+            now = self._now(conn)
+            done = {"state": "done", "lease_expires_at": None, "updated_at": now, "finished_at": now}
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**done).returning(jobs.c.system_id)
+            system_id = conn.execute(stmt).scalar_one_or_none()
+            if system_id is None:
+                return False
+            self._insert_results(conn, system_id, topic_results, meta, now)
+            scored = {"status": "scored", "error": None, "size": func.coalesce(size, systems.c.size)}
+            conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
+        return True
+
+    def fail_job(self, job_id: int, worker_id: str, error: str) -> bool:
+        """Mark the job failed for good (a bad model, a time cap): retrying would fail the same way."""
+        with self._write() as conn:
+            now = self._now(conn)
+            failed = {"state": "failed", "error": error[:4000], "updated_at": now, "finished_at": now}
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**failed).returning(jobs.c.system_id)
+            system_id = conn.execute(stmt).scalar_one_or_none()
+            if system_id is not None:
+                self._set_system(conn, system_id, "failed", error[:4000])
+        return system_id is not None
+
+    def release_job(self, job_id: int, worker_id: str, error: str | None = None) -> bool:
+        """Give a job back to the queue at once (worker stopping, process crash); failed past max_attempts."""
+        with self._write() as conn:
+            now = self._now(conn)
+            state = case((jobs.c.attempts >= jobs.c.max_attempts, "failed"), else_="queued")
+            values = {"state": state, "lease_owner": None, "lease_expires_at": None, "error": error, "updated_at": now}
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**values)
+            row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.state)).first()
+            if row is not None:
+                self._set_system(conn, row.system_id, row.state, error if row.state == "failed" else None)
+        return row is not None
+
+    # ---- rate limit -----------------------------------------------------------------------------------------
