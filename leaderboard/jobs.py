@@ -13,7 +13,6 @@ cap, because the worker runs models that strangers chose. Payloads (JSON, writte
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -51,15 +50,14 @@ def _open_dataset(payload: Mapping[str, Any], dataset: str | None) -> tuple[str,
 
 
 def dataset_revision(repo: Path, revision: str | None) -> str:
-    """The Hub commit of a downloaded snapshot, else the revision asked for, else a hash of a local manifest."""
+    """The Hub commit of a downloaded snapshot, else the revision asked for, else a hash of the local data files."""
     if repo.parent.name == "snapshots":
         return repo.name
     if revision:
         return revision
-    manifest = repo / "manifest.json"
-    if manifest.is_file():
-        return "local-" + hashlib.sha256(manifest.read_bytes()).hexdigest()[:16]
-    return "local-unversioned"
+    from freshstack_hf.repo.reader import local_revision
+
+    return local_revision(repo)
 
 
 def _measures(payload: Mapping[str, Any]) -> tuple[Any, ...]:

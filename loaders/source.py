@@ -9,7 +9,6 @@ build they were computed on.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,12 +40,12 @@ class DatasetSource:
         return self.location == PUBLISHED_DATASET and self.revision == PUBLISHED_REVISION
 
     def recorded_revision(self) -> str:
-        """The revision to store beside results: the Hub revision, or `local-<hash of manifest.json>`."""
+        """The revision to store beside results: the Hub revision, or `local-<hash of the data files>`."""
         if not self.is_local:
             return self.revision or "main"
-        manifest = Path(self.location).expanduser() / "manifest.json"
-        data = manifest.read_bytes() if manifest.is_file() else b""
-        return f"local-{hashlib.sha1(data).hexdigest()[:12]}"
+        from freshstack_hf.repo.reader import local_revision
+
+        return local_revision(Path(self.location).expanduser())
 
     def topics(self) -> list[str]:
         """Topics of the repo; the published revision's list is known without reading anything."""

@@ -164,3 +164,15 @@ def test_hand_edited_file_is_flagged(synth_repo, tmp_path):
     assert any(
         m.startswith("beta-nuggets: file data/beta/nuggets.parquet changed after it was written") for m in messages
     )
+
+
+def test_local_revision_is_the_data_not_the_build_time(tmp_path):
+    from freshstack_hf.repo.reader import local_revision
+
+    repo = tmp_path / "freshstack"
+    write_topics(repo, [synth_topic("t", SynthConfig(queries=3, docs=40, seed=1))])
+    first = local_revision(repo)
+    write_topics(repo, [synth_topic("t", SynthConfig(queries=3, docs=40, seed=1))])  # same data, new manifest
+    assert local_revision(repo) == first and first.startswith("local-")
+    write_topics(repo, [synth_topic("t", SynthConfig(queries=3, docs=40, seed=2))])
+    assert local_revision(repo) != first

@@ -15,6 +15,7 @@ import textwrap
 import warnings
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from freshstack_hf.errors import FreshStackError
@@ -78,7 +79,7 @@ def test_env_names_a_folder_or_another_hub_repo(monkeypatch, small_repo):
     assert dataset_source(small_repo).location == str(small_repo.resolve())  # an argument beats the env
 
 
-def test_local_revision_follows_the_manifest(tmp_path, small_repo):
+def test_local_revision_follows_the_data(tmp_path, small_repo):
     import shutil
 
     copy = tmp_path / "freshstack"
@@ -86,6 +87,9 @@ def test_local_revision_follows_the_manifest(tmp_path, small_repo):
     before = dataset_source(copy).recorded_revision()
     assert before.startswith("local-") and before == dataset_source(small_repo).recorded_revision()
     (copy / "manifest.json").write_text((copy / "manifest.json").read_text() + " ")
+    assert dataset_source(copy).recorded_revision() == before  # the data, not the manifest's timestamps
+    nuggets = copy / "data" / "alpha" / "nuggets.parquet"
+    pq.write_table(pq.read_table(nuggets).slice(1), nuggets)
     assert dataset_source(copy).recorded_revision() != before
 
 

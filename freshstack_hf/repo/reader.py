@@ -7,6 +7,8 @@ identically.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -44,6 +46,28 @@ def _download(repo_id: str, revision: str | None, topics: list[str] | None) -> P
             f"could not fetch dataset repo {repo_id!r} (revision {revision or 'main'}) from the Hub: {exc}. "
             "Check the id and your network, or pass a local folder"
         ) from exc
+
+
+def local_revision(repo: str | Path) -> str:
+    """`local-<hash>` of a local repo's data files (paths and bytes), what results record as its revision.
+
+    Content, not the manifest: rebuilding identical data keeps the revision (the manifest's timestamps change),
+    and any change to a data file changes it. Hashes are memoised by (path, size, mtime) within a process.
+    """
+    root = Path(repo) / layout.DATA_DIR
+    files = sorted(p for p in root.rglob("*.parquet")) if root.is_dir() else []
+    digest = hashlib.sha1()
+    for path in files:
+        st = path.stat()
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(_file_digest(str(path), st.st_size, st.st_mtime_ns))
+    return f"local-{digest.hexdigest()[:12]}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _file_digest(path: str, size: int, mtime_ns: int) -> bytes:
+    with open(path, "rb") as handle:
+        return hashlib.file_digest(handle, "sha1").digest()
 
 
 def list_topics(source: str | Path, revision: str | None = None) -> list[str]:
