@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.records import Doc
 from freshstack_hf.repo.manifest import read_manifest
@@ -116,9 +117,8 @@ def export_official(repo: str | Path, topic: str, out_dir: str | Path) -> tuple[
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = out_dir / "queries.parquet", out_dir / "corpus.parquet"
     for table, path in zip((queries, corpus), paths, strict=True):
-        tmp = path.with_name(f".{path.name}.tmp")
-        pq.write_table(table, tmp)
-        tmp.replace(path)
+        with atomic_path(path) as tmp:
+            pq.write_table(table, tmp)
     return paths
 
 

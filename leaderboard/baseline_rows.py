@@ -15,8 +15,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf._version import __version__
+from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES, top_docs
 from leaderboard.schema import SCHEMA_VERSION, ResultMeta
@@ -91,10 +90,8 @@ class RunArchive:
     def save(self, content_hash: str, runs: Mapping[str, Run]) -> Path:
         self.root.mkdir(parents=True, exist_ok=True)
         target = self.path(content_hash)
-        fd, tmp = tempfile.mkstemp(dir=self.root, suffix=".tmp")
-        with os.fdopen(fd, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb") as fh:
+        with atomic_path(target) as tmp, gzip.open(tmp, "wb") as fh:  # readers never see half a file
             fh.write(json.dumps(runs, separators=(",", ":")).encode())
-        os.replace(tmp, target)  # readers never see half a file
         return target
 
     def load(self, content_hash: str) -> dict[str, dict[str, dict[str, float]]] | None:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from typing import Any
 
 import pandas as pd
 
+from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
 from leaderboard.reported import ReportedSystem, format_size
@@ -277,10 +277,8 @@ def export_files(view: pd.DataFrame, directory: str | Path | None = None) -> tup
     paths = folder / f"freshstack-leaderboard-{digest}.csv", folder / f"freshstack-leaderboard-{digest}.json"
     for path, text in zip(paths, (csv_text, payload), strict=True):
         if not path.exists():
-            fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
+            with atomic_path(path) as tmp:
+                tmp.write_text(text, encoding="utf-8")
     return paths
 
 

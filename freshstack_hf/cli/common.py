@@ -44,11 +44,10 @@ def write_json(data: Any, target: str) -> None:
     if target == "-":
         sys.stdout.write(text)
         return
-    path = Path(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    from freshstack_hf.atomic import atomic_path
+
+    with atomic_path(target) as tmp:
+        tmp.write_text(text, encoding="utf-8")
 
 
 @contextmanager

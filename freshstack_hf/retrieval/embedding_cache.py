@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from freshstack_hf.atomic import atomic_path
+
 log = logging.getLogger(__name__)
 
 CACHE_FORMAT = 2  # 2: keys are hex digests (raw digests lost trailing NUL bytes in numpy's S20)
@@ -87,12 +89,5 @@ class EmbeddingCache:
 
 
 def _atomic_write(path: Path, write: Any) -> None:
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            write(f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with atomic_path(path, durable=True) as tmp, open(tmp, "wb") as f:
+        write(f)

@@ -8,18 +8,22 @@ from __future__ import annotations
 
 import gzip
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
+from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics.ranking import top_docs
 
 
-def _open(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if path.suffix == ".gz":
-        return gzip.open(path, "wt", encoding="utf-8")
-    return path.open("w", encoding="utf-8")
+@contextmanager
+def _open(path: Path) -> Iterator[Any]:
+    """A text handle on a temporary file that becomes `path` only once fully written (gzip by suffix)."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    with atomic_path(path) as tmp, opener(tmp, "wt", encoding="utf-8") as handle:
+        yield handle
 
 
 def trec_lines(run: Mapping[str, Mapping[str, float]], tag: str = "freshstack-hf", depth: int | None = None):

@@ -1,0 +1,33 @@
+"""Write a file so that readers see the old version or the new one, never half of it.
+
+Every writer of user-visible files (runs, JSON reports, exports, caches, archives) goes through `atomic_path`:
+it hands out a temporary name beside the target, renames it over the target only when the block finishes, and
+removes it otherwise, so an interrupted run leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str], *, durable: bool = False) -> Iterator[Path]:
+    """Yield a temporary path beside `path`; it replaces `path` when the block succeeds, and is removed if not.
+
+    `durable` fsyncs the file before the rename, for caches that must survive a power cut as well as a crash.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        yield tmp
+        if durable:
+            with open(tmp, "rb") as handle:
+                os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
