@@ -49,6 +49,7 @@ class Nugget:
     nugget_id: str
     query_id: str
     text: str
+    importance: str = ""  # "vital" / "okay" as TREC RAG's nuggetizer grades them; "" when not graded
 
 
 @dataclass(frozen=True, slots=True)

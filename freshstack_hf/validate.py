@@ -12,6 +12,7 @@ from freshstack_hf.errors import Problem
 from freshstack_hf.topic import Topic
 
 NUGGET_ID_RE = re.compile(r"^(?P<qid>.+)_(?P<k>\d+)$")
+IMPORTANCE = ("", "vital", "okay")
 
 
 def validate_topic(topic: Topic) -> list[Problem]:
@@ -90,6 +91,15 @@ def validate_topic(topic: Topic) -> list[Problem]:
             problems.append(Problem(f"{t}-nuggets", f"nugget {n.nugget_id!r} names unknown query {n.query_id!r}"))
         if not n.text.strip():
             problems.append(Problem(where, f"nugget {n.nugget_id!r} has empty text", row))
+        if n.importance not in IMPORTANCE:
+            problems.append(
+                Problem(
+                    f"{t}-nuggets",
+                    f"nugget {n.nugget_id!r} has importance {n.importance!r}",
+                    row,
+                    "use 'vital', 'okay' or leave it empty",
+                )
+            )
 
     for q in topic.queries:
         if nuggets_per_query[q.query_id] == 0:

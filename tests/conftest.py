@@ -43,3 +43,14 @@ def synth_repo(tmp_path_factory) -> Path:
     topics = [synth_topic(name, SynthConfig(queries=12, docs=600, seed=7)) for name in ("alpha", "beta")]
     write_topics(root, topics, source={"kind": "synthetic", "seed": 7})
     return root
+
+
+@pytest.fixture
+def llm_server(monkeypatch):
+    """A local fake OpenAI-compatible server (tests/llm_server.py) answering the build's prompts; fast backoff."""
+    from llm_server import FakeOpenAI
+
+    monkeypatch.setenv("FRESHSTACK_LLM_BACKOFF", "0.01")
+    monkeypatch.setenv("FRESHSTACK_LLM_BATCH_POLL", "0.01")
+    with FakeOpenAI() as server:
+        yield server

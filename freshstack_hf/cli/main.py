@@ -17,6 +17,7 @@ from freshstack_hf.errors import FreshStackError
 # Order here is the order in `--help`.
 SUBCOMMANDS = (
     "demo",
+    "build",
     "synth",
     "validate",
     "stats",

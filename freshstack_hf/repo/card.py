@@ -11,6 +11,7 @@ from typing import Any
 import yaml
 
 from freshstack_hf.repo import layout
+from freshstack_hf.repo.card_build import build_lines
 
 CITATION = """@article{thakur2025freshstack,
   title   = {FreshStack: Building Realistic Benchmarks for Evaluating Retrieval on Technical Documents},
@@ -139,6 +140,9 @@ def render_card(manifest: dict[str, Any], repo_id: str = layout.DEFAULT_REPO_NAM
     sources = sources_lines(manifest)
     if sources:
         parts += ["", "## How each topic was built", "", *sources]
+    built = build_lines(manifest)
+    if built:
+        parts += ["", *built]
     if any(e.get("source", {}).get("kind") == "nano" for e in manifest.get("topics", {}).values()):
         parts += ["", "## Nano sampling", "", *NANO_TEXT]
     parts += [

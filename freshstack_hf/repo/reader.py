@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.manifest import read_manifest
-from freshstack_hf.repo.tables import docs_from_corpus, query_side_from_official
+from freshstack_hf.repo.tables import docs_from_corpus, query_side_from_official, with_importance
 from freshstack_hf.topic import Topic
 
 
@@ -92,9 +92,17 @@ def load_topic(source: str | Path, topic: str, revision: str | None = None) -> T
         )
     return Topic.lazy(
         topic,
-        query_side=lambda: query_side_from_official(read_table(official)),
+        query_side=lambda: _query_side(repo, topic, official),
         docs=lambda: docs_from_corpus(read_table(corpus)),
     )
+
+
+def _query_side(repo: Path, topic: str, official: Path):
+    side = query_side_from_official(read_table(official))
+    nuggets = layout.config_path(repo, topic, "nuggets")
+    if nuggets.exists() and "importance" in pq.read_schema(nuggets).names:
+        side = with_importance(side, read_table(nuggets))
+    return side
 
 
 def load_candidates(source: str | Path, topic: str, stem: str, revision: str | None = None) -> dict[str, list[str]]:

@@ -8,6 +8,7 @@ against it by the validator.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 import pyarrow as pa
 
@@ -140,15 +141,27 @@ def queries_table(topic: Topic) -> pa.Table:
 
 
 def nuggets_table(topic: Topic) -> pa.Table:
+    """The nuggets config; an `importance` column is added only when some nugget is graded (vital/okay)."""
     ns = topic.nuggets
-    return pa.table(
-        {
-            "_id": [n.nugget_id for n in ns],
-            "query-id": [n.query_id for n in ns],
-            "text": [n.text for n in ns],
-        },
-        schema=layout.NUGGETS_SCHEMA,
-    )
+    columns = {
+        "_id": [n.nugget_id for n in ns],
+        "query-id": [n.query_id for n in ns],
+        "text": [n.text for n in ns],
+    }
+    if any(n.importance for n in ns):
+        columns["importance"] = [n.importance for n in ns]
+        return pa.table(columns, schema=layout.NUGGETS_SCHEMA.append(pa.field("importance", layout.STR)))
+    return pa.table(columns, schema=layout.NUGGETS_SCHEMA)
+
+
+def with_importance(side: QuerySide, nuggets: pa.Table) -> QuerySide:
+    """The official schema has no importance; a graded build keeps it in the nuggets config, merged back here."""
+    if "importance" not in nuggets.column_names:
+        return side
+    grade = dict(zip(nuggets.column("_id").to_pylist(), nuggets.column("importance").to_pylist(), strict=True))
+    queries, items, judgments = side
+    items = [replace(n, importance=grade.get(n.nugget_id) or "") for n in items]
+    return queries, items, judgments
 
 
 def qrels_table(topic: Topic) -> pa.Table:

@@ -1,0 +1,433 @@
+"""The topic definition a build starts from: a YAML file, checked whole before any stage runs.
+
+A typo in a key or a wrong type is reported with the file and the dotted key (`corpus.repositories[2].commit`),
+every problem at once, before a single question is parsed or a paid call made. Relative paths are taken from the
+YAML file's folder, and `${VAR}` / `${VAR:-default}` in strings read the environment, so one YAML serves a
+laptop with a local dump and a build machine with the 100 GB one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.errors import FreshStackError, Problem, ValidationError
+from freshstack_hf.topic import TOPIC_NAME_RE
+
+QUESTION_FORMATS = ("auto", "stackexchange", "bigquery", "api")
+TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")
+RETRIEVERS = ("bm25", "dense")
+ENV_RE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
+COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
+KEYWORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class QuestionsConfig:
+    """Where the questions come from and which ones to keep (tags: any of; window: inclusive dates)."""
+
+    source: str
+    tags: tuple[str, ...]
+    format: str = "auto"
+    since: str = ""  # ISO date, inclusive; "" = no lower bound
+    until: str = ""  # ISO date, inclusive; "" = no upper bound
+    max_questions: int | None = None
+    cooccurrence_top_k: int = 25
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    """One corpus repository. `source` is a clone URL, a local checkout or folder, or a tarball.
+
+    Exactly one of `commit` (pinned) and `snapshot_date` (the last commit on or before that day) may be given;
+    a tarball or plain folder has no history, so its commit is taken as declared.
+    """
+
+    source: str
+    keyword: str
+    url: str = ""  # canonical web URL, for each chunk's `url` metadata (`{url}/blob/{commit}/{path}`)
+    commit: str = ""
+    snapshot_date: str = ""
+    branch: str = ""
+    subdir: str = ""  # only this folder of the repository (e.g. angular/angular's adev/src/content)
+    include: tuple[str, ...] = ()  # glob patterns on the repo-relative path; empty = everything
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CorpusConfig:
+    repositories: tuple[RepoConfig, ...]
+    max_tokens: int = 2048  # the released corpus's chunk limit
+    min_tokens: int = 5  # chunks below this are near-empty: dropped and counted
+    tokenizer: str = "regex"  # an offline tokenizer name, recorded in the manifest
+    max_file_bytes: int = 2_000_000  # larger files are generated or data, not documentation
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """An OpenAI-compatible endpoint. No `base_url` (and no env override) means the offline heuristic backend."""
+
+    base_url: str = ""
+    model: str = "gpt-4o"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.1
+    max_concurrency: int = 8
+    max_retries: int = 6
+    timeout: float = 120.0
+    batch: bool = False  # OpenAI Batch API: half price, results within a day
+    input_price_per_million: float = 0.0
+    output_price_per_million: float = 0.0
+    max_output_tokens: int = 2048
+
+    @property
+    def offline(self) -> bool:
+        return not self.base_url
+
+
+@dataclass(frozen=True)
+class PoolingConfig:
+    techniques: tuple[str, ...] = TECHNIQUES
+    retrievers: tuple[str, ...] = RETRIEVERS
+    dense_model: str = ""  # "" = the packaged MiniLM; "openai:MODEL" = the endpoint's embeddings
+    depth: int = 20  # top fused docs per technique that enter the pool (the paper's 20)
+    retrieval_depth: int = 100  # each retriever's list before fusion
+    max_pool_docs: int | None = None  # cap per question (after the union), None = no cap
+
+
+@dataclass(frozen=True)
+class JudgingConfig:
+    docs_per_call: int = 20  # the paper's n+k batching: up to 20 documents with all nuggets of a question
+    max_doc_tokens: int = 1024  # each document is cut to this many tokens in the prompt
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    topic: str
+    questions: QuestionsConfig
+    corpus: CorpusConfig
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    pooling: PoolingConfig = field(default_factory=PoolingConfig)
+    judging: JudgingConfig = field(default_factory=JudgingConfig)
+    description: str = ""
+    path: str = ""  # the YAML file this came from
+
+    def fingerprint(self, section: str) -> str:
+        """A short hash of one section: a stage re-runs when the part of the config it reads changes."""
+        value = asdict(self)[section] if section != "topic" else self.topic
+        blob = json.dumps(value, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ---- parsing ---------------------------------------------------------------------------------------------
+
+
+class _Reader:
+    """Walks the YAML mapping, collecting problems with dotted keys instead of failing at the first."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.problems: list[Problem] = []
+
+    def problem(self, key: str, message: str, fix: str = "") -> None:
+        self.problems.append(Problem(f"{self.path}: {key}", message, fix=fix))
+
+    def section(self, data: dict, key: str, prefix: str, required: bool = True) -> dict:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.problem(f"{prefix}{key}", "missing section", f"add a `{key}:` mapping")
+            return {}
+        if not isinstance(value, dict):
+            self.problem(f"{prefix}{key}", f"expected a mapping, got {type(value).__name__}")
+            return {}
+        return value
+
+    def unknown(self, data: dict, allowed: set[str], prefix: str) -> None:
+        for key in data:
+            if key not in allowed:
+                close = sorted(allowed, key=lambda a: _distance(str(key), a))[:1]
+                hint = f"did you mean `{close[0]}`?" if close else ""
+                self.problem(f"{prefix}{key}", "unknown key", hint + f" allowed: {', '.join(sorted(allowed))}")
+
+    def get(self, data: dict, key: str, kind: type | tuple, prefix: str, default: Any = None, required=False):
+        if key not in data or data[key] is None:
+            if required:
+                self.problem(f"{prefix}{key}", "missing key", "this key is required")
+            return default
+        value = data[key]
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if isinstance(value, bool) and bool not in kinds:
+            self.problem(f"{prefix}{key}", f"expected {_names(kinds)}, got a boolean")
+            return default
+        if not isinstance(value, kinds):
+            self.problem(f"{prefix}{key}", f"expected {_names(kinds)}, got {type(value).__name__} {value!r}")
+            return default
+        if isinstance(value, str):
+            value = self.expand(value, f"{prefix}{key}")
+        return value
+
+    def strings(self, data: dict, key: str, prefix: str, required: bool = False) -> tuple[str, ...]:
+        value = data.get(key)
+        if value is None:
+            if required:
+                self.problem(f"{prefix}{key}", "missing key", "give a list of strings")
+            return ()
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+            self.problem(f"{prefix}{key}", f"expected a list of non-empty strings, got {value!r}")
+            return ()
+        if required and not value:
+            self.problem(f"{prefix}{key}", "empty list", "give at least one value")
+        return tuple(v.strip() for v in value)
+
+    def expand(self, value: str, key: str) -> str:
+        def sub(m: re.Match) -> str:
+            name, default = m["name"], m["default"]
+            if name in os.environ:
+                return os.environ[name]
+            if default is not None:
+                return default
+            self.problem(key, f"environment variable {name} is not set", f"export {name}=... or write ${{{name}:-x}}")
+            return ""
+
+        return ENV_RE.sub(sub, value)
+
+    def date(self, data: dict, key: str, prefix: str) -> str:
+        value = data.get(key)
+        if value is None or value == "":
+            return ""
+        if isinstance(value, datetime):
+            return value.date().isoformat()
+        if isinstance(value, date):
+            return value.isoformat()
+        if isinstance(value, str):
+            try:
+                return date.fromisoformat(value.strip()).isoformat()
+            except ValueError:
+                pass
+        self.problem(f"{prefix}{key}", f"not a date: {value!r}", "write it as YYYY-MM-DD")
+        return ""
+
+    def positive(self, value: Any, key: str, allow_none: bool = False) -> None:
+        if value is None and allow_none:
+            return
+        if isinstance(value, int | float) and value <= 0:
+            self.problem(key, f"must be positive, got {value}")
+
+
+def _names(kinds: tuple) -> str:
+    return " or ".join(
+        {"str": "a string", "int": "an integer", "float": "a number", "bool": "true/false"}.get(k.__name__, k.__name__)
+        for k in kinds
+    )
+
+
+def _distance(a: str, b: str) -> int:
+    """Edit distance, to suggest the key a typo meant."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def _resolve(base: Path, value: str) -> str:
+    """Paths are relative to the YAML's folder; URLs stay as they are."""
+    if not value or "://" in value or value.startswith("git@"):
+        return value
+    p = Path(value).expanduser()
+    return str(p if p.is_absolute() else (base / p).resolve())
+
+
+def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> TopicConfig:
+    """A validated `TopicConfig` from an already-parsed YAML mapping (raises `ValidationError` with every problem)."""
+    r = _Reader(path)
+    base = base or Path.cwd()
+    if not isinstance(data, dict):
+        raise ValidationError(
+            [Problem(path, "the file must hold a mapping with `topic:`, `questions:`, `corpus:`")],
+            f"{path} is not a topic definition",
+        )
+    r.unknown(data, {"topic", "description", "questions", "corpus", "llm", "pooling", "judging"}, "")
+    name = r.get(data, "topic", str, "", "", required=True)
+    if name and not TOPIC_NAME_RE.match(name):
+        r.problem("topic", f"invalid topic name {name!r}", "a lowercase slug such as `laravel` or `my_topic`")
+
+    q = r.section(data, "questions", "")
+    r.unknown(q, {f.name for f in QuestionsConfig.__dataclass_fields__.values()}, "questions.")
+    fmt = r.get(q, "format", str, "questions.", "auto")
+    if fmt not in QUESTION_FORMATS:
+        r.problem("questions.format", f"unknown format {fmt!r}", f"one of {', '.join(QUESTION_FORMATS)}")
+    questions = QuestionsConfig(
+        source=_resolve(base, r.get(q, "source", str, "questions.", "", required=bool(q))),
+        tags=tuple(t.lower() for t in r.strings(q, "tags", "questions.", required=bool(q))),
+        format=fmt,
+        since=r.date(q, "since", "questions."),
+        until=r.date(q, "until", "questions."),
+        max_questions=r.get(q, "max_questions", int, "questions."),
+        cooccurrence_top_k=r.get(q, "cooccurrence_top_k", int, "questions.", 25),
+    )
+    r.positive(questions.max_questions, "questions.max_questions", allow_none=True)
+    if questions.since and questions.until and questions.since > questions.until:
+        r.problem("questions.since", f"{questions.since} is after until {questions.until}", "swap the dates")
+
+    c = r.section(data, "corpus", "")
+    r.unknown(c, {f.name for f in CorpusConfig.__dataclass_fields__.values()}, "corpus.")
+    repos: list[RepoConfig] = []
+    raw_repos = c.get("repositories")
+    if (c and not isinstance(raw_repos, list)) or (isinstance(raw_repos, list) and not raw_repos):
+        r.problem(
+            "corpus.repositories",
+            "expected a non-empty list of repositories",
+            "each item: {source: URL|path|tarball, commit: SHA} or {source: ..., snapshot_date: YYYY-MM-DD}",
+        )
+    for i, item in enumerate(raw_repos if isinstance(raw_repos, list) else []):
+        repos.append(_repo(r, item, f"corpus.repositories[{i}].", base))
+    seen: dict[str, int] = {}
+    for i, repo in enumerate(repos):
+        if repo.keyword in seen:
+            r.problem(
+                f"corpus.repositories[{i}].keyword",
+                f"keyword {repo.keyword!r} already used by item {seen[repo.keyword]}",
+                "give each repository a distinct `keyword:` (the corpus id prefix)",
+            )
+        seen.setdefault(repo.keyword, i)
+    corpus = CorpusConfig(
+        repositories=tuple(repos),
+        max_tokens=r.get(c, "max_tokens", int, "corpus.", 2048),
+        min_tokens=r.get(c, "min_tokens", int, "corpus.", 5),
+        tokenizer=r.get(c, "tokenizer", str, "corpus.", "regex"),
+        max_file_bytes=r.get(c, "max_file_bytes", int, "corpus.", 2_000_000),
+    )
+    r.positive(corpus.max_tokens, "corpus.max_tokens")
+    if corpus.min_tokens >= corpus.max_tokens:
+        r.problem("corpus.min_tokens", "must be below max_tokens")
+
+    llm = _section_dataclass(r, data, "llm", LLMConfig)
+    if llm.temperature < 0 or llm.temperature > 2:
+        r.problem("llm.temperature", f"must be between 0 and 2, got {llm.temperature}")
+    r.positive(llm.max_concurrency, "llm.max_concurrency")
+    pooling = _section_dataclass(r, data, "pooling", PoolingConfig)
+    for key, allowed in (("techniques", TECHNIQUES), ("retrievers", RETRIEVERS)):
+        for v in getattr(pooling, key):
+            if v not in allowed:
+                r.problem(f"pooling.{key}", f"unknown value {v!r}", f"choose from {', '.join(allowed)}")
+    r.positive(pooling.depth, "pooling.depth")
+    judging = _section_dataclass(r, data, "judging", JudgingConfig)
+    if not 1 <= judging.docs_per_call <= 50:
+        r.problem("judging.docs_per_call", f"must be 1..50, got {judging.docs_per_call}", "the paper uses 20")
+
+    if r.problems:
+        raise ValidationError(r.problems, f"{path}: invalid topic definition")
+    return TopicConfig(
+        topic=name,
+        description=r.get(data, "description", str, "", ""),
+        questions=questions,
+        corpus=corpus,
+        llm=llm,
+        pooling=pooling,
+        judging=judging,
+        path=path,
+    )
+
+
+def _repo(r: _Reader, item: Any, prefix: str, base: Path) -> RepoConfig:
+    if isinstance(item, str):
+        item = {"source": item}
+    if not isinstance(item, dict):
+        r.problem(prefix.rstrip("."), f"expected a mapping or a string, got {item!r}")
+        return RepoConfig(source="", keyword="?")
+    r.unknown(item, {f.name for f in RepoConfig.__dataclass_fields__.values()}, prefix)
+    source = _resolve(base, r.get(item, "source", str, prefix, "", required=True))
+    url = r.get(item, "url", str, prefix, "") or (
+        _web_url(source) if "://" in source or source.startswith("git@") else ""
+    )
+    keyword = r.get(item, "keyword", str, prefix, "") or _default_keyword(url or source)
+    if keyword and not KEYWORD_RE.match(keyword):
+        r.problem(f"{prefix}keyword", f"invalid keyword {keyword!r}", "letters, digits, '.', '_' and '-' only")
+    commit = r.get(item, "commit", str, prefix, "").lower()
+    if commit and not COMMIT_RE.match(commit):
+        r.problem(f"{prefix}commit", f"not a commit sha: {commit!r}", "7 to 40 hex digits")
+    snapshot = r.date(item, "snapshot_date", prefix)
+    if commit and snapshot:
+        r.problem(f"{prefix}snapshot_date", "give either commit or snapshot_date, not both")
+    return RepoConfig(
+        source=source,
+        keyword=keyword,
+        url=url.rstrip("/"),
+        commit=commit,
+        snapshot_date=snapshot,
+        branch=r.get(item, "branch", str, prefix, ""),
+        subdir=r.get(item, "subdir", str, prefix, "").strip("/"),
+        include=r.strings(item, "include", prefix),
+        exclude=r.strings(item, "exclude", prefix),
+    )
+
+
+def _web_url(source: str) -> str:
+    url = source
+    if url.startswith("git@"):
+        url = "https://" + url[4:].replace(":", "/", 1)
+    return url.removesuffix(".git")
+
+
+def _default_keyword(source: str) -> str:
+    """The repository's name: `https://github.com/laravel/docs` -> `docs`; a tarball `x/laravel-docs.tar.gz` ->
+    `laravel-docs`."""
+    name = source.rstrip("/").rsplit("/", 1)[-1]
+    for suffix in (".git", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def _section_dataclass(r: _Reader, data: dict, key: str, cls: type) -> Any:
+    section = r.section(data, key, "", required=False)
+    fields = cls.__dataclass_fields__
+    r.unknown(section, set(fields), f"{key}.")
+    kwargs: dict[str, Any] = {}
+    defaults = cls()
+    for name in fields:
+        if name not in section:
+            continue
+        default = getattr(defaults, name)
+        if isinstance(default, tuple):
+            kwargs[name] = r.strings(section, name, f"{key}.")
+        elif default is None:
+            kwargs[name] = r.get(section, name, int, f"{key}.")
+        else:
+            kind = (float,) if isinstance(default, float) else (type(default),)
+            kwargs[name] = r.get(section, name, kind, f"{key}.", default)
+    return cls(**kwargs)
+
+
+def load_topic_config(path: str | Path) -> TopicConfig:
+    """Read and validate a topic YAML; every problem names the file and the dotted key."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        hint = "it is a folder; give the .yaml file inside it" if path.is_dir() else "check the path"
+        raise FreshStackError(f"{path}: no such topic file ({hint}; examples in scripts/topics/)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise FreshStackError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from exc
+    except UnicodeDecodeError as exc:
+        raise FreshStackError(f"{path}: not a UTF-8 text file ({exc.reason})") from exc
+    return parse_topic(data, str(path), path.resolve().parent)

@@ -1,0 +1,96 @@
+"""The dataset card's account of a built topic: sources and commits, who made each stage, what filtering kept.
+
+A reader of the card must be able to tell a GPT-4o-judged topic from a heuristically judged one without opening
+the manifest, so the offline backend's judgments are called heuristic in plain words, first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+LLM_STAGES = ("nuggets", "pools", "judgments")
+
+
+def build_lines(manifest: dict[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for topic, entry in sorted(manifest.get("topics", {}).items()):
+        build = entry.get("build")
+        if not build:
+            continue
+        stages = build.get("stages", {})
+        lines += [f"### `{topic}`", ""]
+        if entry.get("source", {}).get("heuristic_judgments"):
+            lines += [
+                "> **Heuristic judgments.** This topic was built with the offline backend: its nuggets are sentences",
+                "> of the accepted answers and its support judgments come from word overlap and MiniLM similarity,",
+                "> not from an LLM. Use it to try the tools; do not compare its scores with LLM-judged topics.",
+                "",
+            ]
+        lines += _questions(stages.get("questions", {}))
+        lines += _corpus(stages.get("corpus", {}))
+        lines += [
+            "",
+            "| stage | made by | calls | cache hits | input tokens | output tokens | cost (USD) |",
+            "|---|---|---:|---:|---:|---:|---:|",
+        ]
+        for name in LLM_STAGES:
+            record = stages.get(name)
+            if record:
+                u = _flat_usage(record.get("usage") or {})
+                lines.append(
+                    f"| {name} | {record.get('backend', '?')} | {u['calls']:,} | {u['cache_hits']:,} "
+                    f"| {u['prompt_tokens']:,} | {u['completion_tokens']:,} | {u['cost']:.2f} |"
+                )
+        f = stages.get("filter")
+        if f:
+            lines += [
+                "",
+                f"Filtering (the paper's section 4): {f.get('questions', 0)} questions with an accepted answer; "
+                f"{f.get('with_nuggets', 0)} with nuggets; {f.get('after_no_support_filter', 0)} after dropping "
+                f"questions with no supported nugget; {f.get('after_unsupported_nugget_filter', 0)} after dropping "
+                "questions with any unsupported nugget.",
+            ]
+        lines.append("")
+    return lines
+
+
+def _questions(q: dict[str, Any]) -> list[str]:
+    if not q:
+        return []
+    source = q.get("source", "?")
+    fmt = q.get("format", "?")
+    return [f"Questions: {source} ({fmt}); {q.get('kept', '?')} kept."]
+
+
+def _corpus(c: dict[str, Any]) -> list[str]:
+    repos = c.get("repositories") or []
+    if not repos:
+        return []
+    out = [
+        "",
+        f"Corpus ({c.get('tokenizer', '?')} tokenizer, chunks of at most {c.get('max_tokens', '?')} tokens):",
+        "",
+    ]
+    for r in repos:
+        commit = r.get("commit") or "unknown commit"
+        out.append(
+            f"- `{r.get('keyword')}`: {r.get('url') or r.get('source')} at `{commit}` ({r.get('chunks', 0):,} chunks)"
+        )
+    return out
+
+
+def _flat_usage(usage: dict[str, Any]) -> dict[str, float]:
+    """Usage may be per sub-stage ({"nuggets": {...}}) or flat; sum the counters either way."""
+    keys = ("calls", "cache_hits", "prompt_tokens", "completion_tokens", "cost")
+    total = dict.fromkeys(keys, 0)
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k in total and isinstance(v, int | float) and not isinstance(v, bool):
+                    total[k] += v
+                else:
+                    walk(v)
+
+    walk(usage)
+    return total

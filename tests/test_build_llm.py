@@ -1,0 +1,356 @@
+"""The LLM client layer with the real `openai` client against the local fake server (tests/llm_server.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from freshstack_hf.build import prompts
+from freshstack_hf.build.backends import QA, JudgeTask, NuggetText
+from freshstack_hf.build.config import LLMConfig
+from freshstack_hf.build.llm import batch as batch_mod
+from freshstack_hf.build.llm import effective_config, make_backend
+from freshstack_hf.build.llm.cache import ResponseCache, request_key
+from freshstack_hf.build.llm.client import ChatRequest, LLMClient, ParseError, repair_json
+from freshstack_hf.build.llm.online import OnlineBackend
+from freshstack_hf.errors import FreshStackError
+
+QAS = [
+    QA(
+        f"q{i}",
+        f"How do I set the {topic} in Laravel?",
+        "I tried several things and nothing works.",
+        f"Call the {topic} method on the builder. Pass the value in seconds. It raises an exception when exceeded.",
+    )
+    for i, topic in enumerate(["timeout", "retry count", "base url", "user agent", "proxy", "cookie jar"])
+]
+
+
+def config(server, **kw) -> LLMConfig:
+    return LLMConfig(**{"base_url": server.base_url, "model": "fake-4o", "timeout": 5.0, "max_retries": 4, **kw})
+
+
+def backend(server, tmp_path: Path, name: str = "cache.sqlite", **kw) -> OnlineBackend:
+    return OnlineBackend(config(server, **kw), tmp_path / name)
+
+
+def chat_requests(server) -> int:
+    return server.by_path["POST /v1/chat/completions"]
+
+
+def test_second_run_is_served_from_the_cache(llm_server, tmp_path):
+    first = backend(llm_server, tmp_path).nuggets(QAS)
+    assert all(n and all(isinstance(x, NuggetText) for x in n) for n in first)
+    assert first[0][0].text == "Call the timeout method on the builder."
+    made = llm_server.requests
+    assert made == len(QAS)
+    again = backend(llm_server, tmp_path)
+    assert again.nuggets(QAS) == first
+    assert llm_server.requests == made
+    assert again.stats()["nuggets"]["cache_hits"] == len(QAS)
+    assert again.stats()["nuggets"]["calls"] == 0
+
+
+def test_whole_request_is_the_key(llm_server, tmp_path):
+    backend(llm_server, tmp_path).closed_book(QAS[:2])
+    backend(llm_server, tmp_path, temperature=0.7).closed_book(QAS[:2])  # another parameter: another request
+    assert chat_requests(llm_server) == 4
+    assert len(ResponseCache(tmp_path / "cache.sqlite")) == 4
+
+
+def test_transient_faults_are_retried_and_counted(llm_server, tmp_path):
+    clean = backend(llm_server, tmp_path, "clean.sqlite").nuggets(QAS[:1])
+    llm_server.timeout_sleep = 1.5
+    llm_server.fail("429", "500", "garbage_body", "timeout", "malformed")
+    b = backend(llm_server, tmp_path, timeout=0.75)
+    assert b.nuggets(QAS[:1]) == clean
+    stats = b.stats()["nuggets"]
+    assert stats["retries"] == 4  # 429, 500, garbage body, timeout
+    assert stats["reasks"] == 1  # the malformed answer, re-asked with the parser's message
+    assert stats["errors"] == 0
+    assert sum(llm_server.by_fault.values()) == 5
+    reask = llm_server.chat_bodies[-1]["messages"]
+    assert reask[-1]["role"] == "user" and "could not be used" in reask[-1]["content"]
+
+
+def test_retry_after_is_honoured(llm_server, tmp_path):
+    llm_server.retry_after = "0.4"
+    llm_server.fail("429")
+    start = time.monotonic()
+    backend(llm_server, tmp_path).closed_book(QAS[:1])
+    assert time.monotonic() - start >= 0.4
+
+
+def test_rejected_key_stops_at_once(llm_server, tmp_path, monkeypatch):
+    monkeypatch.delenv("FRESHSTACK_TEST_KEY", raising=False)
+    llm_server.fail("401")
+    b = backend(llm_server, tmp_path, api_key_env="FRESHSTACK_TEST_KEY")
+    with pytest.raises(FreshStackError) as err:
+        b.nuggets(QAS[:1])
+    assert llm_server.base_url in str(err.value) and "FRESHSTACK_TEST_KEY" in str(err.value)
+    assert "not set" in str(err.value)
+    assert llm_server.requests == 1
+    assert b.stats()["nuggets"]["retries"] == 0
+
+
+def test_persistent_garbage_body_gives_up_with_the_url_stage_and_query(llm_server, tmp_path):
+    llm_server.fail(*["garbage_body"] * 5)
+    with pytest.raises(FreshStackError) as err:
+        backend(llm_server, tmp_path).subquestions(QAS[:1])
+    message = str(err.value)
+    assert llm_server.base_url in message and "subquestions" in message and "q0" in message
+    assert llm_server.requests == 5  # max_retries=4: five attempts
+
+
+def test_unreachable_endpoint_is_retried_then_named(tmp_path, monkeypatch):
+    import socket
+
+    monkeypatch.setenv("FRESHSTACK_LLM_BACKOFF", "0.01")
+    with socket.socket() as sock:  # a port nobody listens on once closed
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    b = OnlineBackend(LLMConfig(base_url=url, model="m", max_retries=2, timeout=2.0), tmp_path / "c.sqlite")
+    with pytest.raises(FreshStackError, match="after 3 attempts") as err:
+        b.closed_book(QAS[:1])
+    assert url in str(err.value) and "closed_book" in str(err.value)
+    assert b.stats()["closed_book"]["retries"] == 2 and b.stats()["closed_book"]["errors"] == 1
+
+
+def test_persistent_unparseable_answers_give_up_after_the_follow_ups(tmp_path, monkeypatch):
+    from llm_server import FakeOpenAI
+
+    monkeypatch.setenv("FRESHSTACK_LLM_BACKOFF", "0.01")
+    with FakeOpenAI(lambda messages, body: "I would rather not answer in JSON.") as server:
+        with pytest.raises(FreshStackError) as err:
+            backend(server, tmp_path).nuggets(QAS[:1])
+        assert "nuggets" in str(err.value) and "q0" in str(err.value) and server.base_url in str(err.value)
+        assert server.requests == 3  # the request and two follow-ups, each its own cached request
+        assert len(ResponseCache(tmp_path / "cache.sqlite")) == 3
+
+
+def test_batch_mode_end_to_end_and_rerun_is_free(llm_server, tmp_path):
+    b = backend(llm_server, tmp_path, batch=True, input_price_per_million=2.0, output_price_per_million=8.0)
+    result = b.nuggets(QAS[:3])
+    assert result == backend(llm_server, tmp_path, "sync.sqlite").nuggets(QAS[:3])
+    paths = llm_server.by_path
+    assert paths["POST /v1/files"] == 1 and paths["POST /v1/batches"] == 1
+    assert paths["GET /v1/files/{id}/content"] == 1 and paths["GET /v1/batches/{id}"] == 2
+    assert chat_requests(llm_server) == 3  # only the synchronous comparison run
+    stats = b.stats()["nuggets"]
+    assert stats["batch_calls"] == 3 and stats["calls"] == 3
+    full = (stats["prompt_tokens"] * 2.0 + stats["completion_tokens"] * 8.0) / 1e6
+    assert stats["cost"] == pytest.approx(full / 2, rel=1e-4)
+    uploaded = [json.loads(x) for x in llm_server.files["file-1"].decode().splitlines()]
+    assert {x["url"] for x in uploaded} == {"/v1/chat/completions"} and all(
+        "endpoint" not in x["body"] for x in uploaded
+    )
+    made = llm_server.requests
+    again = backend(llm_server, tmp_path, batch=True)
+    assert again.nuggets(QAS[:3]) == result
+    assert llm_server.requests == made
+    assert json.loads((tmp_path / "cache.sqlite.batches.json").read_text()) == {}
+
+
+def test_killed_batch_build_resumes_the_same_batch(llm_server, tmp_path, monkeypatch):
+    real_wait = batch_mod.wait_for_batch
+
+    def killed(*args, **kwargs):
+        raise KeyboardInterrupt("killed while polling")
+
+    monkeypatch.setattr(batch_mod, "wait_for_batch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        backend(llm_server, tmp_path, batch=True).closed_book(QAS[:4])
+    state = json.loads((tmp_path / "cache.sqlite.batches.json").read_text())
+    assert list(state) == ["batch-1"] and len(state["batch-1"]["keys"]) == 4
+    monkeypatch.setattr(batch_mod, "wait_for_batch", real_wait)
+    answers = backend(llm_server, tmp_path, batch=True).closed_book(QAS[:4])
+    assert all(a.startswith("From memory:") for a in answers)
+    assert llm_server.by_path["POST /v1/batches"] == 1
+    assert chat_requests(llm_server) == 0
+
+
+def test_failed_batch_lines_fall_back_to_synchronous_calls(llm_server, tmp_path):
+    b = backend(llm_server, tmp_path, batch=True)
+    failing = b.client.chat_request(prompts.subquestion_messages(QAS[1]))
+    llm_server.batch_fail_ids = {request_key(failing)}
+    result = b.subquestions(QAS[:3])
+    assert len(result) == 3 and all(2 <= len(q) <= 5 for q in result)
+    assert chat_requests(llm_server) == 1
+    assert b.stats()["subquestions"]["batch_calls"] == 2
+
+
+def test_concurrency_is_bounded(llm_server, tmp_path):
+    llm_server.latency = 0.05
+    b = backend(llm_server, tmp_path, max_concurrency=3)
+    many = [
+        QA(f"c{i}", f"Question number {i} about queues", "", f"Answer {i} uses the queue worker.") for i in range(12)
+    ]
+    out = b.closed_book(many)
+    assert [a.split()[4] for a in out] == [str(i) for i in range(12)]  # results in request order
+    assert 2 <= llm_server.max_in_flight <= 3
+
+
+def test_tokens_and_cost_come_from_the_server_usage(llm_server, tmp_path):
+    from llm_server import _usage, task_responder
+
+    b = backend(llm_server, tmp_path, input_price_per_million=3.0, output_price_per_million=12.0)
+    b.subquestions(QAS[:3])
+    expected = [_usage(body["messages"], task_responder(body["messages"], body)) for body in llm_server.chat_bodies]
+    p = sum(u["prompt_tokens"] for u in expected)
+    c = sum(u["completion_tokens"] for u in expected)
+    stats = b.stats()["subquestions"]
+    assert (stats["prompt_tokens"], stats["completion_tokens"]) == (p, c) and p > 0
+    assert stats["cost"] == pytest.approx((p * 3.0 + c * 12.0) / 1e6, rel=1e-4)
+
+
+def test_judgments_through_the_backend(llm_server, tmp_path):
+    task = JudgeTask(
+        "q0",
+        QAS[0].question,
+        ("The timeout method sets seconds", "Cookies persist in a jar"),
+        ("a", "b", "c"),
+        (
+            "Use the timeout method; seconds are the unit.",
+            "A jar keeps cookies persist.",
+            "Unrelated text about trains",
+        ),
+    )
+    matrix = backend(llm_server, tmp_path).judge([task, JudgeTask("q1", "x", (), (), ())])
+    assert matrix[0] == [[True, False], [False, True], [False, False]]
+    assert matrix[1] == []
+    assert chat_requests(llm_server) == 1  # the empty task costs nothing
+
+
+def test_judge_prompt_cuts_long_documents():
+    task = JudgeTask("q", "question", ("n",), ("d",), (" ".join(["word"] * 5000),))
+    text = prompts.judge_messages(task, max_doc_words=100)[1]["content"]
+    assert text.count("word") == 100 and "[...]" in text
+
+
+def test_embeddings_are_cached_per_text(llm_server, tmp_path):
+    client = LLMClient(config(llm_server), tmp_path / "cache.sqlite")
+    vectors = client.embed_many(["alpha beta", "gamma delta", "alpha beta"], "fake-embed", batch_size=1)
+    assert vectors.shape == (3, 16) and (vectors[0] == vectors[2]).all() and not (vectors[0] == vectors[1]).all()
+    assert llm_server.by_path["POST /v1/embeddings"] == 2  # the repeated text is sent once
+    again = LLMClient(config(llm_server), tmp_path / "cache.sqlite").embed_many(["gamma delta"], "fake-embed")
+    assert (again[0] == vectors[1]).all() and llm_server.by_path["POST /v1/embeddings"] == 2
+
+
+# ---- parsers --------------------------------------------------------------------------------------------
+
+
+def test_judgment_parser_rejects_bad_shapes():
+    ok = '{"judgments": [{"doc": 1, "supported_nuggets": [2]}, {"doc": 2, "supported_nuggets": []}]}'
+    assert prompts.parse_judgments("Doc 1 states it.\n" + ok, 2, 2) == [[False, True], [False, False]]
+    with pytest.raises(ParseError, match=r"documents \[2\] are missing"):
+        prompts.parse_judgments('{"judgments": [{"doc": 1, "supported_nuggets": [1]}]}', 2, 2)
+    with pytest.raises(ParseError, match="names nugget 3"):
+        prompts.parse_judgments(ok.replace("[2]", "[3]"), 2, 2)
+    with pytest.raises(ParseError, match="judged twice"):
+        prompts.parse_judgments(ok.replace('"doc": 2', '"doc": 1'), 2, 2)
+    with pytest.raises(ParseError, match="does not exist"):
+        prompts.parse_judgments(ok.replace('"doc": 2', '"doc": 5'), 2, 2)
+
+
+def test_parsers_accept_fenced_and_trailing_comma_json():
+    fenced = '```json\n{"nuggets": [{"text": "Use  Http::timeout", "importance": "Vital"},],}\n```'
+    assert prompts.parse_nuggets(fenced) == [NuggetText("Use Http::timeout", "vital")]
+    assert prompts.parse_subquestions('Here:\n```\n["a?", "b?",]\n```') == ["a?", "b?"]
+    cot = 'Doc 1 {maybe}.\n```json\n{"judgments": [{"doc": 1, "supported_nuggets": [1,],},]}\n```'
+    assert prompts.parse_judgments(cot, 1, 1) == [[True]]
+    assert json.loads(repair_json('x ```json\n{"a": [1, 2,],}\n``` y')) == {"a": [1, 2]}
+
+
+def test_other_parsers_reject_bad_shapes():
+    with pytest.raises(ParseError, match="importance"):
+        prompts.parse_nuggets('{"nuggets": [{"text": "a", "importance": "high"}]}')
+    with pytest.raises(ParseError):
+        prompts.parse_nuggets('{"nuggets": []}')
+    with pytest.raises(ParseError, match="2 to 5"):
+        prompts.parse_subquestions('["only one"]')
+    with pytest.raises(ParseError):
+        prompts.parse_closed_book("   ")
+
+
+def test_client_repairs_before_re_asking(tmp_path, monkeypatch):
+    from llm_server import FakeOpenAI
+
+    monkeypatch.setenv("FRESHSTACK_LLM_BACKOFF", "0.01")
+
+    def strict(text: str) -> list:
+        value = json.loads(text) if text.startswith("[") else None
+        if not isinstance(value, list):
+            raise ParseError("not a bare JSON list")
+        return value
+
+    with FakeOpenAI(lambda messages, body: "Sure:\n```json\n[1, 2,]\n```") as server:
+        client = LLMClient(config(server), tmp_path / "cache.sqlite")
+        out = client.chat_many([ChatRequest([{"role": "user", "content": "x"}], label="q9")], stage="s", parse=strict)
+        assert out == [[1, 2]]
+        assert client.stats()["s"]["repairs"] == 1 and server.requests == 1
+
+
+# ---- configuration ---------------------------------------------------------------------------------------
+
+
+def test_environment_overrides(monkeypatch, tmp_path):
+    base = LLMConfig()
+    monkeypatch.delenv("FRESHSTACK_LLM_BASE_URL", raising=False)
+    assert effective_config(base) == base
+    monkeypatch.setenv("FRESHSTACK_LLM_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("FRESHSTACK_LLM_MODEL", "local-model")
+    monkeypatch.setenv("FRESHSTACK_LLM_BATCH", "1")
+    eff = effective_config(base)
+    assert (eff.base_url, eff.model, eff.batch) == ("http://127.0.0.1:9/v1", "local-model", True)
+    made = make_backend(base, tmp_path / "cache.sqlite")
+    assert isinstance(made, OnlineBackend) and made.kind == "online"
+    assert made.name == "openai:local-model@http://127.0.0.1:9/v1"
+
+
+# ---- the cache survives SIGKILL ---------------------------------------------------------------------------
+
+WRITER = textwrap.dedent(
+    """
+    import sys, time
+    from freshstack_hf.build.llm.cache import ResponseCache
+    cache = ResponseCache(sys.argv[1])
+    for i in range(10_000):
+        request = {"endpoint": "chat.completions", "model": "m", "messages": [{"role": "user", "content": str(i)}]}
+        cache.put(cache.key(request), request, {"choices": [{"message": {"content": f"answer {i}"}}]})
+        print(i, flush=True)
+        time.sleep(0.002)
+    """
+)
+
+
+def test_cache_entries_survive_sigkill(tmp_path):
+    path = tmp_path / "cache.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    finished = -1
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        finished = int(line)
+        if finished >= 30:
+            break
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(timeout=10)
+    assert proc.returncode == -signal.SIGKILL
+    cache = ResponseCache(path)
+    assert len(cache) >= finished + 1
+    for i in range(finished + 1):
+        request = {"endpoint": "chat.completions", "model": "m", "messages": [{"role": "user", "content": str(i)}]}
+        assert cache.get(request_key(request))["choices"][0]["message"]["content"] == f"answer {i}"
