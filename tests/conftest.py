@@ -25,6 +25,14 @@ def _isolated_hf_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache / "datasets")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_embedding_cache(tmp_path_factory):
+    """Embeddings go to one temp cache for the whole run (never ~/.cache): builds over the same chunks share it."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("FRESHSTACK_CACHE", str(tmp_path_factory.mktemp("freshstack_cache")))
+        yield
+
+
 @pytest.fixture
 def shared_data() -> Path:
     """`../shared/data`, the real external data; tests that need it skip cleanly where it is absent."""

@@ -113,7 +113,7 @@ def run_build(
     results: dict[str, Any] = {}
     if dry_run:
         for i, name in enumerate(wanted, 1):
-            results[name] = stage_module(name).plan(ctx)
+            results[name] = with_cost(stage_module(name).plan(ctx), config)
             echo(f"[{i}/{len(wanted)}] {name}: {_plan_line(results[name])}")
         return results
     done: dict[str, str] = {}
@@ -178,6 +178,17 @@ def _total(usage: Any, key: str) -> int:
     if isinstance(usage, dict):
         return sum(v if k == key and isinstance(v, int) else _total(v, key) for k, v in usage.items())
     return 0
+
+
+def with_cost(plan: dict[str, Any], config: TopicConfig) -> dict[str, Any]:
+    """Add the estimated price of a plan's tokens at the configured rates (Batch API: half price)."""
+    llm = config.llm
+    tokens_in, tokens_out = plan.get("est_input_tokens"), plan.get("est_output_tokens")
+    if llm.offline or not plan.get("calls") or tokens_in is None:
+        return plan
+    rate = 0.5 if llm.batch else 1.0
+    cost = rate * (tokens_in * llm.input_price_per_million + (tokens_out or 0) * llm.output_price_per_million) / 1e6
+    return {**plan, "est_cost_usd": round(cost, 2) if llm.input_price_per_million else "set llm.*_price_per_million"}
 
 
 def _plan_line(plan: dict[str, Any]) -> str:

@@ -74,6 +74,7 @@ def build_account(ctx: StageContext) -> dict[str, Any]:
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
+    from freshstack_hf.baselines import default_cache_dir
     from freshstack_hf.candidates import topic_candidates
     from freshstack_hf.repo.tables import candidates_table
     from freshstack_hf.repo.writer import write_topics
@@ -85,7 +86,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     problems = validate_topic(topic)
     if problems:
         raise ValidationError(problems, f"topic {topic.name!r} built in {ctx.work} is not valid; nothing was written")
-    retriever = DenseRetriever(DEFAULT_DENSE_MODEL, cache_dir=ctx.work / "embeddings", show_progress=ctx.show_progress)
+    retriever = DenseRetriever(DEFAULT_DENSE_MODEL, cache_dir=default_cache_dir(), show_progress=ctx.show_progress)
     lists, candidates = topic_candidates(topic, retriever=retriever, show_progress=ctx.show_progress)
     account = build_account(ctx)
     judged_by = account["stages"].get("judgments", {})

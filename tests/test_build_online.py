@@ -1,0 +1,150 @@
+"""The build against an OpenAI-compatible endpoint: the real `openai` client talking HTTP to a local fake server.
+
+Faults are injected (429, 500, malformed JSON, timeouts) and the build still finishes; a second run makes zero
+requests; a build killed with SIGKILL during judging resumes without repeating any call whose answer it had.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from freshstack_hf.build import prompts
+from freshstack_hf.cli.main import main
+
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "laravel_dump" / "Posts.xml"
+JUDGE_STAGES = "questions,corpus,nuggets,pools,judgments"
+
+
+def definition(tmp_path: Path, shared_data: Path, base_url: str, **llm) -> Path:
+    data = {
+        "topic": "laravel",
+        "questions": {"source": str(FIXTURE), "tags": ["laravel-10", "laravel-11"], "since": "2023-01-01"},
+        "corpus": {
+            "repositories": [
+                {
+                    "source": str(shared_data / "github" / "laravel-docs.tar.gz"),
+                    "url": "https://github.com/laravel/docs",
+                    "keyword": "docs",
+                    "commit": "86077535bbfdc2ab29cd9f202ee1ab3e7e6e18e6",
+                }
+            ],
+        },
+        "llm": {"base_url": base_url, "model": "test-model", "max_concurrency": 4, "timeout": 0.5, **llm},
+        "pooling": {"depth": 10, "retrievers": ["bm25"]},
+    }
+    path = tmp_path / "laravel.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return path
+
+
+def judge_prompts(bodies) -> list[str]:
+    return [b["messages"][-1]["content"] for b in bodies if b["messages"][0]["content"] == prompts.JUDGE_SYSTEM]
+
+
+@pytest.mark.slow
+def test_build_survives_faults_and_a_second_run_makes_no_request(tmp_path, shared_data, llm_server, capsys):
+    from freshstack_hf.repo.check import validate_repo
+    from freshstack_hf.repo.reader import load_topic
+
+    llm_server.fail("429", "500", "malformed", "timeout", "garbage_body", "429")
+    path = definition(tmp_path, shared_data, llm_server.base_url)
+    out = tmp_path / "freshstack"
+    assert main(["build", str(path), "--out", str(out), "--quiet"]) == 0
+    assert llm_server.by_fault["timeout"] == 1 and llm_server.by_fault["429"] == 2
+    assert validate_repo(out) == []
+    topic = load_topic(out, "laravel")
+    assert topic.nuggets and {n.importance for n in topic.nuggets} <= {"vital", "okay"}
+    manifest = json.loads((out / "manifest.json").read_text())
+    stages = manifest["topics"]["laravel"]["build"]["stages"]
+    assert stages["judgments"]["backend"] == f"openai:test-model@{llm_server.base_url}"
+    assert stages["judgments"]["usage"]["judgments"]["calls"] > 0
+    assert stages["nuggets"]["usage"]["nuggets"]["retries"] >= 1
+    card = (out / "README.md").read_text()
+    assert "Heuristic judgments" not in card and "test-model" in card
+    capsys.readouterr()
+
+    seen = llm_server.requests
+    assert main(["build", str(path), "--out", str(out), "--quiet", "--no-resume"]) == 0
+    assert llm_server.requests == seen  # every stage re-ran, every LLM answer came from the cache
+    assert "calls" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_sigkill_during_judging_loses_no_finished_judgment(tmp_path, shared_data, llm_server):
+    llm_server.latency = 0.25
+    path = definition(tmp_path, shared_data, llm_server.base_url, max_concurrency=2, timeout=5.0)
+    work = tmp_path / "work"
+    cmd = [
+        sys.executable,
+        "-m",
+        "freshstack_hf",
+        "build",
+        str(path),
+        "--out",
+        str(tmp_path / "freshstack"),
+        "--work",
+        str(work),
+        "--quiet",
+        "--stages",
+        JUDGE_STAGES,
+    ]
+    env = {**os.environ, "FRESHSTACK_LLM_BACKOFF": "0.01"}
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 240
+    while len(judge_prompts(llm_server.chat_bodies)) < 4:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        assert time.monotonic() < deadline, "judging never started"
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    first_run = len(llm_server.chat_bodies)
+    assert not (work / "judgments" / "record.json").exists()
+
+    with sqlite3.connect(work / "llm-cache.sqlite") as db:
+        cached = [json.loads(r[0]) for r in db.execute("SELECT request FROM responses")]
+    finished = set(judge_prompts(cached))
+    assert finished, "no judgment call had finished before the kill"
+
+    llm_server.latency = 0.0
+    result = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr
+    again = judge_prompts(llm_server.chat_bodies[first_run:])
+    assert again, "the resumed run judged nothing"
+    assert not finished & set(again)  # no finished call was paid twice
+    # and nothing before judging was asked again either: nuggets and pools came from the cache
+    assert all(b["messages"][0]["content"] == prompts.JUDGE_SYSTEM for b in llm_server.chat_bodies[first_run:])
+    record = json.loads((work / "judgments" / "record.json").read_text())
+    assert record["usage"]["judgments"]["cache_hits"] >= len(finished)
+
+
+def test_unauthorized_endpoint_is_one_clear_error(tmp_path, shared_data, llm_server, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    llm_server.fail(*["401"] * 20)
+    path = definition(tmp_path, shared_data, llm_server.base_url)
+    out = tmp_path / "freshstack"
+    code = main(["build", str(path), "--out", str(out), "--quiet", "--stages", "questions,corpus,nuggets"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert llm_server.base_url in err and "OPENAI_API_KEY" in err and "Traceback" not in err
+    assert llm_server.by_fault["401"] == 1  # refused at once, not retried
+    assert not out.exists()
+
+
+def test_garbage_answers_end_in_one_clear_error(tmp_path, shared_data, llm_server, capsys):
+    llm_server.fail(*["garbage_body"] * 200)
+    path = definition(tmp_path, shared_data, llm_server.base_url, max_retries=2)
+    code = main(
+        ["build", str(path), "--out", str(tmp_path / "freshstack"), "--quiet", "--stages", "questions,corpus,nuggets"]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and llm_server.base_url in err and "Traceback" not in err
