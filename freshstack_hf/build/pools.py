@@ -145,9 +145,7 @@ def _retrieve(ctx: StageContext, retriever: str, doc_ids, texts, keys, queries) 
 
     # the embedding cache every command shares (FRESHSTACK_CACHE): the write stage's candidates and later
     # `retrieve`/leaderboard runs encode none of these chunks again
-    dense = DenseRetriever(
-        model or DEFAULT_DENSE_MODEL, cache_dir=default_cache_dir(), show_progress=ctx.show_progress
-    )
+    dense = DenseRetriever(model or DEFAULT_DENSE_MODEL, cache_dir=default_cache_dir(), show_progress=ctx.show_progress)
     run, _ = dense.retrieve(doc_ids, texts, keys, queries, k=depth)
     return run
 
