@@ -36,7 +36,7 @@ def test_minimal_definition_gets_defaults_and_relative_paths(tmp_path):
 def test_every_problem_is_reported_with_its_key(tmp_path):
     data = minimal(
         questions={"source": "x", "tags": [], "since": "2024-13-01", "formt": "auto"},
-        corpus={"repositories": [{"source": "a", "commit": "zzz", "snapshot_date": "2024-01-01"}, {"url": "b"}]},
+        corpus={"repositories": [{"source": "a", "commit": "not a sha!", "snapshot_date": "2024-01-01"}, {"url": "b"}]},
         llm={"temperature": "hot"},
     )
     with pytest.raises(ValidationError) as err:

@@ -24,7 +24,8 @@ QUESTION_FORMATS = ("auto", "stackexchange", "bigquery", "api")
 TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")
 RETRIEVERS = ("bm25", "dense")
 ENV_RE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
-COMMIT_RE = re.compile(r"^[0-9a-f]{7,40}$")
+# A git sha for repositories with history; tarballs and plain folders may name a release instead (`pandas==3.1.1`).
+COMMIT_RE = re.compile(r"^(?:[0-9a-f]{7,40}|[A-Za-z0-9][A-Za-z0-9._+=-]{0,63})$")
 KEYWORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
@@ -359,9 +360,10 @@ def _repo(r: _Reader, item: Any, prefix: str, base: Path) -> RepoConfig:
     keyword = r.get(item, "keyword", str, prefix, "") or _default_keyword(url or source)
     if keyword and not KEYWORD_RE.match(keyword):
         r.problem(f"{prefix}keyword", f"invalid keyword {keyword!r}", "letters, digits, '.', '_' and '-' only")
-    commit = r.get(item, "commit", str, prefix, "").lower()
+    commit = r.get(item, "commit", str, prefix, "")
+    commit = commit.lower() if re.fullmatch(r"[0-9A-Fa-f]{7,40}", commit) else commit
     if commit and not COMMIT_RE.match(commit):
-        r.problem(f"{prefix}commit", f"not a commit sha: {commit!r}", "7 to 40 hex digits")
+        r.problem(f"{prefix}commit", f"not a commit: {commit!r}", "a sha of 7 to 40 hex digits, or a release label")
     snapshot = r.date(item, "snapshot_date", prefix)
     if commit and snapshot:
         r.problem(f"{prefix}snapshot_date", "give either commit or snapshot_date, not both")

@@ -6,6 +6,7 @@ the manifest, so the offline backend's judgments are called heuristic in plain w
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 LLM_STAGES = ("nuggets", "pools", "judgments")
@@ -28,6 +29,7 @@ def build_lines(manifest: dict[str, Any]) -> list[str]:
             ]
         lines += _questions(stages.get("questions", {}))
         lines += _corpus(stages.get("corpus", {}))
+        lines += _pools(stages.get("pools", {}), stages.get("judgments", {}))
         lines += [
             "",
             "| stage | made by | calls | cache hits | input tokens | output tokens | cost (USD) |",
@@ -54,10 +56,27 @@ def build_lines(manifest: dict[str, Any]) -> list[str]:
     return lines
 
 
+def _pools(p: dict[str, Any], j: dict[str, Any]) -> list[str]:
+    if not p:
+        return []
+    text = (
+        f"Pools: the fused top {p.get('depth', '?')} of each technique ({', '.join(p.get('techniques', []))}) "
+        f"through {' + '.join(p.get('retrievers', []))} ({p.get('dense_model', '?')}); "
+        f"{p.get('pooled_docs', 0):,} pooled documents."
+    )
+    if j:
+        text += (
+            f" Judged in {j.get('calls_planned', 0):,} calls of at most {j.get('docs_per_call', '?')} documents "
+            f"against all of a question's nuggets: {j.get('pairs', 0):,} judgments, "
+            f"{j.get('supported_pairs', 0):,} supported."
+        )
+    return ["", text]
+
+
 def _questions(q: dict[str, Any]) -> list[str]:
     if not q:
         return []
-    source = q.get("source", "?")
+    source = Path(str(q.get("source", "?"))).name  # the file, not a path on the builder's machine
     fmt = q.get("format", "?")
     return [f"Questions: {source} ({fmt}); {q.get('kept', '?')} kept."]
 

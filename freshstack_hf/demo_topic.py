@@ -1,0 +1,140 @@
+"""The demo's sample topic: questions the project wrote, answered from the libraries installed beside it.
+
+`make demo` must show the real product offline, so its "GitHub repositories" are the source folders of five
+libraries the environment already holds (datasets, huggingface_hub, gradio, pandas, sentence_transformers), each
+recorded at its installed version, and its questions are 44 Stack-Overflow-style questions about those versions,
+stored in the real Stack Exchange dump format (`demo_data/Posts.xml`, with a few posts the question stage must
+drop). Only the modules the questions are about, and their neighbours as distractors, are chunked, which keeps
+the first run within minutes on two CPU cores.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.build.config import TopicConfig, parse_topic
+from freshstack_hf.errors import FreshStackError
+
+TOPIC = "pylibs"
+POSTS = Path(__file__).resolve().parent / "demo_data" / "Posts.xml"
+TAGS = ("huggingface-datasets", "huggingface-hub", "gradio", "pandas", "sentence-transformers")
+
+# package -> (distribution, files chunked, relative to the package folder)
+LIBRARIES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "datasets": (
+        "datasets",
+        (
+            "arrow_dataset.py",
+            "load.py",
+            "iterable_dataset.py",
+            "config.py",
+            "fingerprint.py",
+            "dataset_dict.py",
+            "features/*.py",
+        ),
+    ),
+    "huggingface_hub": (
+        "huggingface-hub",
+        (
+            "file_download.py",
+            "_snapshot_download.py",
+            "_local_folder.py",
+            "constants.py",
+            "errors.py",
+            "repocard.py",
+            "_login.py",
+            "utils/_http.py",
+            "utils/_auth.py",
+            "utils/_cache_manager.py",
+            "utils/_validators.py",
+            "utils/_headers.py",
+            "cli/cache.py",
+            "cli/download.py",
+        ),
+    ),
+    "gradio": (
+        "gradio",
+        (
+            "blocks.py",
+            "events.py",
+            "exceptions.py",
+            "helpers.py",
+            "processing_utils.py",
+            "utils.py",
+            "interface.py",
+            "routes.py",
+            "components/chatbot.py",
+            "components/dataframe.py",
+            "components/file.py",
+            "components/image.py",
+            "components/textbox.py",
+        ),
+    ),
+    "pandas": (
+        "pandas",
+        (
+            "core/frame.py",
+            "core/series.py",
+            "core/config_init.py",
+            "core/groupby/groupby.py",
+            "core/reshape/concat.py",
+            "core/reshape/merge.py",
+            "core/tools/datetimes.py",
+            "core/arrays/string_*.py",
+            "errors/*.py",
+            "io/parsers/readers.py",
+        ),
+    ),
+    "sentence_transformers": (
+        "sentence-transformers",
+        (
+            "base/model.py",
+            "cross_encoder/model.py",
+            "sentence_transformer/model.py",
+            "sparse_encoder/model.py",
+            "util/*.py",
+            "losses/MultipleNegativesRankingLoss.py",
+        ),
+    ),
+}
+
+
+def library_repositories() -> list[dict[str, Any]]:
+    """Each library's installed folder as a corpus repository, its version as the commit (nothing imported)."""
+    repos = []
+    for package, (dist, include) in LIBRARIES.items():
+        spec = importlib.util.find_spec(package)
+        if spec is None or not spec.submodule_search_locations:
+            raise FreshStackError(
+                f"the demo reads the installed {package!r} package, which is missing: "
+                "run `make demo` (it installs everything) or pip install -e '.[all]'"
+            )
+        folder = Path(next(iter(spec.submodule_search_locations)))
+        version = importlib.metadata.version(dist)
+        repos.append(
+            {
+                "source": str(folder),
+                "keyword": package,
+                "url": f"https://pypi.org/project/{dist}/{version}",
+                "commit": f"{dist}=={version}",
+                "include": list(include),
+            }
+        )
+    return repos
+
+
+def demo_definition() -> dict[str, Any]:
+    return {
+        "topic": TOPIC,
+        "description": "Python data and ML libraries as installed beside freshstack-hf (the demo topic)",
+        "questions": {"source": str(POSTS), "tags": list(TAGS), "since": "2025-01-01", "until": "2026-10-31"},
+        "corpus": {"max_tokens": 1024, "repositories": library_repositories()},
+        "pooling": {"depth": 10},
+    }
+
+
+def demo_config() -> TopicConfig:
+    return parse_topic(demo_definition(), f"freshstack_hf/demo_topic.py ({TOPIC})", POSTS.parent)

@@ -1,0 +1,44 @@
+"""The demo's sample topic: its dump is in the real format, and its corpus covers what its answers rely on."""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from freshstack_hf.build.pipeline import run_build
+from freshstack_hf.demo_topic import LIBRARIES, POSTS, demo_config
+
+SOURCES = json.loads((POSTS.parent / "sources.json").read_text(encoding="utf-8"))
+
+
+def test_definition_reads_the_installed_libraries_at_their_versions():
+    import importlib.metadata
+
+    config = demo_config()
+    repos = {r.keyword: r for r in config.corpus.repositories}
+    assert set(repos) == set(LIBRARIES)
+    for package, (dist, _) in LIBRARIES.items():
+        assert repos[package].commit == f"{dist}=={importlib.metadata.version(dist)}"
+        assert (Path(repos[package].source) / "__init__.py").is_file()
+
+
+def test_question_stage_keeps_exactly_the_answered_on_topic_questions(tmp_path):
+    run_build(demo_config(), tmp_path / "freshstack", stages=["questions"], show_progress=False, echo=lambda _: None)
+    table = pq.read_table(tmp_path / "freshstack-work" / "pylibs" / "questions" / "questions.parquet")
+    assert sorted(table.column("query_id").to_pylist()) == sorted(SOURCES)
+    assert all(text.strip() for text in table.column("answer_text").to_pylist())
+    assert sum(table.column("body_has_code").to_pylist()) >= 40  # real questions carry code
+
+
+def test_every_supporting_file_is_chunked():
+    """The corpus only chunks listed modules; each file an answer relies on must be among them."""
+    config = demo_config()
+    include = {r.keyword: r.include for r in config.corpus.repositories}
+    for qid, files in SOURCES.items():
+        for path in files:
+            package, rel = path.split("/", 1)
+            assert any(fnmatch.fnmatch(rel, pattern) for pattern in include[package]), (qid, path)
+            assert (Path(next(r.source for r in config.corpus.repositories if r.keyword == package)) / rel).is_file()
