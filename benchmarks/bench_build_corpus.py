@@ -149,7 +149,7 @@ def _ours_in_subprocess() -> tuple[dict, int]:
 
 
 def _read_floor(files: list) -> float:
-    from freshstack_hf.build.chunking import load_text
+    from freshstack_hf.build.files import load_text
 
     start = time.perf_counter()
     for rel, path in files:
@@ -180,7 +180,9 @@ def _official(sample: list) -> tuple[float | None, str]:
 
 
 def _ours_in_process(sample: list) -> float:
-    from freshstack_hf.build.chunking import Chunker, get_tokenizer, load_text
+    from freshstack_hf.build.chunking import Chunker
+    from freshstack_hf.build.files import load_text
+    from freshstack_hf.build.tokenizers import get_tokenizer
 
     chunker = Chunker(get_tokenizer("regex"), MAX_TOKENS, 5)
     start = time.perf_counter()
@@ -191,7 +193,7 @@ def _ours_in_process(sample: list) -> float:
 
 
 def main() -> None:
-    from freshstack_hf.build.chunking import walk_files
+    from freshstack_hf.build.files import walk_files
 
     start = time.perf_counter()
     n_files, n_bytes = generate()

@@ -119,8 +119,9 @@ def bare_lxml(path: Path) -> int:
 
 def our_reader(path: Path) -> tuple[int, int]:
     """`PostSource.scan` as the stage drives it: (rows scanned, posts decoded)."""
+    from freshstack_hf.build.posts import ScanStats
     from freshstack_hf.build.questions import _tag_precheck
-    from freshstack_hf.build.sources import PostSource, ScanStats
+    from freshstack_hf.build.sources import PostSource
 
     wanted: set[str] = set()
     stats = ScanStats()

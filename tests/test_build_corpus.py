@@ -16,10 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from freshstack_hf.build import corpus
-from freshstack_hf.build.chunking import Chunker, get_tokenizer, glob_matcher, render_notebook
+from freshstack_hf.build.chunking import Chunker
 from freshstack_hf.build.config import parse_topic
+from freshstack_hf.build.files import glob_matcher, render_notebook
 from freshstack_hf.build.repos import resolve_repo
 from freshstack_hf.build.stage import StageContext
+from freshstack_hf.build.tokenizers import get_tokenizer
 from freshstack_hf.errors import FreshStackError
 
 LARAVEL_COMMIT = "86077535bbfdc2ab29cd9f202ee1ab3e7e6e18e6"

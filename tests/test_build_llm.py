@@ -19,8 +19,9 @@ from freshstack_hf.build.config import LLMConfig
 from freshstack_hf.build.llm import batch as batch_mod
 from freshstack_hf.build.llm import effective_config, make_backend
 from freshstack_hf.build.llm.cache import ResponseCache, request_key
-from freshstack_hf.build.llm.client import ChatRequest, LLMClient, ParseError, repair_json
+from freshstack_hf.build.llm.client import ChatRequest, LLMClient
 from freshstack_hf.build.llm.online import OnlineBackend
+from freshstack_hf.build.llm.repair import ParseError, repair_json
 from freshstack_hf.errors import FreshStackError
 
 QAS = [

@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 import yaml
 
@@ -148,3 +149,34 @@ def test_garbage_answers_end_in_one_clear_error(tmp_path, shared_data, llm_serve
     )
     err = capsys.readouterr().err
     assert code == 2 and llm_server.base_url in err and "Traceback" not in err
+
+
+def test_pooling_with_an_endpoint_embedding_model(tmp_path, shared_data, llm_server):
+    """`pooling.dense_model: openai:MODEL` retrieves with the endpoint's embeddings, cached like chat answers."""
+    path = definition(tmp_path, shared_data, llm_server.base_url)
+    data = yaml.safe_load(path.read_text())
+    data["pooling"] = {
+        "depth": 5,
+        "retrievers": ["dense"],
+        "dense_model": "openai:test-embed",
+        "techniques": ["answer"],
+    }
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    args = [
+        "build",
+        str(path),
+        "--out",
+        str(tmp_path / "freshstack"),
+        "--quiet",
+        "--stages",
+        "questions,corpus,nuggets,pools",
+    ]
+    assert main(args) == 0
+    embedded = llm_server.by_path["POST /v1/embeddings"]
+    assert embedded > 0
+    pools = pq.read_table(tmp_path / "freshstack-work" / "laravel" / "pools" / "pools.parquet")
+    assert pools.num_rows > 0 and set(pools.column("techniques").to_pylist()[0]) == {"answer"}
+    record = json.loads((tmp_path / "freshstack-work" / "laravel" / "pools" / "record.json").read_text())
+    assert record["dense_model"] == "openai:test-embed"
+    assert main([*args, "--no-resume"]) == 0
+    assert llm_server.by_path["POST /v1/embeddings"] == embedded  # every embedding came from the cache

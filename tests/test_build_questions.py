@@ -14,10 +14,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from freshstack_hf.build import questions, sources
+from freshstack_hf.build import questions, source_dump
 from freshstack_hf.build.config import parse_topic
 from freshstack_hf.build.html_text import has_code, html_to_text
-from freshstack_hf.build.sources import iso_date, parse_tags
+from freshstack_hf.build.posts import iso_date, parse_tags
 from freshstack_hf.build.stage import StageContext
 from freshstack_hf.errors import FreshStackError
 
@@ -174,7 +174,7 @@ def test_7z_archive_with_py7zr(tmp_path, shared_data, monkeypatch):
     archive = tmp_path / "genai.stackexchange.com.7z"
     with py7zr.SevenZipFile(archive, "w") as z:
         z.write(plain, "Posts.xml")
-    monkeypatch.setattr(sources.shutil, "which", lambda _name: None)  # force the py7zr path
+    monkeypatch.setattr(source_dump.shutil, "which", lambda _name: None)  # force the py7zr path
     ctx = _ctx(tmp_path, archive, GENAI_TAGS)
     assert questions.plan(ctx)["format"] == "stackexchange"
     record = questions.run(ctx)

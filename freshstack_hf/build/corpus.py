@@ -16,10 +16,12 @@ from typing import Any
 import pyarrow as pa
 
 from freshstack_hf.atomic import atomic_path
-from freshstack_hf.build.chunking import Chunker, get_tokenizer, load_text, walk_files
+from freshstack_hf.build.chunking import Chunker
 from freshstack_hf.build.config import RepoConfig
+from freshstack_hf.build.files import load_text, walk_files
 from freshstack_hf.build.repos import ResolvedRepo, describe_repo, resolve_repo
 from freshstack_hf.build.stage import StageContext
+from freshstack_hf.build.tokenizers import get_tokenizer
 from freshstack_hf.errors import FreshStackError
 
 NAME = "corpus"

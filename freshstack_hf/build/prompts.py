@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from freshstack_hf.build.backends import IMPORTANCE, QA, JudgeTask, NuggetText
-from freshstack_hf.build.llm.client import ParseError, repair_json
+from freshstack_hf.build.llm.repair import ParseError, repair_json
 
 PROMPT_VERSION = "freshstack-hf-prompts-1"
 MAX_NUGGETS = 10

@@ -15,7 +15,8 @@ from collections import Counter
 from typing import Any
 
 from freshstack_hf.build.html_text import has_code, html_to_text
-from freshstack_hf.build.sources import Post, PostSource, ScanStats
+from freshstack_hf.build.posts import Post, ScanStats
+from freshstack_hf.build.sources import PostSource
 from freshstack_hf.build.stage import StageContext, write_json, write_table
 
 NAME = "questions"

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -25,6 +24,8 @@ from typing import Any, TypeVar
 
 from freshstack_hf.build.config import LLMConfig
 from freshstack_hf.build.llm.cache import ResponseCache, request_key
+from freshstack_hf.build.llm.embeddings import EmbeddingsMixin
+from freshstack_hf.build.llm.repair import ParseError, _Garbage, repair_json
 from freshstack_hf.errors import FreshStackError
 
 log = logging.getLogger(__name__)
@@ -33,15 +34,6 @@ T = TypeVar("T")
 BACKOFF_ENV = "FRESHSTACK_LLM_BACKOFF"  # base delay in seconds of the exponential backoff (tests use ~0.01)
 MAX_WAIT_ENV = "FRESHSTACK_LLM_MAX_WAIT"  # cap of one wait in seconds, Retry-After included
 REASKS = 2  # follow-up requests after an answer that neither parses nor repairs
-EMBED_BATCH = 64
-
-
-class ParseError(ValueError):
-    """An answer that does not have the shape a prompt asked for; the message is quoted back to the model."""
-
-
-class _Garbage(Exception):
-    """A 200 response that is not a usable completion (not JSON, no choices): retried like a 5xx."""
 
 
 @dataclass(frozen=True)
@@ -67,31 +59,6 @@ class StageStats:
     cost: float = 0.0
 
 
-def repair_json(text: str) -> str:
-    """Best-effort fix of a JSON answer: drop code fences and surrounding prose, keep the outermost object or
-    array, remove trailing commas. Returns the text unchanged when nothing JSON-like is found."""
-    body = re.sub(r"```[A-Za-z0-9_-]*", "", text).strip()
-    body = re.sub(r",\s*([}\]])", r"\1", body)
-    decoder = json.JSONDecoder()
-    best: tuple[int, int] | None = None
-    tries = 0
-    for i, ch in enumerate(body):
-        if ch not in "{[":
-            continue
-        if best is not None and i < best[1]:
-            continue  # inside a value already found: only an outer or later one can be larger
-        tries += 1
-        if tries > 500:
-            break
-        try:
-            _, end = decoder.raw_decode(body, i)
-        except ValueError:
-            continue
-        if best is None or end - i > best[1] - best[0]:
-            best = (i, end)
-    return body[best[0] : best[1]] if best else text
-
-
 def _env_float(name: str, default: float) -> float:
     raw = os.environ.get(name, "").strip()
     try:
@@ -115,7 +82,7 @@ def _retry_after(exc: Exception) -> float | None:
     return None
 
 
-class LLMClient:
+class LLMClient(EmbeddingsMixin):
     """Chat completions and embeddings through the real `openai.OpenAI` client, with our own retry policy."""
 
     def __init__(self, config: LLMConfig, cache_path: Path, *, show_progress: bool = False) -> None:
@@ -354,58 +321,6 @@ class LLMClient:
             bar.close()
         pool.shutdown(wait=True)
         return results
-
-    # ---- embeddings ------------------------------------------------------------------------------------------
-
-    def embed_many(
-        self, texts: Sequence[str], model: str, *, batch_size: int = EMBED_BATCH, stage: str = "embeddings"
-    ) -> Any:
-        """Embeddings of `texts` (float32 array, one row per text), cached per text, sent in batches."""
-        import numpy as np
-
-        keys = [request_key({"endpoint": "embeddings", "model": model, "input": t}) for t in texts]
-        vectors: dict[str, list[float]] = {}
-        missing: dict[str, str] = {}
-        for key, text in zip(keys, texts, strict=True):
-            if key in vectors or key in missing:
-                continue
-            cached = self.cache.get(key)
-            if cached is not None:
-                vectors[key] = cached["embedding"]
-                self._add(stage, cache_hits=1)
-            else:
-                missing[key] = text
-        todo = list(missing.items())
-        chunks = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
-        self._add(stage)
-        if chunks:
-            self._run_pool([lambda c=c: self._embed_chunk(c, model, stage) for c in chunks], f"{stage} ({model})")
-            for key, _ in todo:
-                vectors[key] = self.cache.get(key)["embedding"]
-        if not keys:
-            return np.zeros((0, 0), dtype=np.float32)
-        return np.asarray([vectors[k] for k in keys], dtype=np.float32)
-
-    def _embed_chunk(self, chunk: list[tuple[str, str]], model: str, stage: str) -> None:
-        inputs = [text for _, text in chunk]
-
-        def call() -> dict[str, Any]:
-            response = self.openai.embeddings.create(model=model, input=inputs)
-            if not hasattr(response, "model_dump"):
-                raise _Garbage(f"the body is not a JSON embeddings list: {str(response)[:120]!r}")
-            data = response.model_dump(mode="json")
-            if len(data.get("data") or []) != len(inputs):
-                raise _Garbage(f"{len(data.get('data') or [])} embeddings for {len(inputs)} inputs")
-            return data
-
-        data = self.call_with_retries(stage, f"{len(inputs)} texts", call)
-        rows = sorted(data["data"], key=lambda d: d.get("index", 0))
-        for (key, text), row in zip(chunk, rows, strict=True):
-            self.cache.put(
-                key, {"endpoint": "embeddings", "model": model, "input": text}, {"embedding": row["embedding"]}
-            )
-        usage = data.get("usage") or {}
-        self._account(stage, {"prompt_tokens": usage.get("prompt_tokens") or usage.get("total_tokens") or 0})
 
 
 def _content(response: dict[str, Any]) -> str:
