@@ -72,6 +72,12 @@ def test_environment_variables_are_expanded(tmp_path, monkeypatch):
         parse_topic(minimal(questions={"source": "${NOPE_Y}", "tags": ["x"]}), "t.yaml", tmp_path)
 
 
+def test_hf_tokenizer_path_is_relative_to_the_definition(tmp_path):
+    corpus = {"tokenizer": "hf:tok/tokenizer.json", "repositories": [{"source": "r", "keyword": "r"}]}
+    cfg = parse_topic(minimal(corpus=corpus), "t.yaml", tmp_path)
+    assert cfg.corpus.tokenizer == f"hf:{tmp_path / 'tok' / 'tokenizer.json'}"
+
+
 def test_duplicate_keywords_are_refused(tmp_path):
     repos = [{"source": "https://github.com/a/docs"}, {"source": "https://github.com/b/docs"}]
     with pytest.raises(ValidationError, match=r"repositories\[1\].keyword"):

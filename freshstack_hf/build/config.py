@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf.build.config_reader import YamlReader, resolve_path, section_dataclass
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.topic import TOPIC_NAME_RE
 
 QUESTION_FORMATS = ("auto", "stackexchange", "bigquery", "api")
 TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")
 RETRIEVERS = ("bm25", "dense")
-ENV_RE = re.compile(r"\$\{(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?::-(?P<default>[^}]*))?\}")
 # A git sha for repositories with history; tarballs and plain folders may name a release instead (`pandas==3.1.1`).
 COMMIT_RE = re.compile(r"^(?:[0-9a-f]{7,40}|[A-Za-z0-9][A-Za-z0-9._+=-]{0,63})$")
 KEYWORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -129,134 +127,9 @@ class TopicConfig:
 
 
 # ---- parsing ---------------------------------------------------------------------------------------------
-
-
-class _Reader:
-    """Walks the YAML mapping, collecting problems with dotted keys instead of failing at the first."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.problems: list[Problem] = []
-
-    def problem(self, key: str, message: str, fix: str = "") -> None:
-        self.problems.append(Problem(f"{self.path}: {key}", message, fix=fix))
-
-    def section(self, data: dict, key: str, prefix: str, required: bool = True) -> dict:
-        value = data.get(key)
-        if value is None:
-            if required:
-                self.problem(f"{prefix}{key}", "missing section", f"add a `{key}:` mapping")
-            return {}
-        if not isinstance(value, dict):
-            self.problem(f"{prefix}{key}", f"expected a mapping, got {type(value).__name__}")
-            return {}
-        return value
-
-    def unknown(self, data: dict, allowed: set[str], prefix: str) -> None:
-        for key in data:
-            if key not in allowed:
-                close = sorted(allowed, key=lambda a: _distance(str(key), a))[:1]
-                hint = f"did you mean `{close[0]}`?" if close else ""
-                self.problem(f"{prefix}{key}", "unknown key", hint + f" allowed: {', '.join(sorted(allowed))}")
-
-    def get(self, data: dict, key: str, kind: type | tuple, prefix: str, default: Any = None, required=False):
-        if key not in data or data[key] is None:
-            if required:
-                self.problem(f"{prefix}{key}", "missing key", "this key is required")
-            return default
-        value = data[key]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        if float in kinds and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if isinstance(value, bool) and bool not in kinds:
-            self.problem(f"{prefix}{key}", f"expected {_names(kinds)}, got a boolean")
-            return default
-        if not isinstance(value, kinds):
-            self.problem(f"{prefix}{key}", f"expected {_names(kinds)}, got {type(value).__name__} {value!r}")
-            return default
-        if isinstance(value, str):
-            value = self.expand(value, f"{prefix}{key}")
-        return value
-
-    def strings(self, data: dict, key: str, prefix: str, required: bool = False) -> tuple[str, ...]:
-        value = data.get(key)
-        if value is None:
-            if required:
-                self.problem(f"{prefix}{key}", "missing key", "give a list of strings")
-            return ()
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-            self.problem(f"{prefix}{key}", f"expected a list of non-empty strings, got {value!r}")
-            return ()
-        if required and not value:
-            self.problem(f"{prefix}{key}", "empty list", "give at least one value")
-        return tuple(v.strip() for v in value)
-
-    def expand(self, value: str, key: str) -> str:
-        def sub(m: re.Match) -> str:
-            name, default = m["name"], m["default"]
-            if name in os.environ:
-                return os.environ[name]
-            if default is not None:
-                return default
-            self.problem(key, f"environment variable {name} is not set", f"export {name}=... or write ${{{name}:-x}}")
-            return ""
-
-        return ENV_RE.sub(sub, value)
-
-    def date(self, data: dict, key: str, prefix: str) -> str:
-        value = data.get(key)
-        if value is None or value == "":
-            return ""
-        if isinstance(value, datetime):
-            return value.date().isoformat()
-        if isinstance(value, date):
-            return value.isoformat()
-        if isinstance(value, str):
-            try:
-                return date.fromisoformat(value.strip()).isoformat()
-            except ValueError:
-                pass
-        self.problem(f"{prefix}{key}", f"not a date: {value!r}", "write it as YYYY-MM-DD")
-        return ""
-
-    def positive(self, value: Any, key: str, allow_none: bool = False) -> None:
-        if value is None and allow_none:
-            return
-        if isinstance(value, int | float) and value <= 0:
-            self.problem(key, f"must be positive, got {value}")
-
-
-def _names(kinds: tuple) -> str:
-    return " or ".join(
-        {"str": "a string", "int": "an integer", "float": "a number", "bool": "true/false"}.get(k.__name__, k.__name__)
-        for k in kinds
-    )
-
-
-def _distance(a: str, b: str) -> int:
-    """Edit distance, to suggest the key a typo meant."""
-    prev = list(range(len(b) + 1))
-    for i, ca in enumerate(a, 1):
-        cur = [i]
-        for j, cb in enumerate(b, 1):
-            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
-        prev = cur
-    return prev[-1]
-
-
-def _resolve(base: Path, value: str) -> str:
-    """Paths are relative to the YAML's folder; URLs stay as they are."""
-    if not value or "://" in value or value.startswith("git@"):
-        return value
-    p = Path(value).expanduser()
-    return str(p if p.is_absolute() else (base / p).resolve())
-
-
 def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> TopicConfig:
     """A validated `TopicConfig` from an already-parsed YAML mapping (raises `ValidationError` with every problem)."""
-    r = _Reader(path)
+    r = YamlReader(path)
     base = base or Path.cwd()
     if not isinstance(data, dict):
         raise ValidationError(
@@ -274,7 +147,7 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     if fmt not in QUESTION_FORMATS:
         r.problem("questions.format", f"unknown format {fmt!r}", f"one of {', '.join(QUESTION_FORMATS)}")
     questions = QuestionsConfig(
-        source=_resolve(base, r.get(q, "source", str, "questions.", "", required=bool(q))),
+        source=resolve_path(base, r.get(q, "source", str, "questions.", "", required=bool(q))),
         tags=tuple(t.lower() for t in r.strings(q, "tags", "questions.", required=bool(q))),
         format=fmt,
         since=r.date(q, "since", "questions."),
@@ -311,24 +184,24 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
         repositories=tuple(repos),
         max_tokens=r.get(c, "max_tokens", int, "corpus.", 2048),
         min_tokens=r.get(c, "min_tokens", int, "corpus.", 5),
-        tokenizer=r.get(c, "tokenizer", str, "corpus.", "regex"),
+        tokenizer=_tokenizer(r.get(c, "tokenizer", str, "corpus.", "regex"), base),
         max_file_bytes=r.get(c, "max_file_bytes", int, "corpus.", 2_000_000),
     )
     r.positive(corpus.max_tokens, "corpus.max_tokens")
     if corpus.min_tokens >= corpus.max_tokens:
         r.problem("corpus.min_tokens", "must be below max_tokens")
 
-    llm = _section_dataclass(r, data, "llm", LLMConfig)
+    llm = section_dataclass(r, data, "llm", LLMConfig)
     if llm.temperature < 0 or llm.temperature > 2:
         r.problem("llm.temperature", f"must be between 0 and 2, got {llm.temperature}")
     r.positive(llm.max_concurrency, "llm.max_concurrency")
-    pooling = _section_dataclass(r, data, "pooling", PoolingConfig)
+    pooling = section_dataclass(r, data, "pooling", PoolingConfig)
     for key, allowed in (("techniques", TECHNIQUES), ("retrievers", RETRIEVERS)):
         for v in getattr(pooling, key):
             if v not in allowed:
                 r.problem(f"pooling.{key}", f"unknown value {v!r}", f"choose from {', '.join(allowed)}")
     r.positive(pooling.depth, "pooling.depth")
-    judging = _section_dataclass(r, data, "judging", JudgingConfig)
+    judging = section_dataclass(r, data, "judging", JudgingConfig)
     if not 1 <= judging.docs_per_call <= 50:
         r.problem("judging.docs_per_call", f"must be 1..50, got {judging.docs_per_call}", "the paper uses 20")
 
@@ -346,14 +219,14 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     )
 
 
-def _repo(r: _Reader, item: Any, prefix: str, base: Path) -> RepoConfig:
+def _repo(r: YamlReader, item: Any, prefix: str, base: Path) -> RepoConfig:
     if isinstance(item, str):
         item = {"source": item}
     if not isinstance(item, dict):
         r.problem(prefix.rstrip("."), f"expected a mapping or a string, got {item!r}")
         return RepoConfig(source="", keyword="?")
     r.unknown(item, {f.name for f in RepoConfig.__dataclass_fields__.values()}, prefix)
-    source = _resolve(base, r.get(item, "source", str, prefix, "", required=True))
+    source = resolve_path(base, r.get(item, "source", str, prefix, "", required=True))
     url = r.get(item, "url", str, prefix, "") or (
         _web_url(source) if "://" in source or source.startswith("git@") else ""
     )
@@ -380,6 +253,11 @@ def _repo(r: _Reader, item: Any, prefix: str, base: Path) -> RepoConfig:
     )
 
 
+def _tokenizer(name: str, base: Path) -> str:
+    """`hf:PATH` names a local tokenizer.json, taken from the YAML's folder like every other path."""
+    return f"hf:{resolve_path(base, name[3:])}" if name.startswith("hf:") else name
+
+
 def _web_url(source: str) -> str:
     url = source
     if url.startswith("git@"):
@@ -394,26 +272,6 @@ def _default_keyword(source: str) -> str:
     for suffix in (".git", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip"):
         name = name.removesuffix(suffix)
     return name
-
-
-def _section_dataclass(r: _Reader, data: dict, key: str, cls: type) -> Any:
-    section = r.section(data, key, "", required=False)
-    fields = cls.__dataclass_fields__
-    r.unknown(section, set(fields), f"{key}.")
-    kwargs: dict[str, Any] = {}
-    defaults = cls()
-    for name in fields:
-        if name not in section:
-            continue
-        default = getattr(defaults, name)
-        if isinstance(default, tuple):
-            kwargs[name] = r.strings(section, name, f"{key}.")
-        elif default is None:
-            kwargs[name] = r.get(section, name, int, f"{key}.")
-        else:
-            kind = (float,) if isinstance(default, float) else (type(default),)
-            kwargs[name] = r.get(section, name, kind, f"{key}.", default)
-    return cls(**kwargs)
 
 
 def load_topic_config(path: str | Path) -> TopicConfig:
