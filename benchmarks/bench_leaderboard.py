@@ -83,7 +83,7 @@ def main() -> None:
         start = time.perf_counter()
         rows = store.leaderboard_rows(measures=tuple(m.id for m in HEADLINE))  # what the app's table reads
         read = time.perf_counter()
-        frame = tbl.build_frame(rows, [], ctx.topics, revision=ctx.revision)
+        frame = tbl.build_frame(rows, ctx.topics, revision=ctx.revision)
         built = time.perf_counter()
         view = tbl.sort_frame(tbl.view_frame(frame), tbl.default_sort())
         gr.Dataframe(interactive=False).postprocess(tbl.display(view))

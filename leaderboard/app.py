@@ -1,7 +1,8 @@
 """The Gradio page: lays out the components and wires each event to a plain function of this package.
 
-Nothing here computes, filters or formats a number: `table`, `detail`, `plots` and `submit` do, and are
-tested without Gradio. Every event has an `api_name`, so the page's API (`/table`, `/detail`, `/plots`,
+Nothing here computes, filters or formats a number: `table`, `reference`, `detail`, `plots` and `submit` do,
+and are tested without Gradio. The published figures (`--reported`) get a tab of their own, never rows of
+the main table. Every event has an `api_name`, so the page's API (`/table`, `/detail`, `/plots`,
 `/submit_run`, `/submit_model`) is what the tests and `gradio_client` users drive. The upload cap is enforced
 twice: by Gradio's server (`launch(max_file_size=...)`, before the file reaches us) and by the submitter.
 """
@@ -17,33 +18,35 @@ import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from leaderboard import detail as detail_view
-from leaderboard import plots
+from leaderboard import plots, reference
 from leaderboard import table as tbl
 from leaderboard.baseline_rows import DatasetContext, RunArchive
-from leaderboard.reported import GROUP_LABEL, SOURCE, load_reported
 from leaderboard.store import Store, default_data_dir
 from leaderboard.submit import Submitter, identity_of
 
-TYPE_CHOICES = [
-    ("baseline", "baseline"),
-    ("submitted run", "run"),
-    ("submitted model", "model"),
-    (GROUP_LABEL, "reported"),
-]
+TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
 SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
 TOPIC_ALL = "all topics"
 FIRST_PAINT_ROWS = 100  # the page's first render shows the top rows at once; the rest follow in a second event
 
 
-def _about(topics: Sequence[str], max_file_mb: float, rate_limit: int | None, revision: str) -> str:
+def _about(
+    topics: Sequence[str], max_file_mb: float, rate_limit: int | None, revision: str, published: bool = False
+) -> str:
     measures = "\n".join(f"| {m.name} | {m.description} |" for m in MEASURES)
     limit = f"{rate_limit} per hour per identity" if rate_limit else "off"
+    elsewhere = (
+        f" Figures published elsewhere are in the **{reference.REFERENCE_TAB}** tab only (source: {reference.SOURCE}):"
+        " they were not computed here and come from another dataset release."
+        if published
+        else ""
+    )
     return f"""
 FreshStack scores retrieval on niche, recent Stack Overflow questions with nugget-aware measures.
 Topics of this dataset: {", ".join(topics)} (dataset revision `{revision}`).
 
 **Average** = plain mean of the topics; a system missing a topic has no average. Rows scored on another
-dataset revision are not shown. **Reported** rows are {GROUP_LABEL}; source: {SOURCE}.
+dataset revision are not shown. Every row of the Leaderboard tab was computed on this dataset.{elsewhere}
 
 | measure | meaning |
 |---|---|
@@ -74,9 +77,10 @@ def build_app(
     ctx = dataset if isinstance(dataset, DatasetContext) else DatasetContext(dataset)
     store.create_all()
     ctx.warm()
-    reported = load_reported(reported_path) if reported_path else []
+    published = reference.load_reference(reported_path) if reported_path else None
+    published_topics = published.attrs["topics"] if published is not None else []
     archive = RunArchive(archive_dir or default_data_dir() / "runs")
-    board = tbl.BoardSource(store, reported, ctx.topics, ctx.revision)
+    board = tbl.BoardSource(store, ctx.topics, ctx.revision)
     board.frame()  # built now, so the first visitor does not wait for it
     submitter = Submitter(
         store,
@@ -112,7 +116,7 @@ def build_app(
         return gr.update(choices=choices, value=sort if sort in choices else tbl.default_sort(scope))
 
     def on_load(request: gr.Request) -> Any:
-        v = tbl.parse_view(dict(request.query_params) if request else {}, ctx.topics)
+        v = tbl.parse_view(dict(request.query_params) if request else {}, ctx.topics, published_topics)
         topic = v.topic or TOPIC_ALL
         order = "desc" if v.descending else "asc"
         notice = f"Note: {v.notice}" if v.notice else ""
@@ -130,7 +134,7 @@ def build_app(
         if not key:
             return "Pick a system.", None, None, None, None, None, {}
         d = detail_view.system_detail(
-            key, board.frame(), store=store, dataset=ctx, reported=reported, archive=archive, resamples=resamples
+            key, board.frame(), store=store, dataset=ctx, archive=archive, resamples=resamples
         ).rounded()
         return d.header, d.metrics, d.per_query, d.holes, d.uncovered, d.tests, d.parameters
 
@@ -214,7 +218,23 @@ def build_app(
                     csv_button = gr.DownloadButton("Download CSV", size="sm")
                     json_button = gr.DownloadButton("Download JSON", size="sm")
                 legend = " · ".join(f"**{m.name}**: {m.description}" for m in HEADLINE)
-                gr.Markdown(f"{legend}. Bold: best value of each column among the rows shown. {GROUP_LABEL}: {SOURCE}.")
+                gr.Markdown(f"{legend}. Bold: best value of each column among the rows shown.")
+            if published is not None:
+                with gr.Tab(reference.REFERENCE_TAB, id="reference"):
+                    gr.Markdown(reference.heading(), elem_id="reference-heading")
+                    gr.Dataframe(
+                        value=tbl.display(published),
+                        datatype=tbl.datatypes(published),
+                        interactive=False,
+                        elem_id="reference-table",
+                        max_height=640,
+                        wrap=False,
+                        pinned_columns=1,
+                    )
+                    gr.Markdown(
+                        f"{legend}. Average: {reference.PUBLISHED} = the file's own figure; {reference.MEAN_OF_TOPICS}"
+                        " = plain mean of its topics. Bold: best value of each column."
+                    )
             with gr.Tab("Detail", id="detail"):
                 system = gr.Dropdown(label="System", choices=[], elem_id="detail-system", allow_custom_value=True)
                 header = gr.Markdown()
@@ -268,7 +288,7 @@ def build_app(
                 outcome = gr.Markdown(elem_id="submit-outcome")
                 status = gr.JSON(label="Submission status")
             with gr.Tab("About", id="about"):
-                gr.Markdown(_about(ctx.topics, max_file_mb, rate_limit, ctx.revision))
+                gr.Markdown(_about(ctx.topics, max_file_mb, rate_limit, ctx.revision, published is not None))
 
         filters = [search, types, sizes, topic, sort, order]
         downloads = [csv_button, json_button]

@@ -2,8 +2,9 @@
 
 Baselines (BM25, dense, RRF hybrid; a reranked hybrid with --cross-encoder) are computed once per dataset
 revision and stored; a restart finds them and starts at once. Reported figures (--reported, e.g. the official
-leaderboard's JSON) are shown as their own, hideable group and never stored. Model submissions are queued for
-evaluation workers: start some with `freshstack-hf worker --store URL`, or pass --worker to run one here.
+leaderboard's JSON) are shown in a tab of their own, "Reference (published)", never in the main table, and
+never stored. Model submissions are queued for evaluation workers: start some with
+`freshstack-hf worker --store URL`, or pass --worker to run one here.
 
 Example:
   freshstack-hf leaderboard --dataset out/freshstack --port 7860
@@ -29,7 +30,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     p.add_argument("--port", type=int, default=7860, help="port (default: %(default)s)")
-    p.add_argument("--reported", metavar="PATH", help="official leaderboard JSON, shown as a labelled group")
+    p.add_argument("--reported", metavar="PATH", help="official leaderboard JSON, shown in its own Reference tab")
     p.add_argument("--no-baselines", action="store_true", help="do not compute missing baseline rows")
     p.add_argument(
         "--baselines", default="bm25,dense,hybrid", help="baseline methods to compute (default: %(default)s)"

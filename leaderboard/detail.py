@@ -18,7 +18,6 @@ import pandas as pd
 
 from freshstack_hf.metrics import HEADLINE, bootstrap_ci, paired_test, parse_measure, uncovered_nuggets
 from leaderboard.baseline_rows import DatasetContext, RunArchive
-from leaderboard.reported import GROUP_LABEL, SOURCE, ReportedSystem
 from leaderboard.sanitize import escape_markdown
 from leaderboard.store import Store
 from leaderboard.table import AVERAGE, TYPES, column
@@ -53,7 +52,7 @@ class Detail:
 
 
 def choices(frame: pd.DataFrame) -> list[tuple[str, str]]:
-    """(label, key) for a dropdown, in table order; keys are store ids or reported keys ("r3")."""
+    """(label, key) for a dropdown, in table order; keys are store ids (the published figures have no detail)."""
     return [(f"{name} (#{key})", key) for key, name in zip(frame["id"], frame["system"], strict=True)]
 
 
@@ -153,8 +152,7 @@ def tests_table(
 
 def opponents(frame: pd.DataFrame, key: str) -> list[tuple[str, str]]:
     """(label, id) of the current leader (by average α-nDCG@10) and every baseline, excluding `key`."""
-    computed = frame[frame["_kind"] != "reported"]
-    ranked = computed[computed[column(AVERAGE, HEADLINE[0])].notna()].sort_values(
+    ranked = frame[frame[column(AVERAGE, HEADLINE[0])].notna()].sort_values(
         column(AVERAGE, HEADLINE[0]), ascending=False, kind="stable"
     )
     out = []
@@ -165,25 +163,10 @@ def opponents(frame: pd.DataFrame, key: str) -> list[tuple[str, str]]:
             pick = others.iloc[0]
             role = "runner-up (this system leads)" if leads else "leader"
             out.append((f"{role}: {pick['system']} (#{pick['id']})", pick["id"]))
-    for _, row in computed[(computed["_kind"] == "baseline") & (computed["id"] != key)].iterrows():
+    for _, row in frame[(frame["_kind"] == "baseline") & (frame["id"] != key)].iterrows():
         if all(row["id"] != other for _, other in out):
             out.append((f"baseline: {row['system']} (#{row['id']})", row["id"]))
     return out
-
-
-def reported_detail(system: ReportedSystem, topics: Sequence[str]) -> Detail:
-    header = (
-        f"### {escape_markdown(system.name)}\n\n{GROUP_LABEL}. Source: {SOURCE}. "
-        "Only topic means were published: no intervals, per-query scores or tests are available."
-    )
-    rows = [
-        [t, parse_measure(m).name, v]
-        for t in [*topics, *system.scores]
-        if t in system.scores
-        for m, v in system.scores[t].items()
-    ]
-    frame = pd.DataFrame(rows, columns=["topic", "measure", "value"]).drop_duplicates(["topic", "measure"])
-    return Detail(header, frame, parameters={"size": system.size_text, "type": system.category, "date": system.date})
 
 
 def system_detail(
@@ -192,14 +175,10 @@ def system_detail(
     *,
     store: Store,
     dataset: DatasetContext,
-    reported: Sequence[ReportedSystem] = (),
     archive: RunArchive | None = None,
     resamples: int = 10_000,
 ) -> Detail:
-    """The whole detail view of the system `key` (a store id, or a reported key); `frame` = the full board."""
-    for r in reported:
-        if r.key == key:
-            return reported_detail(r, dataset.topics)
+    """The whole detail view of the stored system `key`; `frame` = the full board (published figures have none)."""
     system = store.get_system(int(key)) if str(key).isdigit() else None
     if system is None:
         return Detail(f"no system {escape_markdown(str(key)[:40])}", pd.DataFrame())

@@ -1,9 +1,10 @@
-"""Figures published elsewhere (the official FreshStack leaderboard), shown beside the computed rows.
+"""Figures published elsewhere (the official FreshStack leaderboard), read for the reference view.
 
 These numbers were not computed here: they come from a file the operator passes with `--reported PATH`
 (the FreshStack leaderboard's JSON, e.g. its oct-2024 figures) and are kept in memory only, never written to
-the store, so they can never be mistaken for, or deduplicated against, a submission. Every view labels them
-with `GROUP_LABEL` and `SOURCE`. Model sizes in that file are strings ("9B", "434M", "-"); `parse_size`
+the store, so they can never be mistaken for, or deduplicated against, a submission. They are shown only in
+their own tab (`REFERENCE_TAB`, built by `leaderboard.reference`), headed with `SOURCE`, never in the table of
+systems computed here. Model sizes in that file are strings ("9B", "434M", "-"); `parse_size`
 turns them into parameter counts so they sort and plot with the computed rows.
 """
 
@@ -19,6 +20,7 @@ from freshstack_hf.metrics import parse_measure
 from leaderboard.sanitize import MAX_NAME, sanitize_link, sanitize_text
 
 GROUP_LABEL = "reported (official oct-2024 data, not computed here)"
+REFERENCE_TAB = "Reference (published)"
 SOURCE = "FreshStack paper (Thakur et al., 2025, arXiv:2504.13128) / https://fresh-stack.github.io"
 _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kKmMbBtT]?)\s*$")
 _SCALE = {"": 1, "k": 10**3, "m": 10**6, "b": 10**9, "t": 10**12}
@@ -70,8 +72,8 @@ def _measure_id(key: str) -> str:
 def load_reported(path: str | Path) -> list[ReportedSystem]:
     """Read the official leaderboard JSON (`{"leaderboardData": [{"info": ..., "datasets": ...}]}`).
 
-    The file's own "average" entry is dropped: the table recomputes every average the same way (plain mean
-    of topics) so reported and computed rows are averaged by one rule.
+    The file's own "average" entry is not among the topics' scores: `leaderboard.reference.published_averages`
+    reads it for the reference view.
     """
     path = Path(path)
     try:

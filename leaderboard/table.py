@@ -1,7 +1,8 @@
 """The leaderboard table as plain pandas: build, filter, sort, mark the best values, export, read deep links.
 
-One row per system: stored systems (baselines, submitted runs and models, whatever their state) and the
-reported rows. Columns are the headline measures for the average and for each topic, named from the one
+One row per system computed on the served dataset: stored systems (baselines, submitted runs and models,
+whatever their state). Figures published elsewhere never enter this table: `leaderboard.reference` gives them
+their own view. Columns are the headline measures for the average and for each topic, named from the one
 measure table (`freshstack_hf.metrics.HEADLINE`). The average is the plain mean of the dataset's topics, and
 only a row scored on every one of them has one: an average over fewer topics would not be comparable.
 Rows scored on another dataset revision are left out, since their numbers describe other data.
@@ -27,15 +28,14 @@ import pandas as pd
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
-from leaderboard.reported import ReportedSystem, format_size
+from leaderboard.reported import REFERENCE_TAB, format_size
 from leaderboard.sanitize import escape_markdown
 from leaderboard.schema import LeaderboardRow
 
 AVERAGE = "average"
-TYPES = {"baseline": "baseline", "run": "submitted run", "model": "submitted model", "reported": "reported"}
+TYPES = {"baseline": "baseline", "run": "submitted run", "model": "submitted model"}
 SIZE_BUCKETS = {"< 100M": (0, 1e8), "100M–1B": (1e8, 1e9), "1B–10B": (1e9, 1e10), "≥ 10B": (1e10, math.inf)}
 UNKNOWN_SIZE = "unknown"
-REPORTED_TYPE = "reported (not computed here)"  # the cell; filters and legend carry the full GROUP_LABEL
 INFO = ["id", "system", "type"]
 TAIL = ["size", "date", "link"]
 _INTERNAL = ["_kind", "_params"]  # filter keys, dropped before display
@@ -61,18 +61,17 @@ def _link_cell(url: str | None) -> str:
 
 def build_frame(
     rows: Sequence[LeaderboardRow],
-    reported: Sequence[ReportedSystem],
     topics: Sequence[str],
     *,
     revision: str | None = None,
 ) -> pd.DataFrame:
-    """Every row and column, unfiltered and unsorted; `topics` are the dataset's (reported extras appended)."""
-    extra = [t for r in reported for t in r.scores if t not in topics]
-    all_topics = [*topics, *dict.fromkeys(extra)]
+    """Every row and column, unfiltered and unsorted; the topic columns are the dataset's `topics` only."""
     records: list[dict[str, Any]] = []
     for row in rows:
         system = row.system
         if row.scores and revision is not None and row.dataset_revision not in (None, revision):
+            continue
+        if system.kind not in TYPES:  # only what was computed here (a "reported" kind never reaches the store)
             continue
         label = TYPES[system.kind]
         if system.kind == "model" and system.content_hash.startswith("model:nano:"):
@@ -82,16 +81,14 @@ def build_frame(
         scores = {t: {m: s.value for m, s in ms.items()} for t, ms in row.scores.items()}
         date = system.created_at.strftime("%Y-%m-%d") if system.created_at else ""
         records.append(_record(str(system.id), system.name, system.kind, label, scores, system.size, date, system.link))
-    for r in reported:
-        records.append(_record(r.key, r.name, "reported", REPORTED_TYPE, r.scores, r.size, r.date, r.link))
-    frame = pd.DataFrame.from_records(records, columns=[*INFO, *metric_columns(all_topics), *TAIL, *_INTERNAL])
-    for name in metric_columns(all_topics):
+    frame = pd.DataFrame.from_records(records, columns=[*INFO, *metric_columns(topics), *TAIL, *_INTERNAL])
+    for name in metric_columns(topics):
         frame[name] = frame[name].astype("float64")
     frame["size"] = frame["size"].astype("float64")
     # The average over the dataset's topics, NaN unless the row has every one of them (the module's rule).
     for m in HEADLINE:
         frame[column(AVERAGE, m)] = frame[[column(t, m) for t in topics]].mean(axis=1, skipna=False)
-    frame.attrs["topics"] = list(all_topics)
+    frame.attrs["topics"] = list(topics)
     return frame
 
 
@@ -213,8 +210,11 @@ def default_sort(topic: str | None = None) -> str:
     return column(topic or AVERAGE, HEADLINE[0])
 
 
-def parse_view(params: Mapping[str, str], topics: Sequence[str]) -> View:
+def parse_view(params: Mapping[str, str], topics: Sequence[str], reference_topics: Sequence[str] = ()) -> View:
     """Read `?topic=T&sort=S&order=asc|desc`; unknown values fall back to the defaults, with a notice.
+
+    A topic that is not the dataset's but is one of the published figures' (`reference_topics`) gets a notice
+    pointing to the reference tab, where those figures are; the table itself shows all of its topics.
 
     `sort` takes a measure (`coverage@20`, `Coverage@20`, `alpha-nDCG@10`, applied to the chosen topic or
     the average), `topic:measure`, a column name, or `name`, `size`, `date`.
@@ -225,6 +225,11 @@ def parse_view(params: Mapping[str, str], topics: Sequence[str]) -> View:
     if raw_topic and raw_topic not in ("all", AVERAGE):
         if raw_topic in topics:
             topic = raw_topic
+        elif raw_topic in reference_topics:
+            notes.append(
+                f"topic {raw_topic[:40]!r} is not in this dataset; its published figures are in the "
+                f"{REFERENCE_TAB} tab; showing all topics"
+            )
         else:
             notes.append(f"unknown topic {raw_topic[:40]!r}; showing all topics")
     raw_sort = (params.get("sort") or "").strip()
@@ -295,7 +300,7 @@ def _plain_link(cell: str) -> str:
 
 
 class BoardSource:
-    """The full board from the store plus the reported rows, rebuilt only when the store has changed.
+    """The full board from the store, rebuilt only when the store has changed.
 
     Typing in the search box fires a render per keystroke, and every page load renders once: re-reading
     1,000 systems each time would make the page lag. The store's change marker (a few indexed aggregates)
@@ -303,10 +308,10 @@ class BoardSource:
     `invalidate`, so a submitter sees their row at once.
     """
 
-    def __init__(self, store: Any, reported: Sequence[ReportedSystem], topics: Sequence[str], revision: str | None):
+    def __init__(self, store: Any, topics: Sequence[str], revision: str | None):
         import threading
 
-        self.store, self.reported, self.topics, self.revision = store, reported, topics, revision
+        self.store, self.topics, self.revision = store, topics, revision
         self._lock = threading.Lock()
         self._frame: pd.DataFrame | None = None
         self._marker: Any = None
@@ -316,7 +321,7 @@ class BoardSource:
             marker = self.store.change_marker()  # read before the rows: a write in between forces a rebuild
             if self._frame is None or marker != self._marker:
                 rows = self.store.leaderboard_rows(measures=tuple(m.id for m in HEADLINE))
-                self._frame = build_frame(rows, self.reported, self.topics, revision=self.revision)
+                self._frame = build_frame(rows, self.topics, revision=self.revision)
                 self._marker = marker
             return self._frame
 

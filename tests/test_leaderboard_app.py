@@ -26,13 +26,13 @@ from test_loaders import build_small_repo
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from leaderboard.baseline_rows import DatasetContext, RunArchive, compute_baselines
-from leaderboard.reported import GROUP_LABEL
+from leaderboard.reported import REFERENCE_TAB, SOURCE
 from leaderboard.store import Store
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT.parent / "shared" / "data" / "reference" / "freshstack-official-leaderboard.json"
-ALL_TYPES = ["baseline", "run", "model", "reported"]
+ALL_TYPES = ["baseline", "run", "model"]
 ALL_SIZES = ["< 100M", "100M–1B", "1B–10B", "≥ 10B", "unknown"]
 
 
@@ -83,17 +83,50 @@ def system_count(store: Store) -> int:
     return len(store.leaderboard_rows())
 
 
-def test_the_page_lists_the_bm25_baseline_and_the_reported_group(app):
+def test_the_page_lists_the_bm25_baseline_and_the_published_figures_in_their_own_tab(app):
     rows = table(app.client)
     (bm25,) = [r for r in rows.values() if r["system"] == "BM25" and r["type"] == "baseline"]
     assert bm25["average α-nDCG@10"] > 0
-    if REFERENCE.is_file():
-        assert sum(r["type"].startswith("reported") for r in rows.values()) == 40
+    assert all(key.isdigit() for key in rows) and {r["type"] for r in rows.values()} <= {
+        "baseline",
+        "submitted run",
+        "submitted model",
+        "submitted model (queued)",
+    }
+    assert not any(h.startswith("langchain") for h in next(iter(rows.values())))  # no published topic columns
     page = httpx.get(app.url, timeout=30)
     assert page.status_code == 200 and "FreshStack leaderboard" in page.text
     config = httpx.get(f"{app.url}config", timeout=30).json()
-    labels = [c.get("props", {}).get("choices") for c in config["components"]]
-    assert any(GROUP_LABEL in str(choice) for choice in labels)  # the hideable group is named in full
+    props = {c.get("props", {}).get("elem_id"): c.get("props", {}) for c in config["components"]}
+    type_choices = [c.get("props", {}).get("choices") for c in config["components"] if c.get("type") == "checkboxgroup"]
+    assert "reported" not in str(type_choices)  # the type filter holds computed kinds only
+    tabs = [c.get("props", {}).get("label") for c in config["components"] if c.get("type") == "tabitem"]
+    if not REFERENCE.is_file():
+        assert "reference-table" not in props and REFERENCE_TAB not in tabs
+        return
+    assert REFERENCE_TAB in tabs
+    assert SOURCE in props["reference-heading"]["value"] and "not comparable" in props["reference-heading"]["value"]
+    published = props["reference-table"]["value"]
+    assert len(published["data"]) == 40 and published["headers"][:5] == [
+        "system",
+        "average α-nDCG@10",
+        "average Coverage@20",
+        "average Recall@50",
+        "average from",
+    ]
+    bm25_published = next(r for r in published["metadata"]["display_value"] if r[0] == "BM25")
+    assert bm25_published[1:5] == ["0.218", "0.448", "0.316", "published"]
+
+
+def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset):  # noqa: F811
+    from leaderboard.app import build_app
+
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        demo = build_app(lb_dataset, store, archive_dir=tmp_path / "runs")
+        config = demo.get_config_file()
+    labels = [c.get("props", {}).get("label") for c in config["components"]]
+    ids = [c.get("props", {}).get("elem_id") for c in config["components"]]
+    assert REFERENCE_TAB not in labels and "reference-table" not in ids
 
 
 def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
@@ -302,7 +335,7 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
         assert outcome.status == "queued", outcome
         stats = run_worker(store, functools.partial(evaluate_job, dataset=str(ctx.repo)), once=True, isolate=False)
         assert stats.done == 1, stats
-        frame = build_frame(store.leaderboard_rows(), [], ctx.topics, revision=ctx.revision).set_index("id")
+        frame = build_frame(store.leaderboard_rows(), ctx.topics, revision=ctx.revision).set_index("id")
         row = frame.loc[str(outcome.system_id)]
         assert row["type"] == "submitted model" and row["average α-nDCG@10"] >= 0
         assert 20e6 < row["size"] < 25e6

@@ -12,7 +12,6 @@ from test_leaderboard_submit import bm25_runs, lb_dataset, merged, store, write_
 from freshstack_hf.metrics import bootstrap_ci, paired_test, uncovered_nuggets
 from leaderboard import detail
 from leaderboard.baseline_rows import RunArchive, compute_baselines
-from leaderboard.reported import ReportedSystem
 from leaderboard.submit import Submitter
 from leaderboard.table import build_frame
 
@@ -32,7 +31,7 @@ def board(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
     }
     strong = submitter.submit_run(write_trec(tmp_path / "s.trec", oracle, depth=50), name="strong")
     weak = submitter.submit_run(write_trec(tmp_path / "w.trec", merged(bm25_runs), depth=3), name="weak")
-    frame = build_frame(store.leaderboard_rows(), [], lb_dataset.topics, revision=lb_dataset.revision)
+    frame = build_frame(store.leaderboard_rows(), lb_dataset.topics, revision=lb_dataset.revision)
     return {"archive": archive, "frame": frame, "strong": str(strong.system_id), "weak": str(weak.system_id)}
 
 
@@ -111,20 +110,9 @@ def test_paired_tests_against_the_leader_and_each_baseline(board, store, lb_data
     assert rounded.tests["p"].iloc[0] == round(d.tests["p"].iloc[0], 4)
 
 
-def test_reported_and_unknown_systems(board, store, lb_dataset):  # noqa: F811
-    reported = ReportedSystem(
-        "r1",
-        "Paper model",
-        7_000_000_000,
-        "7B",
-        "open_source",
-        "2024-01-01",
-        None,
-        {"alpha": {"alpha_ndcg@10": 0.3}, "langchain": {"recall@50": 0.4}},
-    )
-    d = view("r1", board, store, lb_dataset, reported=[reported])
-    assert "not computed here" in d.header and "fresh-stack.github.io" in d.header
-    assert d.metrics.values.tolist() == [["alpha", "α-nDCG@10", 0.3], ["langchain", "Recall@50", 0.4]]
-    assert d.tests.empty
+def test_published_keys_and_unknown_systems_have_no_detail(board, store, lb_dataset):  # noqa: F811
+    """The published figures live in the Reference tab only: their old keys ("r1") are unknown here."""
+    assert view("r1", board, store, lb_dataset).header.startswith("no system")
     assert view("999", board, store, lb_dataset).header.startswith("no system")
-    assert detail.choices(board["frame"])[0][1] == board["frame"]["id"].iloc[0]
+    keys = [key for _, key in detail.choices(board["frame"])]
+    assert keys[0] == board["frame"]["id"].iloc[0] and all(key.isdigit() for key in keys)

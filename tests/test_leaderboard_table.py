@@ -15,9 +15,9 @@ import pytest
 from test_leaderboard_store import store, store_url  # noqa: F401  (fixtures: SQLite file and PostgreSQL schema)
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard import plots
+from leaderboard import plots, reference
 from leaderboard import table as tbl
-from leaderboard.reported import GROUP_LABEL, format_size, load_reported, parse_size
+from leaderboard.reported import REFERENCE_TAB, SOURCE, format_size, load_reported, parse_size
 from leaderboard.schema import LeaderboardRow, Score, SystemRecord
 
 TOPICS = ["alpha", "beta"]
@@ -45,7 +45,7 @@ def frame() -> pd.DataFrame:
         row(5, "big model", {"alpha": 0.50, "beta": 0.40}, "model", size=7_000_000_000, link="https://x.org/a_(b)"),
         row(6, "queued model", {}, "model", status="queued"),
     ]
-    return tbl.build_frame(rows, [], TOPICS, revision="rev1")
+    return tbl.build_frame(rows, TOPICS, revision="rev1")
 
 
 def test_rows_columns_and_average_is_the_plain_mean_over_every_topic(frame):
@@ -101,15 +101,13 @@ def test_display_bolds_the_best_of_each_column_and_keeps_names_as_plain_text(fra
 
 def test_bold_marks_the_best_cell_of_each_metric_column():
     rows = [row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.1, "beta": 0.4})]
-    view = tbl.view_frame(tbl.build_frame(rows, [], TOPICS))
+    view = tbl.view_frame(tbl.build_frame(rows, TOPICS))
     styling = tbl.display(view)["metadata"]["styling"]
     bold = {(r, c) for r, cells in enumerate(styling) for c, s in enumerate(cells) if s == "font-weight: bold"}
     assert len(bold) == 9  # 3 average + 6 topic columns, one best each
     assert {(1, 3), (0, 6), (1, 9)} <= bold and (0, 3) not in bold
     tied = tbl.view_frame(
-        tbl.build_frame(
-            [row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.2, "beta": 0.2})], [], TOPICS
-        )
+        tbl.build_frame([row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.2, "beta": 0.2})], TOPICS)
     )
     assert all(s == "font-weight: bold" for r in tbl.display(tied)["metadata"]["styling"] for s in r[3:12])
 
@@ -130,6 +128,7 @@ def test_topic_view_keeps_only_that_topics_columns(frame):
         ({"sort": "name"}, (None, "system", False, "")),
         ({"sort": "size"}, (None, "size", True, "")),
         ({"topic": "nope"}, (None, "average α-nDCG@10", True, "unknown topic 'nope'; showing all topics")),
+        ({"topic": "langchain"}, (None, "average α-nDCG@10", True, "unknown topic 'langchain'")),  # in neither
         ({"sort": "ndcg@10"}, (None, "average α-nDCG@10", True, "unknown sort 'ndcg@10'; sorted by average α-nDCG@10")),
         ({"topic": "alpha", "sort": "beta:recall@50"}, ("alpha", "alpha α-nDCG@10", True, "unknown sort")),
     ],
@@ -152,7 +151,7 @@ def test_exports_hold_the_rows_shown_at_full_precision(frame, tmp_path):
     assert data["rows"][3]["average α-nDCG@10"] is None
     assert "α-nDCG@10" in data["measures"]
     assert tbl.export_files(view, tmp_path) == (csv_path, json_path)  # same rows, same files
-    formula = tbl.view_frame(tbl.build_frame([row(9, "=HYPERLINK(1)", {"alpha": 0.1})], [], TOPICS))
+    formula = tbl.view_frame(tbl.build_frame([row(9, "=HYPERLINK(1)", {"alpha": 0.1})], TOPICS))
     csv_path, json_path = tbl.export_files(formula, tmp_path)
     assert "'=HYPERLINK(1)" in csv_path.read_text() and '"=HYPERLINK(1)"' in json_path.read_text()
 
@@ -177,36 +176,119 @@ def test_sizes_parse_and_format():
     ]
 
 
-def test_reported_rows_are_their_own_labelled_group(tmp_path):
-    path = tmp_path / "board.json"
-    info = {"name": "X <script>alert(1)</script>Emb", "size": "7B", "type": "open_source", "date": "2024-01-01"}
-    entry = {
-        "info": {**info, "link": "https://hf.co/x"},
-        "datasets": {
-            "alpha": {"alpha_ndcg_10": 0.3, "coverage_20": 0.5, "recall_50": 0.4},
-            "beta": {"alpha_ndcg_10": 0.1, "coverage_20": 0.2, "recall_50": 0.3},
-            "average": {"alpha_ndcg_10": 0.9, "coverage_20": 0.9, "recall_50": 0.9},
-        },
+def _official_entry(name: str, average: dict | None = None, **info) -> dict:
+    datasets = {
+        "alpha": {"alpha_ndcg_10": 0.3, "coverage_20": 0.5, "recall_50": 0.4},
+        "beta": {"alpha_ndcg_10": 0.1, "coverage_20": 0.2, "recall_50": 0.3},
     }
-    path.write_text(json.dumps({"leaderboardData": [entry]}))
-    (reported,) = load_reported(path)
-    assert reported.name == "X Emb" and reported.key == "r1" and reported.size == 7_000_000_000
-    assert reported.scores["alpha"] == {"alpha_ndcg@10": 0.3, "coverage@20": 0.5, "recall@50": 0.4}
-    frame = tbl.build_frame([row(1, "BM25", {"alpha": 0.3, "beta": 0.2}, "baseline")], [reported], TOPICS)
-    by_id = frame.set_index("id")
-    assert by_id.at["r1", "type"] == tbl.REPORTED_TYPE and by_id.at["r1", "_kind"] == "reported"
-    assert by_id.at["r1", "average α-nDCG@10"] == pytest.approx(0.2)  # recomputed, the file's 0.9 is ignored
-    assert list(tbl.filter_frame(frame, types=["baseline"])["id"]) == ["1"]  # the group hides as one
-    assert "not computed here" in GROUP_LABEL
+    if average is not None:
+        datasets["average"] = average
+    return {
+        "info": {"name": name, "size": "7B", "type": "open_source", "date": "2024-01-01", **info},
+        "datasets": datasets,
+    }
 
 
-def test_the_official_file_loads(shared_data):
-    reported = load_reported(shared_data / "reference" / "freshstack-official-leaderboard.json")
+def test_published_figures_get_their_own_frame_never_the_main_tables(tmp_path):
+    path = tmp_path / "board.json"
+    entries = [
+        _official_entry(
+            "X <script>alert(1)</script>Emb",
+            {"alpha_ndcg_10": 0.9, "coverage_20": 0.8, "recall_50": 0.7},
+            link="https://hf.co/x",
+        ),
+        _official_entry("No average", size="-"),
+        _official_entry("Part average", {"alpha_ndcg_10": 0.05}),
+    ]
+    path.write_text(json.dumps({"leaderboardData": entries}))
+    systems = load_reported(path)
+    first = systems[0]
+    assert first.name == "X Emb" and first.key == "r1" and first.size == 7_000_000_000
+    assert first.scores["alpha"] == {"alpha_ndcg@10": 0.3, "coverage@20": 0.5, "recall@50": 0.4}
+    assert reference.published_averages(path) == {
+        "r1": {"alpha_ndcg@10": 0.9, "coverage@20": 0.8, "recall@50": 0.7},
+        "r3": {"alpha_ndcg@10": 0.05},
+    }
+    ref = reference.load_reference(path)
+    assert list(ref.columns) == [
+        "system",
+        "average α-nDCG@10",
+        "average Coverage@20",
+        "average Recall@50",
+        "average from",
+        *[f"{t} {m.name}" for t in TOPICS for m in HEADLINE],
+        "size",
+        "date",
+        "link",
+    ]
+    by_name = ref.set_index("system")
+    assert list(ref["system"]) == ["X Emb", "No average", "Part average"]  # best average α-nDCG@10 first
+    assert by_name.at["X Emb", "average α-nDCG@10"] == 0.9  # the file's published figure, not the mean 0.2
+    assert by_name.at["X Emb", "average from"] == "published"
+    assert by_name.at["No average", "average α-nDCG@10"] == pytest.approx(0.2)  # plain mean of the topics
+    assert by_name.at["No average", "average Recall@50"] == pytest.approx(0.35)
+    assert by_name.at["No average", "average from"] == "mean of topics"
+    assert by_name.at["Part average", "average α-nDCG@10"] == 0.05
+    assert by_name.at["Part average", "average Coverage@20"] == pytest.approx(0.35)
+    assert by_name.at["Part average", "average from"] == "published; mean of topics for Coverage@20, Recall@50"
+    assert by_name.at["X Emb", "link"] == "[hf\\.co](https://hf.co/x)" and math.isnan(by_name.at["No average", "size"])
+    shown = dict(zip(ref["system"], tbl.display(ref)["metadata"]["display_value"], strict=True))
+    assert shown["No average"][1:5] == ["0.200", "0.350", "0.350", "mean of topics"]  # three decimals everywhere
+    assert shown["X Emb"][-3] == "7B"
+    # The main table never holds them: build_frame has no such input, and a "reported" kind is dropped.
+    frame = tbl.build_frame(
+        [row(1, "BM25", {"alpha": 0.3, "beta": 0.2}, "baseline"), row(2, "paper", {}, "reported")], TOPICS
+    )
+    assert list(frame["id"]) == ["1"] and "reported" not in tbl.TYPES
+    assert frame.attrs["topics"] == TOPICS and not [c for c in frame.columns if c.startswith("langchain")]
+
+
+def test_the_reference_heading_names_the_source_and_says_not_comparable():
+    text = reference.heading()
+    assert REFERENCE_TAB in text and SOURCE in text
+    assert "not computed here" in text and "another release of the dataset" in text
+    assert "not comparable row by row" in text
+
+
+def test_the_official_file_makes_the_reference_frame(shared_data):
+    path = shared_data / "reference" / "freshstack-official-leaderboard.json"
+    reported = load_reported(path)
     assert len(reported) == 40
     bm25 = next(r for r in reported if r.name == "BM25")
     assert bm25.scores["langchain"]["alpha_ndcg@10"] == 0.23 and bm25.size is None
-    frame = tbl.build_frame([], reported, ["langchain", "yolo", "laravel", "angular", "godot"])
-    assert frame.set_index("id").at[bm25.key, "average α-nDCG@10"] == pytest.approx(0.2178)
+    ref = reference.load_reference(path)
+    topics = ["langchain", "yolo", "laravel", "angular", "godot"]
+    assert len(ref) == 40 and ref["system"].is_unique and ref.attrs["topics"] == topics
+    assert [c for c in ref.columns if "@" in c] == [f"{s} {m.name}" for s in ["average", *topics] for m in HEADLINE]
+    assert set(ref["average from"]) == {"published"}  # every entry of the file has its own average
+    bm25_row = ref.set_index("system").loc["BM25"]
+    assert (bm25_row["average α-nDCG@10"], bm25_row["average Coverage@20"], bm25_row["average Recall@50"]) == (
+        0.218,
+        0.448,
+        0.316,
+    )
+    assert bm25_row["godot Recall@50"] == 0.2 and bm25_row["date"] == "2024-11-01"
+    assert ref["average α-nDCG@10"].is_monotonic_decreasing
+    data = tbl.display(ref)
+    assert len(data["data"]) == 40
+    col = data["headers"].index("average α-nDCG@10")
+    bm25_shown = next(r for r in data["metadata"]["display_value"] if r[0] == "BM25")
+    assert bm25_shown[col] == "0.218" and bm25_shown[data["headers"].index("yolo Coverage@20")] == "0.342"
+    reference_topics = reference.reference_topics(reported)
+    view = tbl.parse_view({"topic": "langchain"}, TOPICS, reference_topics)
+    assert view.topic is None and REFERENCE_TAB in view.notice and "langchain" in view.notice
+    assert "unknown" not in view.notice
+    assert tbl.parse_view({"topic": "nope"}, TOPICS, reference_topics).notice.startswith("unknown topic 'nope'")
+    assert tbl.parse_view({"topic": "beta"}, TOPICS, reference_topics) == tbl.View("beta", "beta α-nDCG@10")
+
+
+def test_a_published_topic_deep_link_points_to_the_reference_tab():
+    view = tbl.parse_view({"topic": "LangChain", "sort": "recall@50"}, TOPICS, ["langchain", "yolo"])
+    assert (view.topic, view.sort) == (None, "average Recall@50")
+    assert view.notice == (
+        "topic 'langchain' is not in this dataset; its published figures are in the Reference (published) tab; "
+        "showing all topics"
+    )
 
 
 def test_plots_data(frame):
@@ -239,7 +321,7 @@ def test_board_source_rebuilds_only_when_the_store_changes():
             return [row(1, "BM25", {"alpha": 0.3, "beta": 0.2}, "baseline")]
 
     fake = FakeStore()
-    board = tbl.BoardSource(fake, [], TOPICS, "rev1")
+    board = tbl.BoardSource(fake, TOPICS, "rev1")
     first = board.frame()
     assert board.frame() is first and fake.reads == 1
     fake.marker = (2,)  # e.g. a worker stored a result
