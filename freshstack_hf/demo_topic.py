@@ -131,7 +131,7 @@ def demo_definition() -> dict[str, Any]:
         "topic": TOPIC,
         "description": "Python data and ML libraries as installed beside freshstack-hf (the demo topic)",
         "questions": {"source": str(POSTS), "tags": list(TAGS), "since": "2025-01-01", "until": "2026-10-31"},
-        "corpus": {"max_tokens": 1024, "repositories": library_repositories()},
+        "corpus": {"max_tokens": 1536, "repositories": library_repositories()},
         "pooling": {"depth": 10},
     }
 
