@@ -107,6 +107,12 @@ def run_build(
 ) -> dict[str, Any]:
     """Run (or plan, with `dry_run`) the wanted stages; returns {stage: record or plan}."""
     out = Path(out)
+    if backend is None:  # FRESHSTACK_LLM_* overrides count in the fingerprints, as in the backend they pick
+        from dataclasses import replace
+
+        from freshstack_hf.build.llm import effective_config
+
+        config = replace(config, llm=effective_config(config.llm))
     work = Path(work) if work else default_work_dir(out, config.topic)
     ctx = StageContext(config, work, out, show_progress=show_progress, dry_run=dry_run, backend_override=backend)
     wanted = stages or list(STAGES)

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
         from freshstack_hf.build.offline import OfflineBackend
 
         llm = replace(llm, base_url="")
-        backend = None if args.dry_run else OfflineBackend(show_progress=not (args.quiet or args.json))
+        backend = OfflineBackend(show_progress=not (args.quiet or args.json))  # constructing it loads nothing
     config = replace(config, llm=llm)
     backend_note = _backend_note(config.llm)
     echo = (lambda _line: None) if args.json else print

