@@ -16,9 +16,11 @@ from freshstack_hf.cli.main import SUBCOMMANDS, build_parser
 EXE = Path(sys.executable).with_name("freshstack-hf")
 
 
-def cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def cli(
+    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: int = 300
+) -> subprocess.CompletedProcess:
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([str(EXE), *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=300)
+    return subprocess.run([str(EXE), *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=timeout)
 
 
 def test_every_subcommand_has_help_with_an_example():
@@ -124,7 +126,10 @@ def test_synth_120k_docs_under_60_seconds(tmp_path):
 def demo_dir(tmp_path_factory) -> Path:
     """One real demo build (the sample topic through the build pipeline), shared by the demo tests."""
     root = tmp_path_factory.mktemp("demo")
-    r = cli("demo", "--out", str(root / "out"), "--repo", str(root / "freshstack"), "--no-serve", cwd=root)
+    # the first demo encodes ~1,200 chunks with MiniLM on the CPU: minutes, not seconds
+    r = cli(
+        "demo", "--out", str(root / "out"), "--repo", str(root / "freshstack"), "--no-serve", cwd=root, timeout=1800
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     (root / "first-run.txt").write_text(r.stdout, encoding="utf-8")
     return root
