@@ -5,7 +5,7 @@ skipped when its inputs are unchanged; LLM responses are cached, so a re-run or 
 repeats no call. Intermediate files live in a work folder beside the repo (OUT-work/TOPIC). The repo is
 written in one atomic commit at the end: a failed build leaves the previous repo as it was.
 
-Examples:
+Example:
   freshstack-hf build scripts/topics/laravel.yaml --out freshstack --dry-run
   freshstack-hf build scripts/topics/laravel.yaml --out freshstack                 # offline backend
   OPENAI_API_KEY=... freshstack-hf build my_topic.yaml --out freshstack --base-url https://api.openai.com/v1
