@@ -21,7 +21,7 @@ def chunks_path(ctx: StageContext) -> Path:
 
 
 def read_qas(ctx: StageContext) -> list[QA]:
-    rows = read_table(questions_path(ctx)).select(["query_id", "title", "body", "answer_text"]).to_pylist()
+    rows = read_table(questions_path(ctx), ["query_id", "title", "body", "answer_text"]).to_pylist()
     return [QA(r["query_id"], r["title"] or "", r["body"] or "", r["answer_text"] or "") for r in rows]
 
 
@@ -34,4 +34,4 @@ def read_nuggets(ctx: StageContext) -> dict[str, list[tuple[str, str, str]]]:
 
 
 def read_chunks(ctx: StageContext, columns: list[str] | None = None):
-    return read_table(chunks_path(ctx)) if columns is None else read_table(chunks_path(ctx)).select(columns)
+    return read_table(chunks_path(ctx), columns)

@@ -41,7 +41,7 @@ def make_tasks(ctx: StageContext) -> list[JudgeTask]:
     per_call = ctx.config.judging.docs_per_call
     nuggets = read_nuggets(ctx)
     questions = {q.query_id: q.question for q in read_qas(ctx)}
-    pools = read_table(ctx.work / "pools" / "pools.parquet").select(["query_id", "doc_id"]).to_pylist()
+    pools = read_table(ctx.work / "pools" / "pools.parquet", ["query_id", "doc_id"]).to_pylist()
     by_query: dict[str, list[str]] = {}
     for r in pools:
         by_query.setdefault(r["query_id"], []).append(r["doc_id"])

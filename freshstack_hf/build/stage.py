@@ -71,10 +71,11 @@ def write_table(path: Path, table: pa.Table) -> Path:
     return path
 
 
-def read_table(path: Path) -> pa.Table:
+def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A stage output, only the `columns` asked for (parquet reads no other column from disk)."""
     if not path.is_file():
         raise FreshStackError(f"{path}: missing stage output; re-run the stage that writes it")
-    return pq.read_table(path)
+    return pq.read_table(path, columns=columns)
 
 
 def write_json(path: Path, data: Any) -> Path:
