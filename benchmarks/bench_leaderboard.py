@@ -61,18 +61,20 @@ def main() -> None:
     import gradio as gr
 
     from freshstack_hf.metrics import HEADLINE
+    from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.synth import SynthConfig, synth_topic
     from leaderboard import table as tbl
     from leaderboard.app import build_app, launch_app
-    from leaderboard.baseline_rows import DatasetContext, RunArchive, compute_baselines
+    from leaderboard.archive import RunArchive
+    from leaderboard.baseline_rows import compute_baselines
     from leaderboard.store import Store
 
     with tempfile.TemporaryDirectory(prefix="bench-leaderboard-") as tmp:
         root = Path(tmp)
         topics = [synth_topic(name, SynthConfig(queries=QUERIES, docs=400, seed=i)) for i, name in enumerate(TOPICS)]
         write_topics(root / "freshstack", topics, source={"kind": "synthetic", "bench": "leaderboard"})
-        ctx = DatasetContext(root / "freshstack")
+        ctx = Dataset(root / "freshstack")
         store = Store(f"sqlite:///{root / 'lb.db'}")
         store.create_all()
         start = time.perf_counter()

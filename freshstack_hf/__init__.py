@@ -14,11 +14,11 @@ _EXPORTS = {
     "FreshStackError": "freshstack_hf.errors",
     "ValidationError": "freshstack_hf.errors",
     "Topic": "freshstack_hf.topic",
+    "Dataset": "freshstack_hf.repo.dataset",
     "Doc": "freshstack_hf.records",
     "Query": "freshstack_hf.records",
     "Nugget": "freshstack_hf.records",
     "NuggetJudgment": "freshstack_hf.records",
-    "ScoredDoc": "freshstack_hf.records",
     "TopicStats": "freshstack_hf.records",
     "load_topic": "freshstack_hf.repo.reader",
     "list_topics": "freshstack_hf.repo.reader",
@@ -30,12 +30,12 @@ _EXPORTS = {
 }
 
 __all__ = [
+    "Dataset",
     "Doc",
     "FreshStackError",
     "Nugget",
     "NuggetJudgment",
     "Query",
-    "ScoredDoc",
     "Topic",
     "TopicStats",
     "ValidationError",
@@ -51,8 +51,9 @@ __all__ = [
 
 if TYPE_CHECKING:  # pragma: no cover
     from freshstack_hf.errors import FreshStackError, ValidationError
-    from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query, ScoredDoc, TopicStats
+    from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query, TopicStats
     from freshstack_hf.repo.check import validate_repo
+    from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.reader import list_topics, load_candidates, load_topic
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.stats import topic_stats

@@ -7,11 +7,13 @@ removes it otherwise, so an interrupted run leaves nothing half-written.
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 
 @contextmanager
@@ -31,3 +33,11 @@ def atomic_path(path: str | os.PathLike[str], *, durable: bool = False) -> Itera
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def write_json(path: str | os.PathLike[str], data: Any, *, default: Any = None) -> Path:
+    """`data` as indented UTF-8 JSON at `path`, atomically; `default` converts what JSON cannot hold."""
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=default) + "\n"
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+    return Path(path)

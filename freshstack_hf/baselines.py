@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.runs.run import RankedList, from_ranked
 from freshstack_hf.topic import Topic
 
 BM25_K1, BM25_B = 0.9, 0.4  # Pyserini's defaults, which the official FreshStack BM25 baseline ran
@@ -21,21 +22,19 @@ HYBRID_DEPTH = 100
 RRF_K = 100
 METHODS = ("bm25", "dense", "hybrid")
 
-Ranked = dict[str, list[tuple[str, float]]]  # query id -> [(doc id, score)] best first
-
 
 @dataclass
 class BaselineRun:
     """A run and what produced it: method, parameters and timings (for the manifest and the leaderboard)."""
 
     method: str
-    run: Ranked
+    run: dict[str, RankedList]  # query id -> ranked list, best first
     params: dict[str, Any] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
 
     def as_scores(self) -> dict[str, dict[str, float]]:
         """The evaluator's input form {query: {doc: score}}."""
-        return {q: dict(docs) for q, docs in self.run.items()}
+        return from_ranked(self.run)
 
 
 def default_cache_dir() -> Path:

@@ -21,6 +21,7 @@ from freshstack_hf.metrics import evaluate, qrels_from_topic
 from freshstack_hf.repo.reader import load_topic
 from freshstack_hf.repo.tables import candidates_table
 from freshstack_hf.repo.writer import transaction
+from freshstack_hf.runs.run import RankedList, from_ranked
 from freshstack_hf.topic import Topic
 
 log = logging.getLogger(__name__)
@@ -32,12 +33,9 @@ def positives(topic: Topic) -> dict[str, set[str]]:
     return {q: {d for d, s in docs.items() if s > 0} for q, docs in topic.qrels.items()}
 
 
-def list_quality(topic: Topic, runs: dict[str, baselines.Ranked]) -> dict[str, dict[str, float]]:
+def list_quality(topic: Topic, runs: dict[str, dict[str, RankedList]]) -> dict[str, dict[str, float]]:
     qrels = qrels_from_topic(topic)
-    return {
-        name: evaluate(qrels, {q: dict(docs) for q, docs in run.items()}, QUALITY_MEASURES).metrics
-        for name, run in runs.items()
-    }
+    return {name: evaluate(qrels, from_ranked(run), QUALITY_MEASURES).metrics for name, run in runs.items()}
 
 
 def topic_candidates(
@@ -79,7 +77,7 @@ def topic_candidates(
     return lists, record
 
 
-def _ids(run: baselines.Ranked, topic: Topic) -> dict[str, list[str]]:
+def _ids(run: dict[str, RankedList], topic: Topic) -> dict[str, list[str]]:
     """Lists in query order of the topic; a query nothing was retrieved for gets an empty list."""
     return {q: [d for d, _ in run.get(q, [])] for q in topic.query_ids}
 

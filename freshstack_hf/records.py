@@ -69,15 +69,6 @@ class NuggetJudgment:
 
 
 @dataclass(frozen=True, slots=True)
-class ScoredDoc:
-    """One line of a run: a document a system retrieved for a query, with its score."""
-
-    query_id: str
-    doc_id: str
-    score: float
-
-
-@dataclass(frozen=True, slots=True)
 class LengthStats:
     """Average, median and 75th percentile of a length distribution (in whitespace tokens)."""
 

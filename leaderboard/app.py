@@ -3,8 +3,9 @@
 Nothing here computes, filters or formats a number: `table`, `reference`, `detail`, `plots` and `submit` do,
 and are tested without Gradio. The published figures (`--reported`) get a tab of their own, never rows of
 the main table. Every event has an `api_name`, so the page's API (`/table`, `/detail`, `/plots`,
-`/submit_run`, `/submit_model`) is what the tests and `gradio_client` users drive. The upload cap is enforced
-twice: by Gradio's server (`launch(max_file_size=...)`, before the file reaches us) and by the submitter.
+`/submit_run`, `/submit_model`, and for the Answers tab `/answers_table`, `/submit_answers`) is what the tests
+and `gradio_client` users drive. The upload cap is enforced twice: by Gradio's server
+(`launch(max_file_size=...)`, before the file reaches us) and by the submitter.
 """
 
 from __future__ import annotations
@@ -17,17 +18,30 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard import answers_view, plots, reference
 from leaderboard import detail as detail_view
-from leaderboard import plots, reference
 from leaderboard import table as tbl
-from leaderboard.baseline_rows import DatasetContext, RunArchive
+from leaderboard.answer_submit import AnswerSubmitter, JudgeEndpoint
+from leaderboard.archive import RunArchive
 from leaderboard.store import Store, default_data_dir
 from leaderboard.submit import Submitter, identity_of
 
 TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
 SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
 TOPIC_ALL = "all topics"
+SANS = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Ubuntu", "Cantarell", "DejaVu Sans", "sans-serif"]
+MONO = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "DejaVu Sans Mono", "monospace"]
 FIRST_PAINT_ROWS = 100  # the page's first render shows the top rows at once; the rest follow in a second event
+
+
+def theme() -> gr.themes.Base:
+    """Gradio's default look with the visitor's own fonts: the page fetches no font file, from anywhere.
+
+    The default theme's Source Sans Pro files arrive after the first paint, so a bold heading could show
+    its first letter in the fallback font; plain family names (`SANS`, `MONO`) have no file to fetch.
+    """
+    return gr.themes.Default(font=SANS, font_mono=MONO)
 
 
 def _about(
@@ -61,7 +75,7 @@ Rate limit: {limit}.
 
 
 def build_app(
-    dataset: str | Path | DatasetContext,
+    dataset: str | Path | Dataset,
     store: Store,
     *,
     reported_path: str | Path | None = None,
@@ -74,7 +88,7 @@ def build_app(
     title: str = "FreshStack leaderboard",
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing)."""
-    ctx = dataset if isinstance(dataset, DatasetContext) else DatasetContext(dataset)
+    ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
     published = reference.load_reference(reported_path) if reported_path else None
@@ -92,6 +106,32 @@ def build_app(
         resamples=resamples,
     )
     all_types = [key for _, key in TYPE_CHOICES]
+    answers_board = answers_view.AnswersSource(store, ctx.topics, ctx.revision)
+    answer_submitter = AnswerSubmitter(
+        store,
+        ctx,
+        judge=JudgeEndpoint.from_env(),  # FRESHSTACK_JUDGE_BASE_URL / _MODEL; the key stays with the workers
+        max_file_bytes=int(max_file_mb * 2**20),
+        rate_limit=rate_limit,
+        resamples=resamples,
+    )
+
+    def answers_table() -> Any:
+        return gr.update(value=answers_board.display(), datatype=answers_board.datatypes())
+
+    def submit_answers(
+        file: str | None, name: str, description: str, link: str, request: gr.Request, profile: gr.OAuthProfile | None
+    ) -> Any:
+        who = identity(request, profile)
+        if who is None:
+            return "Sign in with Hugging Face to submit.", {"status": "refused", "message": "sign in to submit"}
+        display = os.path.basename(file) if file else None
+        outcome = answer_submitter.submit_answers(
+            file, name=name, description=description, link=link, identity=who, display_name=display
+        )
+        if outcome.accepted:
+            answers_board.invalidate()
+        return outcome.markdown(), outcome.as_json()
 
     def view(search: str, types: list[str] | None, sizes: list[str] | None, topic: str, sort: str, order: str) -> Any:
         scope = None if topic in (None, "", TOPIC_ALL) else topic
@@ -131,12 +171,13 @@ def build_app(
         return gr.update(choices=keys), gr.update(choices=keys, value=plots.default_selection(frame))
 
     def show_detail(key: str | None) -> Any:
+        """The header, then each table and the parameters, shown only when they have something to show."""
         if not key:
-            return "Pick a system.", None, None, None, None, None, {}
-        d = detail_view.system_detail(
-            key, board.frame(), store=store, dataset=ctx, archive=archive, resamples=resamples
-        ).rounded()
-        return d.header, d.metrics, d.per_query, d.holes, d.uncovered, d.tests, d.parameters
+            return detail_view.HINT, *[gr.update(value=None, visible=False)] * (len(detail_tables) + 1)
+        frame = board.frame()
+        d = detail_view.system_detail(key, frame, store=store, dataset=ctx, archive=archive, resamples=resamples)
+        shown = [gr.update(value=detail_view.shown(t), visible=not t.empty) for t in d.tables()]
+        return d.header, *shown, gr.update(value=d.parameters, visible=bool(d.parameters))
 
     def pick_row(evt: gr.SelectData) -> Any:
         row = evt.row_value or []
@@ -146,7 +187,9 @@ def build_app(
         frame = board.frame()
         points, caption = plots.size_scatter(frame, measure)
         bars = plots.topic_bars(frame, keys or [], measure)
-        return gr.update(value=points, caption=caption), gr.update(value=bars, sort=bars["bar"].tolist())
+        title = plots.axis_title(measure)
+        scatter_update = gr.update(value=points, caption=caption, sort=plots.size_order(points), y_title=title)
+        return scatter_update, gr.update(value=bars, sort=bars["bar"].tolist(), y_title=plots.measure_name(measure))
 
     def identity(request: gr.Request | None, profile: gr.OAuthProfile | None) -> str | None:
         if oauth and profile is None:
@@ -219,6 +262,28 @@ def build_app(
                     json_button = gr.DownloadButton("Download JSON", size="sm")
                 legend = " · ".join(f"**{m.name}**: {m.description}" for m in HEADLINE)
                 gr.Markdown(f"{legend}. Bold: best value of each column among the rows shown.")
+            with gr.Tab("Answers", id="answers"):
+                judged_by = (
+                    f"All/Vital by the judge {answer_submitter.judge.name} (blank until a worker has judged)"
+                    if answer_submitter.judge
+                    else "All/Vital stay blank: this server has no judge endpoint configured"
+                )
+                gr.Markdown(
+                    "Generated answers (RAG) scored against the nuggets: citations exactly, from the judgments; "
+                    f"{judged_by}. {answers_view.legend()}. Bold: best of each column."
+                )
+                answers_tbl = gr.Dataframe(interactive=False, elem_id="answers-table", max_height=480, wrap=False)
+                with gr.Row():
+                    answers_file = gr.File(
+                        label="Answers (TREC RAG JSONL or JSON)", type="filepath", elem_id="answers-file"
+                    )
+                    with gr.Column():
+                        answers_name = gr.Textbox(label="Name", elem_id="answers-name")
+                        answers_desc = gr.Textbox(label="Description", lines=2)
+                        answers_link = gr.Textbox(label="Link (http/https)")
+                        answers_button = gr.Button("Submit answers", variant="primary", elem_id="answers-submit")
+                answers_outcome = gr.Markdown(elem_id="answers-outcome")
+                answers_status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
             if published is not None:
                 with gr.Tab(reference.REFERENCE_TAB, id="reference"):
                     gr.Markdown(reference.heading(), elem_id="reference-heading")
@@ -237,23 +302,35 @@ def build_app(
                     )
             with gr.Tab("Detail", id="detail"):
                 system = gr.Dropdown(label="System", choices=[], elem_id="detail-system", allow_custom_value=True)
-                header = gr.Markdown()
-                metrics = gr.Dataframe(label="Per-topic measures with 95% bootstrap intervals", interactive=False)
-                tests = gr.Dataframe(label="Paired randomization tests (this − other)", interactive=False)
-                holes = gr.Dataframe(label="Judged@10: unjudged documents in the top 10 (holes)", interactive=False)
-                uncovered = gr.Dataframe(
-                    label=f"Nuggets never covered in the top {detail_view.COVERAGE.k}", interactive=False
+                header = gr.Markdown(detail_view.HINT, elem_id="detail-header")
+                hidden = {"interactive": False, "visible": False, "wrap": True}  # until a system is picked
+                metrics = gr.Dataframe(label="Per-topic measures with 95% bootstrap intervals", **hidden)
+                tests = gr.Dataframe(
+                    label="Paired randomization tests (this − other)",
+                    column_widths=["26%", "9%", "11%", "8%", "8%", "10%", "9%", "9%", "10%"],
+                    elem_id="detail-tests",
+                    max_height=520,
+                    **hidden,
                 )
-                per_query = gr.Dataframe(label="Per-query scores", interactive=False, max_height=400)
-                parameters = gr.JSON(label="How these numbers were made")
+                holes = gr.Dataframe(label="Judged@10: unjudged documents in the top 10 (holes)", **hidden)
+                uncovered = gr.Dataframe(
+                    label=f"Nuggets never covered in the top {detail_view.COVERAGE.k}", max_height=400, **hidden
+                )
+                per_query = gr.Dataframe(label="Per-query scores", max_height=400, **hidden)
+                parameters = gr.JSON(label="How these numbers were made", visible=False)
+                detail_tables = [metrics, per_query, holes, uncovered, tests]  # the order of `Detail.tables()`
             with gr.Tab("Plots", id="plots"):
                 measure = gr.Dropdown(plots.measure_choices(), value=HEADLINE[0].id, label="Measure")
                 scatter = gr.ScatterPlot(
-                    x="log10 parameters",
+                    x="parameters",
                     y="value",
                     color="type",
+                    x_title="parameters (one column per model size, smallest first)",
+                    y_title=plots.axis_title(HEADLINE[0]),
+                    y_axis_format=plots.AXIS_FORMAT,
                     label="Average vs model size",
                     tooltip=["system", "parameters", "value"],
+                    elem_id="size-scatter",
                 )
                 chosen = gr.Dropdown(label="Systems to compare", multiselect=True, choices=[], allow_custom_value=True)
                 bars = gr.BarPlot(
@@ -262,6 +339,9 @@ def build_app(
                     color="system",
                     label="Per topic",
                     x_label_angle=-40,
+                    x_title="topic | system",
+                    y_title=HEADLINE[0].name,
+                    y_axis_format=plots.AXIS_FORMAT,
                     tooltip=["topic", "system", "value"],
                 )
             with gr.Tab("Submit", id="submit"):
@@ -272,10 +352,10 @@ def build_app(
                         scope = gr.Dropdown(
                             submitter.scopes(), value="auto", label="Topics (auto: those the run covers)"
                         )
-                        run_name = gr.Textbox(label="Name")
+                        run_name = gr.Textbox(label="Name", elem_id="run-name")
                         run_desc = gr.Textbox(label="Description", lines=2)
                         run_link = gr.Textbox(label="Link (http/https)")
-                        run_button = gr.Button("Submit run", variant="primary")
+                        run_button = gr.Button("Submit run", variant="primary", elem_id="run-submit")
                     with gr.Column():
                         gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
                         model = gr.Textbox(label="Model (Hub id org/name)")
@@ -286,7 +366,7 @@ def build_app(
                         model_link = gr.Textbox(label="Link (http/https)")
                         model_button = gr.Button("Submit model", variant="primary")
                 outcome = gr.Markdown(elem_id="submit-outcome")
-                status = gr.JSON(label="Submission status")
+                status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
             with gr.Tab("About", id="about"):
                 gr.Markdown(_about(ctx.topics, max_file_mb, rate_limit, ctx.revision, published is not None))
 
@@ -302,9 +382,7 @@ def build_app(
         search.submit(exports, filters, downloads, api_name=False)
         topic.input(topic_changed, [topic, sort], sort, api_name=False).then(render, filters, table, api_name=False)
         table.select(pick_row, None, [system, tabs], api_name=False)
-        system.change(
-            show_detail, system, [header, metrics, per_query, holes, uncovered, tests, parameters], api_name="detail"
-        )
+        system.change(show_detail, system, [header, *detail_tables, parameters], api_name="detail")
         measure.input(draw, [measure, chosen], [scatter, bars], api_name="plots")
         chosen.input(draw, [measure, chosen], [scatter, bars], api_name=False)
         run_inputs = [run_file, scope, run_name, run_desc, run_link]
@@ -315,6 +393,11 @@ def build_app(
         model_button.click(submit_model, model_inputs, [outcome, status], api_name="submit_model").then(
             render, filters, table, api_name=False
         )
+        demo.load(answers_table, None, answers_tbl, api_name="answers_table")
+        answers_inputs = [answers_file, answers_name, answers_desc, answers_link]
+        answers_button.click(
+            submit_answers, answers_inputs, [answers_outcome, answers_status], api_name="submit_answers"
+        ).then(answers_table, None, answers_tbl, api_name=False)
     demo.queue(default_concurrency_limit=4)
     return demo
 
@@ -328,9 +411,10 @@ def launch_app(
     prevent_thread_lock: bool = False,
     quiet: bool = False,
 ) -> Any:
-    """Serve `demo`; the upload cap is Gradio's own (`max_file_size`), checked before a file is stored."""
+    """Serve `demo` in `theme()`; the upload cap is Gradio's own (`max_file_size`), checked before a file is kept."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     return demo.launch(
+        theme=theme(),
         server_name=host,
         server_port=port,
         max_file_size=int(max_file_mb * 2**20),

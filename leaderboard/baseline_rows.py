@@ -1,137 +1,28 @@
-"""The loaded dataset as the app sees it, runs turned into storable scores, and the project's baseline rows.
+"""The project's baseline rows: BM25, dense, RRF hybrid, and a reranked hybrid when a cross-encoder is given.
 
-Baseline rows (BM25, dense, RRF hybrid, and a reranked hybrid when a cross-encoder is given) are computed
-by the library (`freshstack_hf.baselines`) on the dataset the app serves and scored by the library's
-evaluator, like any submission. Each row's dedupe key hashes its *configuration* (method, parameters, model
-fingerprint, dataset revision), which is known before any work, so a restart finds every row stored and
-loads no model; a new dataset revision or model gets rows of its own.
-
-Runs behind stored rows are archived (top `ARCHIVE_DEPTH` per query, gzipped JSON named by the row's hash)
-so the detail view can list nuggets no system covers; scores alone cannot say which nugget was missed.
+Runs are computed by the library (`freshstack_hf.baselines`) on the dataset the app serves and scored like
+any submission (`leaderboard.scoring`). Each row's dedupe key hashes its *configuration* (method, parameters,
+model fingerprint, dataset revision), which is known before any work, so a restart finds every row stored
+and loads no model; a new dataset revision or model gets rows of its own.
 """
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
-import threading
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf._version import __version__
-from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.metrics import MEASURES, top_docs
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.archive import RunArchive
 from leaderboard.schema import SCHEMA_VERSION, ResultMeta
+from leaderboard.scoring import score_for_store, scoring_parameters
 from leaderboard.store import Store
-
-ARCHIVE_DEPTH = 100
-Run = Mapping[str, Mapping[str, float]]
-
-
-class DatasetContext:
-    """One dataset repo (folder or Hub id) with its revision; topics, qrels and id sets loaded once, shared."""
-
-    def __init__(self, source: str | Path, revision: str | None = None) -> None:
-        from freshstack_hf.repo.reader import list_topics, resolve_repo
-        from leaderboard.jobs import dataset_revision
-
-        self.source = str(source)
-        self.repo = resolve_repo(source, revision)
-        self.revision = dataset_revision(self.repo, revision)
-        self.topics = list_topics(self.repo)
-        if not self.topics:
-            raise FreshStackError(f"dataset {self.source}: no topics found (expected data/<topic>/ folders)")
-        self._cache: dict[tuple[str, str], Any] = {}
-        self._lock = threading.RLock()
-
-    def _cached(self, kind: str, topic: str, make: Callable[[], Any]) -> Any:
-        with self._lock:  # submissions arrive on many threads; each part is read once
-            key = (kind, topic)
-            if key not in self._cache:
-                self._cache[key] = make()
-            return self._cache[key]
-
-    def topic(self, name: str) -> Any:
-        from freshstack_hf.repo.reader import load_topic
-
-        return self._cached("topic", name, lambda: load_topic(self.repo, name))
-
-    def qrels(self, name: str) -> Any:
-        from freshstack_hf.metrics import qrels_from_topic
-
-        return self._cached("qrels", name, lambda: qrels_from_topic(self.topic(name)))
-
-    def query_ids(self, topics: Iterable[str]) -> frozenset[str]:
-        parts = [self._cached("qids", t, lambda t=t: frozenset(self.topic(t).query_ids)) for t in topics]
-        return frozenset().union(*parts)
-
-    def doc_ids(self, topics: Iterable[str]) -> frozenset[str]:
-        parts = [self._cached("docs", t, lambda t=t: frozenset(self.topic(t).doc_ids)) for t in topics]
-        return frozenset().union(*parts)
-
-    def warm(self) -> None:
-        """Read every topic now, so the first submission does not pay for it."""
-        self.query_ids(self.topics), self.doc_ids(self.topics), [self.qrels(t) for t in self.topics]
-
-
-class RunArchive:
-    """Top-k runs of stored rows, one gzipped JSON file per content hash ({topic: {query: {doc: score}}})."""
-
-    def __init__(self, root: str | Path, depth: int = ARCHIVE_DEPTH) -> None:
-        self.root, self.depth = Path(root).expanduser(), depth
-
-    def path(self, content_hash: str) -> Path:
-        return self.root / f"{hashlib.sha256(content_hash.encode()).hexdigest()[:32]}.json.gz"
-
-    def save(self, content_hash: str, runs: Mapping[str, Run]) -> Path:
-        self.root.mkdir(parents=True, exist_ok=True)
-        target = self.path(content_hash)
-        with atomic_path(target) as tmp, gzip.open(tmp, "wb") as fh:  # readers never see half a file
-            fh.write(json.dumps(runs, separators=(",", ":")).encode())
-        return target
-
-    def load(self, content_hash: str) -> dict[str, dict[str, dict[str, float]]] | None:
-        path = self.path(content_hash)
-        if not path.is_file():
-            return None
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            return json.load(fh)
-
-
-def score_topics(
-    dataset: DatasetContext, runs: Mapping[str, Run], *, resamples: int = 10_000
-) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, dict[str, float]]]]:
-    """Score each topic's run with the library; returns (results for `Store.add_system`, runs to archive).
-
-    A run may hold other topics' queries too (a whole-dataset file): the evaluator ignores them, and the
-    archived copy keeps only the topic's own queries, cut to `ARCHIVE_DEPTH`.
-    """
-    from freshstack_hf.metrics.report import score_run
-
-    results, kept = {}, {}
-    for topic, run in runs.items():
-        scores = score_run({topic: dataset.qrels(topic)}, run, MEASURES, resamples=resamples)
-        result = scores.topics[topic]
-        ci = {m: (iv.low, iv.high) for m, iv in scores.intervals.get(topic, {}).items()}
-        results[topic] = {"metrics": result.metrics, "per_query": result.per_query, "ci": ci}
-        own = dataset.query_ids([topic])
-        kept[topic] = {q: {d: docs[d] for d in top_docs(docs, ARCHIVE_DEPTH)} for q, docs in run.items() if q in own}
-    return results, kept
-
-
-def model_fingerprint(name: str) -> tuple[str, Path, str]:
-    """(model id, local folder, short hash of its file names and sizes): part of a baseline's dedupe key."""
-    from freshstack_hf.retrieval.models import resolve_model_source
-
-    model_id, local = resolve_model_source(name)
-    if local is None:
-        raise FreshStackError(f"model {name!r} is not available offline: give a local folder or a cached Hub id")
-    files = sorted((p.relative_to(local).as_posix(), p.stat().st_size) for p in local.rglob("*") if p.is_file())
-    return model_id, local, hashlib.sha256(json.dumps(files).encode()).hexdigest()[:16]
+from leaderboard.vetting import model_fingerprint, weights_parameters
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,7 +40,7 @@ def _hash(config: Mapping[str, Any], revision: str) -> str:
 
 def compute_baselines(
     store: Store,
-    dataset: DatasetContext,
+    dataset: Dataset,
     *,
     methods: Iterable[str] = ("bm25", "dense", "hybrid"),
     model: str | None = None,
@@ -237,15 +128,15 @@ def compute_baselines(
         "hybrid": f"RRF hybrid (BM25 + {dense_name})",
         "rerank": f"Reranked hybrid ({ce_name})",
     }
-    size = _parameters(dense_dir) if dense_dir else None
+    size = weights_parameters(dense_dir) if dense_dir else None
     for method in todo:
-        results, runs = score_topics(dataset, {t: r.as_scores() for t, r in made[method].items()}, resamples=resamples)
+        runs = {t: r.as_scores() for t, r in made[method].items()}
+        scored = score_for_store(dataset, runs, dataset.topics, by_topic=True, resamples=resamples)
         params = {
             "job": "baseline",
             "config": configs[method],
             "dataset": dataset.source,
-            "resamples": resamples,
-            "measures": [m.id for m in MEASURES],
+            **scoring_parameters(resamples),
             "run_params": {t: r.params for t, r in made[method].items()},
             "seconds": {t: r.seconds for t, r in made[method].items()},
         }
@@ -256,11 +147,11 @@ def compute_baselines(
             content_hash=hashes[method],
             description=description,
             size=None if method == "bm25" else size,
-            results=results,
+            results=scored.results,
             meta=ResultMeta(dataset.revision, __version__, params),
         )
         if archive is not None:
-            archive.save(hashes[method], runs)
+            archive.save(hashes[method], scored.archived)
         say(f"baselines: stored {names[method]} as system #{system.id}")
         rows.append(BaselineRow(method, system.name, system.id, created))
     return rows
@@ -268,10 +159,3 @@ def compute_baselines(
 
 def _short(model_id: str | None) -> str:
     return (model_id or "").rstrip("/").split("/")[-1]
-
-
-def _parameters(model_dir: Path) -> int | None:
-    from leaderboard.jobs import safetensors_parameters
-
-    files = list(model_dir.rglob("*.safetensors"))
-    return sum(safetensors_parameters(p) for p in files) or None

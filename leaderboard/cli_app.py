@@ -54,7 +54,7 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _start_worker(store: Any, dataset: str) -> threading.Event:
+def _start_worker(store: Any, dataset: str, archive: Any) -> threading.Event:
     """A worker thread; its jobs run in spawned child processes that drop secret-looking variables."""
     import functools
 
@@ -64,7 +64,11 @@ def _start_worker(store: Any, dataset: str) -> threading.Event:
     stop = threading.Event()
     evaluate = functools.partial(evaluate_job, dataset=dataset)
     thread = threading.Thread(
-        target=run_worker, args=(store, evaluate), kwargs={"stop": stop}, name="leaderboard-worker", daemon=True
+        target=run_worker,
+        args=(store, evaluate),
+        kwargs={"stop": stop, "archive": archive},
+        name="leaderboard-worker",
+        daemon=True,
     )
     thread.start()
     return stop
@@ -75,13 +79,15 @@ def run(args: argparse.Namespace) -> int:
 
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from freshstack_hf.errors import FreshStackError
-    from leaderboard.baseline_rows import DatasetContext, RunArchive, compute_baselines
+    from freshstack_hf.repo.dataset import Dataset
+    from leaderboard.archive import RunArchive
+    from leaderboard.baseline_rows import compute_baselines
     from leaderboard.reported import load_reported
     from leaderboard.store import Store, default_data_dir
 
     if args.max_file_mb <= 0 or args.rate_limit < 0:
         raise FreshStackError("--max-file-mb must be > 0 and --rate-limit >= 0")
-    dataset = DatasetContext(args.dataset, args.revision)  # user errors first, before anything is created
+    dataset = Dataset(args.dataset, args.revision)  # user errors first, before anything is created
     _say(f"dataset: {dataset.source} ({', '.join(dataset.topics)}; revision {dataset.revision})")
     if args.reported:
         _say(f"reported: {len(load_reported(args.reported))} published rows from {args.reported}")
@@ -104,9 +110,22 @@ def run(args: argparse.Namespace) -> int:
                 say=_say,
                 show_progress=True,
             )
+            from leaderboard.answer_baselines import compute_answer_baselines
+            from leaderboard.answer_submit import JudgeEndpoint
+
+            compute_answer_baselines(  # the Answers tab's extractive row, from the hybrid when it is computed
+                store,
+                dataset,
+                retrieval="hybrid" if "hybrid" in methods else "bm25",
+                model=args.dense_model,
+                cache_dir=args.cache_dir,
+                judge=JudgeEndpoint.from_env(),
+                say=_say,
+                show_progress=True,
+            )
         from leaderboard.app import build_app, launch_app
 
-        stop = _start_worker(store, str(dataset.repo)) if args.worker else None
+        stop = _start_worker(store, str(dataset.folder), archive) if args.worker else None
         demo = build_app(
             dataset,
             store,

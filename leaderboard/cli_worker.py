@@ -42,6 +42,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--device", help="torch device for models (default: cuda when available)")
     p.add_argument("--cache-dir", help="embedding cache, so a retried or repeated job re-encodes nothing")
+    p.add_argument(
+        "--runs-dir", help="archive of the runs behind rows, shared with the app (default: <data dir>/runs)"
+    )
     p.add_argument("--worker-id", help="name in the job table (default: host:pid:random)")
     p.add_argument(
         "--evaluator",
@@ -70,7 +73,8 @@ def _evaluator(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from leaderboard.store import Store
+    from leaderboard.archive import RunArchive
+    from leaderboard.store import Store, default_data_dir
     from leaderboard.worker import run_worker
 
     evaluate = _evaluator(args)
@@ -86,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
             time_cap_seconds=args.time_cap_seconds,
             isolate=not args.in_process,
             max_idle_seconds=args.exit_when_idle,
+            archive=RunArchive(args.runs_dir or default_data_dir() / "runs"),
         )
     if args.json:
         print(json.dumps(vars(stats)))

@@ -16,8 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from freshstack_hf.metrics import HEADLINE, bootstrap_ci, paired_test, parse_measure, uncovered_nuggets
-from leaderboard.baseline_rows import DatasetContext, RunArchive
+from freshstack_hf.metrics import HEADLINE, bootstrap_ci, paired_test, parse_measure, topic_average, uncovered_nuggets
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.archive import RunArchive
 from leaderboard.sanitize import escape_markdown
 from leaderboard.store import Store
 from leaderboard.table import AVERAGE, TYPES, column
@@ -26,6 +27,8 @@ JUDGED = parse_measure("judged@10")
 COVERAGE = next(m for m in HEADLINE if m.family == "coverage")
 PER_QUERY = [*HEADLINE, JUDGED]
 Scores = dict[str, dict[str, dict[str, Any]]]  # topic -> measure id -> stored result row
+COUNTS = {"queries", "queries with holes"}  # whole numbers, even where pandas made them floats
+HINT = "Pick a system: click its row in the **Leaderboard** tab, or choose it in the list above."
 
 
 @dataclass
@@ -38,17 +41,35 @@ class Detail:
     tests: pd.DataFrame = field(default_factory=pd.DataFrame)
     parameters: dict[str, Any] = field(default_factory=dict)
 
-    def rounded(self, decimals: int = 3) -> Detail:
-        """A copy for display: values to `decimals`, p-values to one more (they are read near 0.05)."""
+    def tables(self) -> list[pd.DataFrame]:
+        """The tables in the order of the `/detail` API's outputs (after the header)."""
+        return [self.metrics, self.per_query, self.holes, self.uncovered, self.tests]
 
-        def fmt(frame: pd.DataFrame) -> pd.DataFrame:
-            if frame.empty:
-                return frame
-            out = frame.round(decimals)
-            return out.assign(p=frame["p"].round(decimals + 1)) if "p" in frame else out
 
-        tables = (self.metrics, self.per_query, self.holes, self.uncovered, self.tests)
-        return Detail(self.header, *(fmt(t) for t in tables), parameters=self.parameters)
+def cell_text(column: str, value: Any) -> str:
+    """One cell as shown: measures with 3 decimals, p-values below 0.001 as `<0.001`, counts whole, yes/no."""
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, bool | np.bool_):
+        return "yes" if value else "no"
+    if column in COUNTS or isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        return "<0.001" if column == "p" and value < 0.001 else f"{value:.3f}"
+    return str(value)
+
+
+def shown(frame: pd.DataFrame) -> dict[str, Any]:
+    """The `gr.Dataframe` value of a detail table: raw cells (sorting, the API) and the text shown (`cell_text`).
+
+    Full-precision numbers stay in `data`; the page shows `display_value`, so no cell reads `0.55` or `1`
+    next to `0.462`.
+    """
+    headers = [str(c) for c in frame.columns]
+    raw = [[v.item() if isinstance(v, np.generic) else v for v in row] for row in frame.itertuples(False, None)]
+    raw = [[None if isinstance(v, float) and v != v else v for v in row] for row in raw]
+    text = [[cell_text(c, v) for c, v in zip(headers, row, strict=True)] for row in raw]
+    return {"headers": headers, "data": raw, "metadata": {"display_value": text} if raw else None}
 
 
 def choices(frame: pd.DataFrame) -> list[tuple[str, str]]:
@@ -86,7 +107,8 @@ def metrics_table(scores: Scores, topics: Sequence[str], resamples: int = 10_000
             groups = [list((scores[t].get(m.id, {}).get("per_query") or {}).values()) for t in topics]
             if all(groups):
                 iv = bootstrap_ci(groups, resamples=resamples)
-                rows.append([AVERAGE, m.name, iv.mean, iv.low, iv.high, sum(map(len, groups))])
+                value = topic_average({t: scores[t][m.id]["value"] for t in topics}, topics)
+                rows.append([AVERAGE, m.name, value, iv.low, iv.high, sum(map(len, groups))])
     return pd.DataFrame(rows, columns=["topic", "measure", "value", "95% low", "95% high", "queries"])
 
 
@@ -111,7 +133,7 @@ def holes_table(scores: Scores) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["topic", JUDGED.name, "unjudged share", "queries with holes", "queries"])
 
 
-def uncovered_table(dataset: DatasetContext, runs: dict[str, Any] | None) -> pd.DataFrame:
+def uncovered_table(dataset: Dataset, runs: dict[str, Any] | None) -> pd.DataFrame:
     """Nuggets the archived run never covers in its top k (k of the headline Coverage), per topic."""
     rows = []
     for topic, run in (runs or {}).items():
@@ -174,7 +196,7 @@ def system_detail(
     frame: pd.DataFrame,
     *,
     store: Store,
-    dataset: DatasetContext,
+    dataset: Dataset,
     archive: RunArchive | None = None,
     resamples: int = 10_000,
 ) -> Detail:
@@ -206,13 +228,16 @@ def system_detail(
     runs = archive.load(system.content_hash) if archive is not None else None
     if stored and runs is None:
         lines.append("Nuggets never covered: not available, the run behind this row is not archived here.")
+    uncovered = uncovered_table(dataset, runs)
+    if runs is not None and uncovered.empty:  # the page hides empty tables: say why this one is absent
+        lines.append(f"Nuggets never covered in the top {COVERAGE.k}: none.")
     others = [(label, _grouped(store.results_for(int(i)))) for label, i in opponents(frame, str(system.id))]
     return Detail(
         header="\n\n".join(lines),
         metrics=metrics_table(scores, dataset.topics, resamples),
         per_query=per_query_table(scores),
         holes=holes_table(scores),
-        uncovered=uncovered_table(dataset, runs),
+        uncovered=uncovered,
         tests=tests_table(scores, others, dataset.topics, resamples) if scores else pd.DataFrame(),
         parameters=params,
     )

@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.metrics import HEADLINE, topic_average
 from leaderboard.reported import REFERENCE_TAB, SOURCE, ReportedSystem, _measure_id, load_reported
 from leaderboard.table import AVERAGE, _link_cell, column, metric_columns, sort_frame
 
@@ -85,8 +85,8 @@ def reference_frame(
                 record[column(AVERAGE, m)] = published[m.id]
                 sources.append(PUBLISHED)
             else:
-                values = [r.scores.get(t, {}).get(m.id) for t in topics]
-                record[column(AVERAGE, m)] = sum(values) / len(values) if values and None not in values else None
+                values = {t: v for t in topics if (v := r.scores.get(t, {}).get(m.id)) is not None}
+                record[column(AVERAGE, m)] = topic_average(values, topics)
                 sources.append(MEAN_OF_TOPICS)
         record[AVERAGE_FROM] = _label(sources)
         for t, by_measure in r.scores.items():

@@ -36,7 +36,7 @@ from freshstack_hf._version import __version__
 # Bump when the meaning or layout of stored results changes; every result row records the version it was written with.
 SCHEMA_VERSION = 1
 
-SYSTEM_KINDS = ("baseline", "run", "model", "reported")
+SYSTEM_KINDS = ("baseline", "run", "model", "reported", "answers")  # answers: the RAG track
 SYSTEM_STATES = ("pending", "queued", "running", "scored", "failed")
 JOB_STATES = ("queued", "running", "done", "failed")
 
@@ -196,12 +196,14 @@ class JobOutput:
     """What an evaluation function returns to the worker.
 
     `results` maps topic -> a `freshstack_hf.metrics.TopicResult` (or any object or dict with `metrics`, and
-    optionally `per_query` and `ci` = {measure: (low, high)}); `size` is the model's parameter count, if known.
+    optionally `per_query` and `ci` = {measure: (low, high)}); `size` is the model's parameter count, if known;
+    `runs` (topic -> top of the ranking) is archived by the worker, so the row's detail can list missed nuggets.
     """
 
     results: dict[str, Any]
     meta: ResultMeta
     size: int | None = None
+    runs: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,8 @@ The order of the checks is the point. Cheap refusals come first (size cap, text 
 lookup (a file hash, or a model and its revision, always together with the dataset revision, so a resubmission
 is answered with the stored row and never scored twice nor counted against the quota), then the per-identity
 rate limit, and only then the expensive part: parsing, validation against the dataset's query and doc ids,
-scoring. Numbers come from `freshstack_hf.metrics.report.score_run`; this module computes none. The store's
-unique content hash settles races between identical submissions arriving together.
+scoring. Numbers come from `leaderboard.scoring` (the library's `Dataset.score`); this module computes none.
+The store's unique content hash settles races between identical submissions arriving together.
 """
 
 from __future__ import annotations
@@ -20,10 +20,12 @@ from typing import Any
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError, ValidationError
-from freshstack_hf.metrics import DEFAULT_ALPHA, MEASURES
-from leaderboard.baseline_rows import DatasetContext, RunArchive, score_topics
+from freshstack_hf.metrics import parse_measure
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.archive import RunArchive
 from leaderboard.sanitize import escape_markdown, sanitize_submission
 from leaderboard.schema import ResultMeta
+from leaderboard.scoring import score_for_store, scoring_parameters
 from leaderboard.store import Store
 
 AUTO, ALL = "auto", "all"  # run scopes besides one topic: the topics the run touches, or every topic
@@ -50,8 +52,17 @@ class SubmitOutcome:
         return self.status in ("scored", "queued")
 
     def markdown(self) -> str:
-        """The message and problems escaped: they quote file content (ids) and submitter text."""
+        """What the page shows: the message, the problems, and for a scored run each measure's average.
+
+        Message and problems are escaped (they quote file content and submitter text); numbers have three
+        decimals. The full-precision figures are in `as_json` (the API's second output).
+        """
         lines = [escape_markdown(self.message)] + [f"- {escape_markdown(p)}" for p in self.problems]
+        average = self.details.get("average") or {}
+        if average:
+            topics = ", ".join(escape_markdown(t) for t in self.details.get("topics", []))
+            lines += ["", f"Average of the topics ({topics}):", "", "| measure | average |", "| --- | ---: |"]
+            lines += [f"| {escape_markdown(parse_measure(m).name)} | {v:.3f} |" for m, v in average.items()]
         return "\n".join(lines)
 
     def as_json(self) -> dict[str, Any]:
@@ -94,7 +105,7 @@ class Submitter:
     def __init__(
         self,
         store: Store,
-        dataset: DatasetContext,
+        dataset: Dataset,
         *,
         max_file_bytes: int = 20 * 2**20,
         rate_limit: int | None = 10,
@@ -199,17 +210,14 @@ class Submitter:
             topics = [t for t in topics if self.dataset.query_ids([t]) & loaded.run.keys()]
         if not topics or not loaded.run:
             return SubmitOutcome("refused", f"run {label} has no query of this dataset")
-        results, runs = score_topics(self.dataset, {t: loaded.run for t in topics}, resamples=self.resamples)
+        scored = score_for_store(self.dataset, loaded.run, topics, resamples=self.resamples)
         params = {
             "job": "run",
             "file_sha256": file_hash,
             "format": loaded.fmt,
             "scope": scope or AUTO,
             "topics": topics,
-            "measures": [m.id for m in MEASURES],
-            "alpha": DEFAULT_ALPHA,
-            "resamples": self.resamples,
-            "seed": 0,
+            **scoring_parameters(self.resamples),
             "max_depth": MAX_DEPTH,
             "dataset": self.dataset.source,
             "tag": loaded.tag,
@@ -222,22 +230,22 @@ class Submitter:
             description=text.description,
             link=text.link,
             identity=identity,
-            results=results,
+            results=scored.results,
             meta=meta,
         )
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
         if self.archive is not None:
-            self.archive.save(content_hash, runs)
-        measures = results[topics[0]]["metrics"]
-        averages = {m: sum(results[t]["metrics"][m] for t in topics) / len(topics) for m in measures}
-        message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic(s)"
+            self.archive.save(content_hash, scored.archived)
+        averages = scored.scores.average
+        plural = "s" if len(topics) != 1 else ""
+        message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
         return SubmitOutcome("scored", message, system.id, details={"topics": topics, "average": averages})
 
     def _model_source(self, model: str, revision: str) -> tuple[str, str, int | None]:
         """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
         from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL, cached_snapshot
-        from leaderboard.jobs import check_model_dir
+        from leaderboard.vetting import check_model_dir
 
         if self.model_roots and (model.startswith(("/", ".", "~")) or Path(model).is_absolute()):
             path = Path(model).expanduser().resolve()
@@ -278,7 +286,7 @@ class Submitter:
             if track not in TRACKS:
                 raise FreshStackError(f"unknown track {track!r}: use full (whole corpora) or nano (candidate pools)")
             if track == "nano" and not all(
-                layout.config_path(self.dataset.repo, t, "top_ranked").exists() for t in self.dataset.topics
+                layout.config_path(self.dataset.folder, t, "top_ranked").exists() for t in self.dataset.topics
             ):
                 raise FreshStackError("the nano track needs top_ranked candidates for every topic of this dataset")
             text = sanitize_submission(name or model, description, link)
@@ -293,10 +301,9 @@ class Submitter:
             "model": reference,
             "revision": revision or None,
             "track": track,
-            "dataset": str(self.dataset.repo),
+            "dataset": str(self.dataset.folder),
             "dataset_revision": self.dataset.revision,
             "topics": list(self.dataset.topics),
-            "measures": [m.id for m in MEASURES],
         }
         system, created = self.store.add_system(
             name=text.name,

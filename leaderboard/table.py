@@ -27,7 +27,7 @@ import pandas as pd
 
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
+from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_average
 from leaderboard.reported import REFERENCE_TAB, format_size
 from leaderboard.sanitize import escape_markdown
 from leaderboard.schema import LeaderboardRow
@@ -87,7 +87,9 @@ def build_frame(
     frame["size"] = frame["size"].astype("float64")
     # The average over the dataset's topics, NaN unless the row has every one of them (the module's rule).
     for m in HEADLINE:
-        frame[column(AVERAGE, m)] = frame[[column(t, m) for t in topics]].mean(axis=1, skipna=False)
+        cells = frame[[column(t, m) for t in topics]].itertuples(index=False, name=None)
+        averages = [topic_average(dict(zip(topics, row, strict=True)), topics) for row in cells]
+        frame[column(AVERAGE, m)] = pd.Series(averages, index=frame.index, dtype="float64")
     frame.attrs["topics"] = list(topics)
     return frame
 
@@ -159,13 +161,19 @@ def datatypes(view: pd.DataFrame) -> list[str]:
 
 
 def _metric_set(view: pd.DataFrame) -> set[str]:
+    """The headline measures' columns, plus any a view names in `attrs["metric_columns"]` (the Answers table)."""
     names = {m.name for m in HEADLINE}
-    return {c for c in view.columns if c.rsplit(" ", 1)[-1] in names}
+    extra = set(view.attrs.get("metric_columns", ()))
+    return {c for c in view.columns if c.rsplit(" ", 1)[-1] in names or c in extra}
 
 
 def best_values(view: pd.DataFrame) -> dict[str, float]:
-    """Best (highest) value of each metric column, over the rows shown; columns with no value are skipped."""
-    return {c: float(view[c].max()) for c in _metric_set(view) if view[c].notna().any()}
+    """Best value of each metric column over the rows shown: the highest, or the lowest for the columns a view
+    names in `attrs["lower_is_better"]`; columns with no value are skipped."""
+    lower = set(view.attrs.get("lower_is_better", ()))
+    return {
+        c: float(view[c].min() if c in lower else view[c].max()) for c in _metric_set(view) if view[c].notna().any()
+    }
 
 
 def _column_cells(name: str, values: list[Any], metric: bool, top: float | None) -> tuple[list, list, list]:

@@ -29,6 +29,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from freshstack_hf.errors import FreshStackError
+from leaderboard.archive import RunArchive
 from leaderboard.schema import JobOutput, JobRecord
 from leaderboard.store import Store
 
@@ -37,6 +38,9 @@ log = logging.getLogger(__name__)
 EvaluateJob = Callable[[JobRecord], JobOutput]
 _SECRET_WORDS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL", "CREDENTIALS", "KEY"}
 _SECRET_NAMES = {"FRESHSTACK_STORE", "DATABASE_URL", "PGPASSWORD", "PGPASSFILE", "SSH_AUTH_SOCK"}
+# The one secret a job kind may keep: the answer judge sends checked text to the operator's endpoint and loads no
+# submitted code, so its process keeps the judge key (leaderboard.answer_jobs.JUDGE_KEY_ENV) and nothing else.
+KIND_SECRETS: dict[str, tuple[str, ...]] = {"answers_judge": ("FRESHSTACK_JUDGE_API_KEY",)}
 
 
 def _is_secret(name: str) -> bool:
@@ -70,7 +74,8 @@ def _child_main(evaluate: EvaluateJob, job: JobRecord, conn: Any, parent_pid: in
     """Body of the job process: signals are the supervisor's business, secrets are dropped, the answer is piped."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    for name in [n for n in os.environ if _is_secret(n)]:
+    kept = KIND_SECRETS.get(job.kind, ())
+    for name in [n for n in os.environ if _is_secret(n) and n not in kept]:
         del os.environ[name]
     threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
     try:
@@ -205,8 +210,12 @@ def run_job(
     time_cap_seconds: float = 3600.0,
     isolate: bool = True,
     abort: threading.Event | None = None,
+    archive: RunArchive | None = None,
 ) -> str:
-    """Run one claimed job to its end; returns the outcome: done, failed, released or lost."""
+    """Run one claimed job to its end; returns the outcome: done, failed, released or lost.
+
+    The run a job returns (`JobOutput.runs`) goes to `archive` under the system's content hash.
+    """
     runner = _ProcessRun(evaluate_job, job) if isolate else _ThreadRun(evaluate_job, job)
     started = time.monotonic()
     beat_every = max(lease_seconds / 3.0, 0.05)
@@ -247,6 +256,10 @@ def run_job(
     if status == "error":
         store.fail_job(job.id, worker_id, value)
         return "failed"
+    if archive is not None and value.runs:  # before the scores: a row never shows without its run
+        system = store.get_system(job.system_id)
+        if system is not None:
+            archive.save(system.content_hash, value.runs)
     try:
         stored = store.finish_job(job.id, worker_id, value.results, value.meta, size=value.size)
     except (ValueError, TypeError, SQLAlchemyError) as exc:
@@ -267,6 +280,7 @@ def run_worker(
     isolate: bool = True,
     max_idle_seconds: float | None = None,
     stop: threading.Event | None = None,
+    archive: RunArchive | None = None,
 ) -> WorkerStats:
     """Claim and run jobs until stopped (signal or `stop`), after one job with `once`, or when idle too long."""
     if evaluate_job is None:
@@ -298,6 +312,7 @@ def run_worker(
                 time_cap_seconds=time_cap_seconds,
                 isolate=isolate,
                 abort=flags.abort,
+                archive=archive,
             )
             log.info("job %d: %s", job.id, outcome)
             stats.record(outcome)

@@ -30,7 +30,7 @@ from ir_datasets.formats import BaseDocs, BaseQrels, BaseQueries, BaseScoredDocs
 from ir_datasets.formats.trec import TrecQrel
 from ir_datasets.indices import Docstore
 
-from freshstack_hf import load_candidates, load_topic
+from freshstack_hf.repo.dataset import Dataset, open_dataset
 from freshstack_hf.topic import Topic
 from loaders.source import dataset_source
 
@@ -64,24 +64,21 @@ class FreshStackQuery(NamedTuple):
 
 
 class _TopicHandle:
-    """Resolves the repo at first use and keeps the topic; one handle is shared by a dataset's parts."""
+    """A topic name, read through the shared dataset handle of whatever FRESHSTACK_DATASET names at that moment."""
 
     def __init__(self, topic: str) -> None:
         self.topic_name = topic
-        self._topic: Topic | None = None
-        self._key: tuple[str, str | None] | None = None
+
+    def _dataset(self) -> Dataset:
+        source = dataset_source()
+        return open_dataset(source.location, source.revision)  # one handle (and one read) per repo and revision
 
     @property
     def topic(self) -> Topic:
-        source = dataset_source()
-        key = (source.location, source.revision)
-        if self._topic is None or key != self._key:  # FRESHSTACK_DATASET changed: read the new repo
-            self._topic, self._key = load_topic(source.location, self.topic_name, source.revision), key
-        return self._topic
+        return self._dataset().topic(self.topic_name)
 
     def candidates(self) -> dict[str, list[str]]:
-        source = dataset_source()
-        return load_candidates(source.location, self.topic_name, "top_ranked", source.revision)
+        return self._dataset().candidates(self.topic_name)
 
 
 class _Docs(BaseDocs):

@@ -67,7 +67,7 @@ def metadata_fields(name: str, task_type: str, source: DatasetSource, topics: li
         "name": name,
         "description": RETRIEVAL_DESCRIPTION if task_type == "Retrieval" else RERANKING_DESCRIPTION,
         "reference": "https://fresh-stack.github.io",
-        "dataset": {"path": source.location, "revision": source.recorded_revision()},
+        "dataset": {"path": source.location, "revision": source.metadata_revision()},
         "type": task_type,
         "category": "t2t",
         "modalities": ["text"],

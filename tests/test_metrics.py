@@ -21,10 +21,10 @@ from freshstack_hf.metrics import (
     parse_measure,
     parse_measures,
     qrels_from_topic,
-    top_docs,
 )
 from freshstack_hf.metrics.ranking import ranked_rows
 from freshstack_hf.records import Nugget, NuggetJudgment
+from freshstack_hf.runs import top_docs
 
 
 def judgments_of(query_id: str, support: dict[str, list[str]], nuggets: list[str]) -> list[NuggetJudgment]:
@@ -110,10 +110,34 @@ def test_alpha_ndcg_beyond_k_20():
 
 
 def test_alpha_is_settable_and_alpha_zero_equals_ndcg(qrels):
-    zero = evaluate(qrels, RUN, ["alpha_ndcg@4", "ndcg@4"], alpha=0.0).per_query
+    zero = evaluate(qrels, RUN, ["alpha_ndcg(alpha=0)@4", "ndcg@4"]).per_query
     for values in zero.values():
-        assert values["alpha_ndcg@4"] == pytest.approx(values["ndcg@4"])
-    assert evaluate(qrels, RUN, ["alpha_ndcg@5"], alpha=0.9).metrics != evaluate(qrels, RUN, ["alpha_ndcg@5"]).metrics
+        assert values["alpha_ndcg(alpha=0)@4"] == pytest.approx(values["ndcg@4"])
+    high = evaluate(qrels, RUN, ["alpha_ndcg(alpha=0.9)@5", "alpha_ndcg@5"]).metrics
+    assert high["alpha_ndcg(alpha=0.9)@5"] != high["alpha_ndcg@5"]
+
+
+def test_alpha_belongs_to_the_measure():
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.metrics import parse_measure, with_params
+
+    default = parse_measure("alpha_ndcg@10")
+    assert default == parse_measure("alpha-nDCG(alpha=0.5)@10") and default.param("alpha") == 0.5
+    assert (default.id, default.spec) == ("alpha_ndcg@10", "alpha_ndcg(alpha=0.5)@10")
+    other = parse_measure("alpha_ndcg(alpha=0.3)@10")
+    assert other != default and other.id == "alpha_ndcg(alpha=0.3)@10" and other.name == "α-nDCG(α=0.3)@10"
+    assert with_params(["alpha_ndcg@10", "coverage@20"], alpha=0.3) == (other, parse_measure("coverage@20"))
+    assert parse_measure("coverage@20").spec == "coverage@20"
+    for bad in ("coverage(alpha=0.5)@20", "alpha_ndcg(alpha=1.5)@10", "alpha_ndcg(beta=1)@10", "alpha_ndcg(x)@5"):
+        with pytest.raises(FreshStackError):
+            parse_measure(bad)
+
+
+def test_a_run_with_none_of_the_judged_queries_warns(qrels):
+    from freshstack_hf.metrics.engine import RunCoverageWarning
+
+    with pytest.warns(RunCoverageWarning, match="none of the topic's"):
+        assert evaluate(qrels, {"not-a-query": {"d1": 1.0}}, ["coverage@5"]).metrics["coverage@5"] == 0.0
 
 
 def test_missing_and_unsatisfiable_queries_score_zero_and_count_in_the_mean():
@@ -128,7 +152,8 @@ def test_missing_and_unsatisfiable_queries_score_zero_and_count_in_the_mean():
     assert set(result.per_query) == {"q1", "q2", "q3", "q4"}
     assert result.metrics["alpha_ndcg@10"] == pytest.approx((0.810123 + 0.440828) / 4, abs=1e-6)
     # Without the two runs of q1/q2, everything is 0: an absent query is scored, not skipped.
-    assert evaluate(qrels, {}, HEADLINE).metrics == {"alpha_ndcg@10": 0.0, "coverage@20": 0.0, "recall@50": 0.0}
+    with pytest.warns(UserWarning, match="ranks none"):
+        assert evaluate(qrels, {}, HEADLINE).metrics == {"alpha_ndcg@10": 0.0, "coverage@20": 0.0, "recall@50": 0.0}
 
 
 def test_tie_rule_is_score_then_doc_id_descending():

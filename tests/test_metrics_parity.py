@@ -178,9 +178,10 @@ def test_alpha_ndcg_matches_ir_measures_and_other_alphas(seed):
     scored = [pyndeval.ScoredDoc(q, d, s) for q, docs in run.items() if q in qrels for d, s in docs.items()]
     for alpha in (0.25, 0.8):
         nd = pyndeval.ndeval(sub, scored, measures=["alpha-nDCG@20"], alpha=alpha)
-        ours = evaluate(qrels, run, ["alpha_ndcg@20"], alpha=alpha).per_query
+        measure = f"alpha_ndcg(alpha={alpha})@20"
+        ours = evaluate(qrels, run, [measure]).per_query
         for qid, values in nd.items():
-            assert ours[qid]["alpha_ndcg@20"] == pytest.approx(values["alpha-nDCG@20"], abs=1e-9)
+            assert ours[qid][measure] == pytest.approx(values["alpha-nDCG@20"], abs=1e-9)
 
 
 def reference_alpha_ndcg(support: dict[str, set[str]], ranking: list[str], k: int, alpha: float = 0.5) -> float:
@@ -215,7 +216,7 @@ def reference_alpha_ndcg(support: dict[str, set[str]], ranking: list[str], k: in
 def test_alpha_ndcg_beyond_20_matches_reference(seed):
     nuggets, judgments, run = make_topic(seed)
     qrels = NuggetQrels.from_judgments(judgments, nuggets=nuggets)
-    ours = evaluate(qrels, run, ["alpha_ndcg@50", "alpha_ndcg@30"], alpha=0.4).per_query
+    ours = evaluate(qrels, run, ["alpha_ndcg(alpha=0.4)@50", "alpha_ndcg(alpha=0.4)@30"]).per_query
     for qid in qrels.query_ids:
         support: dict[str, set[str]] = {}
         for j in judgments:
@@ -224,7 +225,7 @@ def test_alpha_ndcg_beyond_20_matches_reference(seed):
         ranking = sorted(run.get(qid, {}), key=lambda d: -run[qid][d])
         for k in (30, 50):
             expected = reference_alpha_ndcg(support, ranking, k, alpha=0.4)
-            assert ours[qid][f"alpha_ndcg@{k}"] == pytest.approx(expected, abs=1e-12)
+            assert ours[qid][f"alpha_ndcg(alpha=0.4)@{k}"] == pytest.approx(expected, abs=1e-12)
 
 
 def test_small_dense_queries_match_pyndeval_including_values_above_one():

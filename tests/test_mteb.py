@@ -54,7 +54,7 @@ def _scores(result_json: Path) -> dict[str, dict[str, float]]:
 def test_tasks_are_found_by_name_with_the_repo_topics_as_subsets(env_repo):
     task = mteb.get_task("FreshStack")
     assert isinstance(task, FreshStack) and task.hf_subsets == ["alpha", "beta"]
-    assert task.metadata.dataset == {"path": str(env_repo.resolve()), "revision": task.source.recorded_revision()}
+    assert task.metadata.dataset == {"path": str(env_repo.resolve()), "revision": task.source.metadata_revision()}
     both = mteb.get_tasks(tasks=["FreshStack", "FreshStackReranking"])
     assert [type(t) for t in both] == [FreshStack, FreshStackReranking]
     assert both[1].metadata.type == "Reranking"

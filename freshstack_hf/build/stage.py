@@ -17,9 +17,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from freshstack_hf import atomic
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.build.config import TopicConfig
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo import reader
 
 RECORD = "record.json"
 
@@ -75,10 +77,8 @@ def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
     """A stage output, only the `columns` asked for (parquet reads no other column from disk)."""
     if not path.is_file():
         raise FreshStackError(f"{path}: missing stage output; re-run the stage that writes it")
-    return pq.read_table(path, columns=columns)
+    return reader.read_table(path, columns)
 
 
 def write_json(path: Path, data: Any) -> Path:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    return path
+    return atomic.write_json(path, data, default=str)

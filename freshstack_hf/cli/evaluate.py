@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
 NAME = "evaluate"
 HELP = "score runs with the nugget-aware metrics (with 95%% intervals and paired tests)"
@@ -37,11 +38,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf import load_topic
     from freshstack_hf.cli.common import resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.metrics import HEADLINE, measures_at, qrels_from_topic
-    from freshstack_hf.metrics.report import compare_runs, comparison_json, score_run, scores_json
+    from freshstack_hf.metrics import HEADLINE, measures_at, with_params
+    from freshstack_hf.metrics.engine import RunCoverageWarning
+    from freshstack_hf.metrics.report import compare_runs, comparison_json, scores_json
+    from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.runs import load_run
 
     if len(args.run) > 2:
@@ -50,41 +52,69 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError("--max-depth and --resamples must be >= 1, --alpha within [0, 1]")
     ks = _cutoffs(args.k)
     families = ("alpha_ndcg", "coverage", "recall", "ndcg", "judged")
-    measures = [*HEADLINE, *measures_at(ks, families)]
+    headline = with_params(HEADLINE, alpha=args.alpha)  # alpha belongs to the measure, and travels with it
+    measures = with_params([*HEADLINE, *measures_at(ks, families)], alpha=args.alpha)
 
-    names = resolve_topics(args.repo, args.topic)
-    topics = [load_topic(args.repo, name) for name in names]
-    query_ids = {q.query_id for t in topics for q in t.queries}
-    doc_ids = {d.doc_id for t in topics for d in t.docs}
-    qrels = {t.name: qrels_from_topic(t) for t in topics}
-
+    dataset = Dataset(args.repo, topics=resolve_topics(args.repo, args.topic))
     loaded = [
-        load_run(path, query_ids=query_ids, doc_ids=doc_ids, max_depth=args.max_depth, strict=args.strict)
+        load_run(
+            path,
+            query_ids=dataset.query_ids(),
+            doc_ids=dataset.doc_ids(),
+            max_depth=args.max_depth,
+            strict=args.strict,
+        )
         for path in args.run
     ]
     for item in loaded:
         for warning in item.warnings:
             print(f"warning: {item.source}: {warning}", file=sys.stderr)
-    options = {"alpha": args.alpha, "resamples": args.resamples, "seed": args.seed}
-    scores = [score_run(qrels, item.run, measures, **options) for item in loaded]
+        if not any(item.run.values()):
+            raise FreshStackError(
+                f"{item.source}: the run ranks no document for any query of {_plural(len(dataset.topics), 'topic')} "
+                f"({', '.join(dataset.topics)}); check that its query ids are this dataset's (an empty run scores 0)"
+            )
+    options = {"interval_measures": headline, "resamples": args.resamples, "seed": args.seed}
+    with warnings.catch_warnings():  # the missing queries are reported below, per run and topic, with counts
+        warnings.simplefilter("ignore", RunCoverageWarning)
+        scores = [dataset.score(item.run, measures=measures, **options) for item in loaded]
+    for item, s in zip(loaded, scores, strict=True):
+        for topic, missing in s.missing.items():
+            if missing:
+                judged = len(s.topics[topic].per_query)
+                print(
+                    f"warning: {item.source}: {missing} of {judged} judged queries of topic {topic!r} have no "
+                    "ranking in the run; they score 0",
+                    file=sys.stderr,
+                )
     tests = None
     if len(scores) == 2:
-        tests = compare_runs(scores[0], scores[1], resamples=args.resamples, seed=args.seed)
+        tests = compare_runs(scores[0], scores[1], headline, resamples=args.resamples, seed=args.seed)
 
     if args.json != "-":  # stdout carries either the table or the JSON, so `--json -` pipes cleanly
-        print(render_table([(item.name, item.source) for item in loaded], scores, tests))
+        print(render_table([(item.name, item.source) for item in loaded], scores, tests, headline))
     if args.json:
         report = [
             {"run": {"name": item.name, "path": item.source, "warnings": list(item.warnings)}, **scores_json(s)}
             for item, s in zip(loaded, scores, strict=True)
         ]
-        settings = {"alpha": args.alpha, "resamples": args.resamples, "seed": args.seed, "strict": args.strict}
+        settings = {
+            "measures": [m.spec for m in measures],
+            "resamples": args.resamples,
+            "seed": args.seed,
+            "strict": args.strict,
+            "dataset_revision": dataset.revision,
+        }
         if tests is None:
             data = {**report[0], "settings": settings}
         else:
             data = {"runs": report, "comparison": comparison_json(tests), "settings": settings}
         write_json(data, args.json)
     return 0
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
 
 
 def _cutoffs(text: str) -> list[int]:
@@ -107,10 +137,12 @@ def _p(p: float) -> str:
     return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def render_table(runs, scores, tests=None) -> str:
+def render_table(runs, scores, tests=None, headline=None) -> str:
     """The headline table: one row per topic (plus the average); with two runs, one row per topic and measure."""
     from freshstack_hf.metrics import HEADLINE
     from freshstack_hf.metrics.report import AVERAGE
+
+    shown = HEADLINE if headline is None else headline
 
     labels = "AB" if len(runs) == 2 else [""]
     lines = [
@@ -121,23 +153,23 @@ def render_table(runs, scores, tests=None) -> str:
     scopes = [*first.topics, AVERAGE] if first.average else list(first.topics)
 
     def size(scope: str) -> str:
-        return f"{len(first.topics)} topics" if scope == AVERAGE else f"{len(first.topics[scope].per_query)} q"
+        return _plural(len(first.topics), "topic") if scope == AVERAGE else f"{len(first.topics[scope].per_query)} q"
 
     def value(s, scope: str, m: str) -> float:
         return s.average[m] if scope == AVERAGE else s.topics[scope].metrics[m]
 
     width = max([len(s) for s in scopes] + [5])
     if tests is None:
-        header = f"{'topic':<{width}}  {'size':>9}  " + "  ".join(f"{m.name:<21}" for m in HEADLINE)
+        header = f"{'topic':<{width}}  {'size':>9}  " + "  ".join(f"{m.name:<21}" for m in shown)
         lines += ["", header.rstrip()]
         for scope in scopes:
-            cells = [_cell(value(first, scope, m.id), first.intervals.get(scope, {}).get(m.id)) for m in HEADLINE]
+            cells = [_cell(value(first, scope, m.id), first.intervals.get(scope, {}).get(m.id)) for m in shown]
             lines.append(f"{scope:<{width}}  {size(scope):>9}  " + "  ".join(f"{c:<21}" for c in cells).rstrip())
         return "\n".join(lines)
     header = f"{'topic':<{width}}  {'measure':<11}  {'A':<21}  {'B':<21}  {'B-A':>7}  {'p':>6}"
     lines += ["", header]
     for scope in scopes:
-        for i, m in enumerate(HEADLINE):
+        for i, m in enumerate(shown):
             a, b = (_cell(value(s, scope, m.id), s.intervals.get(scope, {}).get(m.id)) for s in scores)
             t = tests[scope][m.id]
             label = scope if i == 0 else ""

@@ -11,7 +11,14 @@ Typical use::
 Only numpy is imported: no pyndeval, pytrec_eval or pandas, so importing this package stays cheap.
 """
 
-from freshstack_hf.metrics.engine import DEFAULT_ALPHA, TopicResult, average_topics, covered_nuggets, evaluate
+from freshstack_hf.metrics.engine import (
+    DEFAULT_ALPHA,
+    TopicResult,
+    average_topics,
+    covered_nuggets,
+    evaluate,
+    topic_average,
+)
 from freshstack_hf.metrics.measures import (
     FAMILIES,
     HEADLINE,
@@ -20,14 +27,15 @@ from freshstack_hf.metrics.measures import (
     measures_at,
     parse_measure,
     parse_measures,
+    with_params,
 )
 from freshstack_hf.metrics.nuggets import NuggetCoverage, nugget_report, uncovered_nuggets
 from freshstack_hf.metrics.qrels import NuggetQrels, qrels_from_topic
-from freshstack_hf.metrics.ranking import Run, top_docs
-from freshstack_hf.metrics.report import RunScores, compare_runs, score_run
+from freshstack_hf.metrics.report import AVERAGE, RunScores, compare_runs, score_run, score_topics
 from freshstack_hf.metrics.stats import Interval, PairedTest, bootstrap_ci, paired_test
 
 __all__ = [
+    "AVERAGE",
     "DEFAULT_ALPHA",
     "FAMILIES",
     "HEADLINE",
@@ -37,7 +45,6 @@ __all__ = [
     "NuggetCoverage",
     "NuggetQrels",
     "PairedTest",
-    "Run",
     "RunScores",
     "TopicResult",
     "average_topics",
@@ -52,6 +59,8 @@ __all__ = [
     "parse_measures",
     "qrels_from_topic",
     "score_run",
-    "top_docs",
+    "score_topics",
+    "topic_average",
     "uncovered_nuggets",
+    "with_params",
 ]

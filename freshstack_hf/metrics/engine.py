@@ -23,17 +23,24 @@ many milliseconds as the official evaluator needs tenths of a second.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from freshstack_hf.metrics.ideal import discounts
-from freshstack_hf.metrics.measures import HEADLINE, Measure, parse_measures
+from freshstack_hf.metrics.measures import FAMILIES, HEADLINE, Measure, parse_measures
 from freshstack_hf.metrics.qrels import NuggetQrels
-from freshstack_hf.metrics.ranking import Run, ranked_rows
+from freshstack_hf.metrics.ranking import ranked_rows
+from freshstack_hf.runs.run import Run
 
-DEFAULT_ALPHA = 0.5
+
+class RunCoverageWarning(UserWarning):
+    """A run that ranks none of a topic's judged queries: a zero that says nothing about retrieval."""
+
+
+DEFAULT_ALPHA = dict(FAMILIES["alpha_ndcg"].defaults)["alpha"]  # ndeval's; a measure may carry another
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,16 +60,25 @@ def evaluate(
     qrels: NuggetQrels,
     run: Run,
     measures: Iterable[str | Measure] | str = HEADLINE,
-    *,
-    alpha: float = DEFAULT_ALPHA,
 ) -> TopicResult:
-    """Score `run` ({query id: {doc id: score}}) on one topic. Run queries unknown to `qrels` are ignored."""
+    """Score `run` ({query id: {doc id: score}}) on one topic. Run queries unknown to `qrels` are ignored.
+
+    Parameters travel with the measures (`alpha_ndcg(alpha=0.3)@10`), not as arguments, so a result can never
+    be stored without the alpha that made it.
+    """
     wanted = parse_measures(measures)
     if not wanted:
         raise ValueError("no measures to compute")
+    if len(qrels) and not any(qid in run for qid in qrels.query_ids):
+        warnings.warn(
+            f"the run ranks none of the topic's {len(qrels)} judged queries (e.g. {qrels.query_ids[0]!r}), so every "
+            "query scores 0: check that the run's query ids are this topic's",
+            RunCoverageWarning,
+            stacklevel=2,
+        )
     depth = max(m.k for m in wanted)
     rows = ranked_rows(qrels, run, depth)
-    columns = _score(qrels, rows, wanted, alpha)
+    columns = _score(qrels, rows, wanted)
     ids = [m.id for m in wanted]
     values = zip(*(columns[m].tolist() for m in wanted), strict=True)  # tolist: no numpy scalars per cell
     per_query = {qid: dict(zip(ids, row, strict=True)) for qid, row in zip(qrels.query_ids, values, strict=True)}
@@ -70,33 +86,32 @@ def evaluate(
     return TopicResult(per_query=per_query, metrics=metrics)
 
 
-def _score(
-    qrels: NuggetQrels, rows: np.ndarray, wanted: tuple[Measure, ...], alpha: float
-) -> dict[Measure, np.ndarray]:
+def _score(qrels: NuggetQrels, rows: np.ndarray, wanted: tuple[Measure, ...]) -> dict[Measure, np.ndarray]:
     """Per-query values of each measure from the ranked rows; every branch is whole-topic array arithmetic."""
     depth = rows.shape[1]
     rel = qrels.matrix[rows]  # queries x depth x nugget slots
     families = {m.family for m in wanted}
-    cum: dict[str, np.ndarray] = {}  # family -> queries x depth, value at cutoff k in column k-1
-    if "alpha_ndcg" in families:
-        cut = max(m.k for m in wanted if m.family == "alpha_ndcg")  # the greedy ideal costs per rank
+    cum: dict[tuple[str, tuple], np.ndarray] = {}  # (family, params) -> queries x depth, cutoff k in column k-1
+    for params in dict.fromkeys(m.params for m in wanted if m.family == "alpha_ndcg"):
+        alpha = dict(params)["alpha"]
+        cut = max(m.k for m in wanted if m.family == "alpha_ndcg" and m.params == params)  # ideal costs per rank
         head = rel[:, :cut]
         seen_before = np.cumsum(head, axis=1, dtype=np.int64) - head
         weights = (1.0 - alpha) ** np.arange(cut + 1, dtype=np.float64)
         gains = (head * weights[seen_before]).sum(axis=2)
         dcg = np.cumsum(gains * discounts(cut), axis=1)
-        cum["alpha_ndcg"] = _ratio(dcg, qrels.ideal_alpha_dcg(alpha, cut))
+        cum["alpha_ndcg", params] = _ratio(dcg, qrels.ideal_alpha_dcg(alpha, cut))
     if "ndcg" in families:
         dcg = np.cumsum(rel.sum(axis=2) * discounts(depth), axis=1)
-        cum["ndcg"] = _ratio(dcg, qrels.ideal_ndcg_dcg(depth))
+        cum["ndcg", ()] = _ratio(dcg, qrels.ideal_ndcg_dcg(depth))
     if "coverage" in families:
-        cum["coverage"] = _ratio(_covered_by_rank(rel), qrels.nugget_counts[:, None])
+        cum["coverage", ()] = _ratio(_covered_by_rank(rel), qrels.nugget_counts[:, None])
     if "recall" in families:
         found = np.cumsum(rel.any(axis=2), axis=1)
-        cum["recall"] = _ratio(found, qrels.relevant_counts[:, None])
+        cum["recall", ()] = _ratio(found, qrels.relevant_counts[:, None])
     if "judged" in families:
-        cum["judged"] = np.cumsum(rows != qrels.unjudged_row, axis=1) / np.arange(1, depth + 1)
-    return {m: cum[m.family][:, m.k - 1] for m in wanted}
+        cum["judged", ()] = np.cumsum(rows != qrels.unjudged_row, axis=1) / np.arange(1, depth + 1)
+    return {m: cum[m.family, m.params][:, m.k - 1] for m in wanted}
 
 
 def _covered_by_rank(rel: np.ndarray) -> np.ndarray:
@@ -128,10 +143,23 @@ def covered_nuggets(qrels: NuggetQrels, run: Run, k: int) -> dict[str, set[str]]
     }
 
 
+def topic_average(values: Mapping[str, float], topics: Iterable[str] | None = None) -> float | None:
+    """The all-topics score, defined here only: the plain mean of topic values, each topic weighing the same
+    whatever its size. Over `topics` when given, and None when any of them has no value: an average over
+    fewer topics would not be comparable with one over all of them.
+    """
+    names = list(values) if topics is None else list(topics)
+    found = [values.get(t) for t in names]
+    if not names or any(v is None or v != v for v in found):  # v != v: NaN
+        return None
+    return float(np.mean(np.asarray(found, dtype=np.float64)))
+
+
 def average_topics(results: Mapping[str, TopicResult] | Iterable[TopicResult]) -> dict[str, float]:
-    """All-topics score: the plain mean of topic means (each topic weighs the same, whatever its size)."""
+    """`topic_average` of every measure the results share (topic means of several `TopicResult`s)."""
     items = list(results.values()) if isinstance(results, Mapping) else list(results)
     if not items:
         return {}
     shared = [m for m in items[0].metrics if all(m in r.metrics for r in items)]
-    return {m: float(np.mean([r.metrics[m] for r in items])) for m in shared}
+    by_topic = {m: {str(i): r.metrics[m] for i, r in enumerate(items)} for m in shared}
+    return {m: value for m in shared if (value := topic_average(by_topic[m])) is not None}

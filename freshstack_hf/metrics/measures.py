@@ -4,6 +4,12 @@ The evaluator, the CLI table, the MTEB score keys and the leaderboard columns al
 module, so a measure is spelled one way everywhere and adding `alpha_ndcg@20` is a one-line change to
 `MEASURES`. Ids are `family@k` (`alpha_ndcg@10`); `parse_measure` also accepts the official evaluator's keys
 (`alpha-nDCG@10`, `Coverage@20`, `Recall@50`, `NDCG@10`) so results from either side can be compared.
+
+Parameters belong to the measure, as in ir_measures: alpha is part of alpha-nDCG (`alpha_ndcg(alpha=0.3)@10`).
+A measure always holds every parameter of its family (defaults filled in), so `alpha_ndcg@10` and
+`alpha_ndcg(alpha=0.5)@10` are the same measure. `id` names a parameter only where it differs from the
+default (so stored ids and table columns stay short and stable); `spec` names all of them, and is what
+stored results record, so a number always says which alpha made it.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ class Family:
     pretty: str
     description: str
     official: str  # the freshstack package's key prefix, "" where it has none
+    defaults: tuple[tuple[str, float], ...] = ()  # the family's parameters and their default values
 
 
 FAMILIES: dict[str, Family] = {
@@ -31,8 +38,9 @@ FAMILIES: dict[str, Family] = {
         Family(
             "alpha_ndcg",
             "α-nDCG",
-            "diversity-aware nDCG over nuggets (ndeval, alpha=0.5): a doc gains less for nuggets already seen",
+            "diversity-aware nDCG over nuggets (ndeval): a doc gains less for nuggets already seen",
             "alpha-nDCG",
+            (("alpha", 0.5),),
         ),
         Family("coverage", "Coverage", "share of the query's nuggets supported by at least one top-k doc", "Coverage"),
         Family("recall", "Recall", "share of the docs supporting any nugget that appear in the top k", "Recall"),
@@ -44,22 +52,50 @@ FAMILIES: dict[str, Family] = {
 
 @dataclass(frozen=True, slots=True)
 class Measure:
-    """A family at a cutoff. Frozen and hashable, so it can key dicts and sets."""
+    """A family at a cutoff with its parameters. Frozen and hashable, so it can key dicts and sets."""
 
     family: str
     k: int
+    params: tuple[tuple[str, float], ...] = ()
+
+    def __post_init__(self) -> None:
+        given = dict(self.params)
+        family = FAMILIES[self.family]
+        unknown = sorted(set(given) - {name for name, _ in family.defaults})
+        if unknown:
+            allowed = ", ".join(name for name, _ in family.defaults) or "none"
+            raise FreshStackError(f"{self.family} takes no parameter {unknown[0]!r} (parameters: {allowed})")
+        full = tuple((name, float(given.get(name, default))) for name, default in family.defaults)
+        object.__setattr__(self, "params", full)  # normalised, so equal measures compare and hash equal
+        if "alpha" in given and not 0.0 <= dict(full)["alpha"] <= 1.0:
+            raise FreshStackError(f"alpha must be within [0, 1], not {given['alpha']}")
+
+    def param(self, name: str) -> float:
+        return dict(self.params)[name]
+
+    def _args(self, everything: bool) -> str:
+        defaults = dict(FAMILIES[self.family].defaults)
+        shown = [(n, v) for n, v in self.params if everything or v != defaults[n]]
+        return f"({','.join(f'{n}={v:g}' for n, v in shown)})" if shown else ""
 
     @property
     def id(self) -> str:
-        return f"{self.family}@{self.k}"
+        """`family@k`, with the parameters that differ from the family's defaults: `alpha_ndcg(alpha=0.3)@10`."""
+        return f"{self.family}{self._args(False)}@{self.k}"
+
+    @property
+    def spec(self) -> str:
+        """Every parameter spelled out (`alpha_ndcg(alpha=0.5)@10`): what stored results record."""
+        return f"{self.family}{self._args(True)}@{self.k}"
 
     @property
     def name(self) -> str:
-        return f"{FAMILIES[self.family].pretty}@{self.k}"
+        return f"{FAMILIES[self.family].pretty}{self._args(False).replace('alpha', 'α')}@{self.k}"
 
     @property
     def description(self) -> str:
-        return f"{FAMILIES[self.family].description} (k={self.k})"
+        settings = "".join(f", {n}={v:g}" for n, v in self.params)
+        return f"{FAMILIES[self.family].description} (k={self.k}{settings})"
 
     @property
     def official_key(self) -> str:
@@ -70,6 +106,12 @@ class Measure:
     @property
     def headline(self) -> bool:
         return self in HEADLINE
+
+    def with_params(self, **params: float) -> Measure:
+        """This measure with the given parameters, where its family has them (others are ignored)."""
+        known = {name for name, _ in FAMILIES[self.family].defaults}
+        merged = {**dict(self.params), **{n: v for n, v in params.items() if n in known}}
+        return Measure(self.family, self.k, tuple(merged.items()))
 
     def __str__(self) -> str:
         return self.id
@@ -91,20 +133,29 @@ MEASURES: tuple[Measure, ...] = (
 )
 
 _ALIASES = {"alphandcg": "alpha_ndcg", "α_ndcg": "alpha_ndcg", "αndcg": "alpha_ndcg"}
-_MEASURE_RE = re.compile(r"^\s*([^@\s]+)\s*@\s*(\d+)\s*$")
+_MEASURE_RE = re.compile(r"^\s*([^@(\s]+)\s*(?:\(([^)]*)\))?\s*@\s*(\d+)\s*$")
+_PARAM_RE = re.compile(r"^\s*(\w+)\s*=\s*([-+0-9.eE]+)\s*$")
 
 
 def parse_measure(text: str | Measure) -> Measure:
-    """Parse `alpha_ndcg@20`, `Coverage@5`, `alpha-nDCG@10`, ... into a Measure; any k >= 1 is allowed."""
+    """Parse `alpha_ndcg@20`, `alpha_ndcg(alpha=0.3)@10`, `Coverage@5`, `alpha-nDCG@10`, ...; any k >= 1."""
     if isinstance(text, Measure):
         return text
     match = _MEASURE_RE.match(text)
     family = match.group(1).lower().replace("-", "_") if match else ""
     family = _ALIASES.get(family, family)
-    if not match or family not in FAMILIES or int(match.group(2)) < 1:
+    if not match or family not in FAMILIES or int(match.group(3)) < 1:
         known = ", ".join(f"{f}@K" for f in FAMILIES)
         raise FreshStackError(f"unknown measure {text!r}: expected one of {known} with K >= 1 (e.g. alpha_ndcg@10)")
-    return Measure(family, int(match.group(2)))
+    params = []
+    for part in (match.group(2) or "").split(","):
+        if not part.strip():
+            continue
+        found = _PARAM_RE.match(part)
+        if not found:
+            raise FreshStackError(f"measure {text!r}: parameter {part.strip()!r} is not name=number (alpha=0.5)")
+        params.append((found.group(1), float(found.group(2))))
+    return Measure(family, int(match.group(3)), tuple(params))
 
 
 def parse_measures(items: Iterable[str | Measure] | str) -> tuple[Measure, ...]:
@@ -119,3 +170,8 @@ def measures_at(
 ) -> tuple[Measure, ...]:
     """The given families at each cutoff, e.g. the official evaluator's `k_values` grid."""
     return tuple(Measure(family, int(k)) for family in families for k in ks)
+
+
+def with_params(measures: Iterable[str | Measure], **params: float) -> tuple[Measure, ...]:
+    """`measures` with the given parameters set where their family has them (`alpha=0.3` touches alpha-nDCG)."""
+    return tuple(dict.fromkeys(parse_measure(m).with_params(**params) for m in measures))

@@ -14,7 +14,7 @@ import numpy as np
 
 from freshstack_hf.metrics.engine import covered_nuggets
 from freshstack_hf.metrics.qrels import NuggetQrels
-from freshstack_hf.metrics.ranking import Run
+from freshstack_hf.runs.run import Run
 
 
 @dataclass(frozen=True, slots=True)

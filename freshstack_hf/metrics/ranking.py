@@ -17,31 +17,10 @@ from struct import pack_into
 import numpy as np
 
 from freshstack_hf.metrics.qrels import NuggetQrels
+from freshstack_hf.runs.run import Run, top_docs
+from freshstack_hf.runs.run import finite as _finite
 
-Run = Mapping[str, Mapping[str, float]]
 _NAN = float("nan")
-
-
-def top_docs(scores: Mapping[str, float], k: int) -> list[str]:
-    """The k best doc ids of one query under the tie rule (score descending, then doc id descending)."""
-    n = len(scores)
-    if n == 0 or k <= 0:
-        return []
-    ids = list(scores)
-    values = _finite(np.fromiter(scores.values(), dtype=np.float64, count=n))
-    if n > k:
-        threshold = np.partition(values, n - k)[n - k]
-        keep = np.flatnonzero(values >= threshold)  # every doc tied at the threshold competes on its id
-        pairs = zip(values[keep].tolist(), [ids[i] for i in keep.tolist()], strict=True)
-    else:
-        pairs = zip(values.tolist(), ids, strict=True)
-    return [doc_id for _, doc_id in sorted(pairs, reverse=True)[:k]]
-
-
-def _finite(values: np.ndarray) -> np.ndarray:
-    if not np.isfinite(values).all():
-        raise ValueError("run scores must be finite numbers (found NaN or infinity)")
-    return values
 
 
 def ranked_rows(qrels: NuggetQrels, run: Run, depth: int) -> np.ndarray:

@@ -8,24 +8,75 @@ built here once, from plain qrels and runs, so neither front end computes a numb
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-from freshstack_hf.metrics.engine import DEFAULT_ALPHA, TopicResult, average_topics, evaluate
+from freshstack_hf.metrics.engine import TopicResult, average_topics, evaluate
 from freshstack_hf.metrics.measures import HEADLINE, Measure, parse_measures
 from freshstack_hf.metrics.qrels import NuggetQrels
-from freshstack_hf.metrics.ranking import Run
 from freshstack_hf.metrics.stats import DEFAULT_RESAMPLES, Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.runs.run import Run
 
 AVERAGE = "average"
 
 
 @dataclass(frozen=True, slots=True)
 class RunScores:
-    """One run on several topics: results per topic, intervals of the headline measures, the average."""
+    """One run on several topics: results per topic, intervals of the headline measures, the average.
+
+    `missing` counts, per topic, the judged queries the run has no ranking for (they score 0); front ends
+    warn with it, since a run covering few judged queries scores low for a reason that is not retrieval.
+    """
 
     topics: dict[str, TopicResult]
     intervals: dict[str, dict[str, Interval]]  # topic name or AVERAGE -> measure id -> interval
     average: dict[str, float]
+    missing: dict[str, int] = field(default_factory=dict)
+
+    def stored(self) -> dict[str, dict[str, Any]]:
+        """Per topic {"metrics", "per_query", "ci": {measure: (low, high)}}: what a leaderboard result row holds."""
+        return {
+            name: {
+                "metrics": result.metrics,
+                "per_query": result.per_query,
+                "ci": {m: (iv.low, iv.high) for m, iv in self.intervals.get(name, {}).items()},
+            }
+            for name, result in self.topics.items()
+        }
+
+
+def score_topics(
+    qrels: Mapping[str, NuggetQrels],
+    runs: Mapping[str, Run],
+    measures: Iterable[str | Measure] = HEADLINE,
+    *,
+    interval_measures: Iterable[str | Measure] = HEADLINE,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> RunScores:
+    """The scoring path every front end takes: each topic's run against its qrels, intervals, the average.
+
+    `runs` maps topic -> run (a run may hold other topics' queries; they are ignored). Measures carry their
+    parameters (`alpha_ndcg(alpha=0.3)@10`). The CLI, the leaderboard (runs and baselines), the worker (runs
+    and models) and the MTEB task all score through here, so they cannot disagree on a number.
+    """
+    unknown = sorted(set(runs) - set(qrels))
+    if unknown:
+        raise ValueError(f"runs for topics without qrels: {unknown}")
+    wanted = parse_measures([*parse_measures(measures), *parse_measures(interval_measures)])
+    with_ci = [m.id for m in parse_measures(interval_measures)] if resamples > 0 else []
+    topics = {name: evaluate(qrels[name], run, wanted) for name, run in runs.items()}
+    missing = {name: sum(1 for q in qrels[name].query_ids if not runs[name].get(q)) for name in runs}
+    intervals: dict[str, dict[str, Interval]] = {
+        name: {m: bootstrap_ci(r.column(m), resamples=resamples, seed=seed) for m in with_ci}
+        for name, r in topics.items()
+        if r.per_query and with_ci
+    }
+    if with_ci and topics and all(r.per_query for r in topics.values()):
+        intervals[AVERAGE] = {
+            m: bootstrap_ci([r.column(m) for r in topics.values()], resamples=resamples, seed=seed) for m in with_ci
+        }
+    return RunScores(topics, intervals, average_topics(topics), missing)
 
 
 def score_run(
@@ -34,24 +85,18 @@ def score_run(
     measures: Iterable[str | Measure] = HEADLINE,
     *,
     interval_measures: Iterable[str | Measure] = HEADLINE,
-    alpha: float = DEFAULT_ALPHA,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
 ) -> RunScores:
-    """Evaluate `run` on every topic of `qrels` (topic name -> qrels) and bootstrap the headline measures."""
-    wanted = parse_measures([*parse_measures(measures), *parse_measures(interval_measures)])
-    with_ci = [m.id for m in parse_measures(interval_measures)]
-    topics = {name: evaluate(q, run, wanted, alpha=alpha) for name, q in qrels.items()}
-    intervals: dict[str, dict[str, Interval]] = {
-        name: {m: bootstrap_ci(r.column(m), resamples=resamples, seed=seed) for m in with_ci}
-        for name, r in topics.items()
-        if r.per_query
-    }
-    if topics and all(r.per_query for r in topics.values()):
-        intervals[AVERAGE] = {
-            m: bootstrap_ci([r.column(m) for r in topics.values()], resamples=resamples, seed=seed) for m in with_ci
-        }
-    return RunScores(topics, intervals, average_topics(topics))
+    """`score_topics` with one run (all topics' queries in one file) scored on every topic of `qrels`."""
+    return score_topics(
+        qrels,
+        {name: run for name in qrels},
+        measures,
+        interval_measures=interval_measures,
+        resamples=resamples,
+        seed=seed,
+    )
 
 
 def compare_runs(
@@ -91,11 +136,11 @@ def scores_json(scores: RunScores) -> dict:
     """`{"topics": {T: {"metrics", "ci95", "per_query"}}, "average": {"metrics", "ci95"}}`, full precision."""
     topics = {
         name: {
-            "metrics": result.metrics,
-            "ci95": {m: [i.low, i.high] for m, i in scores.intervals.get(name, {}).items()},
-            "per_query": result.per_query,
+            "metrics": row["metrics"],
+            "ci95": {m: list(iv) for m, iv in row["ci"].items()},
+            "per_query": row["per_query"],
         }
-        for name, result in scores.topics.items()
+        for name, row in scores.stored().items()
     }
     average_ci = {m: [i.low, i.high] for m, i in scores.intervals.get(AVERAGE, {}).items()}
     return {"topics": topics, "average": {"metrics": scores.average, "ci95": average_ci}}

@@ -117,9 +117,10 @@ def load_candidates(source: str | Path, topic: str, stem: str, revision: str | N
     return dict(zip(table.column("query-id").to_pylist(), table.column("corpus-ids").to_pylist(), strict=True))
 
 
-def read_table(path: Path):
+def read_table(path: Path, columns: list[str] | None = None):
+    """A parquet file (only `columns`, when given), with errors that say which file and how to fix it."""
     try:
-        return pq.read_table(path)
+        return pq.read_table(path, columns=columns)
     except FileNotFoundError as exc:
         raise FreshStackError(f"{path}: file missing; rebuild the topic or restore the file") from exc
     except Exception as exc:  # pyarrow raises several types for corrupt files

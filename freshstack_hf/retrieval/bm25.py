@@ -29,6 +29,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.retrieval.bm25_scorers import BACKENDS, bag_of_words, make_scorer
 from freshstack_hf.retrieval.lucene import DEFAULT_B, DEFAULT_K1
 from freshstack_hf.retrieval.tokenize import Tokenizer
+from freshstack_hf.runs.run import RankedList
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +37,6 @@ FORMAT = "freshstack-bm25"
 FORMAT_VERSION = 1
 SCORE_BUDGET_BYTES = 1 << 28  # the dense (queries x docs) score matrix of one batch
 
-Ranking = list[tuple[str, float]]
 
 
 def _is_token_lists(items: Sequence[Any]) -> bool:
@@ -183,7 +183,7 @@ class BM25Index:
         *,
         batch_size: int | None = None,
         show_progress: bool = False,
-    ) -> list[Ranking]:
+    ) -> list[RankedList]:
         """Top-k (doc_id, score) per query, best first; queries are texts or token lists."""
         tokens = self._query_tokens(queries)
         if batch_size is None:
@@ -193,7 +193,7 @@ class BM25Index:
             from tqdm.auto import tqdm
 
             bar = tqdm(total=len(tokens), desc="BM25 search", unit="query")
-        results: list[Ranking] = []
+        results: list[RankedList] = []
         for start in range(0, len(tokens), batch_size):
             batch = tokens[start : start + batch_size]
             scores = self._scorer.score_batch(self._counts(batch), batch)

@@ -11,13 +11,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.runs.run import RankedList, Ranking
 
-Ranking = Sequence[tuple[str, float]] | Mapping[str, float] | Sequence[str]
-Run = Mapping[str, Any]  # query id -> Ranking
-FusedRun = dict[str, list[tuple[str, float]]]
+RankingsByQuery = Mapping[str, Ranking]  # fusion's input: one system's ranking of each query
 
 RRF_K = 100
 DEPTH = 100
@@ -47,17 +45,19 @@ def _sorted_fused(scores: Mapping[str, float], depth: int | None) -> list[tuple[
     return items if depth is None else items[:depth]
 
 
-def _query_ids(runs: Sequence[Run]) -> list[str]:
+def _query_ids(runs: Sequence[RankingsByQuery]) -> list[str]:
     return sorted({qid for run in runs for qid in run})
 
 
-def rrf(runs: Sequence[Run], rrf_k: int = RRF_K, depth: int | None = DEPTH, input_depth: int | None = None) -> FusedRun:
+def rrf(
+    runs: Sequence[RankingsByQuery], rrf_k: int = RRF_K, depth: int | None = DEPTH, input_depth: int | None = None
+) -> dict[str, RankedList]:
     """Reciprocal rank fusion: each doc scores sum(1 / (rrf_k + rank)) over the lists holding it (rank from 1).
 
     Sums use `math.fsum`, so a doc's score does not depend on the order of the runs. `input_depth` limits
     how far down each list is read (all of it by default); `depth` how many fused docs are kept.
     """
-    fused: FusedRun = {}
+    fused: dict[str, RankedList] = {}
     for qid in _query_ids(runs):
         parts: dict[str, list[float]] = {}
         for run in runs:
@@ -67,7 +67,7 @@ def rrf(runs: Sequence[Run], rrf_k: int = RRF_K, depth: int | None = DEPTH, inpu
     return fused
 
 
-def minmax_fusion(runs: Sequence[Run], depth: int = DEPTH, eps: float = 1e-8) -> FusedRun:
+def minmax_fusion(runs: Sequence[RankingsByQuery], depth: int = DEPTH, eps: float = 1e-8) -> dict[str, RankedList]:
     """The paper's fusion: per query and system, scores of the top `depth` min-max normalised, then summed.
 
     Normalisation is `(s - min) / (max - min + eps)` as in the official `freshstack.util.fusion`, so a
@@ -75,7 +75,7 @@ def minmax_fusion(runs: Sequence[Run], depth: int = DEPTH, eps: float = 1e-8) ->
     code trusts dict order) and scores are not rounded to 3 decimals (rounding makes ties). Every fused doc
     is kept: at most `depth` per system.
     """
-    fused: FusedRun = {}
+    fused: dict[str, RankedList] = {}
     for qid in _query_ids(runs):
         parts: dict[str, list[float]] = {}
         for run in runs:
@@ -98,7 +98,7 @@ def minmax_fusion(runs: Sequence[Run], depth: int = DEPTH, eps: float = 1e-8) ->
 class Safeguarded:
     """Fused lists cut to `depth`, with the queries that got a positive appended (for the manifest)."""
 
-    runs: FusedRun
+    runs: dict[str, RankedList]
     safeguarded: dict[str, str] = field(default_factory=dict)  # query id -> appended doc id
     without_positives: list[str] = field(default_factory=list)  # queries with no positive doc to append
 
@@ -107,7 +107,7 @@ class Safeguarded:
         return len(self.safeguarded)
 
 
-def pick_positive(positives: Iterable[str], inputs: Sequence[Run], qid: str) -> str:
+def pick_positive(positives: Iterable[str], inputs: Sequence[RankingsByQuery], qid: str) -> str:
     """The positive that the input systems rank best (lowest rank in any list, then doc id); failing
     that, the smallest positive doc id. A rerank stage then starts from the positive easiest to find.
     """
@@ -126,7 +126,7 @@ def apply_safeguard(
     positives: Mapping[str, Iterable[str]],
     *,
     depth: int = DEPTH,
-    inputs: Sequence[Run] = (),
+    inputs: Sequence[RankingsByQuery] = (),
 ) -> Safeguarded:
     """Keep the top `depth` of each list; where none of them is a positive, append one at rank depth + 1.
 

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.retrieval.fusion import Ranking, ranked
+from freshstack_hf.retrieval.fusion import ranked
 from freshstack_hf.retrieval.models import (
     Precision,
     auto_device,
@@ -24,6 +24,7 @@ from freshstack_hf.retrieval.models import (
     require_dense,
     resolve_model_source,
 )
+from freshstack_hf.runs.run import Ranking
 
 log = logging.getLogger(__name__)
 

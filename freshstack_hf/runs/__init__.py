@@ -1,4 +1,8 @@
-"""Run files: read and write TREC 6-column and JSON runs, and check them strictly or leniently.
+"""Runs: the one run type (`Run`, with conversions from ranked lists, id lists and fused results) and run files
+(read and write TREC 6-column and JSON runs, check them strictly or leniently).
+
+from freshstack_hf.runs import from_ranked, top_docs
+run = from_ranked({"q1": [("doc-a", 3.2), ("doc-b", 1.0)]})   # {"q1": {"doc-a": 3.2, "doc-b": 1.0}}
 
 from freshstack_hf.runs import load_run, write_run
 
@@ -8,6 +12,7 @@ load_run("bm25.trec", query_ids=..., doc_ids=..., strict=True)                  
 """
 
 from freshstack_hf.runs.parse import Entry, RunEntry, detect_format, parse_json, parse_trec, read_entries
+from freshstack_hf.runs.run import RankedList, Ranking, Run, cut, from_ids, from_ranked, top_docs
 from freshstack_hf.runs.validate import DEFAULT_MAX_DEPTH, LoadedRun, check_entries, check_run, load_run
 from freshstack_hf.runs.write import trec_lines, write_run
 
@@ -15,14 +20,21 @@ __all__ = [
     "DEFAULT_MAX_DEPTH",
     "Entry",
     "LoadedRun",
+    "RankedList",
+    "Ranking",
+    "Run",
     "RunEntry",
     "check_entries",
     "check_run",
+    "cut",
     "detect_format",
+    "from_ids",
+    "from_ranked",
     "load_run",
     "parse_json",
     "parse_trec",
     "read_entries",
+    "top_docs",
     "trec_lines",
     "write_run",
 ]

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from freshstack_hf.errors import Problem, ValidationError
-from freshstack_hf.metrics.ranking import top_docs
 from freshstack_hf.runs.parse import Entry, RunEntry, read_entries
+from freshstack_hf.runs.run import top_docs
 
 DEFAULT_MAX_DEPTH = 1000
 

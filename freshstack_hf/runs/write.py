@@ -15,7 +15,7 @@ from typing import Any
 
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.metrics.ranking import top_docs
+from freshstack_hf.runs.run import top_docs
 
 
 @contextmanager

@@ -1,0 +1,54 @@
+"""Scores for the store: every row kind (submitted run, baseline, model) is scored here, through the library.
+
+The numbers come from `Dataset.score`, the entry point the CLI and the MTEB task use too; this module only
+shapes them for `Store.add_system` / `Store.finish_job`, records how they were made (the measures with their
+parameters, resamples, seed) and cuts the run to what the archive keeps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from freshstack_hf.metrics import HEADLINE, MEASURES, RunScores
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs import Run, cut
+from leaderboard.archive import ARCHIVE_DEPTH
+
+SEED = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """What storing a scored system needs: per-topic results, the runs to archive, and the scores themselves."""
+
+    results: dict[str, dict[str, Any]]  # topic -> {"metrics", "per_query", "ci"}
+    archived: dict[str, dict[str, dict[str, float]]]  # topic -> top ARCHIVE_DEPTH of the run, own queries only
+    scores: RunScores
+
+
+def score_for_store(
+    dataset: Dataset,
+    run: Run | Mapping[str, Run],
+    topics: Iterable[str],
+    *,
+    by_topic: bool = False,
+    resamples: int = 10_000,
+) -> Scored:
+    """Score `run` (one run, or with `by_topic` topic -> run) on `topics`; see the module docstring.
+
+    A run may hold other topics' queries too (a whole-dataset file): the evaluator ignores them, and the
+    archived copy keeps only each topic's own queries.
+    """
+    names = list(topics)
+    runs = {t: run[t] for t in names} if by_topic else {t: run for t in names}
+    scores = dataset.score(runs, by_topic=True, measures=MEASURES, interval_measures=HEADLINE, resamples=resamples)
+    archived = {t: cut(runs[t], ARCHIVE_DEPTH, dataset.query_ids([t])) for t in names}
+    return Scored(scores.stored(), archived, scores)
+
+
+def scoring_parameters(resamples: int) -> dict[str, Any]:
+    """How stored numbers were made: each measure with all its parameters (alpha included), the bootstrap."""
+    return {"measures": [m.spec for m in MEASURES], "interval_measures": [m.spec for m in HEADLINE],
+            "resamples": resamples, "seed": SEED}  # fmt: skip
