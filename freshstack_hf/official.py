@@ -90,10 +90,24 @@ def import_official(
     queries_split: str = "test",
     corpus_split: str = "train",
     revision: str | None = None,
+    strict: bool = False,
 ) -> Topic:
+    """Read, convert and write one topic; returns it (check it with `validate_topic` for data problems).
+
+    The import is lossless, so problems in the source data (a nugget without a relevant document, a judged id
+    missing from the corpus) are written as given. `strict=True` checks first and raises `ValidationError`
+    with every problem, writing nothing. Unreadable sources and missing columns always raise before writing.
+    """
     queries = read_source(queries_source, topic, queries_split, "queries", revision)
     corpus = read_source(corpus_source, topic, corpus_split, "corpus", revision)
     t = topic_from_official(topic, queries, corpus)
+    if strict:
+        from freshstack_hf.errors import ValidationError
+        from freshstack_hf.validate import validate_topic
+
+        problems = validate_topic(t)
+        if problems:
+            raise ValidationError(problems, f"official topic {topic} not imported (nothing written)")
     source = {
         "kind": "official",
         "queries": str(queries_source),

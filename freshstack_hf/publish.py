@@ -37,7 +37,10 @@ def plan_publish(
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise FreshStackError(f"invalid --repo-id {repo_id!r}: {REPO_ID_HELP}")
     if not folder.is_dir():
-        raise FreshStackError(f"{folder}: no such folder; give a dataset repo written by synth or build")
+        raise FreshStackError(
+            f"{folder}: no such folder; give a dataset repo folder (one written by `freshstack-hf build TOPIC.yaml`, "
+            "`freshstack-hf demo` or `freshstack-hf synth`)"
+        )
     problems = validate_repo(folder)
     if problems:
         raise ValidationError(problems, f"refusing to publish {folder}: it is not valid")

@@ -2,6 +2,7 @@
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -204,3 +205,124 @@ def test_top_level_help_lists_every_command():
     assert r.returncode == 0, r.stderr
     for name in ("synth", "validate", "evaluate", "candidates", "retrieve", "rerank", "nano", "worker"):
         assert f"    {name}" in r.stdout
+
+
+# --- what a newcomer met (issue 11): timings, model paths, repo folders, plurals -------------------------------
+
+
+def test_retrieve_prints_the_wall_time_of_the_whole_call(synth_repo, tmp_path, monkeypatch, capsys):
+    """The time printed covers all of the retrieval, also what the method's own timings leave out (model loading)."""
+    import time
+
+    import freshstack_hf.baselines as baselines
+    from freshstack_hf.cli.main import main
+
+    real, took = baselines.run_method, []
+
+    def slow_run_method(*args, **kwargs):
+        start = time.perf_counter()
+        result = real(*args, **kwargs)
+        time.sleep(0.3)  # stands in for encoding that the result's `seconds` does not record
+        took.append(time.perf_counter() - start)
+        return result
+
+    monkeypatch.setattr(baselines, "run_method", slow_run_method)
+    out = tmp_path / "bm25.trec"
+    assert main(["retrieve", str(synth_repo), "--topic", "alpha", "--method", "bm25", "--out", str(out)]) == 0
+    printed = re.search(r"^alpha: bm25 over 12 queries in (\d+\.\d) s$", capsys.readouterr().out, re.M)
+    assert printed, "retrieve did not print its time"
+    assert float(printed[1]) >= took[0] > 0.3
+    assert out.is_file()
+
+
+def test_retrieve_hybrid_missing_model_folder_is_named_and_offline_mode_not_blamed(synth_repo, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    args = ["retrieve", str(synth_repo), "--topic", "alpha", "--method", "hybrid", "--model", "/no/such/dir"]
+    r = subprocess.run(
+        [str(EXE), *args, "--out", str(tmp_path / "h.trec")], capture_output=True, text=True, env=env, timeout=300
+    )
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: no such model folder: /no/such/dir")
+    assert "HF_HUB_OFFLINE" not in r.stderr and "Traceback" not in r.stderr
+    assert not (tmp_path / "h.trec").exists()
+
+
+@pytest.mark.parametrize("name", ["/no/such/dir", "./no/such", "../no-such", "~/no-such-model", "a/b/c", "x\\model"])
+def test_resolve_model_source_names_a_missing_folder(name, monkeypatch):
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.retrieval.models import resolve_model_source
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # even when it is set, a path is not blamed on it
+    with pytest.raises(FreshStackError, match=r"^no such model folder: ") as err:
+        resolve_model_source(name)
+    assert name in str(err.value) and "HF_HUB_OFFLINE" not in str(err.value)
+
+
+def test_resolve_model_source_mentions_offline_mode_only_when_it_is_set(monkeypatch, tmp_path):
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.retrieval.models import resolve_model_source
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))  # an empty cache: the id is not there
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(FreshStackError, match=r"'nobody/no-such-model' .*HF_HUB_OFFLINE=1 is set"):
+        resolve_model_source("nobody/no-such-model")
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    # online, a Hub id is left to sentence-transformers to download: no error, and no local folder yet
+    assert resolve_model_source("nobody/no-such-model") == ("nobody/no-such-model", None)
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"")
+    with pytest.raises(FreshStackError, match=r"is a file, not a model folder"):
+        resolve_model_source(str(weights))
+
+
+def test_validate_says_what_the_path_is_and_which_folder_was_meant(synth_repo, tmp_path):
+    outer = tmp_path / "demo-out"
+    (outer / "work").mkdir(parents=True)
+    shutil.copytree(synth_repo, outer / "freshstack")
+    r = cli("validate", "demo-out", cwd=tmp_path)
+    assert r.returncode == 2
+    meant = "did you mean demo-out/freshstack?"
+    assert r.stderr == f"error: demo-out is not a dataset repo (no manifest.json or data/); {meant}\n"
+    r = cli("stats", "demo-out", cwd=tmp_path)
+    assert r.returncode == 2 and "did you mean demo-out/freshstack?" in r.stderr
+    r = cli("validate", "demo-out/freshstack/README.md", cwd=tmp_path)
+    assert r.returncode == 2
+    assert r.stderr.startswith("error: demo-out/freshstack/README.md is a file, not a dataset folder")
+    assert "did you mean demo-out/freshstack?" in r.stderr
+    r = cli("validate", "nowhere", cwd=tmp_path)
+    assert r.returncode == 2 and "nowhere: no such folder" in r.stderr
+    assert "`freshstack-hf build TOPIC.yaml`" in r.stderr
+    (tmp_path / "empty").mkdir()
+    r = cli("validate", str(tmp_path / "empty"))
+    assert r.returncode == 2 and "is not a dataset repo" in r.stderr and "did you mean" not in r.stderr
+
+
+def test_no_message_calls_an_existing_command_missing():
+    """`build` exists: no message may say it does not exist yet, or send users to a bare `build`."""
+    package = Path(__file__).resolve().parents[1] / "freshstack_hf"
+    stale = ("does not exist yet", "synth or build", "or `build`")
+    for path in package.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for phrase in stale:
+            assert phrase not in text, f"{path}: stale wording {phrase!r}"
+
+
+def test_plural_helper():
+    from freshstack_hf.cli.common import plural
+
+    assert plural(1, "topic") == "1 topic"
+    assert plural(2, "topic") == "2 topics"
+    assert plural(0, "query", "queries") == "0 queries"
+    assert plural(1, "query", "queries") == "1 query"
+    assert plural(1178, "chunk") == "1,178 chunks"
+
+
+def test_cli_output_says_1_query_not_1_queries(tmp_path):
+    r = cli("synth", str(tmp_path / "freshstack"), "--topics", "solo", "--queries", "1", "--docs", "40")
+    assert r.returncode == 0, r.stderr
+    assert "solo: 1 query, 40 docs," in r.stdout
+    r = cli("retrieve", str(tmp_path / "freshstack"), "--method", "bm25", "--out", str(tmp_path / "r.trec"))
+    assert r.returncode == 0, r.stderr
+    assert "solo: bm25 over 1 query in " in r.stdout
+    for line in (r.stdout + r.stderr).splitlines():
+        assert not re.search(r"\b1 (topics|queries|docs|nuggets|judgments|files)\b", line), line

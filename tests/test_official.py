@@ -137,3 +137,52 @@ def test_import_reports_missing_columns(tmp_path):
 def test_import_source_must_exist(tmp_path):
     with pytest.raises(FreshStackError, match="neither a file, a folder nor a Hub id"):
         import_official("nothing-here", "nothing", "langchain", tmp_path / "r")
+
+
+def _with_dangling_judgment(tmp_path):
+    """The fixture with one nugget naming a corpus id the corpus lacks: a data problem, not an unreadable source."""
+    queries, _ = _official(tmp_path)
+    rows = queries.to_pylist()
+    rows[1]["nuggets"][0]["relevant_corpus_ids"].append("langchain/docs/gone.md_0_10")
+    pq.write_table(pa.Table.from_pylist(rows, schema=QUERIES), tmp_path / "queries.parquet")
+    return ["--queries", str(tmp_path / "queries.parquet"), "--corpus", str(tmp_path / "corpus.parquet")]
+
+
+def test_cli_import_with_data_problems_writes_warns_and_exits_0(tmp_path, capsys):
+    from freshstack_hf.cli.main import main
+
+    repo = tmp_path / "freshstack"
+    code = main(["import-official", *_with_dangling_judgment(tmp_path), "--topic", "langchain", "--out", str(repo)])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert f"imported langchain: 2 queries, 3 docs, 3 nuggets -> {repo}" in out
+    assert err.startswith(f"warning: {repo} was written, but topic langchain has problems in its source data")
+    assert "nugget '78256390_0' judges corpus id 'langchain/docs/gone.md_0_10', which is not in langchain-corpus" in err
+    assert load_topic(repo, "langchain").qrels["78256390"]["langchain_core/src/a.py_0_80"] == 1  # written as given
+    assert validate_repo(repo) != []  # and `validate` still reports what the warning said
+
+
+def test_cli_import_strict_writes_nothing_and_exits_2(tmp_path, capsys):
+    from freshstack_hf.cli.main import main
+
+    repo = tmp_path / "freshstack"
+    args = ["import-official", *_with_dangling_judgment(tmp_path), "--topic", "langchain", "--out", str(repo)]
+    assert main([*args, "--strict"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: official topic langchain not imported (nothing written): 1 problem")
+    assert "langchain/docs/gone.md_0_10" in err
+    assert not repo.exists()
+
+
+def test_cli_import_of_clean_data_is_silent_and_help_says_which_behaviour(tmp_path, capsys):
+    from freshstack_hf.cli.main import build_parser, main
+
+    _official(tmp_path)
+    files = ["--queries", str(tmp_path / "queries.parquet"), "--corpus", str(tmp_path / "corpus.parquet")]
+    assert main(["import-official", *files, "--topic", "langchain", "--out", str(tmp_path / "r"), "--strict"]) == 0
+    assert capsys.readouterr().err == ""
+    assert validate_repo(tmp_path / "r") == []
+    sub = next(a for a in build_parser()._actions if a.dest == "command")
+    text = " ".join(sub.choices["import-official"].format_help().split())
+    assert "the topic is written as given, the problems are listed, and the exit code is 0" in text
+    assert "With --strict the topic is checked first and nothing is written if it has a problem (exit 2)" in text

@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.candidates import QUALITY_MEASURES, build_candidates
-    from freshstack_hf.cli.common import resolve_topics, write_json
+    from freshstack_hf.cli.common import plural, resolve_topics, write_json
 
     topics = resolve_topics(args.repo, args.topic)
     records = build_candidates(
@@ -47,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"{name}: bm25 {rec['bm25']['seconds']}, dense {rec['dense']['seconds']} "
             f"(encoded {rec['dense']['params']['encoded']:,}, cached {rec['dense']['params']['cached']:,}), "
-            f"safeguarded {rec['safeguard']['queries']} queries"
+            f"safeguarded {plural(rec['safeguard']['queries'], 'query', 'queries')}"
         )
         print(f"  {'list':<14}" + "".join(f"{m:>15}" for m in QUALITY_MEASURES))
         for lst, metrics in rec["quality"].items():
             print(f"  {lst:<14}" + "".join(f"{metrics[m]:>15.3f}" for m in QUALITY_MEASURES))
-    print(f"wrote candidates for {len(records)} topic(s) into {args.repo}")
+    print(f"wrote candidates for {plural(len(records), 'topic')} into {args.repo}")
     return 0

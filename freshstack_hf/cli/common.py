@@ -1,4 +1,4 @@
-"""Small pieces every subcommand shares: topic lists, JSON output, timing."""
+"""Small pieces every subcommand shares: topic lists, repo folders, plurals, JSON output, timing."""
 
 from __future__ import annotations
 
@@ -20,10 +20,60 @@ def split_list(value: str, what: str) -> list[str]:
     return items
 
 
+WRITTEN_BY = "one written by `freshstack-hf build TOPIC.yaml`, `freshstack-hf demo` or `freshstack-hf synth`"
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """`1 topic`, `2 topics`, `1,178 chunks`; give `many` where adding an s is wrong (`query`, `queries`)."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def _is_repo(folder: Path) -> bool:
+    from freshstack_hf.repo import layout
+
+    return (folder / layout.MANIFEST).is_file() or (folder / layout.DATA_DIR).is_dir()
+
+
+def _repos_near(folder: Path) -> list[Path]:
+    """Dataset repos inside `folder`, else beside it: what a user who gave `demo-out` most likely meant."""
+    for place in (folder, folder.parent):
+        try:
+            found = sorted(p for p in place.iterdir() if p.is_dir() and p != folder and _is_repo(p))
+        except OSError:
+            continue
+        if found:
+            return found
+    return []
+
+
+def require_repo_folder(repo: str | Path) -> Path:
+    """The dataset repo folder `repo`, or an error that says what it is instead and which folder was meant."""
+    path = Path(repo).expanduser()
+    if path.is_dir() and _is_repo(path):
+        return path
+    if path.is_file():
+        hint = f"; did you mean {path.parent}?" if _is_repo(path.parent) else ""
+        raise FreshStackError(
+            f"{repo} is a file, not a dataset folder: give the folder holding README.md, manifest.json and data/"
+            f"{hint or ' (' + WRITTEN_BY + ')'}"
+        )
+    if not path.exists():
+        raise FreshStackError(f"{repo}: no such folder; give a dataset repo folder ({WRITTEN_BY})")
+    near = _repos_near(path)
+    if near:
+        guess = " or ".join(str(p) for p in near[:3])
+        raise FreshStackError(f"{repo} is not a dataset repo (no manifest.json or data/); did you mean {guess}?")
+    raise FreshStackError(
+        f"{repo} is not a dataset repo: it holds no manifest.json or data/; give a dataset repo folder ({WRITTEN_BY})"
+    )
+
+
 def resolve_topics(repo: str | Path, topic: str | None) -> list[str]:
     """`--topic all` (or none) means every topic of the repo; otherwise a comma-separated list."""
     from freshstack_hf.repo.reader import list_topics
 
+    if Path(repo).expanduser().exists():  # a local folder: say what is wrong with it; anything else is a Hub id
+        require_repo_folder(repo)
     available = list_topics(repo)
     if topic in (None, "all"):
         if not available:
@@ -40,14 +90,12 @@ def resolve_topics(repo: str | Path, topic: str | None) -> list[str]:
 
 def write_json(data: Any, target: str) -> None:
     """`-` writes to stdout; a path is written atomically (temp file, then rename)."""
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=False) + "\n"
     if target == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
-    from freshstack_hf.atomic import atomic_path
+    from freshstack_hf.atomic import write_json as write_file
 
-    with atomic_path(target) as tmp:
-        tmp.write_text(text, encoding="utf-8")
+    write_file(target, data)
 
 
 @contextmanager

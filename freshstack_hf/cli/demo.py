@@ -38,6 +38,7 @@ def run(args: argparse.Namespace) -> int:
 
     from freshstack_hf import load_topic
     from freshstack_hf.build.pipeline import run_build
+    from freshstack_hf.cli.common import plural
     from freshstack_hf.demo_topic import TOPIC, demo_config
     from freshstack_hf.errors import ValidationError
     from freshstack_hf.metrics import evaluate, qrels_from_topic
@@ -74,14 +75,16 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.chdir(repo.resolve().parent):
         ds = datasets.load_dataset(repo.name, TOPIC, split="test")
         corpus = datasets.load_dataset(repo.name, f"{TOPIC}-corpus", split="corpus")
-    print(
-        f"[3/{steps}] load_dataset({repo.name!r}, {TOPIC!r}): {ds.num_rows} queries; corpus {corpus.num_rows:,} chunks"
-    )
+    loaded = f"{plural(ds.num_rows, 'query', 'queries')}; corpus {plural(corpus.num_rows, 'chunk')}"
+    print(f"[3/{steps}] load_dataset({repo.name!r}, {TOPIC!r}): {loaded}")
     manifest = read_manifest(repo)
     print()
     print(stats_table(manifest))
     print()
-    print(f"[4/{steps}] candidate lists: BM25 top-500, dense top-500 (packaged MiniLM, CPU), RRF hybrid top-100")
+    print(
+        f"[4/{steps}] candidate lists: BM25 top-500, dense top-500 (packaged MiniLM, CPU), RRF hybrid top-100; "
+        "scored below with the paper's min-max hybrid (not written) for comparison"
+    )
     for name, metrics in manifest["topics"][TOPIC]["candidates"]["quality"].items():
         print(
             f"      {name:<14} alpha-nDCG@10 {metrics['alpha_ndcg@10']:.3f}  Coverage@20 {metrics['coverage@20']:.3f}"

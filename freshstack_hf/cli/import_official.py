@@ -3,6 +3,12 @@
 Sources are local parquet files or folders, or Hub dataset ids (read with `datasets`). The conversion is
 lossless: `export-official` writes the same tables back.
 
+Problems in the source data (a nugget without a relevant document, a judged id missing from the corpus, ...)
+are warnings: the topic is written as given, the problems are listed, and the exit code is 0 (`validate`
+reports them too, and `publish` refuses the repo until they are fixed). With --strict the topic is checked
+first and nothing is written if it has a problem (exit 2). An unreadable source or a missing column always
+stops the import before anything is written (exit 2).
+
 Example:
   freshstack-hf import-official --queries queries.parquet --corpus corpus.parquet --topic langchain --out out/freshstack
   freshstack-hf import-official --queries freshstack/queries-oct-2024 --corpus freshstack/corpus-oct-2024 \\
@@ -25,11 +31,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--queries-split", default="test", help="split of a Hub queries dataset (default test)")
     p.add_argument("--corpus-split", default="train", help="split of a Hub corpus dataset (default train)")
     p.add_argument("--revision", default=None, help="Hub revision to pin (default: main)")
-    p.add_argument("--no-validate", action="store_true", help="skip validation of the imported topic")
+    check = p.add_mutually_exclusive_group()
+    check.add_argument("--strict", action="store_true", help="write nothing if the topic has any problem (exit 2)")
+    check.add_argument("--no-validate", action="store_true", help="skip the check of the imported topic")
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.errors import ValidationError
+    import sys
+
+    from freshstack_hf.cli.common import plural
+    from freshstack_hf.errors import format_problems
     from freshstack_hf.official import import_official
     from freshstack_hf.stats import topic_stats
     from freshstack_hf.topic import check_topic_name
@@ -44,11 +55,17 @@ def run(args: argparse.Namespace) -> int:
         queries_split=args.queries_split,
         corpus_split=args.corpus_split,
         revision=args.revision,
+        strict=args.strict,
     )
     s = topic_stats(topic)
-    print(f"imported {args.topic}: {s.queries} queries, {s.corpus:,} docs, {s.nuggets} nuggets -> {args.out}")
-    if not args.no_validate:
-        problems = validate_topic(topic)
-        if problems:
-            raise ValidationError(problems, f"imported topic {args.topic} has problems (it was written)")
+    counts = f"{plural(s.queries, 'query', 'queries')}, {plural(s.corpus, 'doc')}, {plural(s.nuggets, 'nugget')}"
+    print(f"imported {args.topic}: {counts} -> {args.out}")
+    problems = [] if args.no_validate or args.strict else validate_topic(topic)  # --strict checked before writing
+    if problems:
+        title = (
+            f"warning: {args.out} was written, but topic {args.topic} has problems in its source data "
+            f"(`freshstack-hf validate` reports them too; `publish` refuses the repo until they are fixed; "
+            f"--strict writes nothing instead)"
+        )
+        print(format_problems(problems, title), file=sys.stderr)
     return 0

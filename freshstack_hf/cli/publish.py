@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from freshstack_hf.cli.common import write_json
+    from freshstack_hf.cli.common import plural, write_json
     from freshstack_hf.publish import plan_publish, publish
 
     plan = plan_publish(Path(args.repo), args.repo_id, args.revision, args.private, args.message)
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"commit message: {plan.commit_message}")
         for path, size in plan.files:
             print(f"  {size:>12,}  {path}")
-        print(f"{len(plan.files)} files, {plan.total_bytes:,} bytes")
+        print(f"{plural(len(plan.files), 'file')}, {plural(plan.total_bytes, 'byte')}")
         return 0
     url = publish(plan, Path(args.repo))
     if args.json:

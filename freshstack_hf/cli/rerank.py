@@ -27,7 +27,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf import load_candidates, load_topic
-    from freshstack_hf.cli.common import resolve_topics
+    from freshstack_hf.cli.common import plural, resolve_topics
     from freshstack_hf.retrieval.rerank import rerank
     from freshstack_hf.runs import write_run
 
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
             show_progress=args.progress,
         )
         merged.update({q: dict(docs) for q, docs in out.items()})
-        print(f"{name}: reranked {len(out)} queries (top {args.top_k})")
+        print(f"{name}: reranked {plural(len(out), 'query', 'queries')} (top {args.top_k})")
     write_run(merged, args.out, tag="freshstack-hf-rerank")
     print(f"wrote {args.out}")
     return 0

@@ -19,16 +19,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from freshstack_hf.cli.common import write_json
-    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.cli.common import require_repo_folder, write_json
     from freshstack_hf.repo.card import stats_table
     from freshstack_hf.repo.manifest import read_manifest
 
-    if not Path(args.repo).is_dir():
-        raise FreshStackError(f"{args.repo}: no such folder")
-    manifest = read_manifest(Path(args.repo))
+    manifest = read_manifest(require_repo_folder(args.repo))
     if args.json:
         write_json({t: e.get("stats", {}) for t, e in manifest["topics"].items()}, "-")
     else:

@@ -24,7 +24,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import split_list, timed, write_json
+    from freshstack_hf.cli.common import plural, split_list, timed, write_json
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.stats import topic_stats
@@ -62,8 +62,7 @@ def run(args: argparse.Namespace) -> int:
         write_json({"out": args.out, "topics": report, "seconds": round(total["seconds"], 3)}, "-")
         return 0
     for name, r in report.items():
-        print(
-            f"{name}: {r['queries']} queries, {r['docs']:,} docs, {r['nuggets']} nuggets, {r['judgments']:,} judgments"
-        )
+        counts = [plural(r["queries"], "query", "queries"), plural(r["docs"], "doc"), plural(r["nuggets"], "nugget")]
+        print(f"{name}: {', '.join(counts)}, {plural(r['judgments'], 'judgment')}")
     print(f"wrote {args.out} in {total['seconds']:.1f} s")
     return 0

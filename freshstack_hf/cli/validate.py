@@ -23,16 +23,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from freshstack_hf.cli.common import resolve_topics, write_json
-    from freshstack_hf.errors import FreshStackError, ValidationError
+    from freshstack_hf.cli.common import require_repo_folder, resolve_topics, write_json
+    from freshstack_hf.errors import ValidationError
     from freshstack_hf.repo.check import validate_repo
 
-    if not Path(args.repo).is_dir():
-        raise FreshStackError(f"{args.repo}: no such folder; give the dataset repo written by synth or build")
+    repo = require_repo_folder(args.repo)
     topics = resolve_topics(args.repo, args.topic)
-    problems = validate_repo(Path(args.repo), topics)
+    problems = validate_repo(repo, topics)
     if args.json:
         write_json(
             {

@@ -35,7 +35,8 @@ def validate_repo(repo: Path, topics: list[str] | None = None) -> list[Problem]:
     problems += _check_card(repo, manifest)
     names = topics or sorted(manifest.get("topics", {}))
     if not names:
-        problems.append(Problem(str(repo), "no topics found", fix="write one with `freshstack-hf synth` or `build`"))
+        fix = "write one with `freshstack-hf build TOPIC.yaml` or `freshstack-hf synth`"
+        problems.append(Problem(str(repo), "no topics found", fix=fix))
     for name in names:
         entry = manifest.get("topics", {}).get(name)
         if entry is None:

@@ -13,6 +13,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -71,6 +72,17 @@ def resolve_model_source(name_or_path: str | os.PathLike[str], revision: str | N
     """
     name = os.fspath(name_or_path)
     path = Path(name).expanduser()
+    if path.is_file():
+        raise FreshStackError(
+            f"{name} is a file, not a model folder: pass the sentence-transformers model directory that holds it "
+            f"({path.parent})"
+        )
+    if not path.exists() and _looks_like_path(name):
+        raise FreshStackError(
+            f"no such model folder: {name} (it is neither a local directory nor a Hub id): check the path, pass "
+            f"a saved sentence-transformers model directory or a Hub id like ORG/NAME, or leave --model out for "
+            f"the packaged {DEFAULT_DENSE_MODEL!r}"
+        )
     if path.is_dir():
         resolved = path.resolve()
         packaged = packaged_model_dir()
@@ -92,18 +104,24 @@ def resolve_model_source(name_or_path: str | os.PathLike[str], revision: str | N
     snapshot = cached_snapshot(name, revision)
     if snapshot is not None:
         return name, snapshot
-    if hub_offline() or _looks_like_path(name):
+    if hub_offline():
         raise FreshStackError(
             f"model {name!r} is neither a local directory nor in the Hugging Face cache, and the Hub is "
-            "offline (HF_HUB_OFFLINE=1): pass the path of a sentence-transformers model directory, or "
-            f"download it once on a connected machine; the default {DEFAULT_DENSE_MODEL!r} always works offline"
+            f"offline (HF_HUB_OFFLINE={os.environ['HF_HUB_OFFLINE']} is set): pass the path of a "
+            "sentence-transformers model directory, download it once on a connected machine, or unset "
+            f"HF_HUB_OFFLINE; the default {DEFAULT_DENSE_MODEL!r} always works offline"
         )
     return name, None
 
 
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
 def _looks_like_path(name: str) -> bool:
-    """A name with a path separator or more than one '/' cannot be a Hub id, so it was meant as a path."""
-    return name.startswith((".", "~", os.sep)) or name.count("/") > 1 or "\\" in name
+    """Meant as a folder: starts with /, ./, ../ or ~, or has a path separator and is no `ORG/NAME` Hub id."""
+    if name.startswith(("/", "~", ".", os.sep)) or "\\" in name:  # "." covers ./ and ../
+        return True
+    return (os.sep in name or "/" in name) and not _HUB_ID.fullmatch(name)
 
 
 def directory_fingerprint(model_dir: Path) -> str:
@@ -156,9 +174,10 @@ def load_with_explanation(cls: Any, name: str, **kwargs: Any) -> Any:
     try:
         return cls(name, trust_remote_code=False, **kwargs)
     except (OSError, ValueError) as exc:
+        offline = f" (HF_HUB_OFFLINE={os.environ['HF_HUB_OFFLINE']} is set: no downloads)" if hub_offline() else ""
         raise FreshStackError(
             f"could not load model {name!r} ({type(exc).__name__}: {str(exc).splitlines()[0][:300]}); pass a "
-            "sentence-transformers model directory or a Hub id that is cached (HF_HUB_OFFLINE=1 forbids downloads)"
+            f"sentence-transformers model directory or a Hub id that is cached or can be downloaded{offline}"
         ) from exc
 
 

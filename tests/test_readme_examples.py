@@ -1,0 +1,46 @@
+"""The README's Python examples, run as written against a small repo laid out where they look for it."""
+
+import ast
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def _section(title: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index(f"\n## {title}\n")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end > 0 else len(text)]
+
+
+def _python_blocks(section: str) -> list[str]:
+    return re.findall(r"```python\n(.*?)```", section, re.S)
+
+
+def test_evaluate_example_prints_real_scores(tmp_path):
+    """The example once scored a made-up query id and printed 0.0; run against a real run, it must not."""
+    from freshstack_hf.baselines import bm25
+    from freshstack_hf.repo.writer import write_topics
+    from freshstack_hf.runs import write_run
+    from freshstack_hf.synth import SynthConfig, synth_topic
+
+    blocks = [b for b in _python_blocks(_section("Evaluate a run")) if "evaluate(" in b]
+    assert len(blocks) == 1, "expected one Python example that calls evaluate() under 'Evaluate a run'"
+    code = blocks[0]
+    repo, topic_name = re.search(r'load_topic\("([^"]+)", "([^"]+)"\)', code).groups()
+    run_path = re.search(r'load_run\("([^"]+)"\)', code)[1]
+
+    topic = synth_topic(topic_name, SynthConfig(queries=8, docs=300, seed=3))
+    write_topics(tmp_path / repo, [topic], source={"kind": "synthetic", "seed": 3})
+    write_run(bm25(topic).as_scores(), tmp_path / run_path, tag="bm25")
+
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "RunCoverageWarning" not in r.stderr, r.stderr
+    printed = ast.literal_eval(r.stdout.strip().splitlines()[-1])
+    assert set(printed) == {"alpha_ndcg@10", "coverage@20"}
+    for measure, value in printed.items():
+        assert isinstance(value, float) and value > 0, f"the README example prints {measure} {value!r}"
