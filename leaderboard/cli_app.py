@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
                 model=args.dense_model,
                 cache_dir=args.cache_dir,
                 judge=JudgeEndpoint.from_env(),
+                generator=JudgeEndpoint.generator_from_env(),
                 say=_say,
                 show_progress=True,
             )

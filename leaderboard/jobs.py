@@ -42,8 +42,13 @@ def evaluate_job(job: JobRecord, **options: Any) -> JobOutput:
         from leaderboard.answer_jobs import evaluate_answers_judge
 
         return evaluate_answers_judge(job.payload, dataset=options.get("dataset"))
+    if job.kind == "answers_generate":
+        from leaderboard.answer_jobs import evaluate_answers_generate
+
+        return evaluate_answers_generate(job.payload, dataset=options.get("dataset"))
     raise FreshStackError(
-        f"job {job.id}: unknown kind {job.kind!r}; this worker runs 'run', 'model' and 'answers_judge' jobs"
+        f"job {job.id}: unknown kind {job.kind!r}; this worker runs 'run', 'model', 'answers_judge' and "
+        "'answers_generate' jobs"
     )
 
 

@@ -148,10 +148,62 @@ class Store(JobQueue):
             conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_SPACE, zlib.crc32(key.encode()) - 2**31)))
 
     def create_all(self) -> None:
-        """Create missing tables; safe to call from several processes at once."""
+        """Create missing tables, and widen an older store's allowed system kinds; safe from several processes."""
         with self._write() as conn:
             self._pg_lock(conn, "create_all")
             Base.metadata.create_all(conn)
+            if self.is_postgres:
+                self._widen_kinds_postgres(conn)
+        if not self.is_postgres:
+            self._widen_kinds_sqlite()
+
+    def _widen_kinds_postgres(self, conn: Connection) -> None:
+        """A store made before a kind existed (e.g. `answers`) has a CHECK that refuses it: replace the CHECK."""
+        found = conn.exec_driver_sql(
+            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'ck_kind' "
+            "AND conrelid = 'systems'::regclass"
+        ).scalar()
+        if found is None or all(f"'{kind}'" in found for kind in SYSTEM_KINDS):
+            return
+        allowed = ", ".join(f"'{kind}'" for kind in SYSTEM_KINDS)
+        conn.exec_driver_sql("ALTER TABLE systems DROP CONSTRAINT ck_kind")
+        conn.exec_driver_sql(f"ALTER TABLE systems ADD CONSTRAINT ck_kind CHECK (kind IN ({allowed}))")
+        log.warning("store: widened systems.kind to %s", allowed)
+
+    def _widen_kinds_sqlite(self) -> None:
+        """SQLite cannot alter a CHECK: rebuild `systems` under the current declaration, rows and ids kept.
+
+        SQLite's documented procedure (foreign keys off; create the new table, copy, drop the old, rename the
+        new) in one transaction, so results and jobs keep pointing at the same system ids; a crash leaves the
+        old table as it was.
+        """
+        from sqlalchemy.schema import CreateTable
+
+        raw = self.engine.raw_connection()  # autocommit DBAPI connection: PRAGMA foreign_keys only works outside BEGIN
+        try:
+            cursor = raw.cursor()
+            found = cursor.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'systems'").fetchone()
+            if found is None or all(f"'{kind}'" in found[0] for kind in SYSTEM_KINDS):
+                return
+            columns = ", ".join(c.name for c in systems.columns)
+            cursor.execute("PRAGMA foreign_keys = OFF")
+            try:
+                cursor.execute("BEGIN IMMEDIATE")
+                try:
+                    create = str(CreateTable(systems).compile(dialect=self.engine.dialect)).strip()
+                    cursor.execute(create.replace("CREATE TABLE systems", "CREATE TABLE systems_widened", 1))
+                    cursor.execute(f"INSERT INTO systems_widened ({columns}) SELECT {columns} FROM systems")
+                    cursor.execute("DROP TABLE systems")  # with foreign keys off, results and jobs are untouched
+                    cursor.execute("ALTER TABLE systems_widened RENAME TO systems")
+                    cursor.execute("COMMIT")
+                except BaseException:
+                    cursor.execute("ROLLBACK")
+                    raise
+            finally:
+                cursor.execute("PRAGMA foreign_keys = ON")
+        finally:
+            raw.close()
+        log.warning("store: rebuilt the systems table to allow the kinds %s", ", ".join(SYSTEM_KINDS))
 
     # ---- systems and results --------------------------------------------------------------------------------
     def add_system(

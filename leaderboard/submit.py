@@ -75,6 +75,14 @@ class SubmitOutcome:
         }
 
 
+def refused_with_problems(exc: ValidationError, what: str, label: str) -> SubmitOutcome:
+    """A refusal listing the file's problems (the first `MAX_PROBLEMS`), each located in the file as uploaded."""
+    problems = [str(dataclasses.replace(p, where=label)) for p in exc.problems[:MAX_PROBLEMS]]
+    if len(exc.problems) > MAX_PROBLEMS:
+        problems.append(f"... and {len(exc.problems) - MAX_PROBLEMS} more")
+    return SubmitOutcome("refused", f"{what} refused: {len(exc.problems)} problem(s)", problems=tuple(problems))
+
+
 def file_sha256(path: str | Path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -153,6 +161,27 @@ class Submitter:
             return SubmitOutcome("refused", f"run file is not a readable gzip file ({exc})")
         return None
 
+    def _checked_upload(self, path: str | Path | None, what: str, formats: str, *text: str) -> Any:
+        """The cheap refusals every upload gets first: no file, over the cap, unusable name/description/link."""
+        if path is None:
+            raise FreshStackError(f"no {what} file: upload {formats}")
+        size = os.path.getsize(path)
+        if size > self.max_file_bytes:
+            raise FreshStackError(f"{what} file is {size:,} bytes, over the {self.max_file_bytes:,}-byte cap")
+        return sanitize_submission(*text)
+
+    def _add(self, text: Any, kind: str, content_hash: str, identity: str, **stored: Any) -> tuple[Any, bool]:
+        """`Store.add_system` with the submitter's sanitized name, description and link."""
+        return self.store.add_system(
+            name=text.name,
+            kind=kind,
+            content_hash=content_hash,
+            description=text.description,
+            link=text.link,
+            identity=identity,
+            **stored,
+        )
+
     def _topics_for(self, scope: str) -> list[str]:
         if scope in (AUTO, ALL):
             return list(self.dataset.topics)
@@ -173,12 +202,7 @@ class Submitter:
     ) -> SubmitOutcome:
         """Validate strictly, score at once and store; every refusal stores nothing."""
         try:
-            if path is None:
-                raise FreshStackError("no run file: upload a TREC (6 columns) or JSON run")
-            size = os.path.getsize(path)
-            if size > self.max_file_bytes:
-                raise FreshStackError(f"run file is {size:,} bytes, over the {self.max_file_bytes:,}-byte cap")
-            text = sanitize_submission(name, description, link)
+            text = self._checked_upload(path, "run", "a TREC (6 columns) or JSON run", name, description, link)
             topics = self._topics_for(scope or AUTO)
         except (FreshStackError, OSError) as exc:
             return SubmitOutcome("refused", str(exc))
@@ -199,11 +223,7 @@ class Submitter:
                 strict=True,
             )
         except ValidationError as exc:
-            problems = [str(dataclasses.replace(p, where=label)) for p in exc.problems[:MAX_PROBLEMS]]
-            if len(exc.problems) > MAX_PROBLEMS:
-                problems.append(f"... and {len(exc.problems) - MAX_PROBLEMS} more")
-            message = f"run {label} refused: {len(exc.problems)} problem(s)"
-            return SubmitOutcome("refused", message, problems=tuple(problems))
+            return refused_with_problems(exc, f"run {label}", label)
         except FreshStackError as exc:
             return SubmitOutcome("refused", str(exc).replace(str(path), label))
         if scope in (AUTO, None, ""):
@@ -223,16 +243,7 @@ class Submitter:
             "tag": loaded.tag,
         }
         meta = ResultMeta(self.dataset.revision, __version__, params)
-        system, created = self.store.add_system(
-            name=text.name,
-            kind="run",
-            content_hash=content_hash,
-            description=text.description,
-            link=text.link,
-            identity=identity,
-            results=scored.results,
-            meta=meta,
-        )
+        system, created = self._add(text, "run", content_hash, identity, results=scored.results, meta=meta)
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
         if self.archive is not None:
@@ -305,16 +316,7 @@ class Submitter:
             "dataset_revision": self.dataset.revision,
             "topics": list(self.dataset.topics),
         }
-        system, created = self.store.add_system(
-            name=text.name,
-            kind="model",
-            content_hash=content_hash,
-            description=text.description,
-            link=text.link,
-            size=params,
-            identity=identity,
-            job=("model", payload),
-        )
+        system, created = self._add(text, "model", content_hash, identity, size=params, job=("model", payload))
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
         message = f"queued: system #{system.id} '{system.name}' ({track} track) waits for an evaluation worker"

@@ -38,9 +38,12 @@ log = logging.getLogger(__name__)
 EvaluateJob = Callable[[JobRecord], JobOutput]
 _SECRET_WORDS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL", "CREDENTIALS", "KEY"}
 _SECRET_NAMES = {"FRESHSTACK_STORE", "DATABASE_URL", "PGPASSWORD", "PGPASSFILE", "SSH_AUTH_SOCK"}
-# The one secret a job kind may keep: the answer judge sends checked text to the operator's endpoint and loads no
-# submitted code, so its process keeps the judge key (leaderboard.answer_jobs.JUDGE_KEY_ENV) and nothing else.
-KIND_SECRETS: dict[str, tuple[str, ...]] = {"answers_judge": ("FRESHSTACK_JUDGE_API_KEY",)}
+# The one secret a job kind may keep: the RAG track's jobs send text to the operator's endpoint and load no
+# submitted code, so their process keeps that endpoint's key (leaderboard.answer_jobs.JUDGE_KEY_ENV), nothing else.
+KIND_SECRETS: dict[str, tuple[str, ...]] = {
+    "answers_judge": ("FRESHSTACK_JUDGE_API_KEY",),
+    "answers_generate": ("FRESHSTACK_JUDGE_API_KEY",),
+}
 
 
 def _is_secret(name: str) -> bool:

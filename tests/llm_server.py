@@ -2,10 +2,10 @@
 
 It speaks just enough of the protocol for the build: chat completions, embeddings, file upload/download and
 the Batch API. Answers come from a `responder(messages, body) -> str`; `task_responder` recognises each prompt of
-`freshstack_hf.build.prompts` and answers it validly with simple word-overlap rules, so a whole build can run
-against it. Faults queued with `fail(...)` hit the next chat/embeddings requests: `429` (with Retry-After),
-`500`, `malformed` (a completion whose content is not JSON), `garbage_body` (HTTP 200 whose body is not JSON),
-`timeout` (answers after the client gave up), `401`.
+`freshstack_hf.build.prompts` (and the answer judge's of `freshstack_hf.answers.prompts`) and answers it validly
+with simple word-overlap rules, so a whole build can run against it. Faults queued with `fail(...)` hit the next
+chat/embeddings requests: `429` (with Retry-After), `500`, `malformed` (a completion whose content is not JSON),
+`garbage_body` (HTTP 200 whose body is not JSON), `timeout` (answers after the client gave up), `401`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from freshstack_hf.answers import prompts as answer_prompts
 from freshstack_hf.build import prompts
 
 Responder = Callable[[list[dict[str, str]], dict[str, Any]], str]
@@ -53,6 +54,12 @@ def task_responder(messages: list[dict[str, str]], body: dict[str, Any]) -> str:
         return json.dumps([f"What causes {title}?", f"How do I fix {title}?"])
     if system == prompts.CLOSED_BOOK_SYSTEM:
         return "From memory: " + " ".join(question.split()[:40])
+    if system == answer_prompts.ASSIGN_SYSTEM:
+        return json.dumps({"labels": assign_labels(user)})
+    if system == answer_prompts.GENERATE_SYSTEM:  # the first sentence of each document, citing it
+        docs = re.findall(r'<document id="(\d+)">\n(.*?)\n</document>', user, re.S)
+        sentences = [{"text": re.split(r"(?<=[.!?])\s+", t.strip())[0], "citations": [int(i)]} for i, t in docs]
+        return json.dumps({"answer": sentences})
     if system == prompts.JUDGE_SYSTEM:
         nuggets = re.findall(r"^(\d+)\. (.*)$", _between(user, "nuggets"), re.M)
         docs = re.findall(r'<document id="(\d+)">\n(.*?)\n</document>', user, re.S)
@@ -63,6 +70,19 @@ def task_responder(messages: list[dict[str, str]], body: dict[str, Any]) -> str:
             judgments.append({"doc": int(doc_id), "supported_nuggets": supported})
         return "Each document was compared with each nugget by shared words.\n" + json.dumps({"judgments": judgments})
     return "ok"
+
+
+def assign_labels(user: str) -> list[str]:
+    """The fake answer judge: a nugget whose words all appear in the answer is supported, half of them partly."""
+    nuggets = re.findall(r"^\d+\. (.*)$", _between(user, "nuggets"), re.M)
+    answer = words(_between(user, "answer"))
+    labels = []
+    for nugget in nuggets:
+        nw = words(nugget)
+        shared = len(nw & answer)
+        full, half = bool(nw) and shared == len(nw), bool(nw) and 2 * shared >= len(nw)
+        labels.append("support" if full else "partial_support" if half else "not_support")
+    return labels
 
 
 def _embedding(text: str, dim: int = 16) -> list[float]:
@@ -107,6 +127,7 @@ class FakeOpenAI:
         self.files: dict[str, bytes] = {}
         self.batches: dict[str, dict[str, Any]] = {}
         self.chat_bodies: list[dict[str, Any]] = []
+        self.auth_headers: list[str] = []  # the Authorization header of each request ("" when none was sent)
         self._lock = threading.Lock()
         self._server: ThreadingHTTPServer | None = None
 
@@ -156,6 +177,7 @@ class FakeOpenAI:
         raw = h.rfile.read(int(h.headers.get("Content-Length") or 0))
         with self._lock:
             self.requests += 1
+            self.auth_headers.append(h.headers.get("Authorization") or "")
             self.by_path[f"{method} {re.sub(r'/(file|batch)-[0-9]+', r'/{id}', path)}"] += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)

@@ -332,3 +332,33 @@ def test_store_urls(tmp_path):
             assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
     assert Store("postgresql://u:secret@h/db").engine.url.drivername == "postgresql+psycopg"
     assert "secret" not in repr(Store("postgresql://u:secret@h/db"))
+
+
+def test_a_store_made_before_a_system_kind_existed_is_widened_in_place(store_url):
+    """An older store's CHECK on systems.kind lacks `answers`: create_all widens it, keeping rows and ids."""
+    from sqlalchemy.schema import CreateTable
+
+    from leaderboard.schema import SYSTEM_KINDS, ResultMeta, systems
+
+    assert "answers" in SYSTEM_KINDS
+    with Store(store_url) as old:
+        ddl = str(CreateTable(systems).compile(dialect=old.engine.dialect))
+        assert ", 'answers'" in ddl
+        with old.engine.begin() as conn:
+            conn.exec_driver_sql(ddl.replace(", 'answers'", ""))  # the table as an older release declared it
+        from leaderboard.schema import Base
+
+        with old.engine.begin() as conn:
+            Base.metadata.create_all(conn)  # the other tables, as the old release made them
+        kept, _ = old.add_system(
+            name="BM25", kind="baseline", content_hash="b", results={"t": topic_scores()}, meta=ResultMeta("r")
+        )
+        with pytest.raises(Exception, match=r"(?i)check"):
+            old.add_system(name="A", kind="answers", content_hash="a-early")
+    with Store(store_url) as store:
+        store.create_all()
+        answers, created = store.add_system(name="A", kind="answers", content_hash="a")
+        assert created and answers.kind == "answers"
+        assert store.get_system(kept.id).name == "BM25" and len(store.results_for(kept.id)) == 2
+        store.create_all()  # a second call finds nothing to widen
+        assert count(store, systems) == 2

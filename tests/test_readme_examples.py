@@ -44,3 +44,27 @@ def test_evaluate_example_prints_real_scores(tmp_path):
     assert set(printed) == {"alpha_ndcg@10", "coverage@20"}
     for measure, value in printed.items():
         assert isinstance(value, float) and value > 0, f"the README example prints {measure} {value!r}"
+
+
+def test_dataset_score_example_runs_and_alpha_travels_with_the_measure(tmp_path):
+    from freshstack_hf.baselines import bm25
+    from freshstack_hf.repo.writer import write_topics
+    from freshstack_hf.runs import write_run
+    from freshstack_hf.synth import SynthConfig, synth_topic
+
+    blocks = [b for b in _python_blocks(_section("Evaluate a run")) if "Dataset(" in b]
+    assert len(blocks) == 1, "expected one Python example that opens a Dataset under 'Evaluate a run'"
+    code = blocks[0]
+    repo = re.search(r'Dataset\("([^"]+)"\)', code)[1]
+    run_path = re.search(r'load_run\("([^"]+)"\)', code)[1]
+    topic = synth_topic("pylibs", SynthConfig(queries=8, docs=300, seed=4))
+    write_topics(tmp_path / repo, [topic], source={"kind": "synthetic", "seed": 4})
+    write_run(bm25(topic).as_scores(), tmp_path / run_path, tag="bm25")
+
+    r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    revision, printed = r.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert revision.startswith("local-")
+    values = ast.literal_eval(printed)
+    assert set(values) >= {"alpha_ndcg@10", "alpha_ndcg(alpha=0.2)@10", "coverage@20"}
+    assert all(v > 0 for v in values.values()) and values["alpha_ndcg(alpha=0.2)@10"] != values["alpha_ndcg@10"]

@@ -25,6 +25,7 @@ SUBCOMMANDS = (
     "export_official",
     "publish",
     "evaluate",
+    "evaluate_answers",
     "retrieve",
     "candidates",
     "rerank",

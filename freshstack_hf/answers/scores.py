@@ -1,0 +1,204 @@
+"""Answer scores per query, per topic and over topics, with 95% intervals and paired comparisons.
+
+Nugget scores follow TREC RAG 2024 (Ragnarök): All is the share of the query's nuggets the answer supports,
+Vital the share of its vital nuggets; the plain versions give 0.5 for partial support, the strict ones count full
+support only. Vital exists only where nuggets are graded (`Nugget.importance == "vital"`): a query with no
+vital nugget has no Vital value (nuggetizer reports 0.0 there, which would read as a failed answer), a topic's
+Vital is the mean over its queries that have vital nuggets, and a topic with none reports no Vital at all.
+
+Every query of a topic that has nuggets is scored (answered or not, so two answer files line up query by query),
+topic means come with percentile bootstrap intervals, and the all-topics score is `freshstack_hf.metrics`'s
+`topic_average` (the plain mean of topic means, absent when any topic lacks the measure) with a stratified
+interval, as runs get.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from freshstack_hf.answers.citations import citation_scores
+from freshstack_hf.answers.judge import AssignTask, Judge, label_counts
+from freshstack_hf.answers.measures import (
+    ALL,
+    ALL_STRICT,
+    ANSWER_MEASURES,
+    VITAL,
+    VITAL_STRICT,
+)
+from freshstack_hf.answers.prompts import PARTIAL, SUPPORT
+from freshstack_hf.answers.records import AnswerSet
+from freshstack_hf.metrics.engine import topic_average
+from freshstack_hf.metrics.qrels import qrels_from_topic
+from freshstack_hf.metrics.report import AVERAGE
+from freshstack_hf.metrics.stats import DEFAULT_RESAMPLES, Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.topic import Topic
+
+PerQuery = dict[str, dict[str, float]]  # query id -> measure id -> value (a measure a query lacks is absent)
+
+
+def nugget_scores(labels: Sequence[str], importance: Sequence[str]) -> dict[str, float]:
+    """All / All strict of one answer, plus Vital / Vital strict when it has vital nuggets (else absent)."""
+    if len(labels) != len(importance):
+        raise ValueError(f"{len(labels)} labels for {len(importance)} nuggets")
+    if not labels:
+        raise ValueError("a query without nuggets has no nugget scores")
+
+    def shares(picked: list[str]) -> tuple[float, float]:
+        full = sum(label == SUPPORT for label in picked)
+        half = sum(label == PARTIAL for label in picked)
+        return (full + 0.5 * half) / len(picked), full / len(picked)
+
+    out: dict[str, float] = {}
+    out[ALL], out[ALL_STRICT] = shares(list(labels))
+    vital = [label for label, grade in zip(labels, importance, strict=True) if grade == "vital"]
+    if vital:
+        out[VITAL], out[VITAL_STRICT] = shares(vital)
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class TopicAnswerScores:
+    """One topic: per-query values, topic means and their intervals, and the judge's labels per query."""
+
+    per_query: PerQuery
+    metrics: dict[str, float]
+    intervals: dict[str, Interval]
+    assignments: dict[str, list[str]] = field(default_factory=dict)
+
+    def column(self, measure: str) -> list[float]:
+        """The measure's per-query values, in query order, for the queries that have it."""
+        return [s[measure] for s in self.per_query.values() if measure in s]
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerScores:
+    """One answer file on several topics; `judge` names who made the nugget scores (None: citations only)."""
+
+    source: str
+    name: str
+    topics: dict[str, TopicAnswerScores]
+    average: dict[str, float]
+    average_intervals: dict[str, Interval]
+    judge: str | None = None
+    judge_stats: dict[str, Any] = field(default_factory=dict)
+
+    def measures(self) -> list[str]:
+        """Measure ids present somewhere, in the table's order."""
+        present = {m for t in self.topics.values() for m in t.metrics}
+        return [m.id for m in ANSWER_MEASURES if m.id in present]
+
+
+def judge_tasks(topic: Topic, answers: AnswerSet) -> tuple[list[AssignTask], list[list[str]]]:
+    """One task per query with nuggets (its answer's text, "" when unanswered) and the nuggets' grades."""
+    texts = {n.nugget_id: n for n in topic.nuggets}
+    qrels = qrels_from_topic(topic)
+    questions = {q.query_id: q for q in topic.queries}
+    tasks, grades = [], []
+    for qid in qrels.query_ids:
+        nuggets = [texts[n] for n in qrels.query_nuggets[qid] if n in texts]  # a judgment-only nugget has no text
+        query = questions.get(qid)
+        answer = answers.answers.get(qid)
+        question = f"{query.title}\n\n{query.body}".strip() if query else ""
+        tasks.append(AssignTask(qid, question, tuple(n.text for n in nuggets), answer.text if answer else ""))
+        grades.append([n.importance for n in nuggets])
+    return tasks, grades
+
+
+def score_answers(
+    topics: Iterable[Topic],
+    answers: AnswerSet,
+    judge: Judge | None = None,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> AnswerScores:
+    """Citation scores always; nugget scores when a judge is given (all topics' queries sent to it at once)."""
+    topics = list(topics)
+    per_topic: dict[str, PerQuery] = {}
+    for topic in topics:
+        per_topic[topic.name] = citation_scores(qrels_from_topic(topic), answers.answers)
+    assignments: dict[str, dict[str, list[str]]] = {t.name: {} for t in topics}
+    if judge is not None:
+        planned = [(topic.name, *judge_tasks(topic, answers)) for topic in topics]
+        flat = [task for _, tasks, _ in planned for task in tasks]
+        labels = iter(judge.assign(flat))
+        for name, tasks, grades in planned:
+            for task, grade in zip(tasks, grades, strict=True):
+                got = next(labels)
+                assignments[name][task.query_id] = got
+                if task.nuggets:
+                    per_topic[name].setdefault(task.query_id, {}).update(nugget_scores(got, grade))
+    scored = {
+        name: _topic(per_query, assignments[name], resamples=resamples, seed=seed)
+        for name, per_query in per_topic.items()
+    }
+    average, average_intervals = _average(scored, resamples=resamples, seed=seed)
+    if judge is None:
+        return AnswerScores(answers.source, answers.name, scored, average, average_intervals)
+    labels_given = label_counts([x for t in assignments.values() for x in t.values()])
+    stats = {**judge.stats(), "labels": labels_given}
+    return AnswerScores(answers.source, answers.name, scored, average, average_intervals, judge.name, stats)
+
+
+def _topic(per_query: PerQuery, assignments: dict[str, list[str]], *, resamples: int, seed: int) -> TopicAnswerScores:
+    shell = TopicAnswerScores(per_query, {}, {}, assignments)
+    ids = [m.id for m in ANSWER_MEASURES if any(m.id in s for s in per_query.values())]
+    metrics = {m: sum(col) / len(col) for m in ids if (col := shell.column(m))}
+    intervals = {m: bootstrap_ci(shell.column(m), resamples=resamples, seed=seed) for m in metrics}
+    return TopicAnswerScores(per_query, metrics, intervals, assignments)
+
+
+def _average(
+    topics: Mapping[str, TopicAnswerScores], *, resamples: int, seed: int
+) -> tuple[dict[str, float], dict[str, Interval]]:
+    """The all-topics value of each measure (`topic_average`: None, so absent, when a topic lacks it)."""
+    average: dict[str, float] = {}
+    for m in ANSWER_MEASURES:
+        value = topic_average({name: t.metrics.get(m.id) for name, t in topics.items()})
+        if value is not None:
+            average[m.id] = value
+    intervals = {
+        m: bootstrap_ci([t.column(m) for t in topics.values()], resamples=resamples, seed=seed) for m in average
+    }
+    return average, intervals
+
+
+def compare_answers(
+    a: AnswerScores,
+    b: AnswerScores,
+    *,
+    method: str = "randomization",
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+) -> dict[str, dict[str, PairedTest]]:
+    """Paired tests of B vs A per topic and over topics (stratified), for the measures both files have."""
+    names = [t for t in a.topics if t in b.topics]
+    out: dict[str, dict[str, PairedTest]] = {}
+    for t in names:
+        ta, tb = a.topics[t], b.topics[t]
+        out[t] = {
+            m: paired_test(*_aligned(ta, tb, m), method=method, resamples=resamples, seed=seed)
+            for m in ta.metrics
+            if m in tb.metrics
+        }
+    shared = [m for m in a.average if m in b.average]
+    if names and shared:
+        out[AVERAGE] = {
+            m: paired_test(
+                [_aligned(a.topics[t], b.topics[t], m)[0] for t in names],
+                [_aligned(a.topics[t], b.topics[t], m)[1] for t in names],
+                method=method,
+                resamples=resamples,
+                seed=seed,
+            )
+            for m in shared
+        }
+    return out
+
+
+def _aligned(a: TopicAnswerScores, b: TopicAnswerScores, measure: str) -> tuple[list[float], list[float]]:
+    """Both files' values of `measure` on the queries both have it for, in the same order."""
+    qids = [q for q, s in a.per_query.items() if measure in s and measure in b.per_query.get(q, {})]
+    return [a.per_query[q][measure] for q in qids], [b.per_query[q][measure] for q in qids]

@@ -1,0 +1,127 @@
+"""Score generated answers (RAG) against a dataset repo's nuggets: by citation, exactly, and by a nugget judge.
+
+Answer files are TREC RAG 2024 JSONL (`topic_id`, `run_id`, `references`, `answer` = sentences with `citations`
+indexing `references`) or JSON `{query_id: {"text": ..., "citations": [doc ids]}}`. They are checked strictly:
+any unknown query or doc id, citation index out of range, empty answer or answer over --max-words exits with
+status 2, every problem listed with its line, and nothing written.
+
+Citation recall, citation precision and the unjudged share come from the topic's judgments, with no model. All
+and Vital (TREC RAG's nugget scores, strict and with half credit for partial support) come from a judge: an
+OpenAI-compatible endpoint (--judge-base-url, --judge-model; key from $OPENAI_API_KEY or --judge-api-key-env),
+its answers cached so a second scoring makes no request, or with no endpoint the offline word-overlap
+heuristic, whose numbers are indicative only (the output says which judge made them). Vital appears only for
+topics whose nuggets are graded vital/okay. With two files, the table adds B - A and a paired test's p-value.
+
+Example:
+  freshstack-hf evaluate-answers out/freshstack --answers answers.jsonl --offline
+  freshstack-hf evaluate-answers out/freshstack --topic langchain --answers a.jsonl --answers b.json --json -
+  freshstack-hf evaluate-answers out/freshstack --answers a.jsonl --judge-base-url http://localhost:8000/v1 \\
+      --judge-model Qwen/Qwen2.5-7B-Instruct --json scores.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+NAME = "evaluate-answers"
+HELP = "score RAG answers by citation and by nugget judge (All/Vital), with 95%% intervals"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("repo", metavar="DIR", help="dataset repo folder (or Hub dataset id)")
+    p.add_argument("--answers", action="append", required=True, metavar="FILE", help="answer file; twice to compare")
+    p.add_argument("--topic", default="all", help="topic name, comma-separated names, or 'all' (default)")
+    judge = p.add_argument_group("judge (All / Vital)")
+    judge.add_argument(
+        "--judge-base-url",
+        default=os.environ.get("FRESHSTACK_LLM_BASE_URL", ""),
+        metavar="URL",
+        help="OpenAI-compatible endpoint of the judge (default: $FRESHSTACK_LLM_BASE_URL; none = offline)",
+    )
+    judge.add_argument(
+        "--judge-model",
+        default=os.environ.get("FRESHSTACK_LLM_MODEL", ""),
+        metavar="M",
+        help="the judge's model name (default: $FRESHSTACK_LLM_MODEL)",
+    )
+    judge.add_argument(
+        "--judge-api-key-env", default="OPENAI_API_KEY", metavar="VAR", help="variable holding the endpoint's key"
+    )
+    judge.add_argument("--offline", action="store_true", help="use the offline word-overlap judge (no endpoint)")
+    judge.add_argument("--no-judge", action="store_true", help="citation scores only")
+    judge.add_argument("--concurrency", type=int, default=8, help="judge requests in flight at once (default: 8)")
+    judge.add_argument(
+        "--cache", metavar="PATH", help="judge response cache (default: $FRESHSTACK_CACHE/llm/answer-judge.sqlite)"
+    )
+    p.add_argument("--max-words", type=int, default=400, help="longest answer accepted, in words (default: 400)")
+    p.add_argument("--json", metavar="PATH", help="write full-precision results as JSON to PATH ('-' = stdout)")
+    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap/randomization samples (default: 10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from freshstack_hf import load_topic
+    from freshstack_hf.answers import compare_answers, make_judge, read_answers, score_answers
+    from freshstack_hf.answers.report import answers_json, comparison_report, describe_judge, render_table
+    from freshstack_hf.cli.common import resolve_topics, write_json
+    from freshstack_hf.errors import FreshStackError, ValidationError
+    from freshstack_hf.repo.reader import list_topics
+
+    if len(args.answers) > 2:
+        raise FreshStackError("give one --answers file to score, or two to compare")
+    if args.max_words < 1 or args.resamples < 1 or args.concurrency < 1:
+        raise FreshStackError("--max-words, --resamples and --concurrency must be >= 1")
+    if args.offline and args.no_judge:
+        raise FreshStackError("--offline and --no-judge contradict each other: pick one")
+    base_url = "" if args.offline or args.no_judge else args.judge_base_url.strip()
+    if base_url and not args.judge_model.strip():  # before any file is read: a typo costs nothing
+        raise FreshStackError(f"a judge endpoint ({base_url}) needs a model name: pass --judge-model")
+
+    names = resolve_topics(args.repo, args.topic)
+    topics = [load_topic(args.repo, name) for name in names]
+    query_ids = {q for t in topics for q in t.query_ids}
+    doc_ids = {d for t in topics for d in t.doc_ids}
+    # a whole-dataset file scored on some topics: the other topics' answers are left out, not refused
+    others = {q for name in list_topics(args.repo) if name not in names for q in load_topic(args.repo, name).query_ids}
+    loaded, problems = [], []
+    for path in args.answers:  # check every file before scoring any, so one run reports all problems
+        try:
+            item = read_answers(
+                path, query_ids=query_ids, doc_ids=doc_ids, max_words=args.max_words, other_query_ids=others
+            )
+        except ValidationError as exc:
+            problems += exc.problems
+            continue
+        loaded.append(item)
+        if item.skipped:
+            print(f"note: {path}: {item.skipped} answer(s) to other topics' queries left out", file=sys.stderr)
+    if problems:
+        raise ValidationError(problems, title="answers refused, nothing scored")
+
+    def new_judge():  # one per file, so each file's judge stats are its own (the response cache is shared)
+        if args.no_judge:
+            return None
+        if not base_url:
+            return make_judge()
+        options = {"api_key_env": args.judge_api_key_env, "max_concurrency": args.concurrency}
+        return make_judge(base_url, args.judge_model.strip(), args.cache, **options)
+
+    options = {"resamples": args.resamples, "seed": args.seed}
+    scores = [score_answers(topics, item, new_judge(), **options) for item in loaded]
+    if args.json == "-":  # the table, which names the judge, is not printed: say it on stderr
+        print(f"judge: {describe_judge(scores[0].judge)}", file=sys.stderr)
+    tests = compare_answers(*scores, resamples=args.resamples, seed=args.seed) if len(scores) == 2 else None
+
+    if args.json != "-":  # stdout carries either the table or the JSON, so `--json -` pipes cleanly
+        print(render_table(scores, tests))
+    if args.json:
+        settings = {"max_words": args.max_words, "resamples": args.resamples, "seed": args.seed}
+        if tests is None:
+            data = {**answers_json(scores[0]), "settings": settings}
+        else:
+            data = {"files": [answers_json(s) for s in scores], "comparison": comparison_report(tests)}
+            data["settings"] = settings
+        write_json(data, args.json)
+    return 0

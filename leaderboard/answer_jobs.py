@@ -1,0 +1,117 @@
+"""The worker's RAG-track jobs: `answers_judge` (All/Vital of stored answers, judged by the endpoint the app
+named) and `answers_generate` (the LLM answer baseline: generated, then scored and judged).
+
+For a judge job the app stored the citation scores and queued the answers (TREC RAG JSONL, already checked), the
+dataset and the judge's URL and model; only the judge's measures come back, the citation rows are stored already.
+A generate job carries each query's top doc ids instead and returns every measure. The key is never in a payload
+nor in the store: the worker process reads it from its own environment, `FRESHSTACK_JUDGE_API_KEY` (the job
+process keeps that one variable for these job kinds only, see `leaderboard.worker`; they run no submitted code,
+they only send text to the endpoint). Model answers are cached (`freshstack_hf.answers.default_judge_cache`), so
+a retried job pays for no request twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from freshstack_hf._version import __version__
+from freshstack_hf.errors import FreshStackError
+from leaderboard.schema import JobOutput, ResultMeta
+
+JOB_KIND = "answers_judge"
+GENERATE_JOB_KIND = "answers_generate"  # the LLM answer baseline: generate, then score and judge
+JUDGE_KEY_ENV = "FRESHSTACK_JUDGE_API_KEY"
+DEFAULT_RESAMPLES = 10_000
+
+
+def evaluate_answers_judge(
+    payload: Mapping[str, Any], *, dataset: str | None = None, cache_path: str | None = None
+) -> JobOutput:
+    """Judge the payload's answers on its topics; returns the judge measures per topic for `finish_job`."""
+    from freshstack_hf.answers import LLMJudge, parse_answers, score_answers
+    from freshstack_hf.answers.judge import default_judge_cache
+    from freshstack_hf.answers.measures import JUDGE_IDS
+    from leaderboard.answer_submit import SEED, stored_results
+    from leaderboard.jobs import open_job_dataset
+
+    judge_cfg = payload.get("judge") or {}
+    if not isinstance(payload.get("answers"), str) or not judge_cfg.get("base_url") or not judge_cfg.get("model"):
+        raise FreshStackError("answers_judge job without 'answers' text and a judge {base_url, model} in its payload")
+    data = open_job_dataset(payload, dataset, payload.get("topics"))
+    answers = parse_answers(
+        payload["answers"],
+        source="stored answers",
+        query_ids=data.query_ids(),
+        doc_ids=data.doc_ids(),
+        max_words=payload.get("max_words"),
+        fmt="trec-rag",
+    )
+    judge = LLMJudge(
+        judge_cfg["base_url"], judge_cfg["model"], cache_path or default_judge_cache(), api_key_env=JUDGE_KEY_ENV
+    )
+    resamples = int(payload.get("resamples", DEFAULT_RESAMPLES))
+    scores = score_answers([data.topic(t) for t in data.topics], answers, judge, resamples=resamples, seed=SEED)
+    results = stored_results(scores, JUDGE_IDS)
+    if not results:
+        raise FreshStackError("the judge produced no score: none of the answered queries has nuggets")
+    params = {
+        "job": JOB_KIND,
+        "judge": judge.name,
+        "prompt_version": judge.prompt_version,
+        "judge_stats": scores.judge_stats,
+        "topics": data.topics,
+        "dataset": data.source,
+        "resamples": resamples,
+        "seed": SEED,
+    }
+    return JobOutput(results, ResultMeta(data.revision, __version__, params))
+
+
+def evaluate_answers_generate(
+    payload: Mapping[str, Any], *, dataset: str | None = None, cache_path: str | None = None
+) -> JobOutput:
+    """The LLM answer baseline: answers generated from the payload's top docs, then every measure of them."""
+    from freshstack_hf.answers import AnswerSet, LLMJudge, llm_answers, score_answers
+    from freshstack_hf.answers.judge import default_judge_cache
+    from leaderboard.answer_submit import SEED, stored_results
+    from leaderboard.jobs import open_job_dataset
+
+    generator, judge_cfg = payload.get("generator") or {}, payload.get("judge")
+    ranked = payload.get("ranked")
+    if not generator.get("base_url") or not generator.get("model") or not isinstance(ranked, Mapping):
+        raise FreshStackError("answers_generate job without 'ranked' docs and a generator {base_url, model}")
+    data = open_job_dataset(payload, dataset, payload.get("topics"))
+    cache = cache_path or default_judge_cache()
+    merged: dict[str, Any] = {}
+    for name in data.topics:
+        generated = llm_answers(
+            data.topic(name),
+            ranked.get(name, {}),
+            base_url=generator["base_url"],
+            model=generator["model"],
+            cache_path=cache,
+            api_key_env=JUDGE_KEY_ENV,
+        )
+        merged |= generated.answers
+    answers = AnswerSet(merged, source="generated", run_id=f"llm:{generator['model']}", fmt="trec-rag")
+    judge = None
+    if judge_cfg:
+        judge = LLMJudge(judge_cfg["base_url"], judge_cfg["model"], cache, api_key_env=JUDGE_KEY_ENV)
+    resamples = int(payload.get("resamples", DEFAULT_RESAMPLES))
+    scores = score_answers([data.topic(t) for t in data.topics], answers, judge, resamples=resamples, seed=SEED)
+    results = stored_results(scores)
+    if not results:
+        raise FreshStackError("no score for the generated answers: no query of these topics has nuggets")
+    params = {
+        "job": GENERATE_JOB_KIND,
+        "generator": f"openai:{generator['model']}@{generator['base_url']}",
+        "judge": judge.name if judge is not None else None,
+        "judge_stats": scores.judge_stats,
+        "answered": len(answers.answers),
+        "topics": data.topics,
+        "dataset": data.source,
+        "resamples": resamples,
+        "seed": SEED,
+    }
+    return JobOutput(results, ResultMeta(data.revision, __version__, params))

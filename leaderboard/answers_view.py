@@ -1,0 +1,122 @@
+"""The Answers table (the RAG track): one row per answers system, one column per answer measure and scope.
+
+Built the way `leaderboard.table` builds the retrieval table, and shown through its `display` (3 decimals, best of
+each column in bold): the view names its metric columns and the lower-is-better ones (the unjudged share) in
+`attrs`, so nothing of the formatting is copied here. Columns are the answer measures (`ANSWER_MEASURES`, names
+from that one table) for the average and for each topic; the average is `topic_average` of the dataset's topics,
+so a system answering fewer topics has none. Judge measures stay blank until the worker has judged the answers
+(the row says `queued` meanwhile). Rows scored on another dataset revision are left out.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from freshstack_hf.answers.measures import ALL, ANSWER_MEASURES, BY_ID, CITATION_RECALL, AnswerMeasure
+from freshstack_hf.metrics import topic_average
+from leaderboard import table as tbl
+from leaderboard.answer_submit import BASELINE_PREFIX, KIND, measure_key
+from leaderboard.schema import LeaderboardRow
+
+AVERAGE = tbl.AVERAGE
+INFO = ["id", "system", "type"]
+TAIL = ["date", "link"]
+
+
+def column(scope: str, measure: AnswerMeasure) -> str:
+    return f"{scope} {measure.name}"
+
+
+def metric_columns(topics: Sequence[str]) -> list[str]:
+    return [column(s, m) for s in (AVERAGE, *topics) for m in ANSWER_MEASURES]
+
+
+def build_answers_frame(
+    rows: Sequence[LeaderboardRow], topics: Sequence[str], *, revision: str | None = None
+) -> pd.DataFrame:
+    """Every answers system, unsorted; values are floats at full precision (NaN where absent)."""
+    records: list[dict[str, Any]] = []
+    for row in rows:
+        system = row.system
+        stale = row.scores and revision is not None and row.dataset_revision not in (None, revision)
+        if system.kind != KIND or stale:
+            continue
+        label = "baseline" if system.content_hash.startswith(BASELINE_PREFIX) else "submitted answers"
+        if system.status != "scored":
+            label += f" ({system.status})"
+        record: dict[str, Any] = {
+            "id": str(system.id),
+            "system": system.name,
+            "type": label,
+            "date": system.created_at.strftime("%Y-%m-%d") if system.created_at else "",
+            "link": tbl._link_cell(system.link),
+        }
+        for m in ANSWER_MEASURES:
+            by_topic = {t: s[measure_key(m.id)].value for t, s in row.scores.items() if measure_key(m.id) in s}
+            for t in topics:
+                record[column(t, m)] = by_topic.get(t)
+            record[column(AVERAGE, m)] = topic_average(by_topic, topics)
+        records.append(record)
+    frame = pd.DataFrame.from_records(records, columns=[*INFO, *metric_columns(topics), *TAIL])
+    for name in metric_columns(topics):
+        frame[name] = frame[name].astype("float64")
+    return _with_attrs(frame, topics)
+
+
+def _with_attrs(frame: pd.DataFrame, topics: Sequence[str]) -> pd.DataFrame:
+    """What `leaderboard.table.display` reads to format and bold the answer columns."""
+    frame.attrs["topics"] = list(topics)
+    frame.attrs["metric_columns"] = metric_columns(topics)
+    frame.attrs["lower_is_better"] = [
+        column(s, m) for s in (AVERAGE, *topics) for m in ANSWER_MEASURES if not m.higher_is_better
+    ]
+    return frame
+
+
+def sorted_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """Best first: by the average All where any row has it (judged), else by the average citation recall."""
+    topics = frame.attrs.get("topics", [])
+    by_all, by_recall = column(AVERAGE, BY_ID[ALL]), column(AVERAGE, BY_ID[CITATION_RECALL])
+    key = by_all if frame[by_all].notna().any() else by_recall
+    view = tbl.sort_frame(frame, key, descending=True)
+    return _with_attrs(view.copy(), topics)
+
+
+def legend() -> str:
+    """One line per measure, for the page (names and meanings from the measure table)."""
+    return " · ".join(f"**{m.name}**: {m.description}" for m in ANSWER_MEASURES)
+
+
+class AnswersSource:
+    """The Answers table from the store, rebuilt only when the store's change marker moves."""
+
+    def __init__(self, store: Any, topics: Sequence[str], revision: str | None) -> None:
+        self.store, self.topics, self.revision = store, list(topics), revision
+        self._lock = threading.Lock()
+        self._frame: pd.DataFrame | None = None
+        self._marker: Any = None
+
+    def frame(self) -> pd.DataFrame:
+        with self._lock:
+            marker = self.store.change_marker()
+            if self._frame is None or marker != self._marker:
+                keys = tuple(measure_key(m.id) for m in ANSWER_MEASURES)
+                rows = self.store.leaderboard_rows(kinds=(KIND,), measures=keys)
+                self._frame = build_answers_frame(rows, self.topics, revision=self.revision)
+                self._marker = marker
+            return self._frame
+
+    def display(self) -> dict[str, Any]:
+        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.table.display`)."""
+        return tbl.display(sorted_view(self.frame()))
+
+    def datatypes(self) -> list[str]:
+        return tbl.datatypes(sorted_view(self.frame()))
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._frame = None
