@@ -1,11 +1,16 @@
-"""Leaderboard page with 1,000 systems in the store: time to the first table render (goal: under 2 s).
+"""Leaderboard page with 1,000 systems in the store: time to the first table rows (goal: under 1 s) and to
+every row (goal: under 2 s) in a real browser; the `/table` API's render (goal: under 2 s).
 
 The store (SQLite, in a temp folder) gets 1,000 submitted runs scored on the five FreshStack topics, every
 measure of `MEASURES` with per-query values for 50 queries, i.e. 50,000 result rows, plus the BM25 baseline.
 The app is started on a free loopback port and timed three ways: the plain functions (store read, frame
 build, formatting), the `/table` API through gradio_client and, where Debian's chromium is installed, a real
-headless browser from navigation to the first rows drawn. "Cold" means a system was stored just before, so
-the app must re-read the whole store; "warm" is the usual page load, with the board unchanged since the last.
+headless browser from navigation to the first rows visible (the plain first paint of `leaderboard.first_paint`
+or the interactive table, whichever shows first), to the interactive table's first rows, and to every row
+drawn (the table's row count, which Gradio keeps in `aria-rowcount`, reaches the store's). "Cold" means a system was stored just before, so the app
+must re-read the whole store; "warm" is the usual page load, with the board unchanged since the last. The
+browser figures are medians of `VISITS` page loads each (cold and warm alternate), since one load on a shared
+2-core machine varies by a second.
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ SYSTEMS = 1_000
 TOPICS = ["langchain", "yolo", "laravel", "angular", "godot"]
 QUERIES = 50
 GOAL_S = 2.0
+FIRST_ROWS_GOAL_S = 1.0
+EVERY_ROW_GOAL_S = 2.0
+VISITS = 5
 CHROMIUM = Path("/usr/bin/chromium")
 
 
@@ -51,8 +59,8 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _verdict(seconds: float) -> str:
-    return f"{seconds:6.3f} s  (goal < {GOAL_S:g} s: {'ok' if seconds < GOAL_S else 'MISSED'})"
+def _verdict(seconds: float, goal: float = GOAL_S) -> str:
+    return f"{seconds:6.3f} s  (goal < {goal:g} s: {'ok' if seconds < goal else 'MISSED'})"
 
 
 def main() -> None:
@@ -120,7 +128,8 @@ def main() -> None:
                 rows = len(value["value"]["data"])
                 print(f"/table render via the API, {state} ({rows:,} rows): {_verdict(seconds)}")
             if CHROMIUM.is_file():
-                _browser(url, lambda: touch(store, ctx.revision))
+                stored_rows = lambda: len(store.leaderboard_rows(measures=(HEADLINE[0].id,)))  # noqa: E731
+                _browser(url, lambda: touch(store, ctx.revision), stored_rows)
             else:
                 print(f"browser time-to-table: skipped ({CHROMIUM} not installed)")
         finally:
@@ -142,31 +151,50 @@ def touch(store: Any, revision: str) -> None:
     )
 
 
-def _browser(url: str, touch_store: Any) -> None:
+# True once the leaderboard table holds `n` rows (Gradio counts the header row in `aria-rowcount`).
+EVERY_ROW = """(n) => {
+    const grid = document.querySelector('#leaderboard-table [role=grid]');
+    return grid !== null && Number(grid.getAttribute('aria-rowcount')) >= n + 1;
+}"""
+
+
+def _browser(url: str, touch_store: Any, stored_rows: Any) -> None:
+    import statistics
+
     from playwright.sync_api import sync_playwright
 
     args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+    times: dict[str, list[tuple[float, float, float]]] = {"cold": [], "warm": []}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=args)
-        for state in ("cold", "warm"):
+        for state in ("cold", "warm") * VISITS:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             if state == "cold":
                 touch_store()
-            joins: list[float] = []  # one queue join per event: page load (top rows), all rows, pickers, ...
-            page.on("request", lambda r, j=joins: j.append(time.perf_counter()) if "/queue/join" in r.url else None)
+            rows = stored_rows()
             start = time.perf_counter()
-            page.goto(url)
-            first_row = page.locator("#leaderboard-table").get_by_text(re.compile(r"^system \d{4}$")).first
-            first_row.wait_for(state="attached", timeout=60_000)
-            seconds = time.perf_counter() - start
-            deadline = time.monotonic() + 30
-            while len(joins) < 3 and time.monotonic() < deadline:
-                page.wait_for_timeout(20)  # the third event starts once every row has arrived
+            page.goto(url, wait_until="commit")  # the clock runs from the navigation, not from the load event
+            seen = page.locator("#first-paint, #leaderboard-table").get_by_text(re.compile(r"^system \d{4}$")).first
+            seen.wait_for(state="visible", timeout=60_000)
+            first = time.perf_counter() - start
+            interactive = page.locator("#leaderboard-table").get_by_text(re.compile(r"^system \d{4}$")).first
+            interactive.wait_for(state="attached", timeout=60_000)
+            table_first = time.perf_counter() - start
+            page.wait_for_function(EVERY_ROW, arg=rows, timeout=60_000, polling=20)
+            times[state].append((first, table_first, time.perf_counter() - start))
+            page.wait_for_timeout(1000)  # the page's later events (pickers, plots) finish before the next visit
             page.close()
-            print(f"browser ({state}): navigation to the first table rows drawn: {_verdict(seconds)}")
-            if len(joins) >= 3:
-                print(f"browser ({state}): every row received (second render done) after {joins[2] - start:.3f} s")
         browser.close()
+    for state, visits in times.items():
+        first = statistics.median(f for f, _, _ in visits)
+        table_first = statistics.median(t for _, t, _ in visits)
+        every = statistics.median(e for _, _, e in visits)
+        spread = ", ".join(f"{f:.2f}/{t:.2f}/{e:.2f}" for f, t, e in visits)
+        label = f"browser ({state}, median of {len(visits)})"
+        print(f"{label}: first table rows visible:  {_verdict(first, FIRST_ROWS_GOAL_S)}")
+        print(f"{label}: interactive table's first rows: {table_first:.3f} s")
+        print(f"{label}: every row drawn:           {_verdict(every, EVERY_ROW_GOAL_S)}")
+        print(f"browser ({state}): each visit, visible/interactive/every (s): {spread}")
 
 
 if __name__ == "__main__":

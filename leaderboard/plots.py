@@ -2,13 +2,15 @@
 
 Both return long-format DataFrames that Gradio's native plots (`gr.ScatterPlot`, `gr.BarPlot`) draw as
 they are, so the plotting library is the browser's and nothing here needs matplotlib. Sizes span four orders
-of magnitude (47M to 27B), so the scatter's x axis is log10 of the parameter count; systems of unknown size
-(BM25, API models) cannot be placed and are listed in the caption instead of being dropped silently.
+of magnitude (22.7M to 27B), and Gradio's scatter has no log scale: a linear axis would squeeze every model
+under 1B into one column, and a log10 axis reads `7.356`. So the x axis is the parameter count as people
+write it (`22.7M`, `110M`, `1.3B`), one column per size in increasing order (`size_order`). Systems of unknown
+size (BM25, API models) cannot be placed and are listed in the caption instead of being dropped silently.
+Values are rounded to 3 decimals: the plots and their tooltips show them as the tables do.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import pandas as pd
@@ -17,12 +19,24 @@ from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
 from leaderboard.reported import format_size
 from leaderboard.table import AVERAGE, column
 
-SCATTER_COLUMNS = ["system", "type", "log10 parameters", "parameters", "value"]
+SCATTER_COLUMNS = ["system", "type", "parameters", "value"]
+DECIMALS = 3
+AXIS_FORMAT = ".3~f"  # d3 format of the value axes: at most 3 decimals, trailing zeros dropped (0.2, 0.324)
 BAR_COLUMNS = ["topic", "system", "value", "bar"]
 
 
 def measure_choices() -> list[tuple[str, str]]:
     return [(m.name, m.id) for m in HEADLINE]
+
+
+def axis_title(measure: str | Measure) -> str:
+    """The scatter's value axis: `average α-nDCG@10`."""
+    return column(AVERAGE, _measure(measure))
+
+
+def measure_name(measure: str | Measure) -> str:
+    """The bars' value axis: `α-nDCG@10`."""
+    return _measure(measure).name
 
 
 def _measure(measure: str | Measure) -> Measure:
@@ -33,17 +47,16 @@ def _measure(measure: str | Measure) -> Measure:
 
 
 def size_scatter(frame: pd.DataFrame, measure: str | Measure = HEADLINE[0]) -> tuple[pd.DataFrame, str]:
-    """(points, caption): each system of known size at (log10 parameters, average of `measure`)."""
+    """(points, caption): each system of known size at (its size as text, average of `measure`), smallest first."""
     col = column(AVERAGE, _measure(measure))
     scored = frame[frame[col].notna()]
-    sized = scored[scored["size"].notna() & (scored["size"] > 0)]
+    sized = scored[scored["size"].notna() & (scored["size"] > 0)].sort_values("size", kind="stable")
     points = pd.DataFrame(
         {
             "system": sized["system"].astype(str),
             "type": sized["type"].astype(str),
-            "log10 parameters": [round(math.log10(s), 4) for s in sized["size"]],
             "parameters": [format_size(s) for s in sized["size"]],
-            "value": sized[col].astype(float),
+            "value": sized[col].astype(float).round(DECIMALS),
         },
         columns=SCATTER_COLUMNS,
     )
@@ -53,6 +66,11 @@ def size_scatter(frame: pd.DataFrame, measure: str | Measure = HEADLINE[0]) -> t
         shown = ", ".join(unsized[:8]) + (f" and {len(unsized) - 8} more" if len(unsized) > 8 else "")
         caption += f"; not placed (size unknown): {shown}"
     return points, caption
+
+
+def size_order(points: pd.DataFrame) -> list[str]:
+    """The x axis's categories, smallest size first (the order `size_scatter` gives its points)."""
+    return list(dict.fromkeys(points["parameters"]))
 
 
 def topic_bars(
@@ -70,7 +88,7 @@ def topic_bars(
             value = chosen.at[key, column(topic, m)]
             if pd.notna(value):
                 label = f"{chosen.at[key, 'system']} (#{key})"
-                rows.append([topic, label, float(value), f"{topic} | {label}"])
+                rows.append([topic, label, round(float(value), DECIMALS), f"{topic} | {label}"])
     return pd.DataFrame(rows, columns=BAR_COLUMNS)
 
 

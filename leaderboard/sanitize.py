@@ -93,8 +93,12 @@ def escape_html(text: str) -> str:
 
 
 def escape_markdown(text: str) -> str:
-    """For putting stored text into Markdown: no link, emphasis or raw HTML can be formed from it."""
-    return _MD_SPECIAL.sub(r"\\\1", escape_html(text))
+    """For putting stored text into Markdown: no link, emphasis or raw HTML can be formed from it.
+
+    `&`, `<` and `>` become entities; quotes stay as typed (they are harmless in Markdown text, and the
+    numeric entity `&#x27;` would be shown literally once its `#` is backslash-escaped below).
+    """
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
 
 
 @dataclass(frozen=True, slots=True)

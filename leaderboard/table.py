@@ -27,7 +27,7 @@ import pandas as pd
 
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_average
+from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_averages
 from leaderboard.reported import REFERENCE_TAB, format_size
 from leaderboard.sanitize import escape_markdown
 from leaderboard.schema import LeaderboardRow
@@ -87,9 +87,8 @@ def build_frame(
     frame["size"] = frame["size"].astype("float64")
     # The average over the dataset's topics, NaN unless the row has every one of them (the module's rule).
     for m in HEADLINE:
-        cells = frame[[column(t, m) for t in topics]].itertuples(index=False, name=None)
-        averages = [topic_average(dict(zip(topics, row, strict=True)), topics) for row in cells]
-        frame[column(AVERAGE, m)] = pd.Series(averages, index=frame.index, dtype="float64")
+        matrix = frame[[column(t, m) for t in topics]].to_numpy(dtype="float64")
+        frame[column(AVERAGE, m)] = topic_averages(matrix)
     frame.attrs["topics"] = list(topics)
     return frame
 
@@ -149,6 +148,22 @@ def sort_frame(frame: pd.DataFrame, by: str, descending: bool = True) -> pd.Data
     return ordered.sort_values(by, ascending=not descending, na_position="last", kind="stable")
 
 
+def shown_rows(
+    frame: pd.DataFrame,
+    *,
+    search: str = "",
+    types: Sequence[str] | None = None,
+    sizes: Sequence[str] | None = None,
+    topic: str | None = None,
+    sort: str | None = None,
+    descending: bool = True,
+) -> pd.DataFrame:
+    """The rows and columns the page shows for one state of its controls: filtered, one scope, sorted."""
+    view = view_frame(filter_frame(frame, search=search, types=types, sizes=sizes), topic)
+    key = sort if sort in view.columns else default_sort(topic)
+    return sort_frame(view, key, descending=descending)
+
+
 def view_frame(frame: pd.DataFrame, topic: str | None = None) -> pd.DataFrame:
     """The displayed columns: all scopes, or one topic's (a `?topic=` view); internal columns dropped."""
     topics = frame.attrs.get("topics", [])
@@ -187,13 +202,15 @@ def _column_cells(name: str, values: list[Any], metric: bool, top: float | None)
     return raw, shown, [""] * len(raw)
 
 
-def display(view: pd.DataFrame) -> dict[str, Any]:
+def display(view: pd.DataFrame, rows: int | None = None) -> dict[str, Any]:
     """The `gr.Dataframe` value: raw cells (sorting, the API), shown text and styles (3 decimals, best in bold).
 
-    Built directly rather than through a pandas Styler, which costs ten times more on 1,000 rows; Gradio
-    shows `display_value` and applies `styling` cell by cell, and keeps the raw value for sorting.
+    With `rows`, only the top `rows` rows are sent (a page's first paint), still bolding the best of all of
+    `view`. Built directly rather than through a pandas Styler, which costs ten times more on 1,000 rows;
+    Gradio shows `display_value` and applies `styling` cell by cell, and keeps the raw value for sorting.
     """
     best, metrics = best_values(view), _metric_set(view)
+    view = view.head(rows) if rows else view
     columns = [_column_cells(c, view[c].tolist(), c in metrics, best.get(c)) for c in view.columns]
     if not len(view):
         return {"headers": list(view.columns), "data": [], "metadata": None}

@@ -11,7 +11,8 @@ from test_leaderboard_submit import bm25_runs, lb_dataset, merged, store, write_
 
 from freshstack_hf.metrics import bootstrap_ci, paired_test, uncovered_nuggets
 from leaderboard import detail
-from leaderboard.baseline_rows import RunArchive, compute_baselines
+from leaderboard.archive import RunArchive
+from leaderboard.baseline_rows import compute_baselines
 from leaderboard.submit import Submitter
 from leaderboard.table import build_frame
 
@@ -106,8 +107,40 @@ def test_paired_tests_against_the_leader_and_each_baseline(board, store, lb_data
     assert set(d.tests["topic"]) == {"alpha", "beta", "average"}
     leader = view(str(leader_id), board, store, lb_dataset)
     assert leader.tests["versus"].iloc[0].startswith("runner-up (this system leads)")
-    rounded = d.rounded()
-    assert rounded.tests["p"].iloc[0] == round(d.tests["p"].iloc[0], 4)
+    shown = detail.shown(d.tests)
+    assert shown["data"][0] == d.tests.iloc[0].tolist()  # full precision kept for sorting and the API
+    for raw, text in zip(shown["data"], shown["metadata"]["display_value"], strict=True):
+        assert text[:3] == [str(v) for v in raw[:3]]  # versus, topic, measure as they are
+        assert text[3:8] == [f"{v:.3f}" for v in raw[3:8]]  # this, other, difference, interval: 3 decimals
+        assert text[8] == ("<0.001" if raw[8] < 0.001 else f"{raw[8]:.3f}")
+
+
+def test_detail_cells_are_shown_with_three_decimals():
+    """No `0.55` or `1` next to `0.462`: every measure has 3 decimals; counts stay whole; blanks stay blank."""
+    import numpy as np
+    import pandas as pd
+
+    assert [detail.cell_text("value", v) for v in (0.55, 1.0, 0.4623, np.float64(0.0))] == [
+        "0.550",
+        "1.000",
+        "0.462",
+        "0.000",
+    ]
+    assert [detail.cell_text("p", v) for v in (0.0004, 0.001, 0.04999, 1.0)] == ["<0.001", "0.001", "0.050", "1.000"]
+    assert [detail.cell_text("queries", v) for v in (6, np.int64(12), 6.0)] == ["6", "12", "6"]
+    assert [detail.cell_text("x", v) for v in (None, float("nan"), True, np.bool_(False), "BM25")] == [
+        "",
+        "",
+        "yes",
+        "no",
+        "BM25",
+    ]
+    frame = pd.DataFrame({"topic": ["alpha", "beta"], "value": [0.55, np.nan], "queries": [6, 12]})
+    shown = detail.shown(frame)
+    assert shown["headers"] == ["topic", "value", "queries"]
+    assert shown["data"] == [["alpha", 0.55, 6], ["beta", None, 12]]  # plain Python values, NaN as None
+    assert shown["metadata"]["display_value"] == [["alpha", "0.550", "6"], ["beta", "", "12"]]
+    assert detail.shown(frame.iloc[:0]) == {"headers": ["topic", "value", "queries"], "data": [], "metadata": None}
 
 
 def test_published_keys_and_unknown_systems_have_no_detail(board, store, lb_dataset):  # noqa: F811

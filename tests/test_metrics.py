@@ -261,3 +261,20 @@ def test_topics_without_queries_or_judgments_score_zero():
     assert empty.per_query == {} and set(empty.metrics.values()) == {0.0}
     unjudged = evaluate(NuggetQrels({"q1": ["q1_n1"]}, {}), RUN, MEASURES)
     assert set(unjudged.per_query["q1"].values()) == {0.0}
+
+
+def test_the_all_topics_average_has_one_rule_for_one_row_and_for_many():
+    import math
+
+    import numpy as np
+
+    from freshstack_hf.metrics import topic_average, topic_averages
+
+    rows = [[0.2, 0.4, 0.9], [0.5, float("nan"), 0.1], [1.0, 1.0, 1.0]]
+    topics = ["a", "b", "c"]
+    many = topic_averages(np.array(rows))
+    for row, value in zip(rows, many, strict=True):
+        one = topic_average(dict(zip(topics, row, strict=True)), topics)
+        assert (one is None and math.isnan(value)) or one == pytest.approx(value, abs=1e-15)
+    assert topic_average({"a": 0.2, "b": 0.4}, ["a", "b", "c"]) is None  # a missing topic: no average
+    assert many[0] == pytest.approx(0.5) and math.isnan(many[1])

@@ -18,6 +18,7 @@ from freshstack_hf.metrics.engine import (
     covered_nuggets,
     evaluate,
     topic_average,
+    topic_averages,
 )
 from freshstack_hf.metrics.measures import (
     FAMILIES,
@@ -61,6 +62,7 @@ __all__ = [
     "score_run",
     "score_topics",
     "topic_average",
+    "topic_averages",
     "uncovered_nuggets",
     "with_params",
 ]

@@ -155,6 +155,17 @@ def topic_average(values: Mapping[str, float], topics: Iterable[str] | None = No
     return float(np.mean(np.asarray(found, dtype=np.float64)))
 
 
+def topic_averages(values: np.ndarray) -> np.ndarray:
+    """`topic_average` of each row of a systems x topics matrix at once (NaN where a topic's value is missing).
+
+    The same rule, vectorised for a leaderboard of thousands of rows: a row with any NaN has no average.
+    """
+    matrix = np.asarray(values, dtype=np.float64)
+    if matrix.ndim != 2 or matrix.shape[1] == 0:
+        return np.full(matrix.shape[0] if matrix.ndim else 0, np.nan)
+    return matrix.mean(axis=1)  # NaN propagates: one missing topic, no average
+
+
 def average_topics(results: Mapping[str, TopicResult] | Iterable[TopicResult]) -> dict[str, float]:
     """`topic_average` of every measure the results share (topic means of several `TopicResult`s)."""
     items = list(results.values()) if isinstance(results, Mapping) else list(results)
