@@ -7,8 +7,8 @@ The app is started on a free loopback port and timed three ways: the plain funct
 build, formatting), the `/table` API through gradio_client and, where Debian's chromium is installed, a real
 headless browser from navigation to the first rows visible (the plain first paint of `leaderboard.first_paint`
 or the interactive table, whichever shows first), to the interactive table's first rows, and to every row
-drawn (the table's row count, which Gradio keeps in `aria-rowcount`, reaches the store's). "Cold" means a system was stored just before, so the app
-must re-read the whole store; "warm" is the usual page load, with the board unchanged since the last. The
+drawn (the table's row count, which Gradio keeps in `aria-rowcount`, reaches the store's). "Cold" means a
+system was stored just before, so the app must re-read the whole store; "warm" is the usual page load, with the board unchanged since the last. The
 browser figures are medians of `VISITS` page loads each (cold and warm alternate), since one load on a shared
 2-core machine varies by a second.
 """
