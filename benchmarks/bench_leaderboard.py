@@ -1,16 +1,14 @@
-"""Leaderboard page with 1,000 systems in the store: time to the first table rows (goal: under 1 s) and to
-every row (goal: under 2 s) in a real browser; the `/table` API's render (goal: under 2 s).
-
-The store (SQLite, in a temp folder) gets 1,000 submitted runs scored on the five FreshStack topics, every
-measure of `MEASURES` with per-query values for 50 queries, i.e. 50,000 result rows, plus the BM25 baseline.
-The app is started on a free loopback port and timed three ways: the plain functions (store read, frame
-build, formatting), the `/table` API through gradio_client and, where Debian's chromium is installed, a real
-headless browser from navigation to the first rows visible (the plain first paint of `leaderboard.first_paint`
-or the interactive table, whichever shows first), to the interactive table's first rows, and to every row
-drawn (the table's row count, which Gradio keeps in `aria-rowcount`, reaches the store's). "Cold" means a
-system was stored just before, so the app must re-read the whole store; "warm" is the usual page load, with the board unchanged since the last. The
-browser figures are medians of `VISITS` page loads each (cold and warm alternate), since one load on a shared
-2-core machine varies by a second.
+"""Leaderboard page with 1,000 systems in the store: time to the first table rows (goal: under 1 s) and to every row
+(goal: under 2 s) in a real browser; the `/table` API's render (goal: under 2 s). The store (SQLite, in a temp folder)
+gets 1,000 submitted runs scored on the five FreshStack topics, every measure of `MEASURES` with per-query values for
+50 queries, i.e. 50,000 result rows, plus the BM25 baseline. The app is started on a free loopback port and timed
+three ways: the plain functions (store read, frame build, formatting), the `/table` API through gradio_client and,
+where Debian's chromium is installed, a real headless browser from navigation to the first rows visible (the plain
+first paint of `leaderboard.first_paint` or the interactive table, whichever shows first), to the interactive table's
+first rows, and to every row drawn (the table's row count, which Gradio keeps in `aria-rowcount`, reaches the
+store's). "Cold" means a system was stored just before, so the app must re-read the whole store; "warm" is the usual
+page load, with the board unchanged since the last. The browser figures are medians of `VISITS` page loads each (cold
+and warm alternate), since one load on a shared 2-core machine varies by a second.
 """
 
 from __future__ import annotations
