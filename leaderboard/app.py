@@ -11,7 +11,7 @@ and `gradio_client` users drive. The upload cap is enforced twice: by Gradio's s
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,8 @@ MONO = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "DejaVu Sans Mono
 # table's first screen; with 100 the browser took longer to draw them (median first rows 2.23 s vs 2.02 s,
 # every row 3.32 s vs 3.09 s, 1,000 systems, `benchmarks/bench_leaderboard.py`'s store, 10 loads each).
 FIRST_PAINT_ROWS = 25
+Profile = gr.OAuthProfile | None  # Gradio passes the signed-in profile to a parameter annotated so
+Path_ = str | None  # an uploaded file's path, or None
 
 
 def theme() -> gr.themes.Base:
@@ -122,19 +124,12 @@ def build_app(
     def answers_table() -> Any:
         return gr.update(value=answers_board.display(), datatype=answers_board.datatypes())
 
-    def submit_answers(
-        file: str | None, name: str, description: str, link: str, request: gr.Request, profile: gr.OAuthProfile | None
-    ) -> Any:
-        who = identity(request, profile)
-        if who is None:
-            return "Sign in with Hugging Face to submit.", {"status": "refused", "message": "sign in to submit"}
-        display = os.path.basename(file) if file else None
-        outcome = answer_submitter.submit_answers(
-            file, name=name, description=description, link=link, identity=who, display_name=display
+    def submit_answers(file: Path_, name: str, desc: str, link: str, request: gr.Request, profile: Profile) -> Any:
+        shown = os.path.basename(file) if file else None
+        options = {"name": name, "description": desc, "link": link, "display_name": shown}
+        return signed(
+            request, profile, answers_board, lambda who: answer_submitter.submit_answers(file, identity=who, **options)
         )
-        if outcome.accepted:
-            answers_board.invalidate()
-        return outcome.markdown(), outcome.as_json()
 
     def view(search: str, types: list[str] | None, sizes: list[str] | None, topic: str, sort: str, order: str) -> Any:
         scope = None if topic in (None, "", TOPIC_ALL) else topic
@@ -212,45 +207,28 @@ def build_app(
         host = request.client.host if request is not None and request.client else None
         return identity_of(profile.username if profile else None, host)
 
-    def submit_run(
-        file: str | None,
-        scope: str,
-        name: str,
-        description: str,
-        link: str,
-        request: gr.Request,
-        profile: gr.OAuthProfile | None,
-    ) -> Any:
+    def signed(request: gr.Request | None, profile: Profile, source: Any, submit: Callable[[str], Any]) -> Any:
+        """Submit as the caller's identity (refused unsigned under OAuth); a stored row refreshes `source`."""
         who = identity(request, profile)
         if who is None:
             return "Sign in with Hugging Face to submit.", {"status": "refused", "message": "sign in to submit"}
-        display = os.path.basename(file) if file else None
-        outcome = submitter.submit_run(
-            file, name=name, description=description, link=link, scope=scope, identity=who, display_name=display
-        )
+        outcome = submit(who)
         if outcome.accepted:
-            board.invalidate()
+            source.invalidate()
         return outcome.markdown(), outcome.as_json()
 
-    def submit_model(
-        model: str,
-        revision: str,
-        track: str,
-        name: str,
-        description: str,
-        link: str,
-        request: gr.Request,
-        profile: gr.OAuthProfile | None,
+    def submit_run(
+        file: Path_, scope: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
     ) -> Any:
-        who = identity(request, profile)
-        if who is None:
-            return "Sign in with Hugging Face to submit.", {"status": "refused", "message": "sign in to submit"}
-        outcome = submitter.submit_model(
-            model, revision=revision, track=track, name=name, description=description, link=link, identity=who
-        )
-        if outcome.accepted:
-            board.invalidate()
-        return outcome.markdown(), outcome.as_json()
+        shown = os.path.basename(file) if file else None
+        options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
+        return signed(request, profile, board, lambda who: submitter.submit_run(file, identity=who, **options))
+
+    def submit_model(
+        model: str, revision: str, track: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
+    ) -> Any:
+        options = {"revision": revision, "track": track, "name": name, "description": desc, "link": link}
+        return signed(request, profile, board, lambda who: submitter.submit_model(model, identity=who, **options))
 
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
