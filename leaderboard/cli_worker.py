@@ -4,6 +4,11 @@ Start as many as you like, on as many machines as share the store: each job is c
 time, and a job whose worker dies goes back to the queue when its lease lapses. SIGTERM or Ctrl-C stops the
 worker after its current job; a second one hands the job back at once.
 
+Job kinds: `run` (a stored run, scored), `model` (a submitted sentence-transformers model, vetted, run and
+scored; its ranking is archived under --runs-dir for the detail view), and the RAG track's `answers_judge`
+and `answers_generate` (an LLM judges or writes answers at the endpoint the app named). Job processes drop
+every secret-looking variable; the RAG jobs keep only FRESHSTACK_JUDGE_API_KEY, the judge endpoint's key.
+
 Example:
   freshstack-hf worker --store sqlite:///lb/leaderboard.db --dataset out/freshstack
   freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --lease-seconds 120 --device cuda
