@@ -131,7 +131,9 @@ def test_sigkill_during_judging_loses_no_finished_judgment(tmp_path, shared_data
 def test_unauthorized_endpoint_is_one_clear_error(tmp_path, shared_data, llm_server, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     llm_server.fail(*["401"] * 20)
-    path = definition(tmp_path, shared_data, llm_server.base_url, max_concurrency=1)
+    # A generous timeout: on a loaded machine a 0.5 s one can expire before the 401 arrives, and a timeout is
+    # retried, which would count a second 401 that the client never refused to send.
+    path = definition(tmp_path, shared_data, llm_server.base_url, max_concurrency=1, timeout=10.0)
     out = tmp_path / "freshstack"
     code = main(["build", str(path), "--out", str(out), "--quiet", "--stages", "questions,corpus,nuggets"])
     err = capsys.readouterr().err
