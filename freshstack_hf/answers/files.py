@@ -43,10 +43,7 @@ def read_answers(
     from freshstack_hf.runs.parse import open_text
 
     path = Path(path)
-    try:
-        text = open_text(path)
-    except FreshStackError as exc:
-        raise FreshStackError(str(exc).replace("run file", "answer file")) from None
+    text = open_text(path, "answer")
     return parse_answers(
         text,
         source=str(path),

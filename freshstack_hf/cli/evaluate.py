@@ -38,7 +38,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import resolve_topics, write_json
+    from freshstack_hf.cli.common import plural, resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.metrics import HEADLINE, measures_at, with_params
     from freshstack_hf.metrics.engine import RunCoverageWarning
@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"warning: {item.source}: {warning}", file=sys.stderr)
         if not any(item.run.values()):
             raise FreshStackError(
-                f"{item.source}: the run ranks no document for any query of {_plural(len(dataset.topics), 'topic')} "
+                f"{item.source}: the run ranks no document for any query of {plural(len(dataset.topics), 'topic')} "
                 f"({', '.join(dataset.topics)}); check that its query ids are this dataset's (an empty run scores 0)"
             )
     options = {"interval_measures": headline, "resamples": args.resamples, "seed": args.seed}
@@ -113,10 +113,6 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
 def _cutoffs(text: str) -> list[int]:
     from freshstack_hf.errors import FreshStackError
 
@@ -139,6 +135,7 @@ def _p(p: float) -> str:
 
 def render_table(runs, scores, tests=None, headline=None) -> str:
     """The headline table: one row per topic (plus the average); with two runs, one row per topic and measure."""
+    from freshstack_hf.cli.common import plural
     from freshstack_hf.metrics import HEADLINE
     from freshstack_hf.metrics.report import AVERAGE
 
@@ -153,7 +150,7 @@ def render_table(runs, scores, tests=None, headline=None) -> str:
     scopes = [*first.topics, AVERAGE] if first.average else list(first.topics)
 
     def size(scope: str) -> str:
-        return _plural(len(first.topics), "topic") if scope == AVERAGE else f"{len(first.topics[scope].per_query)} q"
+        return plural(len(first.topics), "topic") if scope == AVERAGE else f"{len(first.topics[scope].per_query)} q"
 
     def value(s, scope: str, m: str) -> float:
         return s.average[m] if scope == AVERAGE else s.topics[scope].metrics[m]

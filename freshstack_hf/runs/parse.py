@@ -41,17 +41,17 @@ class RunEntry(NamedTuple):
 Entry = tuple[str, str, float, int | None, str]
 
 
-def open_text(path: Path) -> str:
-    """The file's text; `.gz` files are decompressed. A missing file is a user error, not a traceback."""
+def open_text(path: Path, what: str = "run") -> str:
+    """The text of a `what` file (run, answer); `.gz` is decompressed. A missing file is a user error."""
     try:
         if path.suffix == ".gz":
             with gzip.open(path, "rt", encoding="utf-8") as handle:
                 return handle.read()
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise FreshStackError(f"run file not found: {path}") from None
+        raise FreshStackError(f"{what} file not found: {path}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise FreshStackError(f"cannot read run file {path}: {exc}") from None
+        raise FreshStackError(f"cannot read {what} file {path}: {exc}") from None
 
 
 def detect_format(path: Path, text: str) -> str:
