@@ -15,7 +15,6 @@ that row is stored empty and an `answers_generate` job is queued: a worker gener
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -28,8 +27,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.answer_jobs import GENERATE_JOB_KIND
 from leaderboard.answer_submit import BASELINE_PREFIX, KIND, AnswerSubmitter, JudgeEndpoint
-from leaderboard.baseline_rows import BaselineRow
-from leaderboard.schema import SCHEMA_VERSION
+from leaderboard.baseline_rows import BaselineRow, config_hash
 from leaderboard.store import Store
 
 RETRIEVALS = ("hybrid", "bm25")
@@ -52,11 +50,6 @@ def answer_baseline_config(retrieval: str, dense_id: str | None, files: str | No
     if retrieval == "hybrid":
         config |= {"dense": {"model": dense_id, "files": files}, "rrf_k": baselines.RRF_K}
     return config
-
-
-def _hash(config: dict[str, Any], revision: str) -> str:
-    blob = json.dumps({**config, "dataset_revision": revision, "schema": SCHEMA_VERSION}, sort_keys=True)
-    return BASELINE_PREFIX + hashlib.sha256(blob.encode()).hexdigest()[:48]
 
 
 def compute_answer_baselines(
@@ -89,7 +82,7 @@ def compute_answer_baselines(
         llm = {"method": "llm", "generator": generator.name, "prompt_version": PROMPT_VERSION}
         configs["llm"] = {**configs["extractive"], **llm, "docs_per_answer": LLM_DOCS}
         configs["llm"].pop("sentences_per_doc")
-    hashes = {m: _hash(c, dataset.revision) for m, c in configs.items()}
+    hashes = {m: config_hash(c, dataset.revision, BASELINE_PREFIX) for m, c in configs.items()}
     found = {m: s for m, h in hashes.items() if (s := store.find_system(h)) is not None}
     rows = [BaselineRow(m, s.name, s.id, False) for m, s in found.items()]
     for m, s in found.items():

@@ -10,7 +10,6 @@ so a system answering fewer topics has none. Judge measures stay blank until the
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,24 +90,15 @@ def legend() -> str:
     return " · ".join(f"**{m.name}**: {m.description}" for m in ANSWER_MEASURES)
 
 
-class AnswersSource:
+class AnswersSource(tbl.StoreFrame):
     """The Answers table from the store, rebuilt only when the store's change marker moves."""
 
     def __init__(self, store: Any, topics: Sequence[str], revision: str | None) -> None:
-        self.store, self.topics, self.revision = store, list(topics), revision
-        self._lock = threading.Lock()
-        self._frame: pd.DataFrame | None = None
-        self._marker: Any = None
-
-    def frame(self) -> pd.DataFrame:
-        with self._lock:
-            marker = self.store.change_marker()
-            if self._frame is None or marker != self._marker:
-                keys = tuple(measure_key(m.id) for m in ANSWER_MEASURES)
-                rows = self.store.leaderboard_rows(kinds=(KIND,), measures=keys)
-                self._frame = build_answers_frame(rows, self.topics, revision=self.revision)
-                self._marker = marker
-            return self._frame
+        keys = tuple(measure_key(m.id) for m in ANSWER_MEASURES)
+        super().__init__(
+            store,
+            lambda s: build_answers_frame(s.leaderboard_rows(kinds=(KIND,), measures=keys), topics, revision=revision),
+        )
 
     def display(self) -> dict[str, Any]:
         """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.table.display`)."""
@@ -116,7 +106,3 @@ class AnswersSource:
 
     def datatypes(self) -> list[str]:
         return tbl.datatypes(sorted_view(self.frame()))
-
-    def invalidate(self) -> None:
-        with self._lock:
-            self._frame = None

@@ -33,9 +33,10 @@ class BaselineRow:
     created: bool
 
 
-def _hash(config: Mapping[str, Any], revision: str) -> str:
+def config_hash(config: Mapping[str, Any], revision: str, prefix: str = "baseline:") -> str:
+    """A baseline row's dedupe key: its configuration on this dataset revision and store schema."""
     blob = json.dumps({**config, "dataset_revision": revision, "schema": SCHEMA_VERSION}, sort_keys=True)
-    return "baseline:" + hashlib.sha256(blob.encode()).hexdigest()[:48]
+    return prefix + hashlib.sha256(blob.encode()).hexdigest()[:48]
 
 
 def compute_baselines(
@@ -83,7 +84,7 @@ def compute_baselines(
             "files": ce_print,
             "input": configs["hybrid"],
         }
-    hashes = {m: _hash(configs[m], dataset.revision) for m in wanted}
+    hashes = {m: config_hash(configs[m], dataset.revision) for m in wanted}
     done = {m: s for m in wanted if (s := store.find_system(hashes[m])) is not None and s.status == "scored"}
     todo = [m for m in wanted if m not in done]
     rows = [BaselineRow(m, s.name, s.id, False) for m, s in done.items()]

@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -324,8 +324,8 @@ def _plain_link(cell: str) -> str:
     return cell.rsplit("](", 1)[1][:-1].replace("%28", "(").replace("%29", ")")
 
 
-class BoardSource:
-    """The full board from the store, rebuilt only when the store has changed.
+class StoreFrame:
+    """A frame built from the store, rebuilt only when the store has changed.
 
     Typing in the search box fires a render per keystroke, and every page load renders once: re-reading
     1,000 systems each time would make the page lag. The store's change marker (a few indexed aggregates)
@@ -333,10 +333,10 @@ class BoardSource:
     `invalidate`, so a submitter sees their row at once.
     """
 
-    def __init__(self, store: Any, topics: Sequence[str], revision: str | None):
+    def __init__(self, store: Any, build: Callable[[Any], pd.DataFrame]):
         import threading
 
-        self.store, self.topics, self.revision = store, topics, revision
+        self.store, self._build = store, build
         self._lock = threading.Lock()
         self._frame: pd.DataFrame | None = None
         self._marker: Any = None
@@ -345,11 +345,18 @@ class BoardSource:
         with self._lock:
             marker = self.store.change_marker()  # read before the rows: a write in between forces a rebuild
             if self._frame is None or marker != self._marker:
-                rows = self.store.leaderboard_rows(measures=tuple(m.id for m in HEADLINE))
-                self._frame = build_frame(rows, self.topics, revision=self.revision)
+                self._frame = self._build(self.store)
                 self._marker = marker
             return self._frame
 
     def invalidate(self) -> None:
         with self._lock:
             self._frame = None
+
+
+class BoardSource(StoreFrame):
+    """The full retrieval board (`build_frame` of the headline measures) for one dataset revision."""
+
+    def __init__(self, store: Any, topics: Sequence[str], revision: str | None):
+        measures = tuple(m.id for m in HEADLINE)
+        super().__init__(store, lambda s: build_frame(s.leaderboard_rows(measures=measures), topics, revision=revision))
