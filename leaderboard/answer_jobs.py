@@ -18,11 +18,11 @@ from typing import Any
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
 from leaderboard.schema import JobOutput, ResultMeta
+from leaderboard.scoring import SEED
 
 JOB_KIND = "answers_judge"
 GENERATE_JOB_KIND = "answers_generate"  # the LLM answer baseline: generate, then score and judge
 JUDGE_KEY_ENV = "FRESHSTACK_JUDGE_API_KEY"
-DEFAULT_RESAMPLES = 10_000
 
 
 def evaluate_answers_judge(
@@ -32,8 +32,8 @@ def evaluate_answers_judge(
     from freshstack_hf.answers import LLMJudge, parse_answers, score_answers
     from freshstack_hf.answers.judge import default_judge_cache
     from freshstack_hf.answers.measures import JUDGE_IDS
-    from leaderboard.answer_submit import SEED, stored_results
-    from leaderboard.jobs import open_job_dataset
+    from leaderboard.answer_submit import stored_results
+    from leaderboard.jobs import DEFAULT_RESAMPLES, open_job_dataset
 
     judge_cfg = payload.get("judge") or {}
     if not isinstance(payload.get("answers"), str) or not judge_cfg.get("base_url") or not judge_cfg.get("model"):
@@ -74,8 +74,8 @@ def evaluate_answers_generate(
     """The LLM answer baseline: answers generated from the payload's top docs, then every measure of them."""
     from freshstack_hf.answers import AnswerSet, LLMJudge, llm_answers, score_answers
     from freshstack_hf.answers.judge import default_judge_cache
-    from leaderboard.answer_submit import SEED, stored_results
-    from leaderboard.jobs import open_job_dataset
+    from leaderboard.answer_submit import stored_results
+    from leaderboard.jobs import DEFAULT_RESAMPLES, open_job_dataset
 
     generator, judge_cfg = payload.get("generator") or {}, payload.get("judge")
     ranked = payload.get("ranked")

@@ -30,6 +30,7 @@ from freshstack_hf.errors import FreshStackError, ValidationError
 from leaderboard.answer_jobs import JOB_KIND
 from leaderboard.sanitize import escape_markdown
 from leaderboard.schema import ResultMeta, SystemRecord
+from leaderboard.scoring import SEED
 from leaderboard.submit import SubmitOutcome, Submitter, file_sha256, refused_with_problems
 
 KIND = "answers"  # the systems' kind in the store
@@ -37,7 +38,6 @@ PREFIX = "answers:"
 BASELINE_PREFIX = "answers-baseline:"  # content hash prefix of the project's answer baselines
 BASE_URL_ENV, MODEL_ENV = "FRESHSTACK_JUDGE_BASE_URL", "FRESHSTACK_JUDGE_MODEL"
 ANSWER_MODEL_ENV = "FRESHSTACK_ANSWER_MODEL"  # the LLM answer baseline's model, on the judge's endpoint
-SEED = 0
 
 
 @dataclass(frozen=True, slots=True)

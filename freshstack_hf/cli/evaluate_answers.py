@@ -62,12 +62,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf import load_topic
     from freshstack_hf.answers import compare_answers, make_judge, read_answers, score_answers
     from freshstack_hf.answers.report import answers_json, comparison_report, describe_judge, render_table
     from freshstack_hf.cli.common import resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError, ValidationError
-    from freshstack_hf.repo.reader import list_topics
+    from freshstack_hf.repo.dataset import Dataset
 
     if len(args.answers) > 2:
         raise FreshStackError("give one --answers file to score, or two to compare")
@@ -80,11 +79,11 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError(f"a judge endpoint ({base_url}) needs a model name: pass --judge-model")
 
     names = resolve_topics(args.repo, args.topic)
-    topics = [load_topic(args.repo, name) for name in names]
-    query_ids = {q for t in topics for q in t.query_ids}
-    doc_ids = {d for t in topics for d in t.doc_ids}
+    dataset = Dataset(args.repo)
+    topics = [dataset.topic(name) for name in names]
+    query_ids, doc_ids = dataset.query_ids(names), dataset.doc_ids(names)
     # a whole-dataset file scored on some topics: the other topics' answers are left out, not refused
-    others = {q for name in list_topics(args.repo) if name not in names for q in load_topic(args.repo, name).query_ids}
+    others = dataset.query_ids([t for t in dataset.topics if t not in names])
     loaded, problems = [], []
     for path in args.answers:  # check every file before scoring any, so one run reports all problems
         try:
