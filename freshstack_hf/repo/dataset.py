@@ -15,6 +15,7 @@ submissions on many).
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -45,7 +46,6 @@ class Dataset:
         self.requested_revision = revision
         wanted = list(topics) if topics is not None else None
         self.folder = resolve_repo(source, revision, wanted)
-        self.revision = dataset_revision(self.folder)
         available = list_topics(self.folder)
         if wanted is not None:
             unknown = [t for t in wanted if t not in available]
@@ -58,6 +58,12 @@ class Dataset:
             raise FreshStackError(f"dataset {self.source}: no topics found (expected data/<topic>/ folders)")
         self._cache: dict[tuple[str, str], Any] = {}
         self._lock = threading.RLock()
+
+    @functools.cached_property
+    def revision(self) -> str:
+        """The recorded revision, computed at first use: hashing a large local repo's data files takes a while,
+        and a one-off score from the CLI does not need it."""
+        return dataset_revision(self.folder)
 
     def __repr__(self) -> str:
         return f"Dataset({self.source!r}, revision={self.revision!r}, topics={self.topics})"
