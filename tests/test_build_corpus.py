@@ -86,7 +86,7 @@ def _guide(rows: list[dict]) -> str:
 
 
 @pytest.mark.slow
-def test_laravel_docs_snapshot(tmp_path, shared_data):
+def test_laravel_docs_snapshot_sections_chunker(tmp_path, shared_data):
     tarball = shared_data / "github" / "laravel-docs.tar.gz"
     repo = {
         "source": str(tarball),
@@ -94,7 +94,7 @@ def test_laravel_docs_snapshot(tmp_path, shared_data):
         "url": "https://github.com/laravel/docs",
         "commit": LARAVEL_COMMIT,
     }
-    ctx = _ctx(tmp_path, [repo], max_tokens=1024)
+    ctx = _ctx(tmp_path, [repo], chunker="sections", max_tokens=1024)
     record = corpus.run(ctx)
     rows = _rows(ctx)
     assert record["chunks"] == len(rows) > 103
@@ -225,7 +225,7 @@ def test_missing_source_names_the_value_and_the_fix(tmp_path):
     assert plan["repositories"][0]["how"] == "missing" and "does not exist" in plan["repositories"][0]["problem"]
 
 
-def test_skip_rules_are_counted(tmp_path):
+def test_sections_skip_rules_are_counted(tmp_path):
     root = tmp_path / "site"
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(100))
@@ -238,7 +238,7 @@ def test_skip_rules_are_counted(tmp_path):
     (root / "README.md").write_text("# Package\n\nThe one readable document in this folder, long enough.\n")
     (root / ".github").mkdir()
     (root / ".github" / "notes.md").write_text("hidden folder, as the released corpus leaves out\n")
-    ctx = _ctx(tmp_path, [{"source": str(root), "keyword": "site"}], max_file_bytes=1000)
+    ctx = _ctx(tmp_path, [{"source": str(root), "keyword": "site"}], chunker="sections", max_file_bytes=1000)
     record = corpus.run(ctx)
     assert [r["path"] for r in _rows(ctx)] == ["README.md"]
     assert record["repositories"][0]["skipped"] == {
@@ -270,7 +270,7 @@ def test_include_and_exclude_globs(tmp_path):
 # ---- chunking ----------------------------------------------------------------------------------------------
 
 
-def test_notebook_cells_in_order_outputs_dropped(tmp_path):
+def test_sections_notebook_cells_in_order_outputs_dropped(tmp_path):
     nb = {
         "metadata": {"kernelspec": {"language": "python"}},
         "cells": [
@@ -286,7 +286,7 @@ def test_notebook_cells_in_order_outputs_dropped(tmp_path):
     root = tmp_path / "nbs"
     root.mkdir()
     (root / "intro.ipynb").write_text(json.dumps(nb))
-    ctx = _ctx(tmp_path, [{"source": str(root)}])
+    ctx = _ctx(tmp_path, [{"source": str(root)}], chunker="sections")
     corpus.run(ctx)
     (row,) = _rows(ctx)
     rendered = render_notebook(json.dumps(nb))

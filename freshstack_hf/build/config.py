@@ -20,6 +20,9 @@ from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.topic import TOPIC_NAME_RE
 
 QUESTION_FORMATS = ("auto", "stackexchange", "bigquery", "api")
+# `freshstack-0.0.6` reproduces the released corpus (the official chunker, file by file); `sections` is the
+# gap-free chunker that budgets in any tokenizer (see README "How a corpus is chunked").
+CHUNKERS = ("freshstack-0.0.6", "sections")
 TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")
 RETRIEVERS = ("bm25", "dense")
 # A git sha for repositories with history; tarballs and plain folders may name a release instead (`pandas==3.1.1`).
@@ -51,6 +54,7 @@ class RepoConfig:
     source: str
     keyword: str
     url: str = ""  # canonical web URL, for each chunk's `url` metadata (`{url}/blob/{commit}/{path}`)
+    name: str = ""  # OWNER/REPO: the official counts `OWNER/REPO/path` in every chunk's token budget
     commit: str = ""
     snapshot_date: str = ""
     branch: str = ""
@@ -62,7 +66,12 @@ class RepoConfig:
 @dataclass(frozen=True)
 class CorpusConfig:
     repositories: tuple[RepoConfig, ...]
+    chunker: str = CHUNKERS[0]
     max_tokens: int = 2048  # the released corpus's chunk limit
+    # freshstack-0.0.6 only: the official's per-file limits
+    max_chunks_per_file: int = 100
+    max_file_chars: int = 1_000_000
+    # sections only
     min_tokens: int = 5  # chunks below this are near-empty: dropped and counted
     tokenizer: str = "regex"  # an offline tokenizer name, recorded in the manifest
     max_file_bytes: int = 2_000_000  # larger files are generated or data, not documentation
@@ -180,14 +189,27 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
                 "give each repository a distinct `keyword:` (the corpus id prefix)",
             )
         seen.setdefault(repo.keyword, i)
+    chunker = r.get(c, "chunker", str, "corpus.", CHUNKERS[0])
+    if chunker not in CHUNKERS:
+        r.problem("corpus.chunker", f"unknown chunker {chunker!r}", f"one of {', '.join(CHUNKERS)}")
+    only = {"freshstack-0.0.6": ("max_chunks_per_file", "max_file_chars"), "sections": SECTIONS_KEYS}
+    for other, keys in only.items():
+        for key in keys:
+            if other != chunker and key in c:
+                r.problem(f"corpus.{key}", f"applies to `chunker: {other}` only", f"remove it or set chunker: {other}")
     corpus = CorpusConfig(
         repositories=tuple(repos),
+        chunker=chunker,
         max_tokens=r.get(c, "max_tokens", int, "corpus.", 2048),
+        max_chunks_per_file=r.get(c, "max_chunks_per_file", int, "corpus.", 100),
+        max_file_chars=r.get(c, "max_file_chars", int, "corpus.", 1_000_000),
         min_tokens=r.get(c, "min_tokens", int, "corpus.", 5),
         tokenizer=_tokenizer(r.get(c, "tokenizer", str, "corpus.", "regex"), base),
         max_file_bytes=r.get(c, "max_file_bytes", int, "corpus.", 2_000_000),
     )
     r.positive(corpus.max_tokens, "corpus.max_tokens")
+    r.positive(corpus.max_chunks_per_file, "corpus.max_chunks_per_file")
+    r.positive(corpus.max_file_chars, "corpus.max_file_chars")
     if corpus.min_tokens >= corpus.max_tokens:
         r.problem("corpus.min_tokens", "must be below max_tokens")
 
@@ -219,6 +241,9 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     )
 
 
+SECTIONS_KEYS = ("min_tokens", "tokenizer", "max_file_bytes")
+
+
 def _repo(r: YamlReader, item: Any, prefix: str, base: Path) -> RepoConfig:
     if isinstance(item, str):
         item = {"source": item}
@@ -233,6 +258,8 @@ def _repo(r: YamlReader, item: Any, prefix: str, base: Path) -> RepoConfig:
     keyword = r.get(item, "keyword", str, prefix, "") or _default_keyword(url or source)
     if keyword and not KEYWORD_RE.match(keyword):
         r.problem(f"{prefix}keyword", f"invalid keyword {keyword!r}", "letters, digits, '.', '_' and '-' only")
+    # A local folder or tarball without `url:` or `name:` counts its keyword in place of OWNER/REPO.
+    name = r.get(item, "name", str, prefix, "").strip("/") or _default_name(url) or keyword
     commit = r.get(item, "commit", str, prefix, "")
     commit = commit.lower() if re.fullmatch(r"[0-9A-Fa-f]{7,40}", commit) else commit
     if commit and not COMMIT_RE.match(commit):
@@ -244,6 +271,7 @@ def _repo(r: YamlReader, item: Any, prefix: str, base: Path) -> RepoConfig:
         source=source,
         keyword=keyword,
         url=url.rstrip("/"),
+        name=name,
         commit=commit,
         snapshot_date=snapshot,
         branch=r.get(item, "branch", str, prefix, ""),
@@ -263,6 +291,12 @@ def _web_url(source: str) -> str:
     if url.startswith("git@"):
         url = "https://" + url[4:].replace(":", "/", 1)
     return url.removesuffix(".git")
+
+
+def _default_name(url: str) -> str:
+    """`https://github.com/laravel/docs` -> `laravel/docs` (the last two parts of a web URL's path)."""
+    parts = [p for p in url.split("://", 1)[-1].split("/")[1:] if p]
+    return "/".join(parts[-2:]) if len(parts) >= 2 else ""
 
 
 def _default_keyword(source: str) -> str:

@@ -2,9 +2,10 @@
 
 Chunks stream to the Parquet writer in batches (the file is renamed into place only when complete), so a
 50,000-file repository needs one file's text and one batch in memory, never the whole corpus. Ids are
-`{keyword}/{path}_{start}_{end}`: the keyword is unique per topic (the config checks), paths are unique within a
-repository (the walk sorts them and this module asserts it), and spans within a file are non-overlapping and
-increasing (asserted) — so a duplicate id cannot be written, without keeping millions of ids in a set.
+`{keyword}/{path}_{start}_{end}`, the keyword unique per topic (the config checks). The default chunker
+(`freshstack-0.0.6`) makes the released corpus's ids, whose numbers can repeat within a repository (ids keep only
+the ASCII characters of a path, and a long leaf's pieces are numbered from the leaf's start): the first chunk
+of an id is kept and the others are counted in the manifest. The `sections` chunker's ids cannot repeat.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ import pyarrow as pa
 
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.build.chunking import Chunker
-from freshstack_hf.build.config import RepoConfig
-from freshstack_hf.build.files import load_text, walk_files
+from freshstack_hf.build.config import CorpusConfig, RepoConfig
+from freshstack_hf.build.files import load_text, read_release_text, walk_files
+from freshstack_hf.build.release_chunker import ReleaseChunker
 from freshstack_hf.build.repos import ResolvedRepo, describe_repo, resolve_repo
 from freshstack_hf.build.stage import StageContext
 from freshstack_hf.build.tokenizers import get_tokenizer
@@ -34,7 +36,7 @@ SCHEMA = pa.schema(
         ("url", pa.string()),
         ("repo", pa.string()),
         ("path", pa.string()),
-        ("start_byte", pa.int64()),  # character offsets, under the released corpus's column names
+        ("start_byte", pa.int64()),  # the numbers the id records (see the chunker), under the released names
         ("end_byte", pa.int64()),
         ("commit", pa.string()),
     ]
@@ -72,8 +74,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
     started = time.perf_counter()
     cfg = ctx.config.corpus
-    tokenizer = get_tokenizer(cfg.tokenizer)
-    chunker = Chunker(tokenizer, cfg.max_tokens, cfg.min_tokens)
+    tokenizer = get_tokenizer(cfg.tokenizer) if cfg.chunker == "sections" else None
     cache = ctx.dir(NAME) / "cache"
     target = ctx.dir(NAME) / OUTPUT
     repos: list[dict[str, Any]] = []
@@ -83,7 +84,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
             batches = _Batches(writer)
             for repo in cfg.repositories:
                 resolved = resolve_repo(repo, cache)
-                repos.append(_chunk_repo(repo, resolved, chunker, cfg.max_file_bytes, batches, ctx.show_progress))
+                chunk_file = _file_chunker(cfg, repo, tokenizer)
+                repos.append(_chunk_repo(repo, resolved, cfg.chunker, chunk_file, batches, ctx.show_progress))
             batches.flush()
         total = sum(r["chunks"] for r in repos)
         if not total:
@@ -91,28 +93,70 @@ def run(ctx: StageContext) -> dict[str, Any]:
                 f"{ctx.config.path}: corpus: no chunks from {len(repos)} repositories (skipped: "
                 f"{_sum_counts(r['skipped'] for r in repos)}); check corpus.repositories' source, subdir and include"
             )
+    settings: dict[str, Any] = {"chunker": cfg.chunker, "max_tokens": cfg.max_tokens}
+    if tokenizer is None:
+        settings.update(
+            tokenizer="cl100k_base",
+            max_chunks_per_file=cfg.max_chunks_per_file,
+            max_file_chars=cfg.max_file_chars,
+        )
+    else:
+        settings.update(tokenizer=tokenizer.name, min_tokens=cfg.min_tokens, max_file_bytes=cfg.max_file_bytes)
     return {
         "output": str(target),
-        "tokenizer": tokenizer.name,
-        "max_tokens": cfg.max_tokens,
-        "min_tokens": cfg.min_tokens,
+        **settings,
         "repositories": repos,
         "files": sum(r["files"] for r in repos),
         "chunks": total,
         "skipped": _sum_counts(r["skipped"] for r in repos),
         "near_empty_dropped": sum(r["near_empty_dropped"] for r in repos),
+        "duplicate_ids_dropped": sum(r["duplicate_ids_dropped"] for r in repos),
         "commits": {r["keyword"]: r["commit"] for r in repos},
         "seconds": round(time.perf_counter() - started, 3),
     }
 
 
+Row = tuple[str, int, int, str]  # id after the keyword, start, end, text
+
+
+def _file_chunker(cfg: CorpusConfig, repo: RepoConfig, tokenizer: Any) -> Any:
+    """`(rel, path) -> (rows, skip reason, near-empty chunks dropped)` for the configured chunker."""
+    if tokenizer is None:
+        release = ReleaseChunker(repo.name, cfg.max_tokens, cfg.max_chunks_per_file, cfg.max_file_chars)
+
+        def release_file(rel: str, path: Any) -> tuple[list[Row], str, int]:
+            text, reason = read_release_text(path, rel, cfg.max_file_chars)
+            if text is None:
+                return [], reason, 0
+            result = release.chunk_file(rel, text)
+            return result.rows, result.skipped, 0
+
+        return release_file
+    chunker = Chunker(tokenizer, cfg.max_tokens, cfg.min_tokens)
+
+    def sections_file(rel: str, path: Any) -> tuple[list[Row], str, int]:
+        text, reason = load_text(path, rel, cfg.max_file_bytes)
+        if text is None:
+            return [], reason, 0
+        spans, near_empty = chunker.chunk(rel, text)
+        end = 0
+        for s, e in spans:
+            assert end <= s < e, f"{rel}: overlapping chunks at {s}"
+            end = e
+        return [(f"{rel}_{s}_{e}", s, e, text[s:e]) for s, e in spans], "" if spans else "empty", near_empty
+
+    return sections_file
+
+
 def _chunk_repo(
-    repo: RepoConfig, resolved: ResolvedRepo, chunker: Chunker, max_file_bytes: int, out: _Batches, progress: bool
+    repo: RepoConfig, resolved: ResolvedRepo, chunker: str, chunk_file: Any, out: _Batches, progress: bool
 ) -> dict[str, Any]:
     started = time.perf_counter()
-    files, skipped = walk_files(resolved.root, repo.subdir, repo.include, repo.exclude)
+    rules = "release" if chunker != "sections" else "sections"
+    files, skipped = walk_files(resolved.root, repo.subdir, repo.include, repo.exclude, rules=rules)
     link = resolved.url and resolved.commit not in ("", "unknown")
-    chunks = dropped = read = 0
+    chunks = dropped = read = duplicates = 0
+    seen: set[str] = set()
     previous = ""
     items: Any = files
     if progress:
@@ -120,26 +164,29 @@ def _chunk_repo(
 
         items = tqdm(files, desc=f"corpus {repo.keyword}", unit="file")
     for rel, path in items:
-        assert rel > previous, f"walk order broken at {rel!r}"  # sorted and unique paths: ids cannot collide
+        assert rel > previous, f"walk order broken at {rel!r}"  # sorted and unique paths
         previous = rel
-        text, reason = load_text(path, rel, max_file_bytes)
-        if text is None:
+        rows, reason, near_empty = chunk_file(rel, path)
+        dropped += near_empty
+        if not rows:
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
         read += 1
-        spans, near_empty = chunker.chunk(rel, text)
-        dropped += near_empty
         url = f"{resolved.url}/blob/{resolved.commit}/{rel}" if link else ""
-        end = 0
-        for s, e in spans:
-            assert end <= s < e, f"{rel}: overlapping chunks at {s}"
-            end = e
-            out.add((f"{repo.keyword}/{rel}_{s}_{e}", text[s:e], url, repo.keyword, rel, s, e, resolved.commit))
-        chunks += len(spans)
+        for suffix, s, e, text in rows:
+            doc_id = f"{repo.keyword}/{suffix}"
+            if chunker != "sections":  # the released ids can repeat (see the module doc); sections' cannot
+                if doc_id in seen:
+                    duplicates += 1
+                    continue
+                seen.add(doc_id)
+            out.add((doc_id, text, url, repo.keyword, rel, s, e, resolved.commit))
+            chunks += 1
     if not chunks:
         logger.warning("corpus repository %s (%s): no chunks; skipped %s", repo.keyword, repo.source, skipped)
     return {
         "keyword": repo.keyword,
+        "name": repo.name,
         "source": repo.source,
         "how": resolved.how,
         "commit": resolved.commit,
@@ -150,6 +197,7 @@ def _chunk_repo(
         "chunks": chunks,
         "skipped": dict(sorted(skipped.items())),
         "near_empty_dropped": dropped,
+        "duplicate_ids_dropped": duplicates,
         "seconds": round(time.perf_counter() - started, 3),
     }
 
@@ -159,7 +207,8 @@ def plan(ctx: StageContext) -> dict[str, Any]:
     cfg = ctx.config.corpus
     return {
         "repositories": [describe_repo(repo) for repo in cfg.repositories],
-        "tokenizer": cfg.tokenizer,
+        "chunker": cfg.chunker,
+        "tokenizer": cfg.tokenizer if cfg.chunker == "sections" else "cl100k_base",
         "max_tokens": cfg.max_tokens,
         "writes": str(ctx.work / NAME / OUTPUT),
     }

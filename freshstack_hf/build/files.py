@@ -1,8 +1,11 @@
-"""Which files of a repository are text worth indexing, and the text of each (notebooks rendered).
+"""Which files of a repository are read, and the text of each, under one of two rule sets.
 
-The paper skips images, videos, .bin, .csv, audio and unreadable formats. Here a file is skipped, with a reason
-that is counted in the manifest, when it is excluded by the topic's globs, hidden, a symlink, a lock file, minified,
-of a binary or data extension, too large, empty, binary or not UTF-8. Notebooks are indexed as their cells' text.
+`release` (the default) is what `freshstack` 0.0.6 reads, so that a corpus reproduces the released one: every
+file but symlinks, hidden paths and eight extensions (.png .gif .bin .jpg .jpeg .mp4 .csv .json), read in text
+mode (UTF-8; `\r\n` and `\r` become `\n`, as Python's universal newlines make them) and skipped only when it is
+not UTF-8 (a PDF becomes Markdown through pymupdf4llm where that package is installed, as in the official).
+`sections` is the original chunker's: it also leaves out lock files, minified bundles, binary and data formats,
+files over a byte cap, and renders notebooks as their cells' text. Every skipped file is counted by reason.
 """
 
 from __future__ import annotations
@@ -86,8 +89,18 @@ def glob_matcher(patterns: tuple[str, ...]) -> Callable[[str], bool]:
     return lambda path: any(rx.match(path) or (base and rx.match(path.rsplit("/", 1)[-1])) for rx, base in regexes)
 
 
-def walk_files(root: Path, subdir: str = "", include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()):
-    """([(repo-relative path, file), ...] sorted by path, {skip reason: count}) for the files worth reading."""
+RELEASE_EXCLUDED = frozenset((".png", ".gif", ".bin", ".jpg", ".jpeg", ".mp4", ".csv", ".json"))  # freshstack 0.0.6
+
+
+def walk_files(
+    root: Path,
+    subdir: str = "",
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+    rules: str = "sections",
+):
+    """([(repo-relative path, file), ...] sorted by path, {skip reason: count}) for the files worth reading
+    under `rules` (`release` or `sections`)."""
     included, excluded = glob_matcher(include), glob_matcher(exclude)
     skipped: dict[str, int] = {}
     files: list[tuple[str, Path]] = []
@@ -98,13 +111,62 @@ def walk_files(root: Path, subdir: str = "", include: tuple[str, ...] = (), excl
         for name in names:
             rel = name if rel_folder == "." else f"{rel_folder}/{name}"
             path = Path(folder, name)
-            reason = _skip_reason(rel, path, included if include else None, excluded)
+            skip = _release_skip if rules == "release" else _skip_reason
+            reason = skip(rel, path, included if include else None, excluded)
             if reason:
                 skipped[reason] = skipped.get(reason, 0) + 1
             else:
                 files.append((rel, path))
     files.sort()
     return files, skipped
+
+
+def _release_skip(rel: str, path: Path, included, excluded) -> str:
+    """The official walk's rules (extension by `os.path.splitext`, lowercased), then the topic's globs."""
+    if (included is not None and not included(rel)) or excluded(rel):
+        return "excluded"
+    if path.is_symlink():
+        return "symlink"
+    if os.path.splitext(rel)[1].lower() in RELEASE_EXCLUDED:
+        return "extension"
+    if any(part.startswith(".") for part in rel.split("/")):
+        return "hidden"
+    return ""
+
+
+def read_release_text(path: Path, rel: str, max_chars: int) -> tuple[str | None, str]:
+    """(the file as the official reads it, "") or (None, skip reason).
+
+    A file of `4 * max_chars` bytes or more has at least `max_chars` characters (UTF-8 spends at most four bytes
+    on one), so it is dropped without being read, as the official drops it after reading.
+    """
+    try:
+        if path.stat().st_size >= 4 * max_chars:
+            return None, "over_max_chars"
+        data = path.read_bytes()
+    except OSError:
+        return None, "unreadable"
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        if not rel.endswith(".pdf"):
+            return None, "not_utf8"
+        return _pdf_markdown(path)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text, ""
+
+
+def _pdf_markdown(path: Path) -> tuple[str | None, str]:
+    """The official converts an undecodable .pdf with pymupdf4llm; without that package it is skipped."""
+    try:
+        import pymupdf4llm  # type: ignore[import-not-found]
+    except ImportError:
+        return None, "pdf_needs_pymupdf4llm"
+    try:
+        return pymupdf4llm.to_markdown(str(path)), ""
+    except Exception:  # a damaged PDF
+        return None, "bad_pdf"
 
 
 def _skip_reason(rel: str, path: Path, included, excluded) -> str:
