@@ -73,7 +73,11 @@ def test_environment_variables_are_expanded(tmp_path, monkeypatch):
 
 
 def test_hf_tokenizer_path_is_relative_to_the_definition(tmp_path):
-    corpus = {"chunker": "sections", "tokenizer": "hf:tok/tokenizer.json", "repositories": [{"source": "r", "keyword": "r"}]}
+    corpus = {
+        "chunker": "sections",
+        "tokenizer": "hf:tok/tokenizer.json",
+        "repositories": [{"source": "r", "keyword": "r"}],
+    }
     cfg = parse_topic(minimal(corpus=corpus), "t.yaml", tmp_path)
     assert cfg.corpus.tokenizer == f"hf:{tmp_path / 'tok' / 'tokenizer.json'}"
 
