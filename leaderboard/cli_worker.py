@@ -47,9 +47,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--device", help="torch device for models (default: cuda when available)")
     p.add_argument("--cache-dir", help="embedding cache, so a retried or repeated job re-encodes nothing")
-    p.add_argument(
-        "--runs-dir", help="archive of the runs behind rows, shared with the app (default: <data dir>/runs)"
-    )
+    p.add_argument("--runs-dir", help="archive of the runs behind rows, shared with the app (default: <data dir>/runs)")
     p.add_argument("--worker-id", help="name in the job table (default: host:pid:random)")
     p.add_argument(
         "--evaluator",

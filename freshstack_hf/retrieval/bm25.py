@@ -38,7 +38,6 @@ FORMAT_VERSION = 1
 SCORE_BUDGET_BYTES = 1 << 28  # the dense (queries x docs) score matrix of one batch
 
 
-
 def _is_token_lists(items: Sequence[Any]) -> bool:
     kinds = {isinstance(item, str) for item in items}
     if len(kinds) > 1:
