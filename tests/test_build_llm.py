@@ -231,10 +231,16 @@ def test_judgments_through_the_backend(llm_server, tmp_path):
     assert chat_requests(llm_server) == 1  # the empty task costs nothing
 
 
-def test_judge_prompt_cuts_long_documents():
-    task = JudgeTask("q", "question", ("n",), ("d",), (" ".join(["word"] * 5000),))
-    text = prompts.judge_messages(task, max_doc_words=100)[1]["content"]
-    assert text.count("word") == 100 and "[...]" in text
+def test_judge_prompt_keeps_documents_as_written_and_names_the_cut():
+    from freshstack_hf.build import cl100k
+
+    code = "def f(x):\n    if x:\n        return 1\n    return 2\n" * 300
+    cut = cl100k.cut(code, 100)
+    assert cut.endswith(cl100k.CUT_MARK) and code.startswith(cut.removesuffix(cl100k.CUT_MARK))
+    assert cl100k.count(cut.removesuffix(cl100k.CUT_MARK)) <= 100 and cl100k.cut("short text", 100) == "short text"
+    task = JudgeTask("q", "question", ("n",), ("d",), (cut,), doc_token_limit=100)
+    text = prompts.judge_messages(task)[1]["content"]
+    assert f'<document id="1">\n{cut}\n</document>' in text and "longer than 100 tokens" in text
 
 
 def test_embeddings_are_cached_per_text(llm_server, tmp_path):

@@ -182,3 +182,31 @@ def test_pooling_with_an_endpoint_embedding_model(tmp_path, shared_data, llm_ser
     assert record["dense_model"] == "openai:test-embed"
     assert main([*args, "--no-resume"]) == 0
     assert llm_server.by_path["POST /v1/embeddings"] == embedded  # every embedding came from the cache
+
+
+@pytest.mark.slow
+def test_judged_documents_reach_the_endpoint_as_written(tmp_path, shared_data, llm_server):
+    """Code keeps its line breaks and indentation in the request body the server receives; a long document is cut
+    at `judging.max_doc_tokens` cl100k tokens (no hidden cap, the YAML value), and the prompt says so."""
+    import re
+
+    from freshstack_hf.build import cl100k
+
+    path = definition(tmp_path, shared_data, llm_server.base_url)
+    data = yaml.safe_load(path.read_text())
+    data["judging"] = {"max_doc_tokens": 300}
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    work = tmp_path / "work"
+    args = ["build", str(path), "--out", str(tmp_path / "out"), "--work", str(work), "--quiet"]
+    assert main([*args, "--stages", JUDGE_STAGES]) == 0
+    chunks = pq.read_table(work / "corpus" / "chunks.parquet", columns=["text"]).column("text").to_pylist()
+    as_sent = {cl100k.cut(text, 300) for text in chunks}
+    bodies = judge_prompts(llm_server.chat_bodies)
+    assert bodies
+    docs = [d for body in bodies for d in re.findall(r'<document id="\d+">\n(.*?)\n</document>', body, re.S)]
+    assert docs and all(doc in as_sent for doc in docs)  # each document byte for byte as the corpus holds it
+    indented = [d for d in docs if re.search(r"\n {4}\S", d)]
+    assert indented, "no judged document with indented code"
+    cut = [d for d in docs if d.endswith(cl100k.CUT_MARK)]
+    assert cut and all(cl100k.count(d.removesuffix(cl100k.CUT_MARK)) <= 300 for d in cut)
+    assert all("longer than 300 tokens" in body for body in bodies)

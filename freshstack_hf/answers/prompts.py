@@ -13,13 +13,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from freshstack_hf.build import cl100k
 from freshstack_hf.build.llm.repair import ParseError
-from freshstack_hf.build.prompts import load_json, truncate_words
+from freshstack_hf.build.prompts import load_json
 
-PROMPT_VERSION = "freshstack-hf-answers-1"
+PROMPT_VERSION = "freshstack-hf-answers-2"  # 2: answers and documents as written, cut in cl100k tokens
 SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"
 LABELS = (SUPPORT, PARTIAL, NOT_SUPPORT)
-MAX_ANSWER_WORDS = 1000  # answers are capped at 400 words when read; this only bounds an unchecked caller
+MAX_ANSWER_TOKENS = 2000  # answers are capped at 400 words when read; this only bounds an unchecked caller
+MAX_DOC_TOKENS = 512  # each document given to the answer generator
 
 ASSIGN_SYSTEM = (
     "You grade answers to technical questions against grading notes (nuggets). For each numbered nugget, decide "
@@ -34,7 +36,7 @@ def assign_messages(question: str, nuggets: Sequence[str], answer: str) -> list[
     numbered = "\n".join(f"{i}. {text}" for i, text in enumerate(nuggets, 1))
     user = (
         f"<question>\n{question.strip()}\n</question>\n\n<nuggets>\n{numbered}\n</nuggets>\n\n"
-        f"<answer>\n{truncate_words(answer, MAX_ANSWER_WORDS)}\n</answer>\n\n"
+        f"<answer>\n{cl100k.cut(answer.strip(), MAX_ANSWER_TOKENS)}\n</answer>\n\n"
         f"Label each of the {len(nuggets)} nuggets, in order, with one of {', '.join(LABELS)}. Reply with JSON "
         'only, one label per nugget, in this shape:\n{"labels": ["support", "not_support"]}'
     )
@@ -67,12 +69,12 @@ GENERATE_SYSTEM = (
 
 
 def answer_messages(
-    question: str, doc_texts: Sequence[str], max_words: int = 300, max_doc_words: int = 400
+    question: str, doc_texts: Sequence[str], max_words: int = 300, max_doc_tokens: int = MAX_DOC_TOKENS
 ) -> list[dict[str, str]]:
-    """One request per query: the question and its top documents, numbered from 1, for a cited answer."""
+    """One request per query: the question and its top documents (as written, each cut to `max_doc_tokens`
+    cl100k tokens), numbered from 1, for a cited answer."""
     docs = "\n\n".join(
-        f'<document id="{i}">\n{truncate_words(text, max_doc_words)}\n</document>'
-        for i, text in enumerate(doc_texts, 1)
+        f'<document id="{i}">\n{cl100k.cut(text, max_doc_tokens)}\n</document>' for i, text in enumerate(doc_texts, 1)
     )
     user = (
         f"<question>\n{question.strip()}\n</question>\n\n{docs}\n\n"

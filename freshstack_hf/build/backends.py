@@ -44,7 +44,8 @@ class JudgeTask:
     question: str
     nuggets: tuple[str, ...]
     doc_ids: tuple[str, ...]
-    doc_texts: tuple[str, ...]
+    doc_texts: tuple[str, ...]  # as written; already cut to `doc_token_limit` cl100k tokens (0: not cut)
+    doc_token_limit: int = 0
 
 
 class Backend(Protocol):

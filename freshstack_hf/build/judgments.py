@@ -8,11 +8,11 @@ backend caches each finished call as it arrives, so the next run replays them an
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pyarrow as pa
 
+from freshstack_hf.build import cl100k
 from freshstack_hf.build.accounting import backend_record
 from freshstack_hf.build.backends import JudgeTask
 from freshstack_hf.build.inputs import read_chunks, read_nuggets, read_qas
@@ -25,15 +25,6 @@ VERSION = 1
 SCHEMA = pa.schema(
     [("query_id", pa.string()), ("nugget_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64())]
 )
-_WORD = re.compile(r"\S+")
-
-
-def cut_words(text: str, limit: int) -> str:
-    """The document as the judge sees it: its first `limit` words, cut at a word boundary."""
-    for i, m in enumerate(_WORD.finditer(text)):
-        if i == limit:
-            return text[: m.start()].rstrip() + "\n[...]"
-    return text
 
 
 def make_tasks(ctx: StageContext) -> list[JudgeTask]:
@@ -60,9 +51,8 @@ def make_tasks(ctx: StageContext) -> list[JudgeTask]:
             continue
         for start in range(0, len(docs), per_call):
             block = tuple(docs[start : start + per_call])
-            tasks.append(
-                JudgeTask(qid, questions[qid], texts, block, tuple(cut_words(text_of[d], limit) for d in block))
-            )
+            cut = tuple(cl100k.cut(text_of[d], limit) for d in block)  # as written, up to `limit` tokens
+            tasks.append(JudgeTask(qid, questions[qid], texts, block, cut, doc_token_limit=limit))
     return tasks
 
 

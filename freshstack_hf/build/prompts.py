@@ -15,10 +15,11 @@ import json
 import re
 from typing import Any
 
+from freshstack_hf.build import cl100k
 from freshstack_hf.build.backends import IMPORTANCE, QA, JudgeTask, NuggetText
 from freshstack_hf.build.llm.repair import ParseError, repair_json
 
-PROMPT_VERSION = "freshstack-hf-prompts-1"
+PROMPT_VERSION = "freshstack-hf-prompts-2"  # 2: documents as written, cut in cl100k tokens
 MAX_NUGGETS = 10
 SUBQUESTIONS = (2, 5)
 
@@ -83,21 +84,20 @@ def closed_book_messages(qa: QA) -> list[dict[str, str]]:
     return [{"role": "system", "content": CLOSED_BOOK_SYSTEM}, {"role": "user", "content": user}]
 
 
-def truncate_words(text: str, max_words: int) -> str:
-    """The first `max_words` whitespace-separated words (a cheap, tokenizer-free stand-in for a token budget)."""
-    words = text.split()
-    return text.strip() if len(words) <= max_words else " ".join(words[:max_words]) + " [...]"
-
-
-def judge_messages(task: JudgeTask, max_doc_words: int = 1024) -> list[dict[str, str]]:
+def judge_messages(task: JudgeTask) -> list[dict[str, str]]:
+    """The documents go in as written (line breaks and indentation kept); the cut was made by the stage."""
     nuggets = "\n".join(f"{j}. {n}" for j, n in enumerate(task.nuggets, 1))
-    docs = "\n\n".join(
-        f'<document id="{i}">\n{truncate_words(text, max_doc_words)}\n</document>'
-        for i, text in enumerate(task.doc_texts, 1)
-    )
+    docs = "\n\n".join(f'<document id="{i}">\n{text}\n</document>' for i, text in enumerate(task.doc_texts, 1))
     k = len(task.doc_texts)
+    limit = task.doc_token_limit
+    cut_note = (
+        f"Documents are shown as written; one longer than {limit} tokens shows its first {limit} tokens and ends "
+        f"with {cl100k.CUT_MARK.strip()!r}.\n\n"
+        if limit
+        else ""
+    )
     user = (
-        f"<question>\n{task.question}\n</question>\n\n<nuggets>\n{nuggets}\n</nuggets>\n\n{docs}\n\n"
+        f"<question>\n{task.question}\n</question>\n\n<nuggets>\n{nuggets}\n</nuggets>\n\n{docs}\n\n{cut_note}"
         f"First think step by step, briefly, about what each document states. Then end your reply with one JSON "
         f"object that lists every document from 1 to {k} exactly once, with the numbers of the nuggets it "
         f"supports (an empty list when it supports none):\n"

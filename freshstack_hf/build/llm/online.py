@@ -18,18 +18,15 @@ from freshstack_hf.build.llm.client import ChatRequest, LLMClient
 
 
 class OnlineBackend:
-    """Backend protocol over `LLMClient`; `max_doc_words` cuts each judged document (a tokenizer-free budget)."""
+    """Backend protocol over `LLMClient`; judged documents arrive cut by the stage (`judging.max_doc_tokens`)."""
 
     kind = "online"
 
-    def __init__(
-        self, config: LLMConfig, cache_path: Path, show_progress: bool = False, *, max_doc_words: int = 1024
-    ) -> None:
+    def __init__(self, config: LLMConfig, cache_path: Path, show_progress: bool = False) -> None:
         self.config = config
         self.client = LLMClient(config, cache_path, show_progress=show_progress)
         self.name = f"openai:{config.model}@{config.base_url}"
         self.prompt_version = prompts.PROMPT_VERSION
-        self.max_doc_words = max_doc_words
 
     def nuggets(self, items: list[QA]) -> list[list[NuggetText]]:
         requests = [ChatRequest(prompts.nugget_messages(qa), label=qa.query_id) for qa in items]
@@ -54,7 +51,7 @@ class OnlineBackend:
                 raise ValueError(f"query {task.query_id}: {len(task.doc_ids)} doc ids for {len(task.doc_texts)} texts")
             requests.append(
                 ChatRequest(
-                    prompts.judge_messages(task, self.max_doc_words),
+                    prompts.judge_messages(task),
                     label=f"{task.query_id} (docs {task.doc_ids[0]}..)" if task.doc_ids else task.query_id,
                 )
             )
