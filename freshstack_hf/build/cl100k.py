@@ -15,7 +15,7 @@ its first and last hard boundary plus the counts of the two short ends, encoded 
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import importlib.util
 from bisect import bisect_right
@@ -72,7 +72,7 @@ def load_encoding(path: str | None = None):
     for line in data.splitlines():
         if line:
             token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+            ranks[binascii.a2b_base64(token)] = int(rank)
     return tiktoken.Encoding(
         name="cl100k_base", pat_str=CL100K_PATTERN, mergeable_ranks=ranks, special_tokens=CL100K_SPECIAL
     )
@@ -83,6 +83,19 @@ def count(text: str) -> int:
     return len(load_encoding().encode_ordinary(text))
 
 
+@lru_cache(maxsize=1)
+def _token_bytes():
+    """Byte length of every ordinary token id (a numpy array), to place token boundaries in a text."""
+    import numpy as np
+
+    enc = load_encoding()
+    lengths = np.zeros(enc.max_token_value + 1, dtype=np.int64)
+    for token, rank in enc._mergeable_ranks.items():
+        lengths[rank] = len(token)
+    return lengths
+
+
+SEGMENTED_FROM = 100_000  # longer texts are indexed segment by segment (generated data repeats its segments)
 _SEGMENTS: dict[str, int] = {}  # token counts of the text between hard boundaries, shared by all files
 _SEGMENTS_MAX = 1_000_000
 
@@ -144,17 +157,32 @@ class SpanCounter:
         return count(prefix + self.text[s:head]) + (before[j] - before[i]) + count(self.text[tail:e])
 
     def _index(self) -> tuple[list[int], list[int]]:
-        """Hard boundaries and the file's token count before each: the text between two neighbouring boundaries
-        is tokenized on its own exactly as in place, so the file's count is the sum of its segments' counts."""
+        """Hard boundaries and the file's token count before each. A text is encoded once and its tokens placed
+        by their byte lengths; a long one is counted segment by segment instead (the text between two
+        neighbouring boundaries is tokenized on its own exactly as in place), which is cheaper where generated
+        data repeats the same segments thousands of times."""
         if self._hard is None:
             from itertools import accumulate, pairwise
 
+            import numpy as np
+
             text = self.text
-            hard = hard_boundaries(text).tolist()
-            cuts = [0, *hard, len(text)]
-            counts = _segment_counts([text[a:b] for a, b in pairwise(cuts)])
-            self._hard = hard
-            self._before = list(accumulate(counts[: len(hard)]))
+            hard = hard_boundaries(text)
+            if len(text) >= SEGMENTED_FROM:
+                cuts = [0, *hard.tolist(), len(text)]
+                counts = _segment_counts([text[a:b] for a, b in pairwise(cuts)])
+                self._before = list(accumulate(counts[: len(hard)]))
+            else:
+                if text.isascii():
+                    hard_bytes = hard
+                else:
+                    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+                    widths = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
+                    hard_bytes = np.concatenate(([0], np.cumsum(widths)))[hard]
+                tokens = np.asarray(load_encoding().encode_ordinary(text), dtype=np.int64)
+                ends = np.cumsum(_token_bytes()[tokens])
+                self._before = np.searchsorted(ends, hard_bytes, side="right").tolist()
+            self._hard = hard.tolist()
         return self._hard, self._before
 
 

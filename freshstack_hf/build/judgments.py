@@ -27,10 +27,32 @@ SCHEMA = pa.schema(
 )
 
 
+def judge_tasks(
+    questions: dict[str, str],
+    nuggets: dict[str, tuple[str, ...]],
+    docs: dict[str, list[str]],
+    text_of: dict[str, str],
+    per_call: int,
+    max_doc_tokens: int,
+) -> list[JudgeTask]:
+    """One task per (question, block of up to `per_call` of its documents, in order), each with ALL the question's
+    nuggets; documents go in as written, cut at `max_doc_tokens` cl100k tokens. The build and
+    `judge-agreement` both judge through here, so a re-judged pair sees exactly what the build's judge saw."""
+    tasks = []
+    for qid, doc_ids in docs.items():
+        texts = nuggets.get(qid, ())
+        if not texts:
+            continue
+        for start in range(0, len(doc_ids), per_call):
+            block = tuple(doc_ids[start : start + per_call])
+            cut = tuple(cl100k.cut(text_of[d], max_doc_tokens) for d in block)
+            tasks.append(JudgeTask(qid, questions[qid], texts, block, cut, doc_token_limit=max_doc_tokens))
+    return tasks
+
+
 def make_tasks(ctx: StageContext) -> list[JudgeTask]:
-    """One task per (question, block of up to docs_per_call pooled documents), in pool order."""
-    per_call = ctx.config.judging.docs_per_call
-    nuggets = read_nuggets(ctx)
+    """The build's tasks: each question's pool, in pool order."""
+    nuggets = {qid: tuple(t for _, t, _ in items) for qid, items in read_nuggets(ctx).items()}
     questions = {q.query_id: q.question for q in read_qas(ctx)}
     pools = read_table(ctx.work / "pools" / "pools.parquet", ["query_id", "doc_id"]).to_pylist()
     by_query: dict[str, list[str]] = {}
@@ -43,17 +65,8 @@ def make_tasks(ctx: StageContext) -> list[JudgeTask]:
         for d, t in zip(chunks.column("_id").to_pylist(), chunks.column("text").to_pylist(), strict=True)
         if d in needed
     }
-    limit = ctx.config.judging.max_doc_tokens
-    tasks = []
-    for qid, docs in by_query.items():
-        texts = tuple(t for _, t, _ in nuggets.get(qid, []))
-        if not texts:
-            continue
-        for start in range(0, len(docs), per_call):
-            block = tuple(docs[start : start + per_call])
-            cut = tuple(cl100k.cut(text_of[d], limit) for d in block)  # as written, up to `limit` tokens
-            tasks.append(JudgeTask(qid, questions[qid], texts, block, cut, doc_token_limit=limit))
-    return tasks
+    judging = ctx.config.judging
+    return judge_tasks(questions, nuggets, by_query, text_of, judging.docs_per_call, judging.max_doc_tokens)
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
