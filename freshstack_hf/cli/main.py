@@ -26,6 +26,7 @@ SUBCOMMANDS = (
     "publish",
     "evaluate",
     "evaluate_answers",
+    "judge_agreement",
     "retrieve",
     "candidates",
     "rerank",
