@@ -116,6 +116,15 @@ def _segment_counts(segments: list[str]) -> list[int]:
 _ALNUM: list = []
 
 
+def byte_starts(text: str):
+    """The UTF-8 byte offset of every character offset of `text`, `len(text)` included (a numpy array)."""
+    import numpy as np
+
+    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    widths = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
+    return np.concatenate(([0], np.cumsum(widths)))
+
+
 def hard_boundaries(text: str):
     """Positions (a numpy array) where `text[p-1]` is an ASCII letter or digit and `text[p]` ASCII but neither."""
     import numpy as np
@@ -173,12 +182,7 @@ class SpanCounter:
                 counts = _segment_counts([text[a:b] for a, b in pairwise(cuts)])
                 self._before = list(accumulate(counts[: len(hard)]))
             else:
-                if text.isascii():
-                    hard_bytes = hard
-                else:
-                    codes = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
-                    widths = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
-                    hard_bytes = np.concatenate(([0], np.cumsum(widths)))[hard]
+                hard_bytes = hard if text.isascii() else byte_starts(text)[hard]
                 tokens = np.asarray(load_encoding().encode_ordinary(text), dtype=np.int64)
                 ends = np.cumsum(_token_bytes()[tokens])
                 self._before = np.searchsorted(ends, hard_bytes, side="right").tolist()

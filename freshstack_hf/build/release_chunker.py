@@ -359,11 +359,7 @@ class _Counter:
         if self._ascii:
             return e - s
         if self._byte_starts is None:
-            import numpy as np
-
-            codes = np.frombuffer(self.text.encode("utf-32-le"), dtype=np.uint32)
-            widths = 1 + (codes >= 0x80) + (codes >= 0x800) + (codes >= 0x10000)
-            self._byte_starts = np.concatenate(([0], np.cumsum(widths)))
+            self._byte_starts = cl100k.byte_starts(self.text)
         return int(self._byte_starts[e] - self._byte_starts[s])
 
     def prefix_bytes(self, name: str) -> int:
