@@ -68,8 +68,8 @@ def resolve_repo(repo: RepoConfig, cache: Path) -> ResolvedRepo:
         )
     if kind in ("git", "clone"):
         git_dir = _clone(repo, cache) if kind == "clone" else _git_dir(Path(repo.source))
-        sha = _pick_commit(repo, git_dir)
-        date = _git(git_dir, "show", "-s", "--format=%cI", sha).strip()
+        sha = pick_commit(repo, git_dir)
+        date = git(git_dir, "show", "-s", "--format=%cI", sha).strip()
         root = _export(repo, git_dir, sha, cache)
         return ResolvedRepo(repo.keyword, root, sha, date, kind, repo.url, repo.source)
     commit = repo.commit or ("unknown" if repo.snapshot_date and kind == "tarball" else "")
@@ -80,6 +80,14 @@ def resolve_repo(repo: RepoConfig, cache: Path) -> ResolvedRepo:
             f"(fix `subdir:`; top-level entries: {', '.join(sorted(p.name for p in root.iterdir())[:10])})"
         )
     return ResolvedRepo(repo.keyword, root, commit, "", kind, repo.url, repo.source)
+
+
+def history(repo: RepoConfig, cache: Path) -> Path | None:
+    """The git directory holding `repo`'s history (cloned into `cache` for a URL), or None for a tarball/folder."""
+    kind = source_kind(repo.source)
+    if kind == "clone":
+        return _clone(repo, cache)
+    return _git_dir(Path(repo.source)) if kind == "git" else None
 
 
 def describe_repo(repo: RepoConfig) -> dict[str, Any]:
@@ -94,7 +102,7 @@ def describe_repo(repo: RepoConfig) -> dict[str, Any]:
     }
     if kind == "git":
         try:
-            info["commit"] = _pick_commit(repo, _git_dir(Path(repo.source)))
+            info["commit"] = pick_commit(repo, _git_dir(Path(repo.source)))
         except FreshStackError as exc:
             info["problem"] = str(exc)
     elif kind == "clone":
@@ -107,7 +115,7 @@ def describe_repo(repo: RepoConfig) -> dict[str, Any]:
 # ---- git ---------------------------------------------------------------------------------------------------
 
 
-def _git(git_dir: Path | None, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
+def git(git_dir: Path | None, *args: str, env: dict[str, str] | None = None, check: bool = True) -> str:
     cmd = ["git", *_GIT_CONFIG, *(["--git-dir", str(git_dir)] if git_dir else []), *args]
     full_env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", **(env or {})}
     done = subprocess.run(cmd, capture_output=True, text=True, env=full_env, check=False)
@@ -135,7 +143,7 @@ def _clone(repo: RepoConfig, cache: Path) -> Path:
         tmp.parent.mkdir(parents=True, exist_ok=True)
         logger.info("cloning %s into %s", repo.source, dest)
         try:
-            _git(None, "clone", "--quiet", "--bare", "--filter=blob:none", repo.source, str(tmp))
+            git(None, "clone", "--quiet", "--bare", "--filter=blob:none", repo.source, str(tmp))
         except FreshStackError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
             raise FreshStackError(
@@ -147,16 +155,16 @@ def _clone(repo: RepoConfig, cache: Path) -> Path:
 
 
 def _rev(git_dir: Path, rev: str) -> str:
-    return _git(git_dir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).strip()
+    return git(git_dir, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False).strip()
 
 
-def _pick_commit(repo: RepoConfig, git_dir: Path) -> str:
+def pick_commit(repo: RepoConfig, git_dir: Path) -> str:
     """The full sha of the pinned commit, of the snapshot date's last commit, or of the branch head."""
     where = f"corpus repository {repo.keyword!r} ({repo.source})"
     if repo.commit:
         sha = _rev(git_dir, repo.commit)
         if not sha and "://" in repo.source:  # a cached clone may predate the commit: fetch once, then look again
-            _git(git_dir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*", check=False)
+            git(git_dir, "fetch", "--quiet", "origin", "+refs/heads/*:refs/heads/*", check=False)
             sha = _rev(git_dir, repo.commit)
         if not sha:
             raise FreshStackError(
@@ -171,9 +179,9 @@ def _pick_commit(repo: RepoConfig, git_dir: Path) -> str:
             raise FreshStackError(f"{where}: branch {repo.branch!r} not found (fix `branch:` or leave it out for HEAD)")
     if not repo.snapshot_date:
         return _rev(git_dir, ref)
-    sha = _git(git_dir, "rev-list", "-1", f"--before={repo.snapshot_date} 23:59:59 +0000", ref).strip()
+    sha = git(git_dir, "rev-list", "-1", f"--before={repo.snapshot_date} 23:59:59 +0000", ref).strip()
     if not sha:
-        first = _git(git_dir, "log", "--reverse", "--format=%cs", ref, check=False).split("\n", 1)[0]
+        first = git(git_dir, "log", "--reverse", "--format=%cs", ref, check=False).split("\n", 1)[0]
         raise FreshStackError(
             f"{where}: no commit on or before {repo.snapshot_date} on {ref} (its first commit is "
             f"from {first or '?'}; use a later `snapshot_date:` or pin `commit:`)"
@@ -187,7 +195,7 @@ def _export(repo: RepoConfig, git_dir: Path, sha: str, cache: Path) -> Path:
     if dest.is_dir():
         return dest
     tree = f"{sha}:{repo.subdir}" if repo.subdir else f"{sha}^{{tree}}"
-    if _git(git_dir, "cat-file", "-t", tree, check=False).strip() != "tree":
+    if git(git_dir, "cat-file", "-t", tree, check=False).strip() != "tree":
         raise FreshStackError(
             f"corpus repository {repo.keyword!r}: subdir {repo.subdir!r} is not a folder at commit "
             f"{sha[:12]} of {repo.source} (fix `subdir:`)"
@@ -198,7 +206,7 @@ def _export(repo: RepoConfig, git_dir: Path, sha: str, cache: Path) -> Path:
     index = tmp.with_name(tmp.name + ".index")
     try:
         # read-tree -u fetches a partial clone's missing blobs in one batch and writes every file of the tree.
-        _git(git_dir, "--work-tree", str(work), "read-tree", "-u", "--reset", tree, env={"GIT_INDEX_FILE": str(index)})
+        git(git_dir, "--work-tree", str(work), "read-tree", "-u", "--reset", tree, env={"GIT_INDEX_FILE": str(index)})
         os.replace(tmp, dest)
     finally:
         index.unlink(missing_ok=True)

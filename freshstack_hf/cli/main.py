@@ -27,6 +27,7 @@ SUBCOMMANDS = (
     "evaluate",
     "evaluate_answers",
     "judge_agreement",
+    "pin_commits",
     "retrieve",
     "candidates",
     "rerank",
