@@ -291,3 +291,36 @@ def test_chunk_file_follows_the_official_rules():
     assert chunker.chunk_file("a.txt", "x" * 1_000_000).skipped == "over_max_chars"
     text = chunker.chunk_file("notes.txt", "first line.\n\nsecond paragraph here.\n")
     assert [r[0] for r in text.rows] == ["notes.txt_0_36"]  # the whole 36-character file: it fits
+
+
+# ---- real repository slices at named commits (tests/fixtures/released/SOURCES.md) -----------------------------
+
+RELEASED = Path(__file__).parent / "fixtures" / "released"
+SLICES = {"langchainjs": "langchain-ai/langchainjs", "godot-demo-projects": "godotengine/godot-demo-projects"}
+
+
+@pytest.mark.slow
+@needs_official
+@pytest.mark.parametrize("folder", sorted(SLICES))
+def test_parity_on_real_repository_slices(tmp_path, tiktoken_cache, folder):
+    """TypeScript, MDX with non-ASCII text (byte offsets), GDScript, Godot scenes (semchunk), C# (no grammar)."""
+    tree = _place(tmp_path, RELEASED / folder / "tree", SLICES[folder])
+    official = official_chunks(tmp_path / "local", SLICES[folder], tiktoken_cache)
+    mine, record = ours(tmp_path, tree, SLICES[folder])
+    assert_same(official, mine)
+    assert len(mine) >= 20 and record["files"] >= 10, record
+
+
+def test_default_build_makes_the_released_ids(tmp_path):
+    """Corpus ids of the FreshStack release (langchain topic), made by `freshstack-hf build`'s default chunker from
+    the files at the commit `pin-commits` found: ids, offsets and the byte-offset quirk of tree-sitter files."""
+    released = (RELEASED / "langchainjs" / "released_ids.txt").read_text(encoding="utf-8").split()
+    assert len(released) == 13
+    mine, record = ours(tmp_path, RELEASED / "langchainjs" / "tree", "langchain-ai/langchainjs")
+    made = {f"langchainjs/{suffix}" for suffix in mine}
+    assert not set(released) - made, sorted(set(released) - made)
+    assert record["chunker"] == "freshstack-0.0.6"
+    # concepts.mdx is cut by tree-sitter at UTF-8 byte numbers: the released offsets are not character offsets
+    concept = next(i for i in released if "concepts.mdx_9646_" in i).removeprefix("langchainjs/")
+    text = (RELEASED / "langchainjs" / "tree" / "docs/core_docs/docs/concepts.mdx").read_text(encoding="utf-8")
+    assert mine[concept] == text[9646:19290] and not text[:19290].isascii()
