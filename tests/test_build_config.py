@@ -109,6 +109,17 @@ def test_official_topics_parse_with_the_known_commits():
     # the paper's Table 2 lists 10, 5, 9, 4 and 6 repositories
     counts = {name: len(c.corpus.repositories) for name, c in configs.items()}
     assert counts == {"langchain": 10, "yolo": 5, "laravel": 9, "angular": 4, "godot": 6}
+    # the released langchain corpus holds notebooks as raw text (tests/test_release_chunker.py)
+    assert configs["langchain"].corpus.notebooks == "text" and configs["godot"].corpus.notebooks == "script"
+
+
+def test_notebooks_mode_is_checked(tmp_path):
+    base = minimal()["corpus"]
+    assert parse_topic(minimal(corpus={**base, "notebooks": "text"}), "t.yaml", tmp_path).corpus.notebooks == "text"
+    with pytest.raises(ValidationError, match=r"corpus.notebooks.*one of script, text"):
+        parse_topic(minimal(corpus={**base, "notebooks": "json"}), "t.yaml", tmp_path)
+    with pytest.raises(ValidationError, match=r"corpus.notebooks.*applies to `chunker: freshstack-0.0.6` only"):
+        parse_topic(minimal(corpus={**base, "chunker": "sections", "notebooks": "text"}), "t.yaml", tmp_path)
 
 
 def test_cli_reports_a_bad_definition_with_exit_2(tmp_path, capsys):

@@ -76,12 +76,12 @@ def official_chunks(local_dir: Path, repo_id: str, cache: Path) -> dict[str, lis
     return chunks
 
 
-def ours(tmp_path: Path, tree: Path, repo_id: str) -> tuple[dict[str, str], dict]:
-    """{id without the keyword: text} from `freshstack-hf build`'s corpus stage with default settings."""
+def ours(tmp_path: Path, tree: Path, repo_id: str, **corpus_keys: str) -> tuple[dict[str, str], dict]:
+    """{id without the keyword: text} from `freshstack-hf build`'s corpus stage (default settings unless given)."""
     data = {
         "topic": "parity",
         "questions": {"source": "q.xml", "tags": ["x"]},
-        "corpus": {"repositories": [{"source": str(tree), "keyword": "kw", "name": repo_id}]},
+        "corpus": {"repositories": [{"source": str(tree), "keyword": "kw", "name": repo_id}], **corpus_keys},
     }
     config = parse_topic(data, base=tmp_path)
     ctx = StageContext(config, work=tmp_path / "work", out=tmp_path / "o", show_progress=False)
@@ -324,3 +324,19 @@ def test_default_build_makes_the_released_ids(tmp_path):
     concept = next(i for i in released if "concepts.mdx_9646_" in i).removeprefix("langchainjs/")
     text = (RELEASED / "langchainjs" / "tree" / "docs/core_docs/docs/concepts.mdx").read_text(encoding="utf-8")
     assert mine[concept] == text[9646:19290] and not text[:19290].isascii()
+    # TypeScript notebooks: 0.0.6 parses their script as Python and gets nothing, as the default does here
+    assert not any(".ipynb" in suffix for suffix in mine)
+
+
+def test_notebooks_as_text_make_the_released_notebook_ids(tmp_path):
+    """The release holds langchainjs' notebooks as their raw JSON through the text splitter (semchunk's one-
+    character gaps: `_0_6638`, `_6639_10571`), not as 0.0.6's script: `notebooks: text` makes those ids too."""
+    notebook_ids = (RELEASED / "langchainjs" / "released_notebook_ids.txt").read_text(encoding="utf-8").split()
+    released = (RELEASED / "langchainjs" / "released_ids.txt").read_text(encoding="utf-8").split()
+    assert len(notebook_ids) == 3
+    mine, record = ours(tmp_path, RELEASED / "langchainjs" / "tree", "langchain-ai/langchainjs", notebooks="text")
+    made = {f"langchainjs/{suffix}" for suffix in mine}
+    assert not set(notebook_ids + released) - made, sorted(set(notebook_ids + released) - made)
+    assert record["notebooks"] == "text"  # the manifest names the mode
+    raw = (RELEASED / "langchainjs" / "tree" / "docs/core_docs/docs/how_to/document_loader_markdown.ipynb").read_text()
+    assert mine["docs/core_docs/docs/how_to/document_loader_markdown.ipynb_0_6638"] == raw[:6638]

@@ -23,6 +23,7 @@ QUESTION_FORMATS = ("auto", "stackexchange", "bigquery", "api")
 # `freshstack-0.0.6` reproduces the released corpus (the official chunker, file by file); `sections` is the
 # gap-free chunker that budgets in any tokenizer (see README "How a corpus is chunked").
 CHUNKERS = ("freshstack-0.0.6", "sections")
+NOTEBOOK_MODES = ("script", "text")
 TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")
 RETRIEVERS = ("bm25", "dense")
 # A git sha for repositories with history; tarballs and plain folders may name a release instead (`pandas==3.1.1`).
@@ -71,6 +72,9 @@ class CorpusConfig:
     # freshstack-0.0.6 only: the official's per-file limits
     max_chunks_per_file: int = 100
     max_file_chars: int = 1_000_000
+    # notebooks: "script" (freshstack 0.0.6: nbconvert to a script, parsed as Python) or "text" (the raw JSON
+    # through the text splitter, as the released corpus holds them: langchainjs' notebooks at their commit)
+    notebooks: str = "script"
     # sections only
     min_tokens: int = 5  # chunks below this are near-empty: dropped and counted
     tokenizer: str = "regex"  # an offline tokenizer name, recorded in the manifest
@@ -192,7 +196,7 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     chunker = r.get(c, "chunker", str, "corpus.", CHUNKERS[0])
     if chunker not in CHUNKERS:
         r.problem("corpus.chunker", f"unknown chunker {chunker!r}", f"one of {', '.join(CHUNKERS)}")
-    only = {"freshstack-0.0.6": ("max_chunks_per_file", "max_file_chars"), "sections": SECTIONS_KEYS}
+    only = {"freshstack-0.0.6": ("max_chunks_per_file", "max_file_chars", "notebooks"), "sections": SECTIONS_KEYS}
     for other, keys in only.items():
         for key in keys:
             if other != chunker and key in c:
@@ -203,6 +207,7 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
         max_tokens=r.get(c, "max_tokens", int, "corpus.", 2048),
         max_chunks_per_file=r.get(c, "max_chunks_per_file", int, "corpus.", 100),
         max_file_chars=r.get(c, "max_file_chars", int, "corpus.", 1_000_000),
+        notebooks=r.get(c, "notebooks", str, "corpus.", "script"),
         min_tokens=r.get(c, "min_tokens", int, "corpus.", 5),
         tokenizer=_tokenizer(r.get(c, "tokenizer", str, "corpus.", "regex"), base),
         max_file_bytes=r.get(c, "max_file_bytes", int, "corpus.", 2_000_000),
@@ -210,6 +215,8 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     r.positive(corpus.max_tokens, "corpus.max_tokens")
     r.positive(corpus.max_chunks_per_file, "corpus.max_chunks_per_file")
     r.positive(corpus.max_file_chars, "corpus.max_file_chars")
+    if corpus.notebooks not in NOTEBOOK_MODES:
+        r.problem("corpus.notebooks", f"unknown value {corpus.notebooks!r}", f"one of {', '.join(NOTEBOOK_MODES)}")
     if corpus.min_tokens >= corpus.max_tokens:
         r.problem("corpus.min_tokens", "must be below max_tokens")
 

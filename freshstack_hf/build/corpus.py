@@ -99,6 +99,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
             tokenizer="cl100k_base",
             max_chunks_per_file=cfg.max_chunks_per_file,
             max_file_chars=cfg.max_file_chars,
+            notebooks=cfg.notebooks,
         )
     else:
         settings.update(tokenizer=tokenizer.name, min_tokens=cfg.min_tokens, max_file_bytes=cfg.max_file_bytes)
@@ -122,7 +123,7 @@ Row = tuple[str, int, int, str]  # id after the keyword, start, end, text
 def _file_chunker(cfg: CorpusConfig, repo: RepoConfig, tokenizer: Any) -> Any:
     """`(rel, path) -> (rows, skip reason, near-empty chunks dropped)` for the configured chunker."""
     if tokenizer is None:
-        release = ReleaseChunker(repo.name, cfg.max_tokens, cfg.max_chunks_per_file, cfg.max_file_chars)
+        release = ReleaseChunker(repo.name, cfg.max_tokens, cfg.max_chunks_per_file, cfg.max_file_chars, cfg.notebooks)
 
         def release_file(rel: str, path: Any) -> tuple[list[Row], str, int]:
             text, reason = read_release_text(path, rel, cfg.max_file_chars)

@@ -127,7 +127,7 @@ def pin_topic(
         if not released:
             continue
         progress(f"{repo.keyword}: {len(released)} released ids")
-        chunker = ReleaseChunker(repo.name, cfg.max_tokens, cfg.max_chunks_per_file, cfg.max_file_chars)
+        chunker = ReleaseChunker(repo.name, cfg.max_tokens, cfg.max_chunks_per_file, cfg.max_file_chars, cfg.notebooks)
         repos.append(_pin_repo(repo, released, cache, window, chunker, cfg.max_file_chars, progress))
     return {
         "topic": config.topic,

@@ -82,8 +82,10 @@ class ReleaseChunker:
         max_tokens: int = MAX_TOKENS,
         max_chunks: int = MAX_CHUNKS_PER_FILE,
         max_chars: int = MAX_FILE_CHARS,
+        notebooks: str = "script",
     ) -> None:
         self.repo_name = repo_name.strip("/")
+        self.notebooks = notebooks  # "text": a notebook's raw JSON goes to the text splitter (pygments knows no .ipynb)
         self.max, self.max_chunks, self.max_chars = max_tokens, max_chunks, max_chars
         self._languages: dict[str, str | None] = {}
         self._parsers: dict[str, Any] = {}
@@ -96,7 +98,7 @@ class ReleaseChunker:
         if len(text) >= self.max_chars:
             return FileResult(skipped="over_max_chars")
         name = f"{self.repo_name}/{rel}"
-        if rel.lower().endswith(".ipynb"):
+        if rel.lower().endswith(".ipynb") and self.notebooks == "script":
             return self._notebook(name, text)
         language = self.language(name)
         if language is not None:
