@@ -13,9 +13,10 @@ from freshstack_hf.build.backends import IMPORTANCE, QA, JudgeTask
 from freshstack_hf.build.offline import OfflineBackend
 
 FIXTURE = Path(__file__).parent / "fixtures" / "offline_support_pairs.jsonl"
-# Measured with scripts/calibrate_offline_judge.py: 0.854 lexical only, 0.876 with MiniLM; floors keep a margin.
-LEXICAL_FLOOR = 0.80
-COMBINED_FLOOR = 0.83
+# Accuracy measured with scripts/calibrate_offline_judge.py under the setting chosen on released judgments:
+# 0.775 lexical only, 0.809 with MiniLM (the hand-made set is half positive, the release 8%); floors keep a margin.
+LEXICAL_FLOOR = 0.75
+COMBINED_FLOOR = 0.78
 
 QUEUE_QA = QA(
     "q1",

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from freshstack_hf.build.offline import RELEASED_AGREEMENT
 from freshstack_hf.cli.main import main
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "laravel_dump" / "Posts.xml"
@@ -95,6 +97,10 @@ def test_card_and_manifest_say_the_judgments_are_heuristic(built):
     card = (out / "README.md").read_text(encoding="utf-8")
     assert "Heuristic judgments" in card and "offline-heuristic" in card
     assert "86077535bbfdc2ab29cd9f202ee1ab3e7e6e18e6" in card
+    # how far the offline judge is from real GPT-4o judgments, with the pair count, in the card's own words
+    measured = re.search(r"measured against (\d+) pairs of the FreshStack oct-2024 langchain judgments", card)
+    assert measured and int(measured.group(1)) == RELEASED_AGREEMENT["pairs"]
+    assert re.search(r"kappa -?\d\.\d\d, precision \d\.\d\d, recall \d\.\d\d", card)
     manifest = json.loads((out / "manifest.json").read_text(encoding="utf-8"))
     entry = manifest["topics"]["laravel"]
     assert entry["source"]["heuristic_judgments"] is True

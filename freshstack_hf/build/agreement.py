@@ -10,10 +10,14 @@ judgments, and the Kendall tau between the two orderings of those systems.
 
 from __future__ import annotations
 
+import gzip
+import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf.build.judgments import judge_tasks
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.records import NuggetJudgment
 
 EFFECT_MEASURES = ("alpha_ndcg@10", "coverage@20")
@@ -74,20 +78,13 @@ def judge_agreement(
     missing = needed - set(text_of)
     docs = {q: [d for d in ids if d in text_of] for q, ids in docs.items()}
     questions = {q.query_id: f"{q.title}\n\n{q.body}".strip() for q in t.queries}
-    nuggets = {q: tuple(nugget_text[n] for n in ids) for q, ids in nugget_ids.items()}
-    tasks = judge_tasks(questions, nuggets, docs, text_of, docs_per_call, max_doc_tokens)
-    matrices = backend.judge(tasks)
-    predicted: dict[tuple[str, str], int] = {}
-    for task, matrix in zip(tasks, matrices, strict=True):
-        ids = nugget_ids[task.query_id]
-        for doc_id, supports in zip(task.doc_ids, matrix, strict=True):
-            for nugget_id, yes in zip(ids, supports, strict=True):
-                predicted[(nugget_id, doc_id)] = int(bool(yes))
+    nuggets = {q: [(n, nugget_text[n]) for n in ids] for q, ids in nugget_ids.items()}
+    predicted, calls = rejudge(backend, questions, nuggets, docs, text_of, docs_per_call, max_doc_tokens)
     pairs = [pair for pair in reference if pair in predicted]
     result = agreement_counts([reference[p] for p in pairs], [predicted[p] for p in pairs])
     result["skipped_pairs"] = len(reference) - len(pairs)
     result["skipped_docs_without_text"] = len(missing)
-    result["calls"] = len(tasks)
+    result["calls"] = calls
     rejudged = [
         NuggetJudgment(j.query_id, j.nugget_id, j.doc_id, predicted.get((j.nugget_id, j.doc_id), j.relevance))
         for j in t.judgments
@@ -96,9 +93,104 @@ def judge_agreement(
     return result
 
 
+def rejudge(
+    backend: Any,
+    questions: dict[str, str],
+    nuggets: dict[str, list[tuple[str, str]]],
+    docs: dict[str, list[str]],
+    text_of: dict[str, str],
+    docs_per_call: int = 20,
+    max_doc_tokens: int = 1024,
+) -> tuple[dict[tuple[str, str], int], int]:
+    """Judge every (nugget, document) of each question through the build's task builder, as the build would.
+
+    `nuggets` maps a question to its (nugget_id, text) in order and `docs` to its document ids; returns
+    {(nugget_id, doc_id): 0 or 1} and the number of judge calls. Shared by `judge_agreement` and the offline
+    judge's calibration on released judgments, so both measure the judge exactly as a build runs it.
+    """
+    texts = {q: tuple(text for _, text in items) for q, items in nuggets.items()}
+    tasks = judge_tasks(questions, texts, docs, text_of, docs_per_call, max_doc_tokens)
+    predicted: dict[tuple[str, str], int] = {}
+    for task, matrix in zip(tasks, backend.judge(tasks), strict=True):
+        ids = [nugget_id for nugget_id, _ in nuggets[task.query_id]]
+        for doc_id, supports in zip(task.doc_ids, matrix, strict=True):
+            for nugget_id, yes in zip(ids, supports, strict=True):
+                predicted[(nugget_id, doc_id)] = int(bool(yes))
+    return predicted, len(tasks)
+
+
+@dataclass(frozen=True)
+class ReferencePairs:
+    """Judged (nugget, document) pairs with the documents' texts, grouped the way a build judges them."""
+
+    nuggets: dict[str, list[tuple[str, str]]]  # query_id -> [(nugget_id, text)], in order
+    docs: dict[str, list[str]]  # query_id -> judged document ids that have a text, in order
+    text_of: dict[str, str]
+    labels: dict[tuple[str, str], int]  # (nugget_id, doc_id) -> 1 supported, 0 not
+    skipped_pairs: int  # pairs whose document has no text
+
+
+def load_reference_pairs(judgments: Path, texts: Path) -> ReferencePairs:
+    """Released judgments as nugget lists (JSON Lines: `query_id`, `nugget_id`, `nugget`, `supported`,
+    `not_supported`, the release's `relevant_corpus_ids` / `non_relevant_corpus_ids`) and the documents' texts
+    (JSON Lines, optionally gzipped: `_id`, `text`). Pairs whose document has no text are counted, not judged."""
+    text_of: dict[str, str] = {}
+    opener = gzip.open if texts.suffix == ".gz" else open
+    with opener(texts, "rt", encoding="utf-8") as handle:
+        for line_no, line in enumerate(handle, 1):
+            if line.strip():
+                row = _row(texts, line_no, line, ("_id", "text"))
+                text_of[row["_id"]] = row["text"]
+    nuggets: dict[str, list[tuple[str, str]]] = {}
+    docs: dict[str, list[str]] = {}
+    labels: dict[tuple[str, str], int] = {}
+    skipped = 0
+    for line_no, line in enumerate(judgments.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        row = _row(judgments, line_no, line, ("query_id", "nugget_id", "nugget", "supported", "not_supported"))
+        query_id, nugget_id = str(row["query_id"]), str(row["nugget_id"])
+        nuggets.setdefault(query_id, []).append((nugget_id, row["nugget"]))
+        listed = docs.setdefault(query_id, [])
+        for label, ids in ((1, row["supported"]), (0, row["not_supported"])):
+            for doc_id in ids:
+                if doc_id not in text_of:
+                    skipped += 1
+                    continue
+                labels[(nugget_id, doc_id)] = label
+                if doc_id not in listed:
+                    listed.append(doc_id)
+    return ReferencePairs(nuggets, docs, {d: text_of[d] for ids in docs.values() for d in ids}, labels, skipped)
+
+
+def _row(path: Path, line_no: int, line: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise FreshStackError(f"{path}, line {line_no}: not JSON ({exc.msg})") from exc
+    missing = [k for k in keys if k not in row]
+    if missing:
+        raise FreshStackError(f"{path}, line {line_no}: missing {', '.join(missing)}; each row needs {', '.join(keys)}")
+    return row
+
+
+def agreement_on_pairs(
+    backend: Any, reference: ReferencePairs, *, docs_per_call: int = 20, max_doc_tokens: int = 1024
+) -> dict[str, Any]:
+    """`agreement_counts` of `backend` on reference pairs, judged as a build judges them (no question text: the
+    release's questions are not part of this material, and no judge here reads them to decide support)."""
+    questions = dict.fromkeys(reference.nuggets, "")
+    predicted, calls = rejudge(
+        backend, questions, reference.nuggets, reference.docs, reference.text_of, docs_per_call, max_doc_tokens
+    )
+    pairs = sorted(reference.labels)
+    result = agreement_counts([reference.labels[p] for p in pairs], [predicted[p] for p in pairs])
+    result.update(skipped_pairs=reference.skipped_pairs, calls=calls, questions=len(reference.nuggets))
+    return result
+
+
 def _effect(dataset: Any, topic: str, t: Any, rejudged: list[NuggetJudgment]) -> dict[str, Any]:
     """The candidate lists under both sets of judgments, and the Kendall tau of their orderings."""
-    from freshstack_hf.errors import FreshStackError
     from freshstack_hf.metrics import evaluate
     from freshstack_hf.metrics.qrels import NuggetQrels
     from freshstack_hf.runs.run import from_ids

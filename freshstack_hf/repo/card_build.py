@@ -25,8 +25,14 @@ def build_lines(manifest: dict[str, Any]) -> list[str]:
                 "> **Heuristic judgments.** This topic was built with the offline backend: its nuggets are sentences",
                 "> of the accepted answers and its support judgments come from word overlap and MiniLM similarity,",
                 "> not from an LLM. Use it to try the tools; do not compare its scores with LLM-judged topics.",
-                "",
             ]
+            judge = ((stages.get("judgments") or {}).get("usage") or {}).get("judgments") or {}
+            if judge.get("agreement"):
+                lines += [
+                    ">",
+                    f"> The offline judge's rule, `{judge.get('rule', '?')}`, measured {judge['agreement']}.",
+                ]
+            lines.append("")
         lines += _questions(stages.get("questions", {}))
         lines += _corpus(stages.get("corpus", {}))
         lines += _pools(stages.get("pools", {}), stages.get("judgments", {}))
