@@ -124,9 +124,9 @@ def generate() -> tuple[int, int]:
 _CHILD = """
 import json, sys, time
 from pathlib import Path
-from freshstack_hf.build import corpus
-from freshstack_hf.build.config import parse_topic
-from freshstack_hf.build.stage import StageContext
+from freshstack_hf.pipeline.stages import corpus
+from freshstack_hf.pipeline.config import parse_topic
+from freshstack_hf.pipeline.stage import StageContext
 repo, work = sys.argv[1], sys.argv[2]
 cfg = parse_topic({"topic": "bench", "questions": {"source": "q", "tags": ["x"]},
                    "corpus": {"repositories": [{"source": repo, "keyword": "bench"}], "max_tokens": %d}})
@@ -150,7 +150,7 @@ def _ours_in_subprocess() -> tuple[dict, int]:
 
 
 def _read_floor(files: list) -> float:
-    from freshstack_hf.build.files import read_release_text
+    from freshstack_hf.pipeline.corpus.files import read_release_text
 
     start = time.perf_counter()
     for rel, path in files:
@@ -176,9 +176,9 @@ print(json.dumps({"files": files, "seconds": time.perf_counter() - start}))
 _OURS = """
 import json, sys
 from pathlib import Path
-from freshstack_hf.build import corpus
-from freshstack_hf.build.config import parse_topic
-from freshstack_hf.build.stage import StageContext
+from freshstack_hf.pipeline.stages import corpus
+from freshstack_hf.pipeline.config import parse_topic
+from freshstack_hf.pipeline.stage import StageContext
 tree, name, work = sys.argv[1:4]
 cfg = parse_topic({"topic": "bench", "questions": {"source": "q", "tags": ["x"]},
                    "corpus": {"repositories": [{"source": tree, "keyword": "kw", "name": name}]}})
@@ -220,7 +220,7 @@ def _official_vs_ours() -> None:
     import json
     import shutil
 
-    from freshstack_hf.build import cl100k
+    from freshstack_hf import cl100k
 
     cache = OUT / "tiktoken"
     cache.mkdir(parents=True, exist_ok=True)
@@ -266,7 +266,7 @@ def _official_vs_ours() -> None:
 
 
 def main() -> None:
-    from freshstack_hf.build.files import walk_files
+    from freshstack_hf.pipeline.corpus.files import walk_files
 
     _official_vs_ours()
     start = time.perf_counter()

@@ -119,9 +119,9 @@ def bare_lxml(path: Path) -> int:
 
 def our_reader(path: Path) -> tuple[int, int]:
     """`PostSource.scan` as the stage drives it: (rows scanned, posts decoded)."""
-    from freshstack_hf.build.posts import ScanStats
-    from freshstack_hf.build.questions import _tag_precheck
-    from freshstack_hf.build.sources import PostSource
+    from freshstack_hf.pipeline.sources.posts import ScanStats
+    from freshstack_hf.pipeline.sources.registry import PostSource
+    from freshstack_hf.pipeline.stages.questions import _tag_precheck
 
     wanted: set[str] = set()
     stats = ScanStats()
@@ -134,9 +134,9 @@ def our_reader(path: Path) -> tuple[int, int]:
 
 
 def whole_stage(path: Path) -> dict:
-    from freshstack_hf.build import questions
-    from freshstack_hf.build.config import parse_topic
-    from freshstack_hf.build.stage import StageContext
+    from freshstack_hf.pipeline.config import parse_topic
+    from freshstack_hf.pipeline.stage import StageContext
+    from freshstack_hf.pipeline.stages import questions
 
     with tempfile.TemporaryDirectory() as tmp:
         config = parse_topic(

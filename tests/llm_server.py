@@ -2,7 +2,7 @@
 
 It speaks just enough of the protocol for the build: chat completions, embeddings, file upload/download and
 the Batch API. Answers come from a `responder(messages, body) -> str`; `task_responder` recognises each prompt of
-`freshstack_hf.build.prompts` (and the answer judge's of `freshstack_hf.answers.prompts`) and answers it validly
+`freshstack_hf.pipeline.prompts` (and the answer judge's of `freshstack_hf.answers.prompts`) and answers it validly
 with simple word-overlap rules, so a whole build can run against it. Faults queued with `fail(...)` hit the next
 chat/embeddings requests: `429` (with Retry-After), `500`, `malformed` (a completion whose content is not JSON),
 `garbage_body` (HTTP 200 whose body is not JSON), `timeout` (answers after the client gave up), `401`.
@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from freshstack_hf.answers import prompts as answer_prompts
-from freshstack_hf.build import prompts
+from freshstack_hf.pipeline import prompts
 
 Responder = Callable[[list[dict[str, str]], dict[str, Any]], str]
 FAULTS = ("429", "500", "malformed", "garbage_body", "timeout", "401")

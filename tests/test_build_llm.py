@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from freshstack_hf.build import prompts
-from freshstack_hf.build.backends import QA, JudgeTask, NuggetText
-from freshstack_hf.build.config import LLMConfig
-from freshstack_hf.build.llm import batch as batch_mod
-from freshstack_hf.build.llm import effective_config, make_backend
-from freshstack_hf.build.llm.cache import ResponseCache, request_key
-from freshstack_hf.build.llm.client import ChatRequest, LLMClient
-from freshstack_hf.build.llm.online import OnlineBackend
-from freshstack_hf.build.llm.repair import ParseError, repair_json
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.llm import batch as batch_mod
+from freshstack_hf.llm.cache import ResponseCache, request_key
+from freshstack_hf.llm.client import ChatRequest, LLMClient
+from freshstack_hf.llm.repair import ParseError, repair_json
+from freshstack_hf.pipeline import prompts
+from freshstack_hf.pipeline.backends import QA, JudgeTask, NuggetText
+from freshstack_hf.pipeline.choose import effective_config, make_backend
+from freshstack_hf.pipeline.config import LLMConfig
+from freshstack_hf.pipeline.online import OnlineBackend
 
 QAS = [
     QA(
@@ -232,7 +232,7 @@ def test_judgments_through_the_backend(llm_server, tmp_path):
 
 
 def test_judge_prompt_keeps_documents_as_written_and_names_the_cut():
-    from freshstack_hf.build import cl100k
+    from freshstack_hf import cl100k
 
     code = "def f(x):\n    if x:\n        return 1\n    return 2\n" * 300
     cut = cl100k.cut(code, 100)
@@ -328,7 +328,7 @@ def test_environment_overrides(monkeypatch, tmp_path):
 WRITER = textwrap.dedent(
     """
     import sys, time
-    from freshstack_hf.build.llm.cache import ResponseCache
+    from freshstack_hf.llm.cache import ResponseCache
     cache = ResponseCache(sys.argv[1])
     for i in range(10_000):
         request = {"endpoint": "chat.completions", "model": "m", "messages": [{"role": "user", "content": str(i)}]}

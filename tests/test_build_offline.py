@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from freshstack_hf.build.backends import IMPORTANCE, QA, JudgeTask
-from freshstack_hf.build.offline import OfflineBackend
+from freshstack_hf.pipeline.backends import IMPORTANCE, QA, JudgeTask
+from freshstack_hf.pipeline.offline import OfflineBackend
 
 FIXTURE = Path(__file__).parent / "fixtures" / "offline_support_pairs.jsonl"
 # Accuracy measured with scripts/calibrate_offline_judge.py under the setting chosen on released judgments:
@@ -219,7 +219,7 @@ def test_nuggets_skip_links_captions_and_rhetorical_questions():
 
 
 def test_stats_survive_the_manifest_delta():
-    from freshstack_hf.build.accounting import delta
+    from freshstack_hf.pipeline.accounting import delta
 
     backend = OfflineBackend(use_embeddings=False)
     before = backend.stats()

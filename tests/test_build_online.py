@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from freshstack_hf.build import prompts
 from freshstack_hf.cli.main import main
+from freshstack_hf.pipeline import prompts
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "laravel_dump" / "Posts.xml"
 JUDGE_STAGES = "questions,corpus,nuggets,pools,judgments"
@@ -190,7 +190,7 @@ def test_judged_documents_reach_the_endpoint_as_written(tmp_path, shared_data, l
     at `judging.max_doc_tokens` cl100k tokens (no hidden cap, the YAML value), and the prompt says so."""
     import re
 
-    from freshstack_hf.build import cl100k
+    from freshstack_hf import cl100k
 
     path = definition(tmp_path, shared_data, llm_server.base_url)
     data = yaml.safe_load(path.read_text())

@@ -14,12 +14,13 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from freshstack_hf.build import questions, source_dump
-from freshstack_hf.build.config import parse_topic
-from freshstack_hf.build.html_text import has_code, html_to_text
-from freshstack_hf.build.posts import iso_date, parse_tags
-from freshstack_hf.build.stage import StageContext
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.config import parse_topic
+from freshstack_hf.pipeline.sources import dump as source_dump
+from freshstack_hf.pipeline.sources.html_text import has_code, html_to_text
+from freshstack_hf.pipeline.sources.posts import iso_date, parse_tags
+from freshstack_hf.pipeline.stage import StageContext
+from freshstack_hf.pipeline.stages import questions
 
 GENAI_TAGS = ("chatgpt", "gpt-4", "stable-diffusion")
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from freshstack_hf.build.pipeline import run_build
 from freshstack_hf.demo_topic import LIBRARIES, POSTS, demo_config
+from freshstack_hf.pipeline.run import run_build
 
 SOURCES = json.loads((POSTS.parent / "sources.json").read_text(encoding="utf-8"))
 

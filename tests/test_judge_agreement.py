@@ -13,10 +13,10 @@ import shutil
 
 import pytest
 
-from freshstack_hf.build import cl100k
-from freshstack_hf.build.agreement import agreement_counts
-from freshstack_hf.build.prompts import JUDGE_SYSTEM
+from freshstack_hf import cl100k
 from freshstack_hf.cli.main import main
+from freshstack_hf.pipeline.agreement import agreement_counts
+from freshstack_hf.pipeline.prompts import JUDGE_SYSTEM
 from freshstack_hf.repo.reader import load_topic
 
 

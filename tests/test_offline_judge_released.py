@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from freshstack_hf.build.agreement import agreement_on_pairs, load_reference_pairs
-from freshstack_hf.build.offline import RELEASED_AGREEMENT, OfflineBackend, measured_agreement
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.agreement import agreement_on_pairs, load_reference_pairs
+from freshstack_hf.pipeline.offline import RELEASED_AGREEMENT, OfflineBackend, measured_agreement
 
 RELEASED = Path(__file__).parent / "fixtures" / "released"
 JUDGMENTS = RELEASED / "langchain_judgments.jsonl"

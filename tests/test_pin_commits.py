@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from test_release_chunker import needs_official, official_chunks, tiktoken_cache  # noqa: F401 (fixture)
 
-from freshstack_hf.build.pinning import load_released_ids, parse_id
 from freshstack_hf.cli.main import main
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.corpus.pinning import load_released_ids, parse_id
 
 FILES = ("queues.md", "routing.md", "responses.md")
 

@@ -24,11 +24,12 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from freshstack_hf.build import cl100k, corpus
-from freshstack_hf.build.config import parse_topic
-from freshstack_hf.build.release_chunker import ReleaseChunker, lexer_name
-from freshstack_hf.build.stage import StageContext
+from freshstack_hf import cl100k
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.config import parse_topic
+from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker, lexer_name
+from freshstack_hf.pipeline.stage import StageContext
+from freshstack_hf.pipeline.stages import corpus
 
 CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
 OFFICIAL = """

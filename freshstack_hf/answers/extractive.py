@@ -43,7 +43,7 @@ def extractive_answers(
 def _answer(
     question: str, doc_ids: Sequence[str], texts: Mapping[str, str], per_doc: int, max_words: int
 ) -> list[Sentence]:
-    from freshstack_hf.build.offline_text import drop_links, split_markdown, summarize_code, terms
+    from freshstack_hf.llm.offline_text import drop_links, split_markdown, summarize_code, terms
 
     wanted = terms(question)
     out: list[Sentence] = []

@@ -35,8 +35,8 @@ def llm_answers(
     run_id: str = "",
 ) -> AnswerSet:
     """One cited answer per query of `topic` that `ranked` (query id -> doc ids, best first) holds docs for."""
-    from freshstack_hf.build.config import LLMConfig
-    from freshstack_hf.build.llm.client import ChatRequest, LLMClient
+    from freshstack_hf.llm.client import ChatRequest, LLMClient
+    from freshstack_hf.pipeline.config import LLMConfig
 
     config = LLMConfig(base_url=base_url, model=model, api_key_env=api_key_env, max_concurrency=max_concurrency)
     client = LLMClient(config, Path(cache_path))

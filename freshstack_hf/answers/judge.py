@@ -68,7 +68,7 @@ class OfflineJudge:
         self._calls = 0
 
     def assign(self, tasks: Sequence[AssignTask]) -> list[list[str]]:
-        from freshstack_hf.build.offline_text import lexical_share, terms
+        from freshstack_hf.llm.offline_text import lexical_share, terms
 
         out: list[list[str]] = []
         for task in tasks:
@@ -109,8 +109,8 @@ class LLMJudge:
         max_retries: int = 6,
         show_progress: bool = False,
     ) -> None:
-        from freshstack_hf.build.config import LLMConfig
-        from freshstack_hf.build.llm.client import LLMClient
+        from freshstack_hf.llm.client import LLMClient
+        from freshstack_hf.pipeline.config import LLMConfig
 
         config = LLMConfig(
             base_url=base_url,
@@ -126,7 +126,7 @@ class LLMJudge:
         self.name = f"openai:{model}@{base_url}"
 
     def assign(self, tasks: Sequence[AssignTask]) -> list[list[str]]:
-        from freshstack_hf.build.llm.client import ChatRequest
+        from freshstack_hf.llm.client import ChatRequest
 
         live = [i for i, t in enumerate(tasks) if _needs_call(t)]
         requests = [

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from freshstack_hf.build import cl100k
-from freshstack_hf.build.llm.repair import ParseError
-from freshstack_hf.build.prompts import load_json
+from freshstack_hf import cl100k
+from freshstack_hf.llm.repair import ParseError
+from freshstack_hf.pipeline.prompts import load_json
 
 PROMPT_VERSION = "freshstack-hf-answers-2"  # 2: answers and documents as written, cut in cl100k tokens
 SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"

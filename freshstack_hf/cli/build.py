@@ -53,10 +53,10 @@ def run(args: argparse.Namespace) -> int:
     from dataclasses import replace
     from pathlib import Path
 
-    from freshstack_hf.build.config import load_topic_config
-    from freshstack_hf.build.llm import effective_config
-    from freshstack_hf.build.pipeline import parse_stages, run_build
     from freshstack_hf.cli.common import write_json
+    from freshstack_hf.pipeline.choose import effective_config
+    from freshstack_hf.pipeline.config import load_topic_config
+    from freshstack_hf.pipeline.run import parse_stages, run_build
 
     config = load_topic_config(args.definition)
     llm = effective_config(config.llm)  # FRESHSTACK_LLM_* environment overrides, then the flags
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         llm = replace(llm, batch=True)
     backend = None
     if args.offline:
-        from freshstack_hf.build.offline import OfflineBackend
+        from freshstack_hf.pipeline.offline import OfflineBackend
 
         llm = replace(llm, base_url="")
         backend = OfflineBackend(show_progress=not (args.quiet or args.json))  # constructing it loads nothing

@@ -37,10 +37,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from freshstack_hf.build.agreement import judge_agreement
-    from freshstack_hf.build.config import LLMConfig
     from freshstack_hf.cli.common import require_repo_folder, resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.pipeline.agreement import judge_agreement
+    from freshstack_hf.pipeline.config import LLMConfig
 
     folder = require_repo_folder(args.repo)
     topics = resolve_topics(folder, args.topic)
@@ -51,11 +51,11 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError("--docs-per-call must be 1..50 and --max-doc-tokens positive")
     progress = not args.quiet and args.json != "-"
     if args.offline:
-        from freshstack_hf.build.offline import OfflineBackend
+        from freshstack_hf.pipeline.offline import OfflineBackend
 
         backend = OfflineBackend(show_progress=progress)
     else:
-        from freshstack_hf.build.llm.online import OnlineBackend
+        from freshstack_hf.pipeline.online import OnlineBackend
 
         cache = Path(args.cache) if args.cache else folder.parent / f"{folder.name}-work" / "judge-agreement"
         cache = cache if cache.suffix else cache / "llm-cache.sqlite"

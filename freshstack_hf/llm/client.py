@@ -1,0 +1,334 @@
+"""The one door to an OpenAI-compatible endpoint: cache, retries, bounded concurrency, parsing, accounting.
+
+Every build stage that needs a model goes through `LLMClient.chat_many`, so the behaviour users pay for is in one
+place: a request already answered is read from the cache (a re-run costs nothing); transient failures (429, 5xx,
+timeouts, dropped connections, a body that is not JSON) are retried with capped exponential backoff and jitter,
+honouring Retry-After; an answer that does not parse is first repaired locally, then re-asked with the parser's
+message (each follow-up its own cached request); a rejected key stops the build at once with the variable to
+set. Tokens and cost are counted per stage for the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.llm.cache import ResponseCache, request_key
+from freshstack_hf.llm.embeddings import EmbeddingsMixin
+from freshstack_hf.llm.repair import ParseError, _Garbage, repair_json
+from freshstack_hf.pipeline.config import LLMConfig
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+BACKOFF_ENV = "FRESHSTACK_LLM_BACKOFF"  # base delay in seconds of the exponential backoff (tests use ~0.01)
+MAX_WAIT_ENV = "FRESHSTACK_LLM_MAX_WAIT"  # cap of one wait in seconds, Retry-After included
+REASKS = 2  # follow-up requests after an answer that neither parses nor repairs
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One chat call: the messages, per-request parameters over the config's, and a label (the query id) for errors."""
+
+    messages: Sequence[dict[str, str]]
+    params: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+
+@dataclass
+class StageStats:
+    calls: int = 0  # answers obtained from the endpoint (synchronous or Batch)
+    batch_calls: int = 0  # of which through the Batch API
+    cache_hits: int = 0
+    retries: int = 0  # transport-level retries (429, 5xx, timeouts, garbage bodies)
+    repairs: int = 0  # answers that parsed after local repair (fences, trailing commas, surrounding text)
+    reasks: int = 0  # follow-up requests after an unparseable answer
+    errors: int = 0  # requests given up on
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return float(raw) if raw else default
+    except ValueError as exc:
+        raise FreshStackError(f"environment variable {name}={raw!r} is not a number of seconds") from exc
+
+
+def _retry_after(exc: Exception) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(header)
+        if value:
+            try:
+                return max(0.0, float(value) * scale)
+            except ValueError:
+                continue
+    return None
+
+
+class LLMClient(EmbeddingsMixin):
+    """Chat completions and embeddings through the real `openai.OpenAI` client, with our own retry policy."""
+
+    def __init__(self, config: LLMConfig, cache_path: Path, *, show_progress: bool = False) -> None:
+        self.config = config
+        self.base_url = config.base_url
+        self.cache_path = Path(cache_path)
+        self.cache = ResponseCache(self.cache_path)
+        self.batches_path = self.cache_path.with_name(self.cache_path.name + ".batches.json")
+        self.show_progress = show_progress
+        self.backoff = _env_float(BACKOFF_ENV, 1.0)
+        self.max_wait = _env_float(MAX_WAIT_ENV, 60.0)
+        self._stats: dict[str, StageStats] = {}
+        self._lock = threading.Lock()
+        self._openai: Any = None
+        self._refused: FreshStackError | None = None  # once the key is refused, no further request is sent
+
+    # ---- plumbing ----------------------------------------------------------------------------------------
+
+    @property
+    def openai(self) -> Any:
+        """The `openai.OpenAI` client, made on first use (its own retries off: ours count and log them)."""
+        if self._openai is None:
+            import openai
+
+            api_key = os.environ.get(self.config.api_key_env) or "unused"
+            self._openai = openai.OpenAI(
+                base_url=self.base_url, api_key=api_key, max_retries=0, timeout=self.config.timeout
+            )
+        return self._openai
+
+    def _add(self, stage: str, **counts: float) -> None:
+        with self._lock:
+            stats = self._stats.setdefault(stage, StageStats())
+            for name, value in counts.items():
+                setattr(stats, name, getattr(stats, name) + value)
+
+    def _account(self, stage: str, usage: dict[str, Any] | None, *, batch: bool = False) -> None:
+        usage = usage or {}
+        p, c = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        price = (p * self.config.input_price_per_million + c * self.config.output_price_per_million) / 1e6
+        self._add(
+            stage,
+            calls=1,
+            batch_calls=int(batch),
+            prompt_tokens=p,
+            completion_tokens=c,
+            cost=price * (0.5 if batch else 1.0),
+        )
+
+    def stats(self) -> dict[str, dict[str, Any]]:
+        """Per-stage accounting since this client was made."""
+        with self._lock:
+            return {stage: {**asdict(s), "cost": round(s.cost, 6)} for stage, s in self._stats.items()}
+
+    def chat_request(self, messages: Sequence[dict[str, str]], params: dict[str, Any] | None = None) -> dict:
+        """The whole request as cached and sent: endpoint kind, model, messages, every parameter."""
+        request: dict[str, Any] = {
+            "endpoint": "chat.completions",
+            "model": self.config.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": self.config.temperature,
+            "max_tokens": self.config.max_output_tokens,
+        }
+        request.update(params or {})
+        return request
+
+    def call_with_retries(self, stage: str, label: str, fn: Callable[[], T]) -> T:
+        """Run `fn` (one endpoint call) under the retry policy; user-fixable failures become FreshStackError."""
+        import openai
+
+        attempts = self.config.max_retries + 1
+        where = f"stage `{stage}`" + (f", query {label}" if label else "")
+        for attempt in range(attempts):
+            if self._refused is not None:  # a concurrent call already learnt the key is refused
+                raise self._refused
+            try:
+                return fn()
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                self._add(stage, errors=1)
+                state = "is not set" if not os.environ.get(self.config.api_key_env) else "holds a key it rejected"
+                self._refused = FreshStackError(
+                    f"{self.base_url} refused the request ({exc.status_code}) for {where}: the environment variable "
+                    f"{self.config.api_key_env} {state}; export {self.config.api_key_env}=<a valid key for this "
+                    f"endpoint> (or set llm.api_key_env to the variable that holds it)"
+                )
+                raise self._refused from exc
+            except (
+                openai.RateLimitError,
+                openai.InternalServerError,
+                openai.APIConnectionError,
+                openai.APIResponseValidationError,
+                _Garbage,
+                json.JSONDecodeError,
+            ) as exc:
+                reason, retry_after = f"{type(exc).__name__}: {str(exc)[:200]}", _retry_after(exc)
+            except openai.APIStatusError as exc:
+                if exc.status_code not in (408, 409):
+                    self._add(stage, errors=1)
+                    raise FreshStackError(
+                        f"{self.base_url} answered {exc.status_code} for {where} (model {self.config.model!r}): "
+                        f"{str(exc)[:300]}; check llm.model and llm.base_url"
+                    ) from exc
+                reason, retry_after = f"HTTP {exc.status_code}", _retry_after(exc)
+            if attempt + 1 == attempts:
+                self._add(stage, errors=1)
+                raise FreshStackError(
+                    f"{self.base_url}: no usable response for {where} after {attempts} attempts (last: {reason}); "
+                    f"check that the endpoint is up and speaks the OpenAI API, or raise llm.max_retries"
+                )
+            delay = min(self.max_wait, self.backoff * 2**attempt * (0.5 + random.random() / 2))
+            if retry_after is not None:
+                delay = min(self.max_wait, max(delay, retry_after))
+            log.info("%s: %s; retry %d/%d in %.2fs", where, reason, attempt + 1, attempts - 1, delay)
+            self._add(stage, retries=1)
+            time.sleep(delay)
+        raise AssertionError("unreachable")
+
+    # ---- chat ----------------------------------------------------------------------------------------------
+
+    def _complete(self, request: dict[str, Any], stage: str, label: str, from_batch: set[str]) -> str:
+        """The answer text of one request: from the cache, or from the endpoint (then cached)."""
+        key = request_key(request)
+        cached = self.cache.get(key)
+        if cached is not None:
+            with self._lock:
+                fresh = key in from_batch
+                from_batch.discard(key)
+            if fresh:
+                self._account(stage, cached.get("usage"), batch=True)
+            else:
+                self._add(stage, cache_hits=1)
+            return _content(cached)
+        body = {k: v for k, v in request.items() if k != "endpoint"}
+
+        def call() -> dict[str, Any]:
+            response = self.openai.chat.completions.create(**body)
+            if not hasattr(response, "model_dump"):
+                raise _Garbage(f"the body is not a JSON completion: {str(response)[:120]!r}")
+            data = response.model_dump(mode="json", exclude_none=True)
+            if not data.get("choices") or not isinstance(data["choices"][0].get("message"), dict):
+                raise _Garbage("the completion has no choices")
+            return data
+
+        data = self.call_with_retries(stage, label, call)
+        self.cache.put(key, request, data)
+        self._account(stage, data.get("usage"))
+        return _content(data)
+
+    def _chat_one(self, req: ChatRequest, stage: str, parse: Callable[[str], T], from_batch: set[str]) -> T:
+        messages = list(req.messages)
+        error: ParseError | None = None
+        for round_ in range(REASKS + 1):
+            text = self._complete(self.chat_request(messages, req.params), stage, req.label, from_batch)
+            try:
+                return parse(text)
+            except ParseError as exc:
+                error = exc
+            repaired = repair_json(text)
+            if repaired != text:
+                try:
+                    value = parse(repaired)
+                    self._add(stage, repairs=1)
+                    return value
+                except ParseError as exc:
+                    error = exc
+            if round_ < REASKS:
+                self._add(stage, reasks=1)
+                log.info("stage `%s` query %s: unparseable answer (%s); re-asking", stage, req.label, error)
+                messages = [
+                    *messages,
+                    {"role": "assistant", "content": text},
+                    {
+                        "role": "user",
+                        "content": (
+                            f"Your reply could not be used: {error}. Answer the original request again and follow the "
+                            f"requested output format exactly, with nothing else around it."
+                        ),
+                    },
+                ]
+        self._add(stage, errors=1)
+        raise FreshStackError(
+            f"{self.base_url}: model {self.config.model!r} kept answering stage `{stage}`"
+            + (f" for query {req.label}" if req.label else "")
+            + f" in an unusable shape after {REASKS} follow-ups ({error}); try a stronger model or a lower temperature"
+        )
+
+    def chat_many(
+        self,
+        requests: Sequence[ChatRequest | Sequence[dict[str, str]]],
+        *,
+        stage: str,
+        parse: Callable[[str], T] | Sequence[Callable[[str], T]],
+        desc: str = "",
+    ) -> list[T]:
+        """Answer every request (cached, retried, parsed), at most `max_concurrency` at a time; results in order.
+
+        `parse` is one callable for all requests or one per request; it raises ParseError on a bad shape.
+        """
+        reqs = [r if isinstance(r, ChatRequest) else ChatRequest(messages=list(r)) for r in requests]
+        parsers = list(parse) if isinstance(parse, Sequence) else [parse] * len(reqs)
+        if len(parsers) != len(reqs):
+            raise ValueError(f"{len(parsers)} parsers for {len(reqs)} requests")
+        self._add(stage)  # the stage shows in stats even when it had nothing to do
+        if not reqs:
+            return []
+        from_batch: set[str] = set()
+        if self.config.batch:
+            from freshstack_hf.llm.batch import run_batch
+
+            from_batch = run_batch(self, stage, [self.chat_request(r.messages, r.params) for r in reqs])
+        return self._run_pool(
+            [lambda r=r, p=p: self._chat_one(r, stage, p, from_batch) for r, p in zip(reqs, parsers, strict=True)],
+            desc or stage,
+        )
+
+    def _run_pool(self, jobs: list[Callable[[], T]], desc: str) -> list[T]:
+        """Run jobs on a bounded pool; the first failure cancels what has not started and is raised."""
+        from tqdm.auto import tqdm
+
+        results: list[Any] = [None] * len(jobs)
+        workers = max(1, min(self.config.max_concurrency, len(jobs)))
+        pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm")
+        bar = tqdm(total=len(jobs), desc=desc, unit="call", disable=not self.show_progress)
+        try:
+            futures: dict[Future, int] = {pool.submit(job): i for i, job in enumerate(jobs)}
+            pending = set(futures)
+            while pending:
+                done, pending = wait(pending, return_when=FIRST_EXCEPTION)
+                for fut in done:
+                    exc = fut.exception()
+                    if exc is not None:
+                        raise exc
+                    results[futures[fut]] = fut.result()
+                    bar.update(1)
+        except BaseException:
+            # Ctrl-C or a fatal error: drop what has not started, leave running calls to finish (and be cached)
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        finally:
+            bar.close()
+        pool.shutdown(wait=True)
+        return results
+
+
+def _content(response: dict[str, Any]) -> str:
+    try:
+        return response["choices"][0]["message"].get("content") or ""
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return ""

@@ -1,0 +1,43 @@
+"""Choosing the build's LLM backend: an endpoint when one is named (in the YAML or the environment), else offline.
+
+`effective_config` applies the `FRESHSTACK_LLM_*` overrides so a CI job or a user can point an existing topic
+YAML at another endpoint, model or Batch mode without editing it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.pipeline.config import LLMConfig
+
+ENV_BASE_URL = "FRESHSTACK_LLM_BASE_URL"
+ENV_MODEL = "FRESHSTACK_LLM_MODEL"
+ENV_BATCH = "FRESHSTACK_LLM_BATCH"
+
+
+def effective_config(config: LLMConfig) -> LLMConfig:
+    """`config` with the environment's overrides applied (base URL, model, `FRESHSTACK_LLM_BATCH=1`)."""
+    changes: dict[str, Any] = {}
+    if os.environ.get(ENV_BASE_URL, "").strip():
+        changes["base_url"] = os.environ[ENV_BASE_URL].strip()
+    if os.environ.get(ENV_MODEL, "").strip():
+        changes["model"] = os.environ[ENV_MODEL].strip()
+    batch = os.environ.get(ENV_BATCH, "").strip().lower()
+    if batch:
+        changes["batch"] = batch in ("1", "true", "yes", "on")
+    return dataclasses.replace(config, **changes) if changes else config
+
+
+def make_backend(config: LLMConfig, cache_path: Path, *, show_progress: bool = False) -> Any:
+    """An `OnlineBackend` when an endpoint is named, else the offline heuristic backend."""
+    config = effective_config(config)
+    if config.base_url:
+        from freshstack_hf.pipeline.online import OnlineBackend
+
+        return OnlineBackend(config, Path(cache_path), show_progress=show_progress)
+    from freshstack_hf.pipeline.offline import OfflineBackend
+
+    return OfflineBackend(show_progress=show_progress)

@@ -1,0 +1,334 @@
+"""The topic definition a build starts from: a YAML file, checked whole before any stage runs.
+
+A typo in a key or a wrong type is reported with the file and the dotted key (`corpus.repositories[2].commit`),
+every problem at once, before a single question is parsed or a paid call made. Relative paths are taken from the
+YAML file's folder, and `${VAR}` / `${VAR:-default}` in strings read the environment, so one YAML serves a
+laptop with a local dump and a build machine with the 100 GB one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.errors import FreshStackError, Problem, ValidationError
+from freshstack_hf.pipeline.config_reader import YamlReader, resolve_path, section_dataclass
+from freshstack_hf.topic import TOPIC_NAME_RE
+
+QUESTION_FORMATS = ("auto", "stackexchange", "bigquery", "api")
+# `freshstack-0.0.6` reproduces the released corpus (the official chunker, file by file); `sections` is the
+# gap-free chunker that budgets in any tokenizer (see README "How a corpus is chunked").
+CHUNKERS = ("freshstack-0.0.6", "sections")
+NOTEBOOK_MODES = ("script", "text")
+TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")
+RETRIEVERS = ("bm25", "dense")
+# A git sha for repositories with history; tarballs and plain folders may name a release instead (`pandas==3.1.1`).
+COMMIT_RE = re.compile(r"^(?:[0-9a-f]{7,40}|[A-Za-z0-9][A-Za-z0-9._+=-]{0,63})$")
+KEYWORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+@dataclass(frozen=True)
+class QuestionsConfig:
+    """Where the questions come from and which ones to keep (tags: any of; window: inclusive dates)."""
+
+    source: str
+    tags: tuple[str, ...]
+    format: str = "auto"
+    since: str = ""  # ISO date, inclusive; "" = no lower bound
+    until: str = ""  # ISO date, inclusive; "" = no upper bound
+    max_questions: int | None = None
+    cooccurrence_top_k: int = 25
+
+
+@dataclass(frozen=True)
+class RepoConfig:
+    """One corpus repository. `source` is a clone URL, a local checkout or folder, or a tarball.
+
+    Exactly one of `commit` (pinned) and `snapshot_date` (the last commit on or before that day) may be given;
+    a tarball or plain folder has no history, so its commit is taken as declared.
+    """
+
+    source: str
+    keyword: str
+    url: str = ""  # canonical web URL, for each chunk's `url` metadata (`{url}/blob/{commit}/{path}`)
+    name: str = ""  # OWNER/REPO: the official counts `OWNER/REPO/path` in every chunk's token budget
+    commit: str = ""
+    snapshot_date: str = ""
+    branch: str = ""
+    subdir: str = ""  # only this folder of the repository (e.g. angular/angular's adev/src/content)
+    include: tuple[str, ...] = ()  # glob patterns on the repo-relative path; empty = everything
+    exclude: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CorpusConfig:
+    repositories: tuple[RepoConfig, ...]
+    chunker: str = CHUNKERS[0]
+    max_tokens: int = 2048  # the released corpus's chunk limit
+    # freshstack-0.0.6 only: the official's per-file limits
+    max_chunks_per_file: int = 100
+    max_file_chars: int = 1_000_000
+    # notebooks: "script" (freshstack 0.0.6: nbconvert to a script, parsed as Python) or "text" (the raw JSON
+    # through the text splitter, as the released corpus holds them: langchainjs' notebooks at their commit)
+    notebooks: str = "script"
+    # sections only
+    min_tokens: int = 5  # chunks below this are near-empty: dropped and counted
+    tokenizer: str = "regex"  # an offline tokenizer name, recorded in the manifest
+    max_file_bytes: int = 2_000_000  # larger files are generated or data, not documentation
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """An OpenAI-compatible endpoint. No `base_url` (and no env override) means the offline heuristic backend."""
+
+    base_url: str = ""
+    model: str = "gpt-4o"
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.1
+    max_concurrency: int = 8
+    max_retries: int = 6
+    timeout: float = 120.0
+    batch: bool = False  # OpenAI Batch API: half price, results within a day
+    input_price_per_million: float = 0.0
+    output_price_per_million: float = 0.0
+    max_output_tokens: int = 2048
+
+    @property
+    def offline(self) -> bool:
+        return not self.base_url
+
+
+@dataclass(frozen=True)
+class PoolingConfig:
+    techniques: tuple[str, ...] = TECHNIQUES
+    retrievers: tuple[str, ...] = RETRIEVERS
+    dense_model: str = ""  # "" = the packaged MiniLM; "openai:MODEL" = the endpoint's embeddings
+    depth: int = 20  # top fused docs per technique that enter the pool (the paper's 20)
+    retrieval_depth: int = 100  # each retriever's list before fusion
+    max_pool_docs: int | None = None  # cap per question (after the union), None = no cap
+
+
+@dataclass(frozen=True)
+class JudgingConfig:
+    docs_per_call: int = 20  # the paper's n+k batching: up to 20 documents with all nuggets of a question
+    max_doc_tokens: int = 1024  # each document is cut to this many tokens in the prompt
+
+
+@dataclass(frozen=True)
+class TopicConfig:
+    topic: str
+    questions: QuestionsConfig
+    corpus: CorpusConfig
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    pooling: PoolingConfig = field(default_factory=PoolingConfig)
+    judging: JudgingConfig = field(default_factory=JudgingConfig)
+    description: str = ""
+    path: str = ""  # the YAML file this came from
+
+    def fingerprint(self, section: str) -> str:
+        """A short hash of one section: a stage re-runs when the part of the config it reads changes."""
+        value = asdict(self)[section] if section != "topic" else self.topic
+        blob = json.dumps(value, sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+# ---- parsing ---------------------------------------------------------------------------------------------
+def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> TopicConfig:
+    """A validated `TopicConfig` from an already-parsed YAML mapping (raises `ValidationError` with every problem)."""
+    r = YamlReader(path)
+    base = base or Path.cwd()
+    if not isinstance(data, dict):
+        raise ValidationError(
+            [Problem(path, "the file must hold a mapping with `topic:`, `questions:`, `corpus:`")],
+            f"{path} is not a topic definition",
+        )
+    r.unknown(data, {"topic", "description", "questions", "corpus", "llm", "pooling", "judging"}, "")
+    name = r.get(data, "topic", str, "", "", required=True)
+    if name and not TOPIC_NAME_RE.match(name):
+        r.problem("topic", f"invalid topic name {name!r}", "a lowercase slug such as `laravel` or `my_topic`")
+
+    q = r.section(data, "questions", "")
+    r.unknown(q, {f.name for f in QuestionsConfig.__dataclass_fields__.values()}, "questions.")
+    fmt = r.get(q, "format", str, "questions.", "auto")
+    if fmt not in QUESTION_FORMATS:
+        r.problem("questions.format", f"unknown format {fmt!r}", f"one of {', '.join(QUESTION_FORMATS)}")
+    questions = QuestionsConfig(
+        source=resolve_path(base, r.get(q, "source", str, "questions.", "", required=bool(q))),
+        tags=tuple(t.lower() for t in r.strings(q, "tags", "questions.", required=bool(q))),
+        format=fmt,
+        since=r.date(q, "since", "questions."),
+        until=r.date(q, "until", "questions."),
+        max_questions=r.get(q, "max_questions", int, "questions."),
+        cooccurrence_top_k=r.get(q, "cooccurrence_top_k", int, "questions.", 25),
+    )
+    r.positive(questions.max_questions, "questions.max_questions", allow_none=True)
+    if questions.since and questions.until and questions.since > questions.until:
+        r.problem("questions.since", f"{questions.since} is after until {questions.until}", "swap the dates")
+
+    c = r.section(data, "corpus", "")
+    r.unknown(c, {f.name for f in CorpusConfig.__dataclass_fields__.values()}, "corpus.")
+    repos: list[RepoConfig] = []
+    raw_repos = c.get("repositories")
+    if (c and not isinstance(raw_repos, list)) or (isinstance(raw_repos, list) and not raw_repos):
+        r.problem(
+            "corpus.repositories",
+            "expected a non-empty list of repositories",
+            "each item: {source: URL|path|tarball, commit: SHA} or {source: ..., snapshot_date: YYYY-MM-DD}",
+        )
+    for i, item in enumerate(raw_repos if isinstance(raw_repos, list) else []):
+        repos.append(_repo(r, item, f"corpus.repositories[{i}].", base))
+    seen: dict[str, int] = {}
+    for i, repo in enumerate(repos):
+        if repo.keyword in seen:
+            r.problem(
+                f"corpus.repositories[{i}].keyword",
+                f"keyword {repo.keyword!r} already used by item {seen[repo.keyword]}",
+                "give each repository a distinct `keyword:` (the corpus id prefix)",
+            )
+        seen.setdefault(repo.keyword, i)
+    chunker = r.get(c, "chunker", str, "corpus.", CHUNKERS[0])
+    if chunker not in CHUNKERS:
+        r.problem("corpus.chunker", f"unknown chunker {chunker!r}", f"one of {', '.join(CHUNKERS)}")
+    only = {"freshstack-0.0.6": ("max_chunks_per_file", "max_file_chars", "notebooks"), "sections": SECTIONS_KEYS}
+    for other, keys in only.items():
+        for key in keys:
+            if other != chunker and key in c:
+                r.problem(f"corpus.{key}", f"applies to `chunker: {other}` only", f"remove it or set chunker: {other}")
+    corpus = CorpusConfig(
+        repositories=tuple(repos),
+        chunker=chunker,
+        max_tokens=r.get(c, "max_tokens", int, "corpus.", 2048),
+        max_chunks_per_file=r.get(c, "max_chunks_per_file", int, "corpus.", 100),
+        max_file_chars=r.get(c, "max_file_chars", int, "corpus.", 1_000_000),
+        notebooks=r.get(c, "notebooks", str, "corpus.", "script"),
+        min_tokens=r.get(c, "min_tokens", int, "corpus.", 5),
+        tokenizer=_tokenizer(r.get(c, "tokenizer", str, "corpus.", "regex"), base),
+        max_file_bytes=r.get(c, "max_file_bytes", int, "corpus.", 2_000_000),
+    )
+    r.positive(corpus.max_tokens, "corpus.max_tokens")
+    r.positive(corpus.max_chunks_per_file, "corpus.max_chunks_per_file")
+    r.positive(corpus.max_file_chars, "corpus.max_file_chars")
+    if corpus.notebooks not in NOTEBOOK_MODES:
+        r.problem("corpus.notebooks", f"unknown value {corpus.notebooks!r}", f"one of {', '.join(NOTEBOOK_MODES)}")
+    if corpus.min_tokens >= corpus.max_tokens:
+        r.problem("corpus.min_tokens", "must be below max_tokens")
+
+    llm = section_dataclass(r, data, "llm", LLMConfig)
+    if llm.temperature < 0 or llm.temperature > 2:
+        r.problem("llm.temperature", f"must be between 0 and 2, got {llm.temperature}")
+    r.positive(llm.max_concurrency, "llm.max_concurrency")
+    pooling = section_dataclass(r, data, "pooling", PoolingConfig)
+    for key, allowed in (("techniques", TECHNIQUES), ("retrievers", RETRIEVERS)):
+        for v in getattr(pooling, key):
+            if v not in allowed:
+                r.problem(f"pooling.{key}", f"unknown value {v!r}", f"choose from {', '.join(allowed)}")
+    r.positive(pooling.depth, "pooling.depth")
+    judging = section_dataclass(r, data, "judging", JudgingConfig)
+    if not 1 <= judging.docs_per_call <= 50:
+        r.problem("judging.docs_per_call", f"must be 1..50, got {judging.docs_per_call}", "the paper uses 20")
+
+    if r.problems:
+        raise ValidationError(r.problems, f"{path}: invalid topic definition")
+    return TopicConfig(
+        topic=name,
+        description=r.get(data, "description", str, "", ""),
+        questions=questions,
+        corpus=corpus,
+        llm=llm,
+        pooling=pooling,
+        judging=judging,
+        path=path,
+    )
+
+
+SECTIONS_KEYS = ("min_tokens", "tokenizer", "max_file_bytes")
+
+
+def _repo(r: YamlReader, item: Any, prefix: str, base: Path) -> RepoConfig:
+    if isinstance(item, str):
+        item = {"source": item}
+    if not isinstance(item, dict):
+        r.problem(prefix.rstrip("."), f"expected a mapping or a string, got {item!r}")
+        return RepoConfig(source="", keyword="?")
+    r.unknown(item, {f.name for f in RepoConfig.__dataclass_fields__.values()}, prefix)
+    source = resolve_path(base, r.get(item, "source", str, prefix, "", required=True))
+    url = r.get(item, "url", str, prefix, "") or (
+        _web_url(source) if "://" in source or source.startswith("git@") else ""
+    )
+    keyword = r.get(item, "keyword", str, prefix, "") or _default_keyword(url or source)
+    if keyword and not KEYWORD_RE.match(keyword):
+        r.problem(f"{prefix}keyword", f"invalid keyword {keyword!r}", "letters, digits, '.', '_' and '-' only")
+    # A local folder or tarball without `url:` or `name:` counts its keyword in place of OWNER/REPO.
+    name = r.get(item, "name", str, prefix, "").strip("/") or _default_name(url) or keyword
+    commit = r.get(item, "commit", str, prefix, "")
+    commit = commit.lower() if re.fullmatch(r"[0-9A-Fa-f]{7,40}", commit) else commit
+    if commit and not COMMIT_RE.match(commit):
+        r.problem(f"{prefix}commit", f"not a commit: {commit!r}", "a sha of 7 to 40 hex digits, or a release label")
+    snapshot = r.date(item, "snapshot_date", prefix)
+    if commit and snapshot:
+        r.problem(f"{prefix}snapshot_date", "give either commit or snapshot_date, not both")
+    return RepoConfig(
+        source=source,
+        keyword=keyword,
+        url=url.rstrip("/"),
+        name=name,
+        commit=commit,
+        snapshot_date=snapshot,
+        branch=r.get(item, "branch", str, prefix, ""),
+        subdir=r.get(item, "subdir", str, prefix, "").strip("/"),
+        include=r.strings(item, "include", prefix),
+        exclude=r.strings(item, "exclude", prefix),
+    )
+
+
+def _tokenizer(name: str, base: Path) -> str:
+    """`hf:PATH` names a local tokenizer.json, taken from the YAML's folder like every other path."""
+    return f"hf:{resolve_path(base, name[3:])}" if name.startswith("hf:") else name
+
+
+def _web_url(source: str) -> str:
+    url = source
+    if url.startswith("git@"):
+        url = "https://" + url[4:].replace(":", "/", 1)
+    return url.removesuffix(".git")
+
+
+def _default_name(url: str) -> str:
+    """`https://github.com/laravel/docs` -> `laravel/docs` (the last two parts of a web URL's path)."""
+    parts = [p for p in url.split("://", 1)[-1].split("/")[1:] if p]
+    return "/".join(parts[-2:]) if len(parts) >= 2 else ""
+
+
+def _default_keyword(source: str) -> str:
+    """The repository's name: `https://github.com/laravel/docs` -> `docs`; a tarball `x/laravel-docs.tar.gz` ->
+    `laravel-docs`."""
+    name = source.rstrip("/").rsplit("/", 1)[-1]
+    for suffix in (".git", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip"):
+        name = name.removesuffix(suffix)
+    return name
+
+
+def load_topic_config(path: str | Path) -> TopicConfig:
+    """Read and validate a topic YAML; every problem names the file and the dotted key."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        hint = "it is a folder; give the .yaml file inside it" if path.is_dir() else "check the path"
+        raise FreshStackError(f"{path}: no such topic file ({hint}; examples in scripts/topics/)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise FreshStackError(f"{path}: not valid YAML{where}: {getattr(exc, 'problem', exc)}") from exc
+    except UnicodeDecodeError as exc:
+        raise FreshStackError(f"{path}: not a UTF-8 text file ({exc.reason})") from exc
+    return parse_topic(data, str(path), path.resolve().parent)

@@ -1,0 +1,201 @@
+"""Runs the build stages in order, skipping those already done with the same inputs.
+
+A stage's fingerprint hashes the config sections and the earlier stages' fingerprints it reads (its `READS`),
+plus its code version. A finished stage leaves `record.json` with that fingerprint; on the next run the stage
+is skipped when the fingerprint is unchanged (`resume`, the default), and re-run otherwise, which in turn
+changes the fingerprints after it. So editing `judging:` re-judges and re-filters but re-parses no dump, and
+the LLM cache makes re-running a stage free of calls for every request it has seen.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.config import TopicConfig
+from freshstack_hf.pipeline.stage import RECORD, StageContext, write_json
+
+log = logging.getLogger(__name__)
+
+STAGES = ("questions", "corpus", "nuggets", "pools", "judgments", "filter", "write")
+_MODULES = {"filter": "filtering"}
+CONFIG_SECTIONS = ("topic", "questions", "corpus", "llm", "pooling", "judging")
+
+
+def stage_module(name: str):
+    return importlib.import_module(f"freshstack_hf.pipeline.stages.{_MODULES.get(name, name)}")
+
+
+def default_work_dir(out: Path, topic: str) -> Path:
+    """Beside the repo, not inside it: the work folder must never be published."""
+    return out.parent / f"{out.name}-work" / topic
+
+
+def parse_stages(value: str | None) -> list[str]:
+    if not value or value == "all":
+        return list(STAGES)
+    wanted = [s.strip() for s in value.split(",") if s.strip()]
+    unknown = [s for s in wanted if s not in STAGES]
+    if unknown:
+        raise FreshStackError(f"unknown stage(s) {', '.join(unknown)}: choose from {', '.join(STAGES)}")
+    return [s for s in STAGES if s in wanted]
+
+
+def llm_fingerprint(config: TopicConfig) -> str:
+    """What changes LLM output: the endpoint, model and temperature; not concurrency, prices or batch mode."""
+    llm = config.llm
+    blob = json.dumps([llm.base_url, llm.model, llm.temperature, llm.max_output_tokens]).encode()
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def fingerprint(ctx: StageContext, name: str, done: dict[str, str]) -> str:
+    module = stage_module(name)
+    parts: list[str] = [name, str(getattr(module, "VERSION", 1))]
+    for item in module.READS:
+        if item == "llm":
+            parts.append(f"llm={llm_fingerprint(ctx.config)}")
+        elif item in CONFIG_SECTIONS:
+            parts.append(f"{item}={ctx.config.fingerprint(item)}")
+        else:
+            parts.append(f"{item}={done.get(item) or _recorded(ctx, item)}")
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+
+def _recorded(ctx: StageContext, stage: str) -> str:
+    path = ctx.work / stage / RECORD
+    if not path.is_file():
+        return "missing"
+    return json.loads(path.read_text(encoding="utf-8")).get("fingerprint", "missing")
+
+
+@contextlib.contextmanager
+def work_lock(work: Path) -> Iterator[None]:
+    """One build per work folder at a time: two would interleave stage files and double-pay calls."""
+    import fcntl
+
+    work.mkdir(parents=True, exist_ok=True)
+    handle = open(work / ".lock", "w")  # noqa: SIM115  (held for the block)
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise FreshStackError(f"{work}: another build is running on this work folder; wait for it") from exc
+        yield
+    finally:
+        handle.close()
+
+
+def run_build(
+    config: TopicConfig,
+    out: Path,
+    *,
+    work: Path | None = None,
+    stages: list[str] | None = None,
+    resume: bool = True,
+    dry_run: bool = False,
+    show_progress: bool = True,
+    backend: Any = None,
+    echo: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run (or plan, with `dry_run`) the wanted stages; returns {stage: record or plan}."""
+    out = Path(out)
+    if backend is None:  # FRESHSTACK_LLM_* overrides count in the fingerprints, as in the backend they pick
+        from dataclasses import replace
+
+        from freshstack_hf.pipeline.choose import effective_config
+
+        config = replace(config, llm=effective_config(config.llm))
+    work = Path(work) if work else default_work_dir(out, config.topic)
+    ctx = StageContext(config, work, out, show_progress=show_progress, dry_run=dry_run, backend_override=backend)
+    wanted = stages or list(STAGES)
+    results: dict[str, Any] = {}
+    if dry_run:
+        for i, name in enumerate(wanted, 1):
+            results[name] = with_cost(stage_module(name).plan(ctx), config)
+            echo(f"[{i}/{len(wanted)}] {name}: {_plan_line(results[name])}")
+        return results
+    done: dict[str, str] = {}
+    with work_lock(work):
+        for i, name in enumerate(wanted, 1):
+            module = stage_module(name)
+            fp = fingerprint(ctx, name, done)
+            record_path = work / name / RECORD
+            if resume and record_path.is_file():
+                old = json.loads(record_path.read_text(encoding="utf-8"))
+                if old.get("fingerprint") == fp:
+                    done[name] = fp
+                    results[name] = old
+                    echo(f"[{i}/{len(wanted)}] {name}: up to date (finished {old.get('finished_at', '?')})")
+                    continue
+            echo(f"[{i}/{len(wanted)}] {name}: running")
+            start = time.perf_counter()
+            record = module.run(ctx)
+            record = {
+                "stage": name,
+                "fingerprint": fp,
+                "seconds_total": round(time.perf_counter() - start, 3),
+                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                **record,
+            }
+            write_json(ctx.dir(name) / RECORD, record)
+            done[name] = fp
+            results[name] = record
+            echo(f"[{i}/{len(wanted)}] {name}: done in {record['seconds_total']:.1f} s — {summary(name, record)}")
+    return results
+
+
+def summary(name: str, r: dict[str, Any]) -> str:
+    """One line a person reads: the counts that matter for each stage, and who made them."""
+    made_by = f" ({r['backend']})" if r.get("backend") else ""
+    usage = r.get("usage") or {}
+    calls = _total(usage, "calls")
+    hits = _total(usage, "cache_hits")
+    llm = f", {calls} calls, {hits} cached" if (calls or hits) else ""
+    if name == "questions":
+        return f"{r.get('kept', r.get('questions', '?'))} questions kept"
+    if name == "corpus":
+        return f"{r.get('chunks', '?')} chunks from {r.get('files', '?')} files"
+    if name == "nuggets":
+        return f"{r['nuggets']} nuggets for {r['questions']} questions{made_by}{llm}"
+    if name == "pools":
+        return f"{r['pooled_docs']} pooled docs for {r['questions']} questions{made_by}{llm}"
+    if name == "judgments":
+        return f"{r['pairs']} judgments, {r['supported_pairs']} supported{made_by}{llm}"
+    if name == "filter":
+        return (
+            f"{r['questions']} -> {r['after_no_support_filter']} (no support) -> "
+            f"{r['after_unsupported_nugget_filter']} (an unsupported nugget) questions"
+        )
+    if name == "write":
+        return f"{r['repo']}: {r['queries']} queries, {r['docs']} docs, {r['judgments']} judgments"
+    return ""
+
+
+def _total(usage: Any, key: str) -> int:
+    """Sum a counter over a per-stage usage mapping of any depth."""
+    if isinstance(usage, dict):
+        return sum(v if k == key and isinstance(v, int) else _total(v, key) for k, v in usage.items())
+    return 0
+
+
+def with_cost(plan: dict[str, Any], config: TopicConfig) -> dict[str, Any]:
+    """Add the estimated price of a plan's tokens at the configured rates (Batch API: half price)."""
+    llm = config.llm
+    tokens_in, tokens_out = plan.get("est_input_tokens"), plan.get("est_output_tokens")
+    if llm.offline or not plan.get("calls") or tokens_in is None:
+        return plan
+    rate = 0.5 if llm.batch else 1.0
+    cost = rate * (tokens_in * llm.input_price_per_million + (tokens_out or 0) * llm.output_price_per_million) / 1e6
+    return {**plan, "est_cost_usd": round(cost, 2) if llm.input_price_per_million else "set llm.*_price_per_million"}
+
+
+def _plan_line(plan: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in plan.items() if v not in (None, "", [], {}))

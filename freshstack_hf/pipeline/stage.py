@@ -1,0 +1,84 @@
+"""What every build stage shares: its work folder, the records of the stages before it, atomic table writes.
+
+A stage module exposes `NAME`, `READS` (the config sections and earlier stages its output depends on),
+`run(ctx) -> dict` (does the work, writes its files under `ctx.dir(NAME)` atomically and returns its record:
+counts, backend, what it read) and `plan(ctx) -> dict` (for `--dry-run`: what it would read, call and cost,
+without doing it). The pipeline writes `record.json` after `run` returns; a stage whose record exists with the
+same fingerprint is done, which is what makes `--resume` and re-runs cheap.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from freshstack_hf import atomic
+from freshstack_hf.atomic import atomic_path
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.config import TopicConfig
+from freshstack_hf.repo import reader
+
+RECORD = "record.json"
+
+
+@dataclass
+class StageContext:
+    config: TopicConfig
+    work: Path  # this topic's work folder (one sub-folder per stage, plus the LLM cache)
+    out: Path  # the dataset repo the `write` stage commits to
+    show_progress: bool = True
+    dry_run: bool = False
+    backend_override: Any = None  # a Backend to use instead of the one the config names (tests, demo)
+    _backend: Any = field(default=None, repr=False)
+
+    def dir(self, stage: str) -> Path:
+        path = self.work / stage
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def record(self, stage: str) -> dict[str, Any]:
+        """The record an earlier stage left; a clear error when that stage has not run."""
+        path = self.work / stage / RECORD
+        if not path.is_file():
+            raise FreshStackError(
+                f"{path}: stage `{stage}` has not finished; run `freshstack-hf build {self.config.path} "
+                f"--out {self.out} --stages {stage}` (or without --stages) first"
+            )
+        return json.loads(path.read_text(encoding="utf-8"))
+
+    @property
+    def llm_cache(self) -> Path:
+        return self.work / "llm-cache.sqlite"
+
+    def backend(self) -> Any:
+        """The LLM backend for this build, made once: offline when the config names no endpoint."""
+        if self.backend_override is not None:
+            return self.backend_override
+        if self._backend is None:
+            from freshstack_hf.pipeline.choose import make_backend
+
+            self._backend = make_backend(self.config.llm, self.llm_cache, show_progress=self.show_progress)
+        return self._backend
+
+
+def write_table(path: Path, table: pa.Table) -> Path:
+    """Parquet written whole or not at all (a killed stage leaves the previous file or none)."""
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression="zstd")
+    return path
+
+
+def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """A stage output, only the `columns` asked for (parquet reads no other column from disk)."""
+    if not path.is_file():
+        raise FreshStackError(f"{path}: missing stage output; re-run the stage that writes it")
+    return reader.read_table(path, columns)
+
+
+def write_json(path: Path, data: Any) -> Path:
+    return atomic.write_json(path, data, default=str)

@@ -1,0 +1,50 @@
+"""Stage `filter`: keep only questions whose every nugget is supported by some judged document (section 4).
+
+Two steps, counted apart as the paper reports them: first drop questions with no supported nugget at all (no
+relevant document), then questions with any unsupported nugget. The second is the aggressive one: a question
+whose answer needs a fact no document holds cannot be scored fairly on Coverage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from freshstack_hf.pipeline.inputs import read_nuggets, read_qas
+from freshstack_hf.pipeline.stage import StageContext, read_table, write_json
+
+NAME = "filter"
+READS = ("judgments",)
+VERSION = 1
+
+
+def run(ctx: StageContext) -> dict[str, Any]:
+    questions = [q.query_id for q in read_qas(ctx)]
+    nuggets = read_nuggets(ctx)
+    table = read_table(ctx.work / "judgments" / "judgments.parquet")
+    supported: set[str] = set()
+    for nid, rel in zip(table.column("nugget_id").to_pylist(), table.column("relevance").to_pylist(), strict=True):
+        if rel > 0:
+            supported.add(nid)
+    with_nuggets = [q for q in questions if nuggets.get(q)]
+    some_support = [q for q in with_nuggets if any(n in supported for n, _, _ in nuggets[q])]
+    all_support = [q for q in some_support if all(n in supported for n, _, _ in nuggets[q])]
+    dropped = {
+        "no_nuggets": sorted(set(questions) - set(with_nuggets)),
+        "no_supported_nugget": sorted(set(with_nuggets) - set(some_support)),
+        "unsupported_nugget": sorted(set(some_support) - set(all_support)),
+    }
+    write_json(ctx.dir(NAME) / "kept.json", {"kept": all_support, "dropped": dropped})
+    n = len(questions)
+    return {
+        "questions": n,
+        "with_nuggets": len(with_nuggets),
+        "after_no_support_filter": len(some_support),
+        "after_unsupported_nugget_filter": len(all_support),
+        "kept": len(all_support),
+        "dropped_no_support_pct": round(100 * (len(with_nuggets) - len(some_support)) / n, 1) if n else 0.0,
+        "dropped_unsupported_nugget_pct": round(100 * (len(some_support) - len(all_support)) / n, 1) if n else 0.0,
+    }
+
+
+def plan(ctx: StageContext) -> dict[str, Any]:
+    return {"reads": str(ctx.work / "judgments" / "judgments.parquet"), "calls": 0}

