@@ -188,21 +188,3 @@ class SpanCounter:
                 self._before = np.searchsorted(ends, hard_bytes, side="right").tolist()
             self._hard = hard.tolist()
         return self._hard, self._before
-
-
-CUT_MARK = "\n[... cut: the document continues]"
-
-
-def cut(text: str, max_tokens: int) -> str:
-    """`text` as written (line breaks, indentation) up to its first `max_tokens` cl100k tokens, then a marked cut.
-
-    Judges get documents this way: a word-based cut that re-joins words with single spaces turns code into one
-    line. The cut falls on a token boundary, moved back to a character boundary where a token ends mid-character.
-    """
-    if max_tokens <= 0 or len(text) <= max_tokens:  # every token holds at least one character
-        return text
-    tokens = load_encoding().encode_ordinary(text)
-    if len(tokens) <= max_tokens:
-        return text
-    kept = load_encoding().decode_bytes(tokens[:max_tokens])
-    return kept.decode("utf-8", errors="ignore").rstrip() + CUT_MARK

@@ -68,7 +68,7 @@ def compute_answer_baselines(
     """Store the answer rows missing for this dataset revision: the extractive one (scored by citation now),
     and with a `generator` endpoint the LLM one (queued: a worker holds the key, generates, scores, judges)."""
     from freshstack_hf import baselines
-    from freshstack_hf.answers.prompts import PROMPT_VERSION
+    from freshstack_hf.answers.rag_prompts import PROMPT_VERSION
     from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
     from leaderboard.vetting import model_fingerprint
 

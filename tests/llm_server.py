@@ -2,10 +2,10 @@
 
 It speaks just enough of the protocol for the build: chat completions, embeddings, file upload/download and
 the Batch API. Answers come from a `responder(messages, body) -> str`; `task_responder` recognises each prompt of
-`freshstack_hf.pipeline.prompts` (and the answer judge's of `freshstack_hf.answers.prompts`) and answers it validly
-with simple word-overlap rules, so a whole build can run against it. Faults queued with `fail(...)` hit the next
-chat/embeddings requests: `429` (with Retry-After), `500`, `malformed` (a completion whose content is not JSON),
-`garbage_body` (HTTP 200 whose body is not JSON), `timeout` (answers after the client gave up), `401`.
+`freshstack_hf.pipeline.build_prompts` (and the answer track's of `freshstack_hf.answers.rag_prompts`) and answers
+it validly with simple word-overlap rules, so a whole build can run against it. Faults queued with `fail(...)` hit
+the next chat/embeddings requests: `429` (with Retry-After), `500`, `malformed` (a completion whose content is not
+JSON), `garbage_body` (HTTP 200 whose body is not JSON), `timeout` (answers after the client gave up), `401`.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from freshstack_hf.answers import prompts as answer_prompts
-from freshstack_hf.pipeline import prompts
+from freshstack_hf.answers import rag_prompts
+from freshstack_hf.pipeline import build_prompts
 
 Responder = Callable[[list[dict[str, str]], dict[str, Any]], str]
 FAULTS = ("429", "500", "malformed", "garbage_body", "timeout", "401")
@@ -40,27 +40,28 @@ def _between(text: str, tag: str) -> str:
 
 
 def task_responder(messages: list[dict[str, str]], body: dict[str, Any]) -> str:
-    """A valid answer to each prompt of prompts.py (recognised by its system message), from word overlap."""
+    """A valid answer to each prompt of the build and the answer track (recognised by its system message), from
+    word overlap."""
     system = messages[0]["content"] if messages and messages[0]["role"] == "system" else ""
     user = next(m["content"] for m in messages if m["role"] == "user")
     question = _between(user, "question")
-    if system == prompts.NUGGETS_SYSTEM:
+    if system == build_prompts.NUGGETS_SYSTEM:
         sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", _between(user, "answer")) if len(s.split()) > 2]
         sentences = sentences[:5] or [question.splitlines()[0] if question else "the answer"]
         items = [{"text": s, "importance": "vital" if i < 2 else "okay"} for i, s in enumerate(sentences)]
         return json.dumps({"nuggets": items})
-    if system == prompts.SUBQUESTIONS_SYSTEM:
+    if system == build_prompts.SUBQUESTIONS_SYSTEM:
         title = question.splitlines()[0] if question else "the problem"
         return json.dumps([f"What causes {title}?", f"How do I fix {title}?"])
-    if system == prompts.CLOSED_BOOK_SYSTEM:
+    if system == build_prompts.CLOSED_BOOK_SYSTEM:
         return "From memory: " + " ".join(question.split()[:40])
-    if system == answer_prompts.ASSIGN_SYSTEM:
+    if system == rag_prompts.ASSIGN_SYSTEM:
         return json.dumps({"labels": assign_labels(user)})
-    if system == answer_prompts.GENERATE_SYSTEM:  # the first sentence of each document, citing it
+    if system == rag_prompts.GENERATE_SYSTEM:  # the first sentence of each document, citing it
         docs = re.findall(r'<document id="(\d+)">\n(.*?)\n</document>', user, re.S)
         sentences = [{"text": re.split(r"(?<=[.!?])\s+", t.strip())[0], "citations": [int(i)]} for i, t in docs]
         return json.dumps({"answer": sentences})
-    if system == prompts.JUDGE_SYSTEM:
+    if system == build_prompts.JUDGE_SYSTEM:
         nuggets = re.findall(r"^(\d+)\. (.*)$", _between(user, "nuggets"), re.M)
         docs = re.findall(r'<document id="(\d+)">\n(.*?)\n</document>', user, re.S)
         judgments = []

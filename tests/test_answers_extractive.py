@@ -77,7 +77,7 @@ def test_llm_answers_cite_the_documents_given_and_a_rerun_makes_no_request(tmp_p
 
 
 def test_generated_answers_citing_a_document_not_given_are_refused():
-    from freshstack_hf.answers.prompts import answer_messages, parse_answer
+    from freshstack_hf.answers.rag_prompts import answer_messages, parse_answer
     from freshstack_hf.llm.repair import ParseError
 
     user = answer_messages("Q?", ["first doc", "second doc"])[1]["content"]

@@ -15,7 +15,7 @@ from answers_topic import answers_a, answers_b, handmade_topic, write_repo
 
 from freshstack_hf.answers import LLMJudge, parse_answers, score_answers
 from freshstack_hf.answers.measures import ALL, ALL_STRICT, CITATION_IDS, CITATION_RECALL, VITAL, VITAL_STRICT
-from freshstack_hf.answers.prompts import ASSIGN_SYSTEM
+from freshstack_hf.answers.rag_prompts import ASSIGN_SYSTEM
 from freshstack_hf.cli.main import main
 
 TOPIC = handmade_topic()

@@ -19,7 +19,7 @@ from freshstack_hf.answers.measures import (
     VITAL,
     VITAL_STRICT,
 )
-from freshstack_hf.answers.prompts import LABELS, assign_messages, parse_assignments
+from freshstack_hf.answers.rag_prompts import LABELS, assign_messages, parse_assignments
 from freshstack_hf.answers.scores import compare_answers
 from freshstack_hf.llm.repair import ParseError
 from freshstack_hf.metrics import qrels_from_topic

@@ -17,11 +17,11 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm import batch as batch_mod
 from freshstack_hf.llm.cache import ResponseCache, request_key
 from freshstack_hf.llm.client import ChatRequest, LLMClient
+from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.repair import ParseError, repair_json
-from freshstack_hf.pipeline import prompts
+from freshstack_hf.pipeline import build_prompts
 from freshstack_hf.pipeline.backends import QA, JudgeTask, NuggetText
 from freshstack_hf.pipeline.choose import effective_config, make_backend
-from freshstack_hf.pipeline.config import LLMConfig
 from freshstack_hf.pipeline.online import OnlineBackend
 
 QAS = [
@@ -181,7 +181,7 @@ def test_killed_batch_build_resumes_the_same_batch(llm_server, tmp_path, monkeyp
 
 def test_failed_batch_lines_fall_back_to_synchronous_calls(llm_server, tmp_path):
     b = backend(llm_server, tmp_path, batch=True)
-    failing = b.client.chat_request(prompts.subquestion_messages(QAS[1]))
+    failing = b.client.chat_request(build_prompts.subquestion_messages(QAS[1]))
     llm_server.batch_fail_ids = {request_key(failing)}
     result = b.subquestions(QAS[:3])
     assert len(result) == 3 and all(2 <= len(q) <= 5 for q in result)
@@ -233,13 +233,14 @@ def test_judgments_through_the_backend(llm_server, tmp_path):
 
 def test_judge_prompt_keeps_documents_as_written_and_names_the_cut():
     from freshstack_hf import cl100k
+    from freshstack_hf.llm.document_cut import CUT_MARK, cut_document
 
     code = "def f(x):\n    if x:\n        return 1\n    return 2\n" * 300
-    cut = cl100k.cut(code, 100)
-    assert cut.endswith(cl100k.CUT_MARK) and code.startswith(cut.removesuffix(cl100k.CUT_MARK))
-    assert cl100k.count(cut.removesuffix(cl100k.CUT_MARK)) <= 100 and cl100k.cut("short text", 100) == "short text"
+    cut = cut_document(code, 100)
+    assert cut.endswith(CUT_MARK) and code.startswith(cut.removesuffix(CUT_MARK))
+    assert cl100k.count(cut.removesuffix(CUT_MARK)) <= 100 and cut_document("short text", 100) == "short text"
     task = JudgeTask("q", "question", ("n",), ("d",), (cut,), doc_token_limit=100)
-    text = prompts.judge_messages(task)[1]["content"]
+    text = build_prompts.judge_messages(task)[1]["content"]
     assert f'<document id="1">\n{cut}\n</document>' in text and "longer than 100 tokens" in text
 
 
@@ -257,35 +258,35 @@ def test_embeddings_are_cached_per_text(llm_server, tmp_path):
 
 def test_judgment_parser_rejects_bad_shapes():
     ok = '{"judgments": [{"doc": 1, "supported_nuggets": [2]}, {"doc": 2, "supported_nuggets": []}]}'
-    assert prompts.parse_judgments("Doc 1 states it.\n" + ok, 2, 2) == [[False, True], [False, False]]
+    assert build_prompts.parse_judgments("Doc 1 states it.\n" + ok, 2, 2) == [[False, True], [False, False]]
     with pytest.raises(ParseError, match=r"documents \[2\] are missing"):
-        prompts.parse_judgments('{"judgments": [{"doc": 1, "supported_nuggets": [1]}]}', 2, 2)
+        build_prompts.parse_judgments('{"judgments": [{"doc": 1, "supported_nuggets": [1]}]}', 2, 2)
     with pytest.raises(ParseError, match="names nugget 3"):
-        prompts.parse_judgments(ok.replace("[2]", "[3]"), 2, 2)
+        build_prompts.parse_judgments(ok.replace("[2]", "[3]"), 2, 2)
     with pytest.raises(ParseError, match="judged twice"):
-        prompts.parse_judgments(ok.replace('"doc": 2', '"doc": 1'), 2, 2)
+        build_prompts.parse_judgments(ok.replace('"doc": 2', '"doc": 1'), 2, 2)
     with pytest.raises(ParseError, match="does not exist"):
-        prompts.parse_judgments(ok.replace('"doc": 2', '"doc": 5'), 2, 2)
+        build_prompts.parse_judgments(ok.replace('"doc": 2', '"doc": 5'), 2, 2)
 
 
 def test_parsers_accept_fenced_and_trailing_comma_json():
     fenced = '```json\n{"nuggets": [{"text": "Use  Http::timeout", "importance": "Vital"},],}\n```'
-    assert prompts.parse_nuggets(fenced) == [NuggetText("Use Http::timeout", "vital")]
-    assert prompts.parse_subquestions('Here:\n```\n["a?", "b?",]\n```') == ["a?", "b?"]
+    assert build_prompts.parse_nuggets(fenced) == [NuggetText("Use Http::timeout", "vital")]
+    assert build_prompts.parse_subquestions('Here:\n```\n["a?", "b?",]\n```') == ["a?", "b?"]
     cot = 'Doc 1 {maybe}.\n```json\n{"judgments": [{"doc": 1, "supported_nuggets": [1,],},]}\n```'
-    assert prompts.parse_judgments(cot, 1, 1) == [[True]]
+    assert build_prompts.parse_judgments(cot, 1, 1) == [[True]]
     assert json.loads(repair_json('x ```json\n{"a": [1, 2,],}\n``` y')) == {"a": [1, 2]}
 
 
 def test_other_parsers_reject_bad_shapes():
     with pytest.raises(ParseError, match="importance"):
-        prompts.parse_nuggets('{"nuggets": [{"text": "a", "importance": "high"}]}')
+        build_prompts.parse_nuggets('{"nuggets": [{"text": "a", "importance": "high"}]}')
     with pytest.raises(ParseError):
-        prompts.parse_nuggets('{"nuggets": []}')
+        build_prompts.parse_nuggets('{"nuggets": []}')
     with pytest.raises(ParseError, match="2 to 5"):
-        prompts.parse_subquestions('["only one"]')
+        build_prompts.parse_subquestions('["only one"]')
     with pytest.raises(ParseError):
-        prompts.parse_closed_book("   ")
+        build_prompts.parse_closed_book("   ")
 
 
 def test_client_repairs_before_re_asking(tmp_path, monkeypatch):
@@ -318,9 +319,11 @@ def test_environment_overrides(monkeypatch, tmp_path):
     monkeypatch.setenv("FRESHSTACK_LLM_BATCH", "1")
     eff = effective_config(base)
     assert (eff.base_url, eff.model, eff.batch) == ("http://127.0.0.1:9/v1", "local-model", True)
-    made = make_backend(base, tmp_path / "cache.sqlite")
+    made = make_backend(eff, tmp_path / "cache.sqlite")
     assert isinstance(made, OnlineBackend) and made.kind == "online"
     assert made.name == "openai:local-model@http://127.0.0.1:9/v1"
+    # the environment is applied once, by whoever starts the build: the backend follows the config it is given
+    assert make_backend(base, tmp_path / "cache.sqlite").kind == "offline"
 
 
 # ---- the cache survives SIGKILL ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from freshstack_hf.cli.main import main
-from freshstack_hf.pipeline import prompts
+from freshstack_hf.pipeline import build_prompts
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "laravel_dump" / "Posts.xml"
 JUDGE_STAGES = "questions,corpus,nuggets,pools,judgments"
@@ -49,7 +49,7 @@ def definition(tmp_path: Path, shared_data: Path, base_url: str, **llm) -> Path:
 
 
 def judge_prompts(bodies) -> list[str]:
-    return [b["messages"][-1]["content"] for b in bodies if b["messages"][0]["content"] == prompts.JUDGE_SYSTEM]
+    return [b["messages"][-1]["content"] for b in bodies if b["messages"][0]["content"] == build_prompts.JUDGE_SYSTEM]
 
 
 @pytest.mark.slow
@@ -123,7 +123,7 @@ def test_sigkill_during_judging_loses_no_finished_judgment(tmp_path, shared_data
     assert again, "the resumed run judged nothing"
     assert not finished & set(again)  # no finished call was paid twice
     # and nothing before judging was asked again either: nuggets and pools came from the cache
-    assert all(b["messages"][0]["content"] == prompts.JUDGE_SYSTEM for b in llm_server.chat_bodies[first_run:])
+    assert all(b["messages"][0]["content"] == build_prompts.JUDGE_SYSTEM for b in llm_server.chat_bodies[first_run:])
     record = json.loads((work / "judgments" / "record.json").read_text())
     assert record["usage"]["judgments"]["cache_hits"] >= len(finished)
 
@@ -191,6 +191,7 @@ def test_judged_documents_reach_the_endpoint_as_written(tmp_path, shared_data, l
     import re
 
     from freshstack_hf import cl100k
+    from freshstack_hf.llm.document_cut import CUT_MARK, cut_document
 
     path = definition(tmp_path, shared_data, llm_server.base_url)
     data = yaml.safe_load(path.read_text())
@@ -200,13 +201,13 @@ def test_judged_documents_reach_the_endpoint_as_written(tmp_path, shared_data, l
     args = ["build", str(path), "--out", str(tmp_path / "out"), "--work", str(work), "--quiet"]
     assert main([*args, "--stages", JUDGE_STAGES]) == 0
     chunks = pq.read_table(work / "corpus" / "chunks.parquet", columns=["text"]).column("text").to_pylist()
-    as_sent = {cl100k.cut(text, 300) for text in chunks}
+    as_sent = {cut_document(text, 300) for text in chunks}
     bodies = judge_prompts(llm_server.chat_bodies)
     assert bodies
     docs = [d for body in bodies for d in re.findall(r'<document id="\d+">\n(.*?)\n</document>', body, re.S)]
     assert docs and all(doc in as_sent for doc in docs)  # each document byte for byte as the corpus holds it
     indented = [d for d in docs if re.search(r"\n {4}\S", d)]
     assert indented, "no judged document with indented code"
-    cut = [d for d in docs if d.endswith(cl100k.CUT_MARK)]
-    assert cut and all(cl100k.count(d.removesuffix(cl100k.CUT_MARK)) <= 300 for d in cut)
+    cut = [d for d in docs if d.endswith(CUT_MARK)]
+    assert cut and all(cl100k.count(d.removesuffix(CUT_MARK)) <= 300 for d in cut)
     assert all("longer than 300 tokens" in body for body in bodies)

@@ -13,10 +13,10 @@ import shutil
 
 import pytest
 
-from freshstack_hf import cl100k
 from freshstack_hf.cli.main import main
+from freshstack_hf.llm.document_cut import cut_document
 from freshstack_hf.pipeline.agreement import agreement_counts
-from freshstack_hf.pipeline.prompts import JUDGE_SYSTEM
+from freshstack_hf.pipeline.build_prompts import JUDGE_SYSTEM
 from freshstack_hf.repo.reader import load_topic
 
 
@@ -24,7 +24,7 @@ def _labels(repo, topic: str) -> dict[tuple[str, str], int]:
     """(nugget text, document text as the judge sees it) -> the repo's label."""
     t = load_topic(repo, topic)
     nugget = {n.nugget_id: n.text for n in t.nuggets}
-    text = {d.doc_id: cl100k.cut(d.text, 1024) for d in t.docs}
+    text = {d.doc_id: cut_document(d.text, 1024) for d in t.docs}
     return {(nugget[j.nugget_id], text[j.doc_id]): int(j.relevance > 0) for j in t.judgments}
 
 

@@ -1,10 +1,12 @@
 """An LLM answer baseline: a chat model answers each question from its top retrieved docs, citing them.
 
-Through the build's `LLMClient` (cache, retries, bounded concurrency, JSON repair and re-asks), so generating the
-same answers twice costs nothing the second time. The reply's citations are document numbers, checked against
-the documents actually given (a citation of a document that was not shown is refused and re-asked), then mapped
-to doc ids; sentences past the word cap are dropped, so the result always passes `read_answers`. Scoring it is
-the same as any answer file: citations exactly, All/Vital by a judge (ideally another model than this one).
+Through the transport the registry opens for the endpoint (`freshstack_hf.llm.registry`, as the build and the
+judge do: for an OpenAI-compatible endpoint the `LLMClient`, with its cache, retries, bounded concurrency, JSON
+repair and re-asks), so generating the same answers twice costs nothing the second time. The reply's citations
+are document numbers, checked against the documents actually given (a citation of a document that was not shown
+is refused and re-asked), then mapped to doc ids; sentences past the word cap are dropped, so the result always
+passes `read_answers`. Scoring it is the same as any answer file: citations exactly, All/Vital by a judge
+(ideally another model than this one).
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ from functools import partial
 from pathlib import Path
 
 from freshstack_hf.answers.files import DEFAULT_MAX_WORDS
-from freshstack_hf.answers.prompts import answer_messages, parse_answer
+from freshstack_hf.answers.rag_prompts import answer_messages, parse_answer
 from freshstack_hf.answers.records import Answer, AnswerSet, Sentence
+from freshstack_hf.llm.config import LLMConfig
+from freshstack_hf.llm.registry import open_transport
+from freshstack_hf.llm.transport import ChatRequest
 from freshstack_hf.topic import Topic
 
 DOCS_PER_ANSWER = 3
@@ -35,11 +40,8 @@ def llm_answers(
     run_id: str = "",
 ) -> AnswerSet:
     """One cited answer per query of `topic` that `ranked` (query id -> doc ids, best first) holds docs for."""
-    from freshstack_hf.llm.client import ChatRequest, LLMClient
-    from freshstack_hf.pipeline.config import LLMConfig
-
     config = LLMConfig(base_url=base_url, model=model, api_key_env=api_key_env, max_concurrency=max_concurrency)
-    client = LLMClient(config, Path(cache_path))
+    client = open_transport(config, cache_path)
     texts = {d.doc_id: d.text for d in topic.docs}
     plans: list[tuple[str, list[str]]] = []
     requests, parsers = [], []

@@ -2,9 +2,10 @@
 
 Two judges answer the same `assign(tasks)` call:
 
-* `LLMJudge`: one batched request per query through the build's `LLMClient` (SQLite cache keyed by the whole
-  request, retries with backoff, bounded concurrency, JSON repair and re-asks), so scoring the same answers twice
-  costs nothing the second time;
+* `LLMJudge`: one batched request per query through the transport the registry opens for its endpoint
+  (`freshstack_hf.llm.registry`, shared with the build: for an OpenAI-compatible endpoint the `LLMClient`, with
+  its SQLite cache keyed by the whole request, retries with backoff, bounded concurrency, JSON repair and
+  re-asks), so scoring the same answers twice costs nothing the second time;
 * `OfflineJudge`: a word-overlap heuristic with no endpoint, so tests and quick local runs always finish. Its
   numbers are indicative only, and every score carries the judge's `name` so they are never mistaken for an
   LLM's.
@@ -22,7 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol
 
-from freshstack_hf.answers.prompts import (
+from freshstack_hf.answers.rag_prompts import (
     NOT_SUPPORT,
     PARTIAL,
     PROMPT_VERSION,
@@ -30,8 +31,11 @@ from freshstack_hf.answers.prompts import (
     assign_messages,
     parse_assignments,
 )
+from freshstack_hf.llm.config import LLMConfig
+from freshstack_hf.llm.registry import OFFLINE, open_transport, transport_kind
+from freshstack_hf.llm.transport import OFFLINE_LABEL, ChatRequest
 
-OFFLINE_NAME = "offline-heuristic"
+OFFLINE_NAME = OFFLINE_LABEL
 SUPPORT_SHARE = 0.5  # offline: share of a nugget's weighted terms found in the answer for `support`
 PARTIAL_SHARE = 0.25  # ... and for `partial_support`
 
@@ -92,7 +96,8 @@ def offline_label(share: float) -> str:
 
 
 class LLMJudge:
-    """Labels from a chat model behind an OpenAI-compatible endpoint; the key is read from `api_key_env`."""
+    """Labels from a chat model behind an endpoint (OpenAI-compatible, or `KIND+URL` for another registered
+    transport); the key is read from `api_key_env`."""
 
     prompt_version = PROMPT_VERSION
     stage = "answer_judge"
@@ -109,9 +114,6 @@ class LLMJudge:
         max_retries: int = 6,
         show_progress: bool = False,
     ) -> None:
-        from freshstack_hf.llm.client import LLMClient
-        from freshstack_hf.pipeline.config import LLMConfig
-
         config = LLMConfig(
             base_url=base_url,
             model=model,
@@ -122,12 +124,10 @@ class LLMJudge:
             max_retries=max_retries,
             max_output_tokens=512,
         )
-        self.client = LLMClient(config, Path(cache_path), show_progress=show_progress)
-        self.name = f"openai:{model}@{base_url}"
+        self.client = open_transport(config, cache_path, show_progress=show_progress)
+        self.name = self.client.describe()
 
     def assign(self, tasks: Sequence[AssignTask]) -> list[list[str]]:
-        from freshstack_hf.llm.client import ChatRequest
-
         live = [i for i, t in enumerate(tasks) if _needs_call(t)]
         requests = [
             ChatRequest(assign_messages(tasks[i].question, tasks[i].nuggets, tasks[i].answer), label=tasks[i].query_id)
@@ -150,8 +150,8 @@ def make_judge(
     cache_path: str | Path | None = None,
     **options: Any,
 ) -> OfflineJudge | LLMJudge:
-    """`LLMJudge` when an endpoint is named, else the offline heuristic."""
-    if not base_url:
+    """`LLMJudge` when an endpoint is named, else the offline heuristic (the registry's choice, as for a build)."""
+    if transport_kind(base_url) == OFFLINE:
         return OfflineJudge()
     if not model:
         from freshstack_hf.errors import FreshStackError

@@ -27,7 +27,7 @@ from freshstack_hf.answers.measures import (
     VITAL,
     VITAL_STRICT,
 )
-from freshstack_hf.answers.prompts import PARTIAL, SUPPORT
+from freshstack_hf.answers.rag_prompts import PARTIAL, SUPPORT
 from freshstack_hf.answers.records import AnswerSet
 from freshstack_hf.metrics.engine import topic_average
 from freshstack_hf.metrics.qrels import qrels_from_topic

@@ -86,6 +86,7 @@ def run(args: argparse.Namespace) -> int:
         show_progress=not (args.quiet or args.json),
         backend=backend,
         echo=echo,
+        llm_env=False,  # applied above, before the flags
     )
     if args.json:
         write_json(results, "-")

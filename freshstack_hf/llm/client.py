@@ -1,48 +1,35 @@
 """The one door to an OpenAI-compatible endpoint: cache, retries, bounded concurrency, parsing, accounting.
 
-Every build stage that needs a model goes through `LLMClient.chat_many`, so the behaviour users pay for is in one
-place: a request already answered is read from the cache (a re-run costs nothing); transient failures (429, 5xx,
-timeouts, dropped connections, a body that is not JSON) are retried with capped exponential backoff and jitter,
-honouring Retry-After; an answer that does not parse is first repaired locally, then re-asked with the parser's
-message (each follow-up its own cached request); a rejected key stops the build at once with the variable to
-set. Tokens and cost are counted per stage for the manifest.
+Every build stage and answer judgment that reaches an OpenAI-compatible model goes through `LLMClient.chat_many`,
+so the behaviour users pay for is in one place: a request already answered is read from the cache (a re-run costs
+nothing); transient failures are retried under `freshstack_hf.llm.retry`'s policy (a rejected key stops the build
+at once with the variable to set); an answer that does not parse is first repaired locally, then re-asked with the
+parser's message (each follow-up its own cached request). Tokens and cost are counted per stage for the manifest.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
-import random
 import threading
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.cache import ResponseCache, request_key
+from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.embeddings import EmbeddingsMixin
 from freshstack_hf.llm.repair import ParseError, _Garbage, repair_json
-from freshstack_hf.pipeline.config import LLMConfig
+from freshstack_hf.llm.retry import RetryPolicy
+from freshstack_hf.llm.transport import ChatRequest, Parsers, Requests, endpoint_label
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
-BACKOFF_ENV = "FRESHSTACK_LLM_BACKOFF"  # base delay in seconds of the exponential backoff (tests use ~0.01)
-MAX_WAIT_ENV = "FRESHSTACK_LLM_MAX_WAIT"  # cap of one wait in seconds, Retry-After included
 REASKS = 2  # follow-up requests after an answer that neither parses nor repairs
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One chat call: the messages, per-request parameters over the config's, and a label (the query id) for errors."""
-
-    messages: Sequence[dict[str, str]]
-    params: dict[str, Any] = field(default_factory=dict)
-    label: str = ""
 
 
 @dataclass
@@ -59,31 +46,12 @@ class StageStats:
     cost: float = 0.0
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    try:
-        return float(raw) if raw else default
-    except ValueError as exc:
-        raise FreshStackError(f"environment variable {name}={raw!r} is not a number of seconds") from exc
-
-
-def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
-    for header, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(header)
-        if value:
-            try:
-                return max(0.0, float(value) * scale)
-            except ValueError:
-                continue
-    return None
-
-
 class LLMClient(EmbeddingsMixin):
-    """Chat completions and embeddings through the real `openai.OpenAI` client, with our own retry policy."""
+    """Chat completions and embeddings through the real `openai.OpenAI` client, with our own retry policy.
+
+    It is the registry's `openai` transport (`freshstack_hf.llm.registry`)."""
+
+    kind = "openai"
 
     def __init__(self, config: LLMConfig, cache_path: Path, *, show_progress: bool = False) -> None:
         self.config = config
@@ -92,12 +60,13 @@ class LLMClient(EmbeddingsMixin):
         self.cache = ResponseCache(self.cache_path)
         self.batches_path = self.cache_path.with_name(self.cache_path.name + ".batches.json")
         self.show_progress = show_progress
-        self.backoff = _env_float(BACKOFF_ENV, 1.0)
-        self.max_wait = _env_float(MAX_WAIT_ENV, 60.0)
         self._stats: dict[str, StageStats] = {}
         self._lock = threading.Lock()
         self._openai: Any = None
-        self._refused: FreshStackError | None = None  # once the key is refused, no further request is sent
+        self.retry = RetryPolicy(config, self._add)
+
+    def describe(self) -> str:
+        return endpoint_label(self.config.model, self.base_url)
 
     # ---- plumbing ----------------------------------------------------------------------------------------
 
@@ -150,55 +119,8 @@ class LLMClient(EmbeddingsMixin):
         return request
 
     def call_with_retries(self, stage: str, label: str, fn: Callable[[], T]) -> T:
-        """Run `fn` (one endpoint call) under the retry policy; user-fixable failures become FreshStackError."""
-        import openai
-
-        attempts = self.config.max_retries + 1
-        where = f"stage `{stage}`" + (f", query {label}" if label else "")
-        for attempt in range(attempts):
-            if self._refused is not None:  # a concurrent call already learnt the key is refused
-                raise self._refused
-            try:
-                return fn()
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-                self._add(stage, errors=1)
-                state = "is not set" if not os.environ.get(self.config.api_key_env) else "holds a key it rejected"
-                self._refused = FreshStackError(
-                    f"{self.base_url} refused the request ({exc.status_code}) for {where}: the environment variable "
-                    f"{self.config.api_key_env} {state}; export {self.config.api_key_env}=<a valid key for this "
-                    f"endpoint> (or set llm.api_key_env to the variable that holds it)"
-                )
-                raise self._refused from exc
-            except (
-                openai.RateLimitError,
-                openai.InternalServerError,
-                openai.APIConnectionError,
-                openai.APIResponseValidationError,
-                _Garbage,
-                json.JSONDecodeError,
-            ) as exc:
-                reason, retry_after = f"{type(exc).__name__}: {str(exc)[:200]}", _retry_after(exc)
-            except openai.APIStatusError as exc:
-                if exc.status_code not in (408, 409):
-                    self._add(stage, errors=1)
-                    raise FreshStackError(
-                        f"{self.base_url} answered {exc.status_code} for {where} (model {self.config.model!r}): "
-                        f"{str(exc)[:300]}; check llm.model and llm.base_url"
-                    ) from exc
-                reason, retry_after = f"HTTP {exc.status_code}", _retry_after(exc)
-            if attempt + 1 == attempts:
-                self._add(stage, errors=1)
-                raise FreshStackError(
-                    f"{self.base_url}: no usable response for {where} after {attempts} attempts (last: {reason}); "
-                    f"check that the endpoint is up and speaks the OpenAI API, or raise llm.max_retries"
-                )
-            delay = min(self.max_wait, self.backoff * 2**attempt * (0.5 + random.random() / 2))
-            if retry_after is not None:
-                delay = min(self.max_wait, max(delay, retry_after))
-            log.info("%s: %s; retry %d/%d in %.2fs", where, reason, attempt + 1, attempts - 1, delay)
-            self._add(stage, retries=1)
-            time.sleep(delay)
-        raise AssertionError("unreachable")
+        """Run `fn` (one endpoint call) under the shared retry policy (`freshstack_hf.llm.retry`)."""
+        return self.retry.call(stage, label, fn)
 
     # ---- chat ----------------------------------------------------------------------------------------------
 
@@ -269,14 +191,7 @@ class LLMClient(EmbeddingsMixin):
             + f" in an unusable shape after {REASKS} follow-ups ({error}); try a stronger model or a lower temperature"
         )
 
-    def chat_many(
-        self,
-        requests: Sequence[ChatRequest | Sequence[dict[str, str]]],
-        *,
-        stage: str,
-        parse: Callable[[str], T] | Sequence[Callable[[str], T]],
-        desc: str = "",
-    ) -> list[T]:
+    def chat_many(self, requests: Requests, *, stage: str, parse: Parsers[T], desc: str = "") -> list[T]:
         """Answer every request (cached, retried, parsed), at most `max_concurrency` at a time; results in order.
 
         `parse` is one callable for all requests or one per request; it raises ParseError on a bad shape.

@@ -1,15 +1,16 @@
 """What an unusable answer is, and the local fix tried before asking the model again.
 
-Kept apart from the client because the prompt parsers (`freshstack_hf.pipeline.prompts`) raise `ParseError` and use
-`repair_json` too, and they need neither the endpoint nor the retry policy: a parser only says what is wrong with a
-reply, the client decides whether to repair it, re-ask, or (for `_Garbage`, a body that is no completion at all)
-retry it like a 5xx.
+Kept apart from the client because the prompt parsers of the build (`freshstack_hf.pipeline.build_prompts`) and of
+the answer track (`freshstack_hf.answers.rag_prompts`) raise `ParseError` and read replies with `load_json` too, and
+they need neither the endpoint nor the retry policy: a parser only says what is wrong with a reply, the client
+decides whether to repair it, re-ask, or (for `_Garbage`, a body that is no completion at all) retry it like a 5xx.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 
 class ParseError(ValueError):
@@ -43,3 +44,15 @@ def repair_json(text: str) -> str:
         if best is None or end - i > best[1] - best[0]:
             best = (i, end)
     return body[best[0] : best[1]] if best else text
+
+
+def load_json(text: str) -> Any:
+    """Parse JSON strictly, then once more after local repair (fences, prose around it, trailing commas)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        return json.loads(repair_json(text))
+    except json.JSONDecodeError as exc:
+        raise ParseError(f"no JSON value found in the reply ({exc.msg})") from None

@@ -1,9 +1,10 @@
 """What an LLM stage asks of a backend, in bulk: nuggets, sub-questions, closed-book answers, support judgments.
 
-Two kinds answer it: the online backend (`llm/online.py`: prompts sent through the `openai` client layer, with
-its cache, retries and accounting) and the offline heuristic backend (`offline.py`: no endpoint at all, so a
-build always finishes). Stages only see this protocol, so the manifest can say which backend made each stage
-and a topic built offline can later be re-judged online by changing one YAML section.
+Two kinds answer it: the online backend (`online.py`: prompts sent through the transport that
+`freshstack_hf.llm.registry` opens for the endpoint, by default the `openai` client layer with its cache, retries
+and accounting) and the offline heuristic backend (`offline`: no endpoint at all, so a build always finishes).
+Stages only see this protocol, so the manifest can say which backend made each stage and a topic built offline
+can later be re-judged online by changing one YAML section.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ class JudgeTask:
 class Backend(Protocol):
     """Each method takes a list and returns one result per item, in order."""
 
-    name: str  # "offline-heuristic" or "openai:{model}@{base_url}": what the manifest and card show
+    name: str  # "offline-heuristic" or the transport's `describe()`: what the manifest and card show
     kind: str  # "offline" or "online"
 
     def nuggets(self, items: list[QA]) -> list[list[NuggetText]]: ...

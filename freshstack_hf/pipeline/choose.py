@@ -1,7 +1,10 @@
 """Choosing the build's LLM backend: an endpoint when one is named (in the YAML or the environment), else offline.
 
 `effective_config` applies the `FRESHSTACK_LLM_*` overrides so a CI job or a user can point an existing topic
-YAML at another endpoint, model or Batch mode without editing it.
+YAML at another endpoint, model or Batch mode without editing it. It is applied once per build, by whoever
+starts it: `run_build` for library callers, the `build` command itself (before its flags, which win). The
+backend then follows the config it is given; which transport reaches the model is the registry's choice
+(`freshstack_hf.llm.registry`), shared with the answer judge.
 """
 
 from __future__ import annotations
@@ -11,7 +14,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf.pipeline.config import LLMConfig
+from freshstack_hf.llm.config import LLMConfig
+from freshstack_hf.llm.registry import OFFLINE, transport_kind
+from freshstack_hf.pipeline.backends import Backend
 
 ENV_BASE_URL = "FRESHSTACK_LLM_BASE_URL"
 ENV_MODEL = "FRESHSTACK_LLM_MODEL"
@@ -31,13 +36,13 @@ def effective_config(config: LLMConfig) -> LLMConfig:
     return dataclasses.replace(config, **changes) if changes else config
 
 
-def make_backend(config: LLMConfig, cache_path: Path, *, show_progress: bool = False) -> Any:
-    """An `OnlineBackend` when an endpoint is named, else the offline heuristic backend."""
-    config = effective_config(config)
-    if config.base_url:
-        from freshstack_hf.pipeline.online import OnlineBackend
+def make_backend(config: LLMConfig, cache_path: Path, *, show_progress: bool = False) -> Backend:
+    """The offline heuristic backend when `config` names no endpoint, else the build's prompts over the
+    registry's transport for it. `config` is taken as effective: the environment was applied by the caller."""
+    if transport_kind(config.base_url) == OFFLINE:
+        from freshstack_hf.pipeline.offline import OfflineBackend
 
-        return OnlineBackend(config, Path(cache_path), show_progress=show_progress)
-    from freshstack_hf.pipeline.offline import OfflineBackend
+        return OfflineBackend(show_progress=show_progress)
+    from freshstack_hf.pipeline.online import OnlineBackend
 
-    return OfflineBackend(show_progress=show_progress)
+    return OnlineBackend(config, Path(cache_path), show_progress=show_progress)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
+from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.pipeline.config_reader import YamlReader, resolve_path, section_dataclass
+from freshstack_hf.pipeline.repository_config import RepoConfig, read_repository
 from freshstack_hf.topic import TOPIC_NAME_RE
 
 QUESTION_FORMATS = ("auto", "stackexchange", "bigquery", "api")
@@ -26,9 +27,6 @@ CHUNKERS = ("freshstack-0.0.6", "sections")
 NOTEBOOK_MODES = ("script", "text")
 TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")
 RETRIEVERS = ("bm25", "dense")
-# A git sha for repositories with history; tarballs and plain folders may name a release instead (`pandas==3.1.1`).
-COMMIT_RE = re.compile(r"^(?:[0-9a-f]{7,40}|[A-Za-z0-9][A-Za-z0-9._+=-]{0,63})$")
-KEYWORD_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
 @dataclass(frozen=True)
@@ -42,26 +40,6 @@ class QuestionsConfig:
     until: str = ""  # ISO date, inclusive; "" = no upper bound
     max_questions: int | None = None
     cooccurrence_top_k: int = 25
-
-
-@dataclass(frozen=True)
-class RepoConfig:
-    """One corpus repository. `source` is a clone URL, a local checkout or folder, or a tarball.
-
-    Exactly one of `commit` (pinned) and `snapshot_date` (the last commit on or before that day) may be given;
-    a tarball or plain folder has no history, so its commit is taken as declared.
-    """
-
-    source: str
-    keyword: str
-    url: str = ""  # canonical web URL, for each chunk's `url` metadata (`{url}/blob/{commit}/{path}`)
-    name: str = ""  # OWNER/REPO: the official counts `OWNER/REPO/path` in every chunk's token budget
-    commit: str = ""
-    snapshot_date: str = ""
-    branch: str = ""
-    subdir: str = ""  # only this folder of the repository (e.g. angular/angular's adev/src/content)
-    include: tuple[str, ...] = ()  # glob patterns on the repo-relative path; empty = everything
-    exclude: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,27 +57,6 @@ class CorpusConfig:
     min_tokens: int = 5  # chunks below this are near-empty: dropped and counted
     tokenizer: str = "regex"  # an offline tokenizer name, recorded in the manifest
     max_file_bytes: int = 2_000_000  # larger files are generated or data, not documentation
-
-
-@dataclass(frozen=True)
-class LLMConfig:
-    """An OpenAI-compatible endpoint. No `base_url` (and no env override) means the offline heuristic backend."""
-
-    base_url: str = ""
-    model: str = "gpt-4o"
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 0.1
-    max_concurrency: int = 8
-    max_retries: int = 6
-    timeout: float = 120.0
-    batch: bool = False  # OpenAI Batch API: half price, results within a day
-    input_price_per_million: float = 0.0
-    output_price_per_million: float = 0.0
-    max_output_tokens: int = 2048
-
-    @property
-    def offline(self) -> bool:
-        return not self.base_url
 
 
 @dataclass(frozen=True)
@@ -183,7 +140,7 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
             "each item: {source: URL|path|tarball, commit: SHA} or {source: ..., snapshot_date: YYYY-MM-DD}",
         )
     for i, item in enumerate(raw_repos if isinstance(raw_repos, list) else []):
-        repos.append(_repo(r, item, f"corpus.repositories[{i}].", base))
+        repos.append(read_repository(r, item, f"corpus.repositories[{i}].", base))
     seen: dict[str, int] = {}
     for i, repo in enumerate(repos):
         if repo.keyword in seen:
@@ -251,68 +208,9 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
 SECTIONS_KEYS = ("min_tokens", "tokenizer", "max_file_bytes")
 
 
-def _repo(r: YamlReader, item: Any, prefix: str, base: Path) -> RepoConfig:
-    if isinstance(item, str):
-        item = {"source": item}
-    if not isinstance(item, dict):
-        r.problem(prefix.rstrip("."), f"expected a mapping or a string, got {item!r}")
-        return RepoConfig(source="", keyword="?")
-    r.unknown(item, {f.name for f in RepoConfig.__dataclass_fields__.values()}, prefix)
-    source = resolve_path(base, r.get(item, "source", str, prefix, "", required=True))
-    url = r.get(item, "url", str, prefix, "") or (
-        _web_url(source) if "://" in source or source.startswith("git@") else ""
-    )
-    keyword = r.get(item, "keyword", str, prefix, "") or _default_keyword(url or source)
-    if keyword and not KEYWORD_RE.match(keyword):
-        r.problem(f"{prefix}keyword", f"invalid keyword {keyword!r}", "letters, digits, '.', '_' and '-' only")
-    # A local folder or tarball without `url:` or `name:` counts its keyword in place of OWNER/REPO.
-    name = r.get(item, "name", str, prefix, "").strip("/") or _default_name(url) or keyword
-    commit = r.get(item, "commit", str, prefix, "")
-    commit = commit.lower() if re.fullmatch(r"[0-9A-Fa-f]{7,40}", commit) else commit
-    if commit and not COMMIT_RE.match(commit):
-        r.problem(f"{prefix}commit", f"not a commit: {commit!r}", "a sha of 7 to 40 hex digits, or a release label")
-    snapshot = r.date(item, "snapshot_date", prefix)
-    if commit and snapshot:
-        r.problem(f"{prefix}snapshot_date", "give either commit or snapshot_date, not both")
-    return RepoConfig(
-        source=source,
-        keyword=keyword,
-        url=url.rstrip("/"),
-        name=name,
-        commit=commit,
-        snapshot_date=snapshot,
-        branch=r.get(item, "branch", str, prefix, ""),
-        subdir=r.get(item, "subdir", str, prefix, "").strip("/"),
-        include=r.strings(item, "include", prefix),
-        exclude=r.strings(item, "exclude", prefix),
-    )
-
-
 def _tokenizer(name: str, base: Path) -> str:
     """`hf:PATH` names a local tokenizer.json, taken from the YAML's folder like every other path."""
     return f"hf:{resolve_path(base, name[3:])}" if name.startswith("hf:") else name
-
-
-def _web_url(source: str) -> str:
-    url = source
-    if url.startswith("git@"):
-        url = "https://" + url[4:].replace(":", "/", 1)
-    return url.removesuffix(".git")
-
-
-def _default_name(url: str) -> str:
-    """`https://github.com/laravel/docs` -> `laravel/docs` (the last two parts of a web URL's path)."""
-    parts = [p for p in url.split("://", 1)[-1].split("/")[1:] if p]
-    return "/".join(parts[-2:]) if len(parts) >= 2 else ""
-
-
-def _default_keyword(source: str) -> str:
-    """The repository's name: `https://github.com/laravel/docs` -> `docs`; a tarball `x/laravel-docs.tar.gz` ->
-    `laravel-docs`."""
-    name = source.rstrip("/").rsplit("/", 1)[-1]
-    for suffix in (".git", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz", ".tar", ".zip"):
-        name = name.removesuffix(suffix)
-    return name
 
 
 def load_topic_config(path: str | Path) -> TopicConfig:

@@ -104,10 +104,15 @@ def run_build(
     show_progress: bool = True,
     backend: Any = None,
     echo: Callable[[str], None] = print,
+    llm_env: bool = True,
 ) -> dict[str, Any]:
-    """Run (or plan, with `dry_run`) the wanted stages; returns {stage: record or plan}."""
+    """Run (or plan, with `dry_run`) the wanted stages; returns {stage: record or plan}.
+
+    `llm_env` applies the FRESHSTACK_LLM_* overrides to `config.llm`, once per build; a caller that has applied
+    them already (the `build` command does, under its own flags) passes False.
+    """
     out = Path(out)
-    if backend is None:  # FRESHSTACK_LLM_* overrides count in the fingerprints, as in the backend they pick
+    if backend is None and llm_env:  # the overrides count in the fingerprints, as in the backend they pick
         from dataclasses import replace
 
         from freshstack_hf.pipeline.choose import effective_config

@@ -12,7 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from freshstack_hf import cl100k
+from freshstack_hf.llm.document_cut import cut_document
 from freshstack_hf.pipeline.accounting import backend_record
 from freshstack_hf.pipeline.backends import JudgeTask
 from freshstack_hf.pipeline.inputs import read_chunks, read_nuggets, read_qas
@@ -45,7 +45,7 @@ def judge_tasks(
             continue
         for start in range(0, len(doc_ids), per_call):
             block = tuple(doc_ids[start : start + per_call])
-            cut = tuple(cl100k.cut(text_of[d], max_doc_tokens) for d in block)
+            cut = tuple(cut_document(text_of[d], max_doc_tokens) for d in block)
             tasks.append(JudgeTask(qid, questions[qid], texts, block, cut, doc_token_limit=max_doc_tokens))
     return tasks
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from freshstack_hf import cl100k
-from freshstack_hf.llm.repair import ParseError
-from freshstack_hf.pipeline.prompts import load_json
+from freshstack_hf.llm.document_cut import cut_document
+from freshstack_hf.llm.repair import ParseError, load_json
 
 PROMPT_VERSION = "freshstack-hf-answers-2"  # 2: answers and documents as written, cut in cl100k tokens
 SUPPORT, PARTIAL, NOT_SUPPORT = "support", "partial_support", "not_support"
@@ -36,7 +35,7 @@ def assign_messages(question: str, nuggets: Sequence[str], answer: str) -> list[
     numbered = "\n".join(f"{i}. {text}" for i, text in enumerate(nuggets, 1))
     user = (
         f"<question>\n{question.strip()}\n</question>\n\n<nuggets>\n{numbered}\n</nuggets>\n\n"
-        f"<answer>\n{cl100k.cut(answer.strip(), MAX_ANSWER_TOKENS)}\n</answer>\n\n"
+        f"<answer>\n{cut_document(answer.strip(), MAX_ANSWER_TOKENS)}\n</answer>\n\n"
         f"Label each of the {len(nuggets)} nuggets, in order, with one of {', '.join(LABELS)}. Reply with JSON "
         'only, one label per nugget, in this shape:\n{"labels": ["support", "not_support"]}'
     )
@@ -74,7 +73,7 @@ def answer_messages(
     """One request per query: the question and its top documents (as written, each cut to `max_doc_tokens`
     cl100k tokens), numbered from 1, for a cited answer."""
     docs = "\n\n".join(
-        f'<document id="{i}">\n{cl100k.cut(text, max_doc_tokens)}\n</document>' for i, text in enumerate(doc_texts, 1)
+        f'<document id="{i}">\n{cut_document(text, max_doc_tokens)}\n</document>' for i, text in enumerate(doc_texts, 1)
     )
     user = (
         f"<question>\n{question.strip()}\n</question>\n\n{docs}\n\n"

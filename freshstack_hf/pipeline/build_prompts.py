@@ -15,8 +15,8 @@ import json
 import re
 from typing import Any
 
-from freshstack_hf import cl100k
-from freshstack_hf.llm.repair import ParseError, repair_json
+from freshstack_hf.llm.document_cut import CUT_MARK
+from freshstack_hf.llm.repair import ParseError, load_json
 from freshstack_hf.pipeline.backends import IMPORTANCE, QA, JudgeTask, NuggetText
 
 PROMPT_VERSION = "freshstack-hf-prompts-2"  # 2: documents as written, cut in cl100k tokens
@@ -92,7 +92,7 @@ def judge_messages(task: JudgeTask) -> list[dict[str, str]]:
     limit = task.doc_token_limit
     cut_note = (
         f"Documents are shown as written; one longer than {limit} tokens shows its first {limit} tokens and ends "
-        f"with {cl100k.CUT_MARK.strip()!r}.\n\n"
+        f"with {CUT_MARK.strip()!r}.\n\n"
         if limit
         else ""
     )
@@ -107,18 +107,6 @@ def judge_messages(task: JudgeTask) -> list[dict[str, str]]:
 
 
 # ---- parsers ---------------------------------------------------------------------------------------------
-
-
-def load_json(text: str) -> Any:
-    """Parse JSON strictly, then once more after local repair (fences, prose around it, trailing commas)."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    try:
-        return json.loads(repair_json(text))
-    except json.JSONDecodeError as exc:
-        raise ParseError(f"no JSON value found in the reply ({exc.msg})") from None
 
 
 def parse_nuggets(text: str) -> list[NuggetText]:
