@@ -6,7 +6,6 @@ candidate lists, `freshstack-hf retrieve` and the leaderboard's baseline rows ca
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +36,6 @@ class BaselineRun:
         return from_ranked(self.run)
 
 
-def default_cache_dir() -> Path:
-    """Embedding cache: FRESHSTACK_CACHE, else ~/.cache/freshstack_hf; reused across runs and repos."""
-    root = os.environ.get("FRESHSTACK_CACHE") or Path.home() / ".cache" / "freshstack_hf"
-    return Path(root) / "embeddings"
-
-
 def bm25(topic: Topic, k: int = FIRST_STAGE_DEPTH, *, show_progress: bool = False) -> BaselineRun:
     from freshstack_hf.retrieval.bm25 import BM25Index
 
@@ -71,15 +64,10 @@ def dense(
     retriever: Any = None,
 ) -> BaselineRun:
     """Dense top-k; pass `retriever` to reuse one loaded model across topics."""
-    from freshstack_hf.retrieval.dense import DenseRetriever
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
+    from freshstack_hf.defaults import dense_retriever
 
-    retriever = retriever or DenseRetriever(
-        model or DEFAULT_DENSE_MODEL,
-        cache_dir=default_cache_dir() if cache_dir is None else cache_dir,
-        batch_size=batch_size,
-        max_seq_length=max_seq_length,
-        show_progress=show_progress,
+    retriever = retriever or dense_retriever(
+        model, cache_dir=cache_dir, batch_size=batch_size, max_seq_length=max_seq_length, show_progress=show_progress
     )
     run, stats = retriever.retrieve(
         [d.doc_id for d in topic.docs],

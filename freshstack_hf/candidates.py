@@ -92,9 +92,8 @@ def build_candidates(
     show_progress: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Compute and write candidate configs for each topic (one atomic commit per topic)."""
+    from freshstack_hf.defaults import dense_retriever
     from freshstack_hf.repo.manifest import read_manifest
-    from freshstack_hf.retrieval.dense import DenseRetriever
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 
     repo = Path(repo)
     done = {t for t, e in read_manifest(repo)["topics"].items() if e.get("candidates")}
@@ -105,11 +104,7 @@ def build_candidates(
             log.info("candidates for %s exist; skipped", name)
             continue
         if retriever is None:  # one model load for all topics
-            retriever = DenseRetriever(
-                dense_model or DEFAULT_DENSE_MODEL,
-                cache_dir=baselines.default_cache_dir() if cache_dir is None else cache_dir,
-                show_progress=show_progress,
-            )
+            retriever = dense_retriever(dense_model, cache_dir=cache_dir, show_progress=show_progress)
         topic = load_topic(repo, name)
         lists, record = topic_candidates(topic, retriever=retriever, show_progress=show_progress)
         with transaction(repo) as st:

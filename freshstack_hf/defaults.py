@@ -2,7 +2,8 @@
 
 Resamples and seed make every interval and paired test reproducible: the CLI, `Dataset.score`, the answers
 scorer and the leaderboard all read them from here. The cache root is where embeddings and LLM replies are kept
-between runs, shared by the build, the answers judge, the baselines and the CLI.
+between runs, shared by the build, the answers judge, the baselines and the CLI; the default dense retriever is
+made here so every command that encodes a corpus reuses the same embedding cache.
 """
 
 from __future__ import annotations
@@ -29,9 +30,13 @@ def default_cache_dir() -> Path:
     return cache_root() / "embeddings"
 
 
-def dense_retriever(model: str | None = None, **settings: Any) -> DenseRetriever:
-    """The default dense retriever: the packaged MiniLM (or `model`), embeddings cached under `cache_root`."""
-    from freshstack_hf.retrieval.dense import DEFAULT_DENSE_MODEL, DenseRetriever
+def dense_retriever(
+    model: str | os.PathLike[str] | None = None, *, cache_dir: str | os.PathLike[str] | None = None, **settings: Any
+) -> DenseRetriever:
+    """The dense retriever of `model` (default: the packaged MiniLM) with its embeddings cached in `cache_dir`
+    (default: `default_cache_dir()`, the cache every command shares, so no chunk is encoded twice)."""
+    from freshstack_hf.retrieval.dense import DenseRetriever
+    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 
-    settings.setdefault("cache_dir", default_cache_dir())
-    return DenseRetriever(model or DEFAULT_DENSE_MODEL, **settings)
+    cache = default_cache_dir() if cache_dir is None else cache_dir
+    return DenseRetriever(str(model or DEFAULT_DENSE_MODEL), cache_dir=cache, **settings)

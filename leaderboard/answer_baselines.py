@@ -23,6 +23,7 @@ from typing import Any
 from freshstack_hf._version import __version__
 from freshstack_hf.answers.extractive import DOCS_PER_ANSWER, RUN_ID, SENTENCES_PER_DOC, extractive_answers
 from freshstack_hf.answers.files import DEFAULT_MAX_WORDS, AnswerSet
+from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.answer_jobs import GENERATE_JOB_KIND
@@ -63,7 +64,7 @@ def compute_answer_baselines(
     generator: JudgeEndpoint | None = None,
     say: Callable[[str], None] = lambda _msg: None,
     show_progress: bool = False,
-    resamples: int = 10_000,
+    resamples: int = RESAMPLES,
 ) -> list[BaselineRow]:
     """Store the answer rows missing for this dataset revision: the extractive one (scored by citation now),
     and with a `generator` endpoint the LLM one (queued: a worker holds the key, generates, scores, judges)."""
@@ -92,10 +93,7 @@ def compute_answer_baselines(
         return rows
     retriever = None
     if dense_dir is not None:
-        from freshstack_hf.retrieval.dense import DenseRetriever
-
-        cache = baselines.default_cache_dir() if cache_dir is None else cache_dir
-        retriever = DenseRetriever(str(dense_dir), cache_dir=cache, show_progress=show_progress)
+        retriever = dense_retriever(dense_dir, cache_dir=cache_dir, show_progress=show_progress)
     ranked: dict[str, dict[str, list[str]]] = {}
     merged: dict[str, Any] = {}
     for name in dataset.topics:

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from freshstack_hf._version import __version__
+from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.schema import JobOutput, ResultMeta
-from leaderboard.scoring import SEED
 
 JOB_KIND = "answers_judge"
 GENERATE_JOB_KIND = "answers_generate"  # the LLM answer baseline: generate, then score and judge
@@ -33,7 +33,7 @@ def evaluate_answers_judge(
     from freshstack_hf.answers.judge import default_judge_cache
     from freshstack_hf.answers.measures import JUDGE_IDS
     from leaderboard.answer_submit import stored_results
-    from leaderboard.jobs import DEFAULT_RESAMPLES, open_job_dataset
+    from leaderboard.jobs import open_job_dataset
 
     judge_cfg = payload.get("judge") or {}
     if not isinstance(payload.get("answers"), str) or not judge_cfg.get("base_url") or not judge_cfg.get("model"):
@@ -50,7 +50,7 @@ def evaluate_answers_judge(
     judge = LLMJudge(
         judge_cfg["base_url"], judge_cfg["model"], cache_path or default_judge_cache(), api_key_env=JUDGE_KEY_ENV
     )
-    resamples = int(payload.get("resamples", DEFAULT_RESAMPLES))
+    resamples = int(payload.get("resamples", RESAMPLES))
     scores = score_answers([data.topic(t) for t in data.topics], answers, judge, resamples=resamples, seed=SEED)
     results = stored_results(scores, JUDGE_IDS)
     if not results:
@@ -75,7 +75,7 @@ def evaluate_answers_generate(
     from freshstack_hf.answers import AnswerSet, LLMJudge, llm_answers, score_answers
     from freshstack_hf.answers.judge import default_judge_cache
     from leaderboard.answer_submit import stored_results
-    from leaderboard.jobs import DEFAULT_RESAMPLES, open_job_dataset
+    from leaderboard.jobs import open_job_dataset
 
     generator, judge_cfg = payload.get("generator") or {}, payload.get("judge")
     ranked = payload.get("ranked")
@@ -98,7 +98,7 @@ def evaluate_answers_generate(
     judge = None
     if judge_cfg:
         judge = LLMJudge(judge_cfg["base_url"], judge_cfg["model"], cache, api_key_env=JUDGE_KEY_ENV)
-    resamples = int(payload.get("resamples", DEFAULT_RESAMPLES))
+    resamples = int(payload.get("resamples", RESAMPLES))
     scores = score_answers([data.topic(t) for t in data.topics], answers, judge, resamples=resamples, seed=SEED)
     results = stored_results(scores)
     if not results:

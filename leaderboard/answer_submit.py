@@ -26,11 +26,11 @@ from freshstack_hf.answers import read_answers, score_answers, to_trec_rag
 from freshstack_hf.answers.files import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.answers.measures import BY_ID
 from freshstack_hf.answers.scores import AnswerScores
+from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError, ValidationError
 from leaderboard.answer_jobs import JOB_KIND
 from leaderboard.sanitize import escape_markdown
 from leaderboard.schema import ResultMeta, SystemRecord
-from leaderboard.scoring import SEED
 from leaderboard.submit import SubmitOutcome, Submitter, file_sha256, refused_with_problems
 
 KIND = "answers"  # the systems' kind in the store

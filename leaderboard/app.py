@@ -17,6 +17,7 @@ from typing import Any
 
 import gradio as gr
 
+from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard import answers_view, first_paint, plots, reference
@@ -89,7 +90,7 @@ def build_app(
     archive_dir: str | Path | None = None,
     model_roots: Sequence[str | Path] = (),
     oauth: bool = False,
-    resamples: int = 10_000,
+    resamples: int = RESAMPLES,
     title: str = "FreshStack leaderboard",
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing)."""

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf._version import __version__
+from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
 from leaderboard.schema import SCHEMA_VERSION, ResultMeta
-from leaderboard.scoring import score_for_store, scoring_parameters
+from leaderboard.scoring import score_for_store
 from leaderboard.store import Store
 from leaderboard.vetting import model_fingerprint, weights_parameters
 
@@ -50,7 +51,7 @@ def compute_baselines(
     archive: RunArchive | None = None,
     say: Callable[[str], None] = lambda _msg: None,
     show_progress: bool = False,
-    resamples: int = 10_000,
+    resamples: int = RESAMPLES,
 ) -> list[BaselineRow]:
     """Store the baseline rows missing for this dataset revision; rows already stored are left alone."""
     from freshstack_hf import baselines
@@ -95,10 +96,7 @@ def compute_baselines(
     needs |= {"hybrid"} if "rerank" in todo else set()
     retriever = None
     if "dense" in needs:
-        from freshstack_hf.retrieval.dense import DenseRetriever
-
-        cache = baselines.default_cache_dir() if cache_dir is None else cache_dir
-        retriever = DenseRetriever(str(dense_dir), cache_dir=cache, show_progress=show_progress)
+        retriever = dense_retriever(dense_dir, cache_dir=cache_dir, show_progress=show_progress)
     made: dict[str, dict[str, Any]] = {m: {} for m in needs}
     for topic_name in dataset.topics:
         topic = dataset.topic(topic_name)
@@ -137,7 +135,7 @@ def compute_baselines(
             "job": "baseline",
             "config": configs[method],
             "dataset": dataset.source,
-            **scoring_parameters(resamples),
+            **scored.parameters,
             "run_params": {t: r.params for t, r in made[method].items()},
             "seconds": {t: r.seconds for t, r in made[method].items()},
         }

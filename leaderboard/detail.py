@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.metrics import HEADLINE, bootstrap_ci, paired_test, parse_measure, topic_average, uncovered_nuggets
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
@@ -94,7 +95,7 @@ def _interval(row: dict[str, Any], resamples: int) -> tuple[float, float]:
     return iv.low, iv.high
 
 
-def metrics_table(scores: Scores, topics: Sequence[str], resamples: int = 10_000) -> pd.DataFrame:
+def metrics_table(scores: Scores, topics: Sequence[str], resamples: int = RESAMPLES) -> pd.DataFrame:
     """Per topic and measure: value, 95% interval, queries; then the average with a stratified interval."""
     rows = []
     for topic in [t for t in topics if t in scores]:
@@ -153,7 +154,7 @@ def _aligned(a: dict[str, Any], b: dict[str, Any], measure: str) -> tuple[list[f
 
 
 def tests_table(
-    mine: Scores, others: Sequence[tuple[str, Scores]], topics: Sequence[str], resamples: int = 10_000
+    mine: Scores, others: Sequence[tuple[str, Scores]], topics: Sequence[str], resamples: int = RESAMPLES
 ) -> pd.DataFrame:
     """Paired randomization tests of this system (B) against each other system (A), per topic and overall."""
     rows = []
@@ -198,7 +199,7 @@ def system_detail(
     store: Store,
     dataset: Dataset,
     archive: RunArchive | None = None,
-    resamples: int = 10_000,
+    resamples: int = RESAMPLES,
 ) -> Detail:
     """The whole detail view of the stored system `key`; `frame` = the full board (published figures have none)."""
     system = store.get_system(int(key)) if str(key).isdigit() else None

@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf._version import __version__
+from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.schema import JobOutput, JobRecord, ResultMeta
-from leaderboard.scoring import score_for_store, scoring_parameters
+from leaderboard.scoring import score_for_store
 from leaderboard.vetting import DEFAULT_MAX_MODEL_BYTES, check_model_dir, model_dir
-
-DEFAULT_RESAMPLES = 10_000
 
 
 def evaluate_job(job: JobRecord, **options: Any) -> JobOutput:
@@ -71,9 +70,9 @@ def evaluate_run(payload: Mapping[str, Any], *, dataset: str | None = None) -> J
     topics = list(payload.get("topics") or run)
     data = open_job_dataset(payload, dataset, topics)
     runs = {t: run.get(t, {}) for t in topics}
-    resamples = int(payload.get("resamples", DEFAULT_RESAMPLES))
+    resamples = int(payload.get("resamples", RESAMPLES))
     scored = score_for_store(data, runs, topics, by_topic=True, resamples=resamples)
-    params = {"job": "run", "dataset": data.source, "topics": topics, **scoring_parameters(resamples)}
+    params = {"job": "run", "dataset": data.source, "topics": topics, **scored.parameters}
     return JobOutput(scored.results, ResultMeta(data.revision, __version__, params), runs=scored.archived)
 
 
@@ -117,7 +116,7 @@ def evaluate_model(
             k=min(k, len(docs)),
         )  # fmt: skip
         runs[name] = from_ranked(ranked)
-    resamples = int(payload.get("resamples", DEFAULT_RESAMPLES))
+    resamples = int(payload.get("resamples", RESAMPLES))
     scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
     meta = {
         "job": "model",
@@ -133,6 +132,6 @@ def evaluate_model(
         "dataset": data.source,
         "topics": data.topics,
         "batch_size": settings["batch_size"],
-        **scoring_parameters(resamples),
+        **scored.parameters,
     }
     return JobOutput(scored.results, ResultMeta(data.revision, __version__, meta), size=params, runs=scored.archived)

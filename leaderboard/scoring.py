@@ -11,12 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics import HEADLINE, MEASURES, RunScores
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, cut
 from leaderboard.archive import ARCHIVE_DEPTH
-
-SEED = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +25,7 @@ class Scored:
     results: dict[str, dict[str, Any]]  # topic -> {"metrics", "per_query", "ci"}
     archived: dict[str, dict[str, dict[str, float]]]  # topic -> top ARCHIVE_DEPTH of the run, own queries only
     scores: RunScores
+    parameters: dict[str, Any]  # how the numbers were made (`scoring_parameters`), recorded with the row
 
 
 def score_for_store(
@@ -34,7 +34,8 @@ def score_for_store(
     topics: Iterable[str],
     *,
     by_topic: bool = False,
-    resamples: int = 10_000,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> Scored:
     """Score `run` (one run, or with `by_topic` topic -> run) on `topics`; see the module docstring.
 
@@ -43,12 +44,14 @@ def score_for_store(
     """
     names = list(topics)
     runs = {t: run[t] for t in names} if by_topic else {t: run for t in names}
-    scores = dataset.score(runs, by_topic=True, measures=MEASURES, interval_measures=HEADLINE, resamples=resamples)
+    scores = dataset.score(
+        runs, by_topic=True, measures=MEASURES, interval_measures=HEADLINE, resamples=resamples, seed=seed
+    )
     archived = {t: cut(runs[t], ARCHIVE_DEPTH, dataset.query_ids([t])) for t in names}
-    return Scored(scores.stored(), archived, scores)
+    return Scored(scores.stored(), archived, scores, scoring_parameters(resamples, seed))
 
 
-def scoring_parameters(resamples: int) -> dict[str, Any]:
+def scoring_parameters(resamples: int, seed: int) -> dict[str, Any]:
     """How stored numbers were made: each measure with all its parameters (alpha included), the bootstrap."""
     return {"measures": [m.spec for m in MEASURES], "interval_measures": [m.spec for m in HEADLINE],
-            "resamples": resamples, "seed": SEED}  # fmt: skip
+            "resamples": resamples, "seed": seed}  # fmt: skip

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf._version import __version__
+from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
 from leaderboard.sanitize import escape_markdown, sanitize_submission
 from leaderboard.schema import ResultMeta
-from leaderboard.scoring import score_for_store, scoring_parameters
+from leaderboard.scoring import score_for_store
 from leaderboard.store import Store
 
 AUTO, ALL = "auto", "all"  # run scopes besides one topic: the topics the run touches, or every topic
@@ -119,7 +120,7 @@ class Submitter:
         rate_limit: int | None = 10,
         archive: RunArchive | None = None,
         model_roots: tuple[Path, ...] = (),
-        resamples: int = 10_000,
+        resamples: int = RESAMPLES,
     ) -> None:
         self.store, self.dataset, self.archive = store, dataset, archive
         self.max_file_bytes, self.rate_limit, self.resamples = max_file_bytes, rate_limit, resamples
@@ -237,7 +238,7 @@ class Submitter:
             "format": loaded.fmt,
             "scope": scope or AUTO,
             "topics": topics,
-            **scoring_parameters(self.resamples),
+            **scored.parameters,
             "max_depth": MAX_DEPTH,
             "dataset": self.dataset.source,
             "tag": loaded.tag,

@@ -243,3 +243,17 @@ def test_the_leaderboard_command_has_help_with_an_example_and_refuses_bad_option
     )
     assert "not found" in capsys.readouterr().err
     assert main(["leaderboard", "--dataset", "x", "--max-file-mb", "0"]) == 2
+
+
+def test_stored_scores_use_the_seed_they_record(lb_dataset, bm25_runs):
+    """The seed in a row's parameters is the one its intervals were drawn with (not only the default's)."""
+    from freshstack_hf.metrics import HEADLINE
+    from leaderboard.scoring import score_for_store
+
+    topics = lb_dataset.topics
+    one, two = (score_for_store(lb_dataset, bm25_runs, topics, by_topic=True, resamples=300, seed=s) for s in (1, 2))
+    assert (one.parameters["seed"], two.parameters["seed"]) == (1, 2)
+    options = {"by_topic": True, "measures": MEASURES, "interval_measures": HEADLINE, "resamples": 300}
+    assert two.results == lb_dataset.score(bm25_runs, seed=2, **options).stored()
+    assert one.results == lb_dataset.score(bm25_runs, seed=1, **options).stored()
+    assert one.results != two.results  # same values, intervals from other resamples

@@ -162,9 +162,9 @@ def make_judge(
 
 def default_judge_cache() -> Path:
     """The judge's response cache: beside the embedding cache, under $FRESHSTACK_CACHE (else ~/.cache)."""
-    from freshstack_hf.baselines import default_cache_dir
+    from freshstack_hf.defaults import cache_root
 
-    return default_cache_dir().parent / "llm" / "answer-judge.sqlite"
+    return cache_root() / "llm" / "answer-judge.sqlite"
 
 
 def label_counts(assignments: Sequence[Sequence[str]]) -> dict[str, int]:

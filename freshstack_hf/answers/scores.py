@@ -29,10 +29,11 @@ from freshstack_hf.answers.measures import (
 )
 from freshstack_hf.answers.rag_prompts import PARTIAL, SUPPORT
 from freshstack_hf.answers.records import AnswerSet
+from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics.engine import topic_average
 from freshstack_hf.metrics.qrels import qrels_from_topic
 from freshstack_hf.metrics.report import AVERAGE
-from freshstack_hf.metrics.stats import DEFAULT_RESAMPLES, Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.metrics.stats import Interval, PairedTest, bootstrap_ci, paired_test
 from freshstack_hf.topic import Topic
 
 PerQuery = dict[str, dict[str, float]]  # query id -> measure id -> value (a measure a query lacks is absent)
@@ -111,8 +112,8 @@ def score_answers(
     answers: AnswerSet,
     judge: Judge | None = None,
     *,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> AnswerScores:
     """Citation scores always; nugget scores when a judge is given (all topics' queries sent to it at once)."""
     topics = list(topics)
@@ -170,8 +171,8 @@ def compare_answers(
     b: AnswerScores,
     *,
     method: str = "randomization",
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> dict[str, dict[str, PairedTest]]:
     """Paired tests of B vs A per topic and over topics (stratified), for the measures both files have."""
     names = [t for t in a.topics if t in b.topics]

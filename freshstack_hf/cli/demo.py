@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     out, repo = Path(args.out), Path(args.repo)
     os.environ.setdefault("FRESHSTACK_CACHE", str((out / "cache").resolve()))
-    from freshstack_hf.baselines import default_cache_dir
+    from freshstack_hf.defaults import default_cache_dir
 
     steps = 5 if args.no_serve else 6
     config = demo_config()

@@ -18,6 +18,8 @@ import argparse
 import sys
 import warnings
 
+from freshstack_hf.defaults import RESAMPLES, SEED
+
 NAME = "evaluate"
 HELP = "score runs with the nugget-aware metrics (with 95%% intervals and paired tests)"
 
@@ -33,8 +35,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true", help="refuse runs with any problem (the leaderboard's rule)")
     p.add_argument("--max-depth", type=int, default=1000, help="most docs allowed per query (default: 1000)")
     p.add_argument("--alpha", type=float, default=0.5, help="alpha of alpha-nDCG (default: 0.5, as ndeval)")
-    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap/randomization samples (default: 10000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
+    p.add_argument(
+        "--resamples", type=int, default=RESAMPLES, help=f"bootstrap/randomization samples (default: {RESAMPLES})"
+    )
+    p.add_argument("--seed", type=int, default=SEED, help=f"seed of the resampling (default: {SEED})")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -25,6 +25,8 @@ import argparse
 import os
 import sys
 
+from freshstack_hf.defaults import RESAMPLES, SEED
+
 NAME = "evaluate-answers"
 HELP = "score RAG answers by citation and by nugget judge (All/Vital), with 95%% intervals"
 
@@ -57,8 +59,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--max-words", type=int, default=400, help="longest answer accepted, in words (default: 400)")
     p.add_argument("--json", metavar="PATH", help="write full-precision results as JSON to PATH ('-' = stdout)")
-    p.add_argument("--resamples", type=int, default=10_000, help="bootstrap/randomization samples (default: 10000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the resampling (default: 0)")
+    p.add_argument(
+        "--resamples", type=int, default=RESAMPLES, help=f"bootstrap/randomization samples (default: {RESAMPLES})"
+    )
+    p.add_argument("--seed", type=int, default=SEED, help=f"seed of the resampling (default: {SEED})")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -11,10 +11,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics.engine import TopicResult, average_topics, evaluate
 from freshstack_hf.metrics.measures import HEADLINE, Measure, parse_measures
 from freshstack_hf.metrics.qrels import NuggetQrels
-from freshstack_hf.metrics.stats import DEFAULT_RESAMPLES, Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.metrics.stats import Interval, PairedTest, bootstrap_ci, paired_test
 from freshstack_hf.runs.run import Run
 
 AVERAGE = "average"
@@ -51,8 +52,8 @@ def score_topics(
     measures: Iterable[str | Measure] = HEADLINE,
     *,
     interval_measures: Iterable[str | Measure] = HEADLINE,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> RunScores:
     """The scoring path every front end takes: each topic's run against its qrels, intervals, the average.
 
@@ -85,8 +86,8 @@ def score_run(
     measures: Iterable[str | Measure] = HEADLINE,
     *,
     interval_measures: Iterable[str | Measure] = HEADLINE,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> RunScores:
     """`score_topics` with one run (all topics' queries in one file) scored on every topic of `qrels`."""
     return score_topics(
@@ -105,8 +106,8 @@ def compare_runs(
     measures: Iterable[str | Measure] = HEADLINE,
     *,
     method: str = "randomization",
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> dict[str, dict[str, PairedTest]]:
     """Paired tests of B vs A per topic and on the all-topics average (stratified by topic)."""
     ids = [m.id for m in parse_measures(measures)]

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_RESAMPLES = 10_000
+from freshstack_hf.defaults import RESAMPLES, SEED
+
 _CHUNK = 2_000_000  # resample-matrix entries drawn at once, to bound memory on large topics
 
 Groups = Sequence[Sequence[float]] | Mapping[str, Sequence[float]]
@@ -81,8 +82,8 @@ def bootstrap_ci(
     values: Sequence[float] | Groups,
     *,
     confidence: float = 0.95,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> Interval:
     """Percentile bootstrap interval of a mean; pass per-topic groups for the stratified all-topics mean."""
     groups = _groups(_as_groups(values))
@@ -108,8 +109,8 @@ def paired_test(
     *,
     method: str = "randomization",
     confidence: float = 0.95,
-    resamples: int = DEFAULT_RESAMPLES,
-    seed: int = 0,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
 ) -> PairedTest:
     """Two-sided paired test of B vs A; values are per query, aligned (same order, same topics)."""
     groups_a, groups_b = _groups(_as_groups(a)), _groups(_as_groups(b))

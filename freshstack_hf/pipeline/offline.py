@@ -261,12 +261,10 @@ class OfflineBackend:
         """The MiniLM retriever with the shared on-disk embedding cache, loaded once; None (and the reason kept for
         stats) when it cannot be."""
         if self._model is None and not self._model_error:
-            from freshstack_hf.baselines import default_cache_dir
-            from freshstack_hf.retrieval.dense import DenseRetriever
-            from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
+            from freshstack_hf.defaults import dense_retriever
 
             try:
-                self._model = DenseRetriever(self.model_name or DEFAULT_DENSE_MODEL, cache_dir=default_cache_dir())
+                self._model = dense_retriever(self.model_name)
             except (ImportError, FreshStackError) as exc:
                 self._model_error = str(exc)
                 log.warning("offline judge runs on term overlap only: %s", exc)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.reader import list_topics, load_candidates, load_topic, local_revision, resolve_repo
 from freshstack_hf.runs.run import Run
@@ -111,8 +112,8 @@ class Dataset:
         by_topic: bool = False,
         measures: Iterable[str | Measure] | None = None,
         interval_measures: Iterable[str | Measure] | None = None,
-        resamples: int = 10_000,
-        seed: int = 0,
+        resamples: int = RESAMPLES,
+        seed: int = SEED,
     ) -> RunScores:
         """Score a run on this dataset: the one entry point of the CLI, leaderboard, worker and MTEB task.
 

@@ -139,13 +139,11 @@ def _retrieve(ctx: StageContext, retriever: str, doc_ids, texts, keys, queries) 
     model = ctx.config.pooling.dense_model
     if model.startswith("openai:"):
         return _retrieve_endpoint(ctx, model.removeprefix("openai:"), doc_ids, texts, keys, queries, depth)
-    from freshstack_hf.baselines import default_cache_dir
-    from freshstack_hf.retrieval.dense import DenseRetriever
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
+    from freshstack_hf.defaults import dense_retriever
 
     # the embedding cache every command shares (FRESHSTACK_CACHE): the write stage's candidates and later
     # `retrieve`/leaderboard runs encode none of these chunks again
-    dense = DenseRetriever(model or DEFAULT_DENSE_MODEL, cache_dir=default_cache_dir(), show_progress=ctx.show_progress)
+    dense = dense_retriever(model, show_progress=ctx.show_progress)
     run, _ = dense.retrieve(doc_ids, texts, keys, queries, k=depth)
     return run
 

@@ -74,19 +74,17 @@ def build_account(ctx: StageContext) -> dict[str, Any]:
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
-    from freshstack_hf.baselines import default_cache_dir
     from freshstack_hf.candidates import topic_candidates
+    from freshstack_hf.defaults import dense_retriever
     from freshstack_hf.repo.tables import candidates_table
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.retrieval.dense import DenseRetriever
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
     from freshstack_hf.validate import validate_topic
 
     topic = assemble(ctx)
     problems = validate_topic(topic)
     if problems:
         raise ValidationError(problems, f"topic {topic.name!r} built in {ctx.work} is not valid; nothing was written")
-    retriever = DenseRetriever(DEFAULT_DENSE_MODEL, cache_dir=default_cache_dir(), show_progress=ctx.show_progress)
+    retriever = dense_retriever(show_progress=ctx.show_progress)
     lists, candidates = topic_candidates(topic, retriever=retriever, show_progress=ctx.show_progress)
     account = build_account(ctx)
     judged_by = account["stages"].get("judgments", {})
