@@ -113,8 +113,8 @@ def _timed(label: str, fn, *args, **kwargs):
 
 
 def main() -> None:
+    from freshstack_hf.retrieval.analyzer import Tokenizer
     from freshstack_hf.retrieval.bm25 import BM25Index
-    from freshstack_hf.retrieval.tokenize import Tokenizer
 
     (docs, queries), _ = _timed("generate synthetic topic", synthetic_topic)
     tokenizer = Tokenizer()

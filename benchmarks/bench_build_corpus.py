@@ -125,7 +125,7 @@ _CHILD = """
 import json, sys, time
 from pathlib import Path
 from freshstack_hf.pipeline.stages import corpus
-from freshstack_hf.pipeline.config import parse_topic
+from freshstack_hf.pipeline.topic_config import parse_topic
 from freshstack_hf.pipeline.stage import StageContext
 repo, work = sys.argv[1], sys.argv[2]
 cfg = parse_topic({"topic": "bench", "questions": {"source": "q", "tags": ["x"]},
@@ -150,7 +150,7 @@ def _ours_in_subprocess() -> tuple[dict, int]:
 
 
 def _read_floor(files: list) -> float:
-    from freshstack_hf.pipeline.corpus.files import read_release_text
+    from freshstack_hf.pipeline.corpus.file_selection import read_release_text
 
     start = time.perf_counter()
     for rel, path in files:
@@ -177,7 +177,7 @@ _OURS = """
 import json, sys
 from pathlib import Path
 from freshstack_hf.pipeline.stages import corpus
-from freshstack_hf.pipeline.config import parse_topic
+from freshstack_hf.pipeline.topic_config import parse_topic
 from freshstack_hf.pipeline.stage import StageContext
 tree, name, work = sys.argv[1:4]
 cfg = parse_topic({"topic": "bench", "questions": {"source": "q", "tags": ["x"]},
@@ -266,7 +266,7 @@ def _official_vs_ours() -> None:
 
 
 def main() -> None:
-    from freshstack_hf.pipeline.corpus.files import walk_files
+    from freshstack_hf.pipeline.corpus.file_selection import walk_files
 
     _official_vs_ours()
     start = time.perf_counter()

@@ -25,8 +25,8 @@ _EXPORTS = {
     "load_candidates": "freshstack_hf.repo.reader",
     "write_topics": "freshstack_hf.repo.writer",
     "validate_repo": "freshstack_hf.repo.check",
-    "validate_topic": "freshstack_hf.validate",
-    "topic_stats": "freshstack_hf.stats",
+    "validate_topic": "freshstack_hf.topic_check",
+    "topic_stats": "freshstack_hf.split_stats",
 }
 
 __all__ = [
@@ -56,9 +56,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.reader import list_topics, load_candidates, load_topic
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.stats import topic_stats
+    from freshstack_hf.split_stats import topic_stats
     from freshstack_hf.topic import Topic
-    from freshstack_hf.validate import validate_topic
+    from freshstack_hf.topic_check import validate_topic
 
 
 def __getattr__(name: str) -> Any:

@@ -103,7 +103,7 @@ def import_official(
     t = topic_from_official(topic, queries, corpus)
     if strict:
         from freshstack_hf.errors import ValidationError
-        from freshstack_hf.validate import validate_topic
+        from freshstack_hf.topic_check import validate_topic
 
         problems = validate_topic(t)
         if problems:

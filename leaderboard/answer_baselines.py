@@ -22,7 +22,7 @@ from typing import Any
 
 from freshstack_hf._version import __version__
 from freshstack_hf.answers.extractive import DOCS_PER_ANSWER, RUN_ID, SENTENCES_PER_DOC, extractive_answers
-from freshstack_hf.answers.files import DEFAULT_MAX_WORDS, AnswerSet
+from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset

@@ -23,8 +23,8 @@ from typing import Any
 
 from freshstack_hf._version import __version__
 from freshstack_hf.answers import read_answers, score_answers, to_trec_rag
-from freshstack_hf.answers.files import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.answers.measures import BY_ID
+from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError, ValidationError

@@ -9,7 +9,7 @@ import pytest
 from answers_topic import D, answers_a, answers_b, handmade_topic
 
 from freshstack_hf.answers import read_answers
-from freshstack_hf.answers.files import detect_format, parse_answers
+from freshstack_hf.answers.parse import detect_format, parse_answers
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 
 TOPIC = handmade_topic()

@@ -12,9 +12,9 @@ import pytest
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.retrieval import bm25_scorers
+from freshstack_hf.retrieval.analyzer import Tokenizer
 from freshstack_hf.retrieval.bm25 import BM25Index, top_k
 from freshstack_hf.retrieval.lucene import byte4_to_int, encoded_lengths, int_to_byte4, lucene_idf
-from freshstack_hf.retrieval.tokenize import Tokenizer
 
 # ---- reference: Lucene's SmallFloat and BM25Similarity, transcribed from the Java semantics with plain ints ----
 

@@ -16,13 +16,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.config import parse_topic
 from freshstack_hf.pipeline.corpus.chunking import Chunker
-from freshstack_hf.pipeline.corpus.files import glob_matcher, render_notebook
+from freshstack_hf.pipeline.corpus.file_selection import glob_matcher, render_notebook
 from freshstack_hf.pipeline.corpus.repos import resolve_repo
-from freshstack_hf.pipeline.corpus.tokenizers import get_tokenizer
+from freshstack_hf.pipeline.corpus.token_counts import get_tokenizer
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages import corpus
+from freshstack_hf.pipeline.topic_config import parse_topic
 
 LARAVEL_COMMIT = "86077535bbfdc2ab29cd9f202ee1ab3e7e6e18e6"
 ID_RE = re.compile(r"^(?P<kw>[^/]+)/(?P<path>.+)_(?P<start>\d+)_(?P<end>\d+)$")

@@ -15,12 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.config import parse_topic
 from freshstack_hf.pipeline.sources import dump as source_dump
 from freshstack_hf.pipeline.sources.html_text import has_code, html_to_text
 from freshstack_hf.pipeline.sources.posts import iso_date, parse_tags
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages import questions
+from freshstack_hf.pipeline.topic_config import parse_topic
 
 GENAI_TAGS = ("chatgpt", "gpt-4", "stable-diffusion")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from freshstack_hf.demo_topic import LIBRARIES, POSTS, demo_config
-from freshstack_hf.pipeline.run import run_build
+from freshstack_hf.pipeline.runner import run_build
 
 SOURCES = json.loads((POSTS.parent / "sources.json").read_text(encoding="utf-8"))
 

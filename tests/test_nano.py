@@ -5,7 +5,7 @@ from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.tables import candidates_table
 from freshstack_hf.repo.writer import write_topics
 from freshstack_hf.synth import SynthConfig, synth_topic
-from freshstack_hf.validate import validate_topic
+from freshstack_hf.topic_check import validate_topic
 
 
 def test_nano_keeps_judged_then_candidates_then_random():

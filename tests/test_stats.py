@@ -7,7 +7,7 @@ import pytest
 
 from freshstack_hf.metrics import NuggetQrels
 from freshstack_hf.metrics.nuggets import nugget_report, uncovered_nuggets
-from freshstack_hf.metrics.stats import bootstrap_ci, paired_test
+from freshstack_hf.metrics.uncertainty import bootstrap_ci, paired_test
 from freshstack_hf.records import Nugget, NuggetJudgment
 
 RNG = np.random.default_rng(11)

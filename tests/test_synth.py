@@ -1,7 +1,7 @@
 import re
 
 from freshstack_hf.synth import SynthConfig, synth_topic
-from freshstack_hf.validate import validate_topic
+from freshstack_hf.topic_check import validate_topic
 
 
 def test_synth_is_deterministic_and_seed_sensitive():

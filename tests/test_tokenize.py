@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.retrieval.tokenize import LUCENE_ENGLISH_STOPWORDS, Tokenizer
+from freshstack_hf.retrieval.analyzer import LUCENE_ENGLISH_STOPWORDS, Tokenizer
 
 HAS_STEMMER = importlib.util.find_spec("Stemmer") is not None
 

@@ -5,7 +5,7 @@ import pytest
 from freshstack_hf.errors import Problem, ValidationError, format_problems
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
 from freshstack_hf.topic import Topic
-from freshstack_hf.validate import validate_topic
+from freshstack_hf.topic_check import validate_topic
 
 
 def _good() -> Topic:

@@ -15,7 +15,10 @@ Nothing heavy is imported here: the `openai` client loads only when an `LLMJudge
 
 from freshstack_hf.answers.citations import citation_scores
 from freshstack_hf.answers.extractive import extractive_answers
-from freshstack_hf.answers.files import (
+from freshstack_hf.answers.generate import llm_answers
+from freshstack_hf.answers.judge import AssignTask, LLMJudge, OfflineJudge, default_judge_cache, make_judge
+from freshstack_hf.answers.measures import ANSWER_MEASURES, AnswerMeasure
+from freshstack_hf.answers.parse import (
     DEFAULT_MAX_WORDS,
     Answer,
     AnswerSet,
@@ -24,9 +27,6 @@ from freshstack_hf.answers.files import (
     read_answers,
     to_trec_rag,
 )
-from freshstack_hf.answers.generate import llm_answers
-from freshstack_hf.answers.judge import AssignTask, LLMJudge, OfflineJudge, default_judge_cache, make_judge
-from freshstack_hf.answers.measures import ANSWER_MEASURES, AnswerMeasure
 from freshstack_hf.answers.scores import AnswerScores, TopicAnswerScores, compare_answers, nugget_scores, score_answers
 
 __all__ = [

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from freshstack_hf.answers.answer_set import Answer
 from freshstack_hf.answers.measures import CITATION_PRECISION, CITATION_RECALL, CITATION_UNJUDGED
-from freshstack_hf.answers.records import Answer
 from freshstack_hf.metrics.qrels import NuggetQrels
 
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from freshstack_hf.answers.files import DEFAULT_MAX_WORDS
-from freshstack_hf.answers.records import Answer, AnswerSet, Sentence
+from freshstack_hf.answers.answer_set import Answer, AnswerSet, Sentence
+from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS
 from freshstack_hf.topic import Topic
 
 DOCS_PER_ANSWER = 3

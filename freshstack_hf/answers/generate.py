@@ -15,9 +15,9 @@ from collections.abc import Mapping, Sequence
 from functools import partial
 from pathlib import Path
 
-from freshstack_hf.answers.files import DEFAULT_MAX_WORDS
+from freshstack_hf.answers.answer_set import Answer, AnswerSet, Sentence
+from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS
 from freshstack_hf.answers.rag_prompts import answer_messages, parse_answer
-from freshstack_hf.answers.records import Answer, AnswerSet, Sentence
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.registry import open_transport
 from freshstack_hf.llm.transport import ChatRequest

@@ -12,7 +12,7 @@ from typing import Any
 from freshstack_hf.answers.measures import BY_ID
 from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.metrics.report import AVERAGE, comparison_json
-from freshstack_hf.metrics.stats import Interval, PairedTest
+from freshstack_hf.metrics.uncertainty import Interval, PairedTest
 
 
 def answers_json(scores: AnswerScores) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from freshstack_hf.answers.answer_set import AnswerSet
 from freshstack_hf.answers.citations import citation_scores
 from freshstack_hf.answers.judge import AssignTask, Judge, label_counts
 from freshstack_hf.answers.measures import (
@@ -28,12 +29,11 @@ from freshstack_hf.answers.measures import (
     VITAL_STRICT,
 )
 from freshstack_hf.answers.rag_prompts import PARTIAL, SUPPORT
-from freshstack_hf.answers.records import AnswerSet
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics.engine import topic_average
 from freshstack_hf.metrics.qrels import qrels_from_topic
 from freshstack_hf.metrics.report import AVERAGE
-from freshstack_hf.metrics.stats import Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
 from freshstack_hf.topic import Topic
 
 PerQuery = dict[str, dict[str, float]]  # query id -> measure id -> value (a measure a query lacks is absent)

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.demo_topic import TOPIC, demo_config
     from freshstack_hf.errors import ValidationError
     from freshstack_hf.metrics import evaluate, qrels_from_topic
-    from freshstack_hf.pipeline.run import run_build
+    from freshstack_hf.pipeline.runner import run_build
     from freshstack_hf.repo.card import stats_table
     from freshstack_hf.repo.check import validate_repo
     from freshstack_hf.repo.manifest import read_manifest

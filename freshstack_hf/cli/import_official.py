@@ -42,9 +42,9 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli.common import plural
     from freshstack_hf.errors import format_problems
     from freshstack_hf.official import import_official
-    from freshstack_hf.stats import topic_stats
+    from freshstack_hf.split_stats import topic_stats
     from freshstack_hf.topic import check_topic_name
-    from freshstack_hf.validate import validate_topic
+    from freshstack_hf.topic_check import validate_topic
 
     check_topic_name(args.topic)
     topic = import_official(

@@ -27,7 +27,7 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli.common import plural, split_list, timed, write_json
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.stats import topic_stats
+    from freshstack_hf.split_stats import topic_stats
     from freshstack_hf.synth import SynthConfig, synth_topic
     from freshstack_hf.topic import check_topic_name
 

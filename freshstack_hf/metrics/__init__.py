@@ -33,7 +33,7 @@ from freshstack_hf.metrics.measures import (
 from freshstack_hf.metrics.nuggets import NuggetCoverage, nugget_report, uncovered_nuggets
 from freshstack_hf.metrics.qrels import NuggetQrels, qrels_from_topic
 from freshstack_hf.metrics.report import AVERAGE, RunScores, compare_runs, score_run, score_topics
-from freshstack_hf.metrics.stats import Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
 
 __all__ = [
     "AVERAGE",

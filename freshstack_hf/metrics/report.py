@@ -15,7 +15,7 @@ from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics.engine import TopicResult, average_topics, evaluate
 from freshstack_hf.metrics.measures import HEADLINE, Measure, parse_measures
 from freshstack_hf.metrics.qrels import NuggetQrels
-from freshstack_hf.metrics.stats import Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
 from freshstack_hf.runs.run import Run
 
 AVERAGE = "average"

@@ -18,7 +18,7 @@ from freshstack_hf.repo.card import configs_yaml, dataset_info_yaml
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.reader import load_topic, read_table
 from freshstack_hf.topic import Topic
-from freshstack_hf.validate import validate_topic
+from freshstack_hf.topic_check import validate_topic
 
 DERIVED: dict[str, Callable[[Topic], pa.Table]] = {
     "queries": tables.queries_table,

@@ -24,7 +24,7 @@ from freshstack_hf.repo import layout
 from freshstack_hf.repo import manifest as manifest_io
 from freshstack_hf.repo.card import render_card
 from freshstack_hf.repo.tables import core_tables
-from freshstack_hf.stats import stats_to_dict, topic_stats
+from freshstack_hf.split_stats import stats_to_dict, topic_stats
 from freshstack_hf.topic import Topic, check_topic_name
 
 log = logging.getLogger(__name__)

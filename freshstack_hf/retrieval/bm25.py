@@ -26,9 +26,9 @@ import scipy.sparse as sp
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.retrieval.analyzer import Tokenizer
 from freshstack_hf.retrieval.bm25_scorers import BACKENDS, bag_of_words, make_scorer
 from freshstack_hf.retrieval.lucene import DEFAULT_B, DEFAULT_K1
-from freshstack_hf.retrieval.tokenize import Tokenizer
 from freshstack_hf.runs.run import RankedList
 
 log = logging.getLogger(__name__)

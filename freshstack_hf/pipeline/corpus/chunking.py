@@ -16,8 +16,8 @@ from bisect import bisect_right
 from collections.abc import Callable
 from itertools import pairwise
 
-from freshstack_hf.pipeline.corpus.files import extension
-from freshstack_hf.pipeline.corpus.tokenizers import SpanCounter, Tokenizer
+from freshstack_hf.pipeline.corpus.file_selection import extension
+from freshstack_hf.pipeline.corpus.token_counts import SpanCounter, Tokenizer
 
 logger = logging.getLogger(__name__)
 

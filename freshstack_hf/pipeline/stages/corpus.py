@@ -18,13 +18,13 @@ import pyarrow as pa
 
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.config import CorpusConfig, RepoConfig
 from freshstack_hf.pipeline.corpus.chunking import Chunker
-from freshstack_hf.pipeline.corpus.files import load_text, read_release_text, walk_files
+from freshstack_hf.pipeline.corpus.file_selection import load_text, read_release_text, walk_files
 from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker
 from freshstack_hf.pipeline.corpus.repos import ResolvedRepo, describe_repo, resolve_repo
-from freshstack_hf.pipeline.corpus.tokenizers import get_tokenizer
+from freshstack_hf.pipeline.corpus.token_counts import get_tokenizer
 from freshstack_hf.pipeline.stage import StageContext
+from freshstack_hf.pipeline.topic_config import CorpusConfig, RepoConfig
 
 NAME = "corpus"
 READS = ("topic", "corpus")

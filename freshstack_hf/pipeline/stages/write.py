@@ -78,7 +78,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     from freshstack_hf.defaults import dense_retriever
     from freshstack_hf.repo.tables import candidates_table
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.validate import validate_topic
+    from freshstack_hf.topic_check import validate_topic
 
     topic = assemble(ctx)
     problems = validate_topic(topic)

@@ -19,7 +19,7 @@ from collections.abc import Container, Iterator
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf.answers.records import Answer, AnswerSet, Sentence
+from freshstack_hf.answers.answer_set import Answer, AnswerSet, Sentence
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 
 DEFAULT_MAX_WORDS = 400  # TREC RAG 2024's answer length cap

@@ -1,6 +1,6 @@
 """The records of the RAG track: an answer's sentences with the doc ids they cite, one file's answers.
 
-Kept apart from reading and checking files (`files.py`), so the scorers, the baselines and the leaderboard share
+Kept apart from reading and checking files (`parse.py`), so the scorers, the baselines and the leaderboard share
 them without the parser. Citations are doc ids here, whatever the file held (TREC RAG indexes into `references`
 are resolved when read).
 """

@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.config import TopicConfig
 from freshstack_hf.pipeline.stage import RECORD, StageContext, write_json
+from freshstack_hf.pipeline.topic_config import TopicConfig
 
 log = logging.getLogger(__name__)
 
