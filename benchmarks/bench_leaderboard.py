@@ -70,11 +70,12 @@ def main() -> None:
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.synth import SynthConfig, synth_topic
-    from leaderboard import table as tbl
     from leaderboard.app import build_app, launch_app
     from leaderboard.archive import RunArchive
-    from leaderboard.baseline_rows import compute_baselines
+    from leaderboard.display import display, sort_frame
     from leaderboard.store import Store
+    from leaderboard.tracks.retrieval import leaderboard_table as tbl
+    from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 
     with tempfile.TemporaryDirectory(prefix="bench-leaderboard-") as tmp:
         root = Path(tmp)
@@ -93,8 +94,8 @@ def main() -> None:
         read = time.perf_counter()
         frame = tbl.build_frame(rows, ctx.topics, revision=ctx.revision)
         built = time.perf_counter()
-        view = tbl.sort_frame(tbl.view_frame(frame), tbl.default_sort())
-        gr.Dataframe(interactive=False).postprocess(tbl.display(view))
+        view = sort_frame(tbl.view_frame(frame), tbl.default_sort())
+        gr.Dataframe(interactive=False).postprocess(display(view))
         done = time.perf_counter()
         print(
             f"plain functions: store read {read - start:.3f} s, frame {built - read:.3f} s, "

@@ -20,13 +20,19 @@ import gradio as gr
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard import answers_view, first_paint, plots, reference
-from leaderboard import detail as detail_view
-from leaderboard import table as tbl
-from leaderboard.answer_submit import AnswerSubmitter, JudgeEndpoint
+from leaderboard import first_paint
 from leaderboard.archive import RunArchive
+from leaderboard.display import datatypes, display
 from leaderboard.store import Store, default_data_dir
-from leaderboard.submit import Submitter, identity_of
+from leaderboard.submission import identity_of
+from leaderboard.tracks.answers import answers_table as answers_view
+from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
+from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.tracks.retrieval import deep_links, plots
+from leaderboard.tracks.retrieval import detail as detail_view
+from leaderboard.tracks.retrieval import leaderboard_table as tbl
+from leaderboard.tracks.retrieval import published as reference
+from leaderboard.tracks.retrieval.run_submit import Submitter
 
 TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
 SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
@@ -148,7 +154,7 @@ def build_app(
         search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str, limit: int | None = None
     ) -> Any:
         shown = view(search, types, sizes, topic, sort, order)
-        return gr.update(value=tbl.display(shown, rows=limit), datatype=tbl.datatypes(shown))
+        return gr.update(value=display(shown, rows=limit), datatype=datatypes(shown))
 
     def exports(search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str) -> Any:
         csv_path, json_path = tbl.export_files(view(search, types, sizes, topic, sort, order))
@@ -160,7 +166,7 @@ def build_app(
         return gr.update(choices=choices, value=sort if sort in choices else tbl.default_sort(scope))
 
     def on_load(request: gr.Request) -> Any:
-        v = tbl.parse_view(dict(request.query_params) if request else {}, ctx.topics, published_topics)
+        v = deep_links.parse_view(dict(request.query_params) if request else {}, ctx.topics, published_topics)
         topic = v.topic or TOPIC_ALL
         order = "desc" if v.descending else "asc"
         notice = f"Note: {v.notice}" if v.notice else ""
@@ -170,7 +176,7 @@ def build_app(
 
     def first_paint_rows(params: dict[str, str]) -> dict[str, Any]:
         """The top rows of the view the address asks for, for the page's plain first paint."""
-        v = tbl.parse_view(params, ctx.topics, published_topics)
+        v = deep_links.parse_view(params, ctx.topics, published_topics)
         frame = board.frame()
         shown = tbl.shown_rows(frame, topic=v.topic, sort=v.sort, descending=v.descending)
         return first_paint.payload(shown, len(frame), FIRST_PAINT_ROWS)
@@ -282,8 +288,8 @@ def build_app(
                 with gr.Tab(reference.REFERENCE_TAB, id="reference"):
                     gr.Markdown(reference.heading(), elem_id="reference-heading")
                     gr.Dataframe(
-                        value=tbl.display(published),
-                        datatype=tbl.datatypes(published),
+                        value=display(published),
+                        datatype=datatypes(published),
                         interactive=False,
                         elem_id="reference-table",
                         max_height=640,

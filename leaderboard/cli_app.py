@@ -81,9 +81,9 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
     from leaderboard.archive import RunArchive
-    from leaderboard.baseline_rows import compute_baselines
-    from leaderboard.reported import load_reported
     from leaderboard.store import Store, default_data_dir
+    from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+    from leaderboard.tracks.retrieval.published import load_reported
 
     if args.max_file_mb <= 0 or args.rate_limit < 0:
         raise FreshStackError("--max-file-mb must be > 0 and --rate-limit >= 0")
@@ -110,8 +110,8 @@ def run(args: argparse.Namespace) -> int:
                 say=_say,
                 show_progress=True,
             )
-            from leaderboard.answer_baselines import compute_answer_baselines
-            from leaderboard.answer_submit import JudgeEndpoint
+            from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
+            from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 
             compute_answer_baselines(  # the Answers tab's extractive row, from the hybrid when it is computed
                 store,

@@ -3,7 +3,7 @@
 On a modest machine Gradio needs about a second to load and start its scripts before any component, the
 table included, can show a row (a blank Gradio page measures 0.9 to 1.0 s here). The page's served HTML
 therefore carries a small script that asks `ROUTE` for the top rows of the view the address asks for
-(`?topic=&sort=&order=`, read by the same `table.parse_view` as the app) and draws them as a plain table
+(`?topic=&sort=&order=`, read by the same `parse_view` as the app) and draws them as a plain table
 over the page. It removes itself as soon as the interactive table holds rows, so what the visitor reads first
 is the same ranking, with the same three-decimal cells, as what follows.
 
@@ -20,6 +20,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+
+from leaderboard.display import display
 
 ROUTE = "/first-paint.json"
 ELEMENT_ID = "first-paint"
@@ -70,9 +72,7 @@ def script() -> bytes:
 
 def payload(shown: Any, total: int, limit: int) -> dict[str, Any]:
     """Headers, shown text of the top `limit` rows (as the table formats them) and a caption, for the script."""
-    from leaderboard import table as tbl
-
-    drawn = tbl.display(shown, rows=limit)
+    drawn = display(shown, rows=limit)
     rows = drawn["metadata"]["display_value"] if drawn["metadata"] else []
     link = drawn["headers"].index("link") if "link" in drawn["headers"] else None
     if link is not None:  # a Markdown link cell reads as its host name in plain text

@@ -38,11 +38,11 @@ def evaluate_job(job: JobRecord, **options: Any) -> JobOutput:
     if job.kind == "model":
         return evaluate_model(job.payload, **options)
     if job.kind == "answers_judge":
-        from leaderboard.answer_jobs import evaluate_answers_judge
+        from leaderboard.tracks.answers.answer_jobs import evaluate_answers_judge
 
         return evaluate_answers_judge(job.payload, dataset=options.get("dataset"))
     if job.kind == "answers_generate":
-        from leaderboard.answer_jobs import evaluate_answers_generate
+        from leaderboard.tracks.answers.answer_jobs import evaluate_answers_generate
 
         return evaluate_answers_generate(job.payload, dataset=options.get("dataset"))
     raise FreshStackError(

@@ -11,11 +11,14 @@ from test_leaderboard_submit import bm25_runs, lb_dataset  # noqa: F401 (fixture
 
 from freshstack_hf.answers import AnswerSet, extractive_answers, parse_answers, score_answers, to_trec_rag
 from freshstack_hf.answers.measures import ANSWER_MEASURES, BY_ID, CITATION_IDS, JUDGE_IDS
-from leaderboard import answers_view
-from leaderboard import table as tbl
-from leaderboard.answer_jobs import JOB_KIND, JUDGE_KEY_ENV
-from leaderboard.answer_submit import AnswerSubmitter, JudgeEndpoint, measure_key
+from leaderboard import display as tbl
 from leaderboard.store import Store
+from leaderboard.tracks.answers import JUDGE_JOB_KIND as JOB_KIND
+from leaderboard.tracks.answers import JUDGE_KEY_ENV
+from leaderboard.tracks.answers import answers_table as answers_view
+from leaderboard.tracks.answers.answer_rows import measure_key
+from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
+from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 
 KEY = "sk-judge-only-for-this-test"
 
@@ -177,7 +180,7 @@ def test_the_answers_table_formats_through_the_leaderboard_display(store, lb_dat
 
 @pytest.mark.slow  # the RRF hybrid encodes the corpus with the real MiniLM model
 def test_the_extractive_baseline_is_citation_faithful_and_computed_once(store, lb_dataset, tmp_path):  # noqa: F811
-    from leaderboard.answer_baselines import compute_answer_baselines
+    from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
 
     (row,) = compute_answer_baselines(store, lb_dataset, resamples=200)
     assert row.created
@@ -220,9 +223,9 @@ def test_judge_endpoint_from_env(monkeypatch):
 
 
 def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch):  # noqa: F811
-    from leaderboard.answer_baselines import compute_answer_baselines
-    from leaderboard.answer_jobs import GENERATE_JOB_KIND
     from leaderboard.jobs import evaluate_job
+    from leaderboard.tracks.answers import GENERATE_JOB_KIND
+    from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
     from leaderboard.worker import KIND_SECRETS, run_worker
 
     assert KIND_SECRETS[GENERATE_JOB_KIND] == (JUDGE_KEY_ENV,)

@@ -28,9 +28,9 @@ from test_loaders import build_small_repo
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
-from leaderboard.baseline_rows import compute_baselines
-from leaderboard.reported import REFERENCE_TAB, SOURCE
 from leaderboard.store import Store
+from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.published import REFERENCE_TAB, SOURCE
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -230,7 +230,7 @@ def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset
 
 def test_the_detail_tab_waits_for_a_choice(app):
     """Before a system is picked: a hint, and every table and the parameters hidden (no "1 2 3" headers)."""
-    from leaderboard.detail import HINT
+    from leaderboard.tracks.retrieval.detail import HINT
 
     header, *rest = app.client.predict("", api_name="/detail")
     assert header == HINT and len(rest) == 6
@@ -396,8 +396,8 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
     import functools
 
     from leaderboard.jobs import evaluate_job
-    from leaderboard.submit import Submitter
-    from leaderboard.table import build_frame
+    from leaderboard.tracks.retrieval.leaderboard_table import build_frame
+    from leaderboard.tracks.retrieval.run_submit import Submitter
     from leaderboard.worker import run_worker
 
     ctx = Dataset(build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120))
@@ -417,7 +417,7 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
 
         # The model's ranking is archived like a run's, so its detail lists the nuggets it never covered.
         from freshstack_hf.metrics import uncovered_nuggets
-        from leaderboard.detail import COVERAGE, system_detail
+        from leaderboard.tracks.retrieval.detail import COVERAGE, system_detail
 
         system = store.get_system(outcome.system_id)
         runs = archive.load(system.content_hash)

@@ -54,11 +54,11 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):  # noqa: F811
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from leaderboard.app import build_app, launch_app
     from leaderboard.archive import RunArchive
-    from leaderboard.baseline_rows import compute_baselines
     from leaderboard.schema import ResultMeta
     from leaderboard.scoring import score_for_store
     from leaderboard.store import Store
-    from leaderboard.submit import Submitter
+    from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+    from leaderboard.tracks.retrieval.run_submit import Submitter
 
     root = tmp_path_factory.mktemp("browser")
     store = Store(f"sqlite:///{root / 'lb.db'}")

@@ -10,11 +10,11 @@ import pytest
 from test_leaderboard_submit import bm25_runs, lb_dataset, merged, store, write_trec  # noqa: F401 (fixtures)
 
 from freshstack_hf.metrics import bootstrap_ci, paired_test, uncovered_nuggets
-from leaderboard import detail
 from leaderboard.archive import RunArchive
-from leaderboard.baseline_rows import compute_baselines
-from leaderboard.submit import Submitter
-from leaderboard.table import build_frame
+from leaderboard.tracks.retrieval import detail
+from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.leaderboard_table import build_frame
+from leaderboard.tracks.retrieval.run_submit import Submitter
 
 RESAMPLES = 500
 

@@ -17,10 +17,10 @@ from freshstack_hf.metrics import MEASURES
 from freshstack_hf.metrics.report import score_run
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
-from leaderboard.baseline_rows import compute_baselines
 from leaderboard.schema import SCHEMA_VERSION
 from leaderboard.store import Store
-from leaderboard.submit import Submitter, model_content_hash
+from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.run_submit import Submitter, model_content_hash
 
 
 @pytest.fixture(scope="session")

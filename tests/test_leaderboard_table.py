@@ -15,10 +15,13 @@ import pytest
 from test_leaderboard_store import store, store_url  # noqa: F401  (fixtures: SQLite file and PostgreSQL schema)
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard import plots, reference
-from leaderboard import table as tbl
-from leaderboard.reported import REFERENCE_TAB, SOURCE, format_size, load_reported, parse_size
+from leaderboard import display
+from leaderboard.display import format_size
 from leaderboard.schema import LeaderboardRow, Score, SystemRecord
+from leaderboard.tracks.retrieval import deep_links, plots
+from leaderboard.tracks.retrieval import leaderboard_table as tbl
+from leaderboard.tracks.retrieval import published as reference
+from leaderboard.tracks.retrieval.published import REFERENCE_TAB, SOURCE, load_reported, parse_size
 
 TOPICS = ["alpha", "beta"]
 A10, C20, R50 = (m.id for m in HEADLINE)
@@ -64,10 +67,10 @@ def test_rows_columns_and_average_is_the_plain_mean_over_every_topic(frame):
 
 
 def test_default_sort_is_average_alpha_ndcg_descending_with_blanks_last(frame):
-    view = tbl.sort_frame(tbl.view_frame(frame), tbl.default_sort())
+    view = display.sort_frame(tbl.view_frame(frame), tbl.default_sort())
     assert list(view["id"]) == ["5", "1", "2", "3", "6"]
-    assert list(tbl.sort_frame(view, tbl.default_sort(), descending=False)["id"]) == ["2", "1", "5", "3", "6"]
-    assert tbl.sort_frame(view, "system", descending=False)["system"].iloc[0] == "BM25"
+    assert list(display.sort_frame(view, tbl.default_sort(), descending=False)["id"]) == ["2", "1", "5", "3", "6"]
+    assert display.sort_frame(view, "system", descending=False)["system"].iloc[0] == "BM25"
 
 
 def test_search_type_and_size_filters(frame):
@@ -82,8 +85,8 @@ def test_search_type_and_size_filters(frame):
 
 def test_display_bolds_the_best_of_each_column_and_keeps_names_as_plain_text(frame):
     view = tbl.view_frame(frame)
-    assert tbl.best_values(view)["alpha α-nDCG@10"] == 0.9
-    value = tbl.display(view)
+    assert display.best_values(view)["alpha α-nDCG@10"] == 0.9
+    value = display.display(view)
     assert value["headers"] == list(view.columns)
     shown = dict(zip(view["id"], value["metadata"]["display_value"], strict=True))
     raw = dict(zip(view["id"], value["data"], strict=True))
@@ -92,25 +95,25 @@ def test_display_bolds_the_best_of_each_column_and_keeps_names_as_plain_text(fra
     assert shown["3"][col["average α-nDCG@10"]] == "" and raw["3"][col["average α-nDCG@10"]] is None
     assert (shown["2"][col["size"]], shown["5"][col["size"]], shown["1"][col["size"]]) == ("22.7M", "7B", "")
     assert shown["2"][col["system"]] == "Dense <b>MiniLM</b>"  # a plain "str" cell: shown as text, never HTML
-    types = dict(zip(view.columns, tbl.datatypes(view), strict=True))
+    types = dict(zip(view.columns, display.datatypes(view), strict=True))
     assert types["system"] == "str" and types["link"] == "markdown" and types["average α-nDCG@10"] == "number"
     assert frame.set_index("id").at["5", "link"] == "[x\\.org](https://x.org/a_%28b%29)"
-    empty = tbl.display(view.iloc[0:0])
+    empty = display.display(view.iloc[0:0])
     assert empty["data"] == [] and empty["metadata"] is None
 
 
 def test_bold_marks_the_best_cell_of_each_metric_column():
     rows = [row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.1, "beta": 0.4})]
     view = tbl.view_frame(tbl.build_frame(rows, TOPICS))
-    styling = tbl.display(view)["metadata"]["styling"]
+    styling = display.display(view)["metadata"]["styling"]
     bold = {(r, c) for r, cells in enumerate(styling) for c, s in enumerate(cells) if s == "font-weight: bold"}
     assert len(bold) == 9  # 3 average + 6 topic columns, one best each
     assert {(1, 3), (0, 6), (1, 9)} <= bold and (0, 3) not in bold
     tied = tbl.view_frame(
         tbl.build_frame([row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.2, "beta": 0.2})], TOPICS)
     )
-    assert all(s == "font-weight: bold" for r in tbl.display(tied)["metadata"]["styling"] for s in r[3:12])
-    top = tbl.display(view, rows=1)  # a first paint: one row sent, bold still judged on every row
+    assert all(s == "font-weight: bold" for r in display.display(tied)["metadata"]["styling"] for s in r[3:12])
+    top = display.display(view, rows=1)  # a first paint: one row sent, bold still judged on every row
     assert len(top["data"]) == 1 and top["metadata"]["styling"] == styling[:1]
     assert top["metadata"]["styling"][0][3] == ""  # a's average (0.2) is not bold: b's (0.25), not sent, is higher
 
@@ -137,13 +140,13 @@ def test_topic_view_keeps_only_that_topics_columns(frame):
     ],
 )
 def test_deep_links(params, expected):
-    view = tbl.parse_view(params, TOPICS)
+    view = deep_links.parse_view(params, TOPICS)
     assert (view.topic, view.sort, view.descending) == expected[:3]
     assert view.notice.startswith(expected[3])
 
 
 def test_exports_hold_the_rows_shown_at_full_precision(frame, tmp_path):
-    view = tbl.sort_frame(tbl.view_frame(tbl.filter_frame(frame, types=["baseline", "model"])), tbl.default_sort())
+    view = display.sort_frame(tbl.view_frame(tbl.filter_frame(frame, types=["baseline", "model"])), tbl.default_sort())
     csv_path, json_path = tbl.export_files(view, tmp_path)
     assert csv_path.suffix == ".csv" and json_path.suffix == ".json"
     back = pd.read_csv(csv_path, dtype={"id": str})
@@ -235,7 +238,7 @@ def test_published_figures_get_their_own_frame_never_the_main_tables(tmp_path):
     assert by_name.at["Part average", "average Coverage@20"] == pytest.approx(0.35)
     assert by_name.at["Part average", "average from"] == "published; mean of topics for Coverage@20, Recall@50"
     assert by_name.at["X Emb", "link"] == "[hf\\.co](https://hf.co/x)" and math.isnan(by_name.at["No average", "size"])
-    shown = dict(zip(ref["system"], tbl.display(ref)["metadata"]["display_value"], strict=True))
+    shown = dict(zip(ref["system"], display.display(ref)["metadata"]["display_value"], strict=True))
     assert shown["No average"][1:5] == ["0.200", "0.350", "0.350", "mean of topics"]  # three decimals everywhere
     assert shown["X Emb"][-3] == "7B"
     # The main table never holds them: build_frame has no such input, and a "reported" kind is dropped.
@@ -272,21 +275,23 @@ def test_the_official_file_makes_the_reference_frame(shared_data):
     )
     assert bm25_row["godot Recall@50"] == 0.2 and bm25_row["date"] == "2024-11-01"
     assert ref["average α-nDCG@10"].is_monotonic_decreasing
-    data = tbl.display(ref)
+    data = display.display(ref)
     assert len(data["data"]) == 40
     col = data["headers"].index("average α-nDCG@10")
     bm25_shown = next(r for r in data["metadata"]["display_value"] if r[0] == "BM25")
     assert bm25_shown[col] == "0.218" and bm25_shown[data["headers"].index("yolo Coverage@20")] == "0.342"
     reference_topics = reference.reference_topics(reported)
-    view = tbl.parse_view({"topic": "langchain"}, TOPICS, reference_topics)
+    view = deep_links.parse_view({"topic": "langchain"}, TOPICS, reference_topics)
     assert view.topic is None and REFERENCE_TAB in view.notice and "langchain" in view.notice
     assert "unknown" not in view.notice
-    assert tbl.parse_view({"topic": "nope"}, TOPICS, reference_topics).notice.startswith("unknown topic 'nope'")
-    assert tbl.parse_view({"topic": "beta"}, TOPICS, reference_topics) == tbl.View("beta", "beta α-nDCG@10")
+    assert deep_links.parse_view({"topic": "nope"}, TOPICS, reference_topics).notice.startswith("unknown topic 'nope'")
+    assert deep_links.parse_view({"topic": "beta"}, TOPICS, reference_topics) == deep_links.View(
+        "beta", "beta α-nDCG@10"
+    )
 
 
 def test_a_published_topic_deep_link_points_to_the_reference_tab():
-    view = tbl.parse_view({"topic": "LangChain", "sort": "recall@50"}, TOPICS, ["langchain", "yolo"])
+    view = deep_links.parse_view({"topic": "LangChain", "sort": "recall@50"}, TOPICS, ["langchain", "yolo"])
     assert (view.topic, view.sort) == (None, "average Recall@50")
     assert view.notice == (
         "topic 'langchain' is not in this dataset; its published figures are in the Reference (published) tab; "

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 import pandas as pd
 
 from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
-from leaderboard.reported import format_size
-from leaderboard.table import AVERAGE, column
+from leaderboard.display import format_size
+from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, column
 
 SCATTER_COLUMNS = ["system", "type", "parameters", "value"]
 DECIMALS = 3

@@ -1,21 +1,16 @@
 """Answer submissions (the RAG track): checked strictly, scored by citation at once, judged later by a worker.
 
-The checks run in the order of `leaderboard.submit` (whose refusals this reuses): size cap and text fields,
-then the dedupe lookup (file hash with the dataset revision), the rate limit, and only then parsing with
-`freshstack_hf.answers.read_answers` (every problem listed with its line; nothing is stored on any problem).
-Citation scores need no model, so they are computed and stored with the system in one transaction. All/Vital
-need a judge: when the app is configured with a judge endpoint (`JudgeEndpoint`), an `answers_judge` job is
-queued in the same transaction. Its payload carries the answers, the dataset and the endpoint's URL and model,
-never a key: the worker reads the key from its own environment (`leaderboard.answer_jobs.JUDGE_KEY_ENV`).
-
-Stored measures are the library's answer measures prefixed `answers:` (`answers:citation_recall`), so they
-never collide with the retrieval measures of the same store.
+The checks run in the order of `leaderboard.submission`: size cap and text fields, then the dedupe lookup (file
+hash with the dataset revision), the rate limit, and only then parsing with `freshstack_hf.answers.read_answers`
+(every problem listed with its line; nothing is stored on any problem). Citation scores need no model, so they
+are computed and stored with the system in one transaction. All/Vital need a judge: when the app is configured
+with a judge endpoint (`JudgeEndpoint`), an `answers_judge` job is queued in the same transaction. Its payload
+carries the answers, the dataset and the endpoint's URL and model, never a key: the worker reads the key from
+its own environment (`JUDGE_KEY_ENV`). Stored measures are named by `answer_rows`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,48 +22,13 @@ from freshstack_hf.answers.measures import BY_ID
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.defaults import SEED
-from freshstack_hf.errors import FreshStackError, ValidationError
-from leaderboard.answer_jobs import JOB_KIND
+from freshstack_hf.errors import FreshStackError
 from leaderboard.sanitize import escape_markdown
 from leaderboard.schema import ResultMeta, SystemRecord
-from leaderboard.submit import SubmitOutcome, Submitter, file_sha256, refused_with_problems
-
-KIND = "answers"  # the systems' kind in the store
-PREFIX = "answers:"
-BASELINE_PREFIX = "answers-baseline:"  # content hash prefix of the project's answer baselines
-BASE_URL_ENV, MODEL_ENV = "FRESHSTACK_JUDGE_BASE_URL", "FRESHSTACK_JUDGE_MODEL"
-ANSWER_MODEL_ENV = "FRESHSTACK_ANSWER_MODEL"  # the LLM answer baseline's model, on the judge's endpoint
-
-
-@dataclass(frozen=True, slots=True)
-class JudgeEndpoint:
-    """The judge the app queues All/Vital scoring for: an OpenAI-compatible URL and a model (no key here)."""
-
-    base_url: str
-    model: str
-
-    @property
-    def name(self) -> str:
-        return f"openai:{self.model}@{self.base_url}"
-
-    @classmethod
-    def from_env(cls) -> JudgeEndpoint | None:
-        """`FRESHSTACK_JUDGE_BASE_URL` and `FRESHSTACK_JUDGE_MODEL`, or None when no endpoint is named."""
-        url, model = os.environ.get(BASE_URL_ENV, "").strip(), os.environ.get(MODEL_ENV, "").strip()
-        if not url:
-            return None
-        if not model:
-            raise FreshStackError(f"{BASE_URL_ENV} is set but {MODEL_ENV} is not: name the judge's model")
-        return cls(url, model)
-
-    @classmethod
-    def generator_from_env(cls) -> JudgeEndpoint | None:
-        """The LLM answer baseline's model, `FRESHSTACK_ANSWER_MODEL`, on the judge's endpoint (None: no row)."""
-        judge, model = cls.from_env(), os.environ.get(ANSWER_MODEL_ENV, "").strip()
-        return cls(judge.base_url, model) if judge is not None and model else None
-
-    def as_payload(self) -> dict[str, str]:
-        return {"base_url": self.base_url, "model": self.model}
+from leaderboard.submission import BaseSubmitter, SubmitOutcome, file_sha256
+from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
+from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results
+from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,33 +45,6 @@ class AnswerOutcome(SubmitOutcome):
             names = {measure_key(m.id): m.name for m in BY_ID.values()}
             lines += [f"| {escape_markdown(names.get(m, m))} | {v:.3f} |" for m, v in average.items()]
         return "\n".join(lines)
-
-
-def measure_key(measure_id: str) -> str:
-    """The store's measure id of an answer measure."""
-    return PREFIX + measure_id
-
-
-def stored_results(scores: AnswerScores, measures: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
-    """Per topic {"metrics", "per_query", "ci"} with prefixed measure ids (all measures, or only `measures`)."""
-    keep = None if measures is None else set(measures)
-    out: dict[str, dict[str, Any]] = {}
-    for topic, t in scores.topics.items():
-        ids = [m for m in t.metrics if keep is None or m in keep]
-        if not ids:
-            continue
-        out[topic] = {
-            "metrics": {measure_key(m): t.metrics[m] for m in ids},
-            "per_query": {q: {measure_key(m): v for m, v in s.items() if m in ids} for q, s in t.per_query.items()},
-            "ci": {measure_key(m): (t.intervals[m].low, t.intervals[m].high) for m in ids if m in t.intervals},
-        }
-    return out
-
-
-def answers_content_hash(file_hash: str, dataset_revision: str, prefix: str = "answers:") -> str:
-    """The same answer file on the same dataset revision is one system."""
-    setting = hashlib.sha256(dataset_revision.encode()).hexdigest()[:16]
-    return f"{prefix}{file_hash}:{setting}"
 
 
 def answered_topics(answers: AnswerSet, topics: Iterable[str], query_ids: Mapping[str, frozenset[str]]) -> list[str]:
@@ -135,7 +68,7 @@ def judge_payload(
     }
 
 
-class AnswerSubmitter(Submitter):
+class AnswerSubmitter(BaseSubmitter):
     """Accepts answer files for one dataset into one store (see the module docstring)."""
 
     def __init__(
@@ -157,8 +90,8 @@ class AnswerSubmitter(Submitter):
         name: str,
         description: str = "",
         link: str = "",
-        identity: str = "",
         display_name: str | None = None,
+        identity: str = "",
     ) -> SubmitOutcome:
         """Validate strictly, score citations at once, store, and queue the judge when one is configured."""
         try:
@@ -168,21 +101,15 @@ class AnswerSubmitter(Submitter):
             return SubmitOutcome("refused", str(exc))
         file_hash = file_sha256(path)
         content_hash = answers_content_hash(file_hash, self.dataset.revision)
-        refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path)
-        if refusal is not None:
-            return refusal
         label = display_name or Path(path).name
-        try:
-            answers = read_answers(
-                path,
-                query_ids=self.dataset.query_ids(),
-                doc_ids=self.dataset.doc_ids(),
-                max_words=self.max_words,
-            )
-        except ValidationError as exc:
-            return refused_with_problems(exc, f"answers {label}", label)
-        except FreshStackError as exc:
-            return SubmitOutcome("refused", str(exc).replace(str(path), label))
+
+        def parse() -> AnswerSet:  # the dataset's ids are read only once the cheap refusals have passed
+            ids = {"query_ids": self.dataset.query_ids(), "doc_ids": self.dataset.doc_ids()}
+            return read_answers(path, **ids, max_words=self.max_words)
+
+        answers = self._parsed_upload(path, "answers", label, content_hash, identity, parse)
+        if isinstance(answers, SubmitOutcome):
+            return answers
         ids = {t: self.dataset.query_ids([t]) for t in self.dataset.topics}
         topics = answered_topics(answers, self.dataset.topics, ids)
         stored = self.store_answers(
@@ -217,7 +144,7 @@ class AnswerSubmitter(Submitter):
         description: str = "",
         link: str | None = None,
         identity: str = "",
-        kind: str = KIND,
+        kind: str = SYSTEM_KIND,
     ) -> tuple[SystemRecord, bool, AnswerScores] | None:
         """Citation scores now, the judge job (when configured) in the same transaction; None when nothing of
         `topics` can be scored (no query with nuggets)."""
@@ -236,7 +163,10 @@ class AnswerSubmitter(Submitter):
         }
         job = None
         if self.judge is not None:
-            job = (JOB_KIND, judge_payload(answers, self.dataset, topics, self.judge, self.max_words, self.resamples))
+            job = (
+                JUDGE_JOB_KIND,
+                judge_payload(answers, self.dataset, topics, self.judge, self.max_words, self.resamples),
+            )
         system, created = self.store.add_system(
             name=name,
             kind=kind,

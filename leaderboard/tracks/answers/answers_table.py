@@ -1,11 +1,11 @@
 """The Answers table (the RAG track): one row per answers system, one column per answer measure and scope.
 
-Built the way `leaderboard.table` builds the retrieval table, and shown through its `display` (3 decimals, best of
-each column in bold): the view names its metric columns and the lower-is-better ones (the unjudged share) in
-`attrs`, so nothing of the formatting is copied here. Columns are the answer measures (`ANSWER_MEASURES`, names
-from that one table) for the average and for each topic; the average is `topic_average` of the dataset's topics,
-so a system answering fewer topics has none. Judge measures stay blank until the worker has judged the answers
-(the row says `queued` meanwhile). Rows scored on another dataset revision are left out.
+Built the way the retrieval track builds the Leaderboard table, and shown through `leaderboard.display` (3
+decimals, best of each column in bold): the view names its metric columns and the lower-is-better ones (the
+unjudged share) in `attrs`, so nothing of the formatting is copied here. Columns are the answer measures
+(`ANSWER_MEASURES`, names from that one table) for the average and for each topic; the average is `topic_average`
+of the dataset's topics, so a system answering fewer topics has none. Judge measures stay blank until the worker
+has judged the answers (the row says `queued` meanwhile). Rows scored on another dataset revision are left out.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ import pandas as pd
 
 from freshstack_hf.answers.measures import ALL, ANSWER_MEASURES, BY_ID, CITATION_RECALL, AnswerMeasure
 from freshstack_hf.metrics import topic_average
-from leaderboard import table as tbl
-from leaderboard.answer_submit import BASELINE_PREFIX, KIND, measure_key
+from freshstack_hf.metrics.report import AVERAGE
+from leaderboard.display import datatypes, display, link_cell, sort_frame
 from leaderboard.schema import LeaderboardRow
+from leaderboard.store_frame import StoreFrame
+from leaderboard.tracks.answers import SYSTEM_KIND
+from leaderboard.tracks.answers.answer_rows import BASELINE_PREFIX, measure_key
 
-AVERAGE = tbl.AVERAGE
 INFO = ["id", "system", "type"]
 TAIL = ["date", "link"]
 
@@ -42,7 +44,7 @@ def build_answers_frame(
     for row in rows:
         system = row.system
         stale = row.scores and revision is not None and row.dataset_revision not in (None, revision)
-        if system.kind != KIND or stale:
+        if system.kind != SYSTEM_KIND or stale:
             continue
         label = "baseline" if system.content_hash.startswith(BASELINE_PREFIX) else "submitted answers"
         if system.status != "scored":
@@ -52,7 +54,7 @@ def build_answers_frame(
             "system": system.name,
             "type": label,
             "date": system.created_at.strftime("%Y-%m-%d") if system.created_at else "",
-            "link": tbl._link_cell(system.link),
+            "link": link_cell(system.link),
         }
         for m in ANSWER_MEASURES:
             by_topic = {t: s[measure_key(m.id)].value for t, s in row.scores.items() if measure_key(m.id) in s}
@@ -67,7 +69,7 @@ def build_answers_frame(
 
 
 def _with_attrs(frame: pd.DataFrame, topics: Sequence[str]) -> pd.DataFrame:
-    """What `leaderboard.table.display` reads to format and bold the answer columns."""
+    """What `leaderboard.display` reads to format and bold the answer columns."""
     frame.attrs["topics"] = list(topics)
     frame.attrs["metric_columns"] = metric_columns(topics)
     frame.attrs["lower_is_better"] = [
@@ -81,7 +83,7 @@ def sorted_view(frame: pd.DataFrame) -> pd.DataFrame:
     topics = frame.attrs.get("topics", [])
     by_all, by_recall = column(AVERAGE, BY_ID[ALL]), column(AVERAGE, BY_ID[CITATION_RECALL])
     key = by_all if frame[by_all].notna().any() else by_recall
-    view = tbl.sort_frame(frame, key, descending=True)
+    view = sort_frame(frame, key, descending=True)
     return _with_attrs(view.copy(), topics)
 
 
@@ -90,19 +92,21 @@ def legend() -> str:
     return " · ".join(f"**{m.name}**: {m.description}" for m in ANSWER_MEASURES)
 
 
-class AnswersSource(tbl.StoreFrame):
+class AnswersSource(StoreFrame):
     """The Answers table from the store, rebuilt only when the store's change marker moves."""
 
     def __init__(self, store: Any, topics: Sequence[str], revision: str | None) -> None:
         keys = tuple(measure_key(m.id) for m in ANSWER_MEASURES)
         super().__init__(
             store,
-            lambda s: build_answers_frame(s.leaderboard_rows(kinds=(KIND,), measures=keys), topics, revision=revision),
+            lambda s: build_answers_frame(
+                s.leaderboard_rows(kinds=(SYSTEM_KIND,), measures=keys), topics, revision=revision
+            ),
         )
 
     def display(self) -> dict[str, Any]:
-        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.table.display`)."""
-        return tbl.display(sorted_view(self.frame()))
+        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.display`)."""
+        return display(sorted_view(self.frame()))
 
     def datatypes(self) -> list[str]:
-        return tbl.datatypes(sorted_view(self.frame()))
+        return datatypes(sorted_view(self.frame()))

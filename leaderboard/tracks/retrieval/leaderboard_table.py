@@ -1,14 +1,14 @@
-"""The leaderboard table as plain pandas: build, filter, sort, mark the best values, export, read deep links.
+"""The Leaderboard table as plain pandas: build, filter, sort and export (deep links: `deep_links`).
 
 One row per system computed on the served dataset: stored systems (baselines, submitted runs and models,
-whatever their state). Figures published elsewhere never enter this table: `leaderboard.reference` gives them
+whatever their state). Figures published elsewhere never enter this table: `published` gives them
 their own view. Columns are the headline measures for the average and for each topic, named from the one
 measure table (`freshstack_hf.metrics.HEADLINE`). The average is the plain mean of the dataset's topics, and
 only a row scored on every one of them has one: an average over fewer topics would not be comparable.
 Rows scored on another dataset revision are left out, since their numbers describe other data.
 
 Values stay floats at full precision (exports, sorting); the page shows them with 3 decimals and the best of
-each column in bold through a pandas Styler, so no markup is ever built from stored text. Names stay plain
+each column in bold (`leaderboard.display`), so no markup is ever built from stored text. Names stay plain
 text cells; the only Markdown cell is the link, built from an already validated http(s) URL.
 """
 
@@ -18,21 +18,19 @@ import hashlib
 import json
 import math
 import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from freshstack_hf.atomic import atomic_path
-from freshstack_hf.errors import FreshStackError
-from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_averages
-from leaderboard.reported import REFERENCE_TAB, format_size
-from leaderboard.sanitize import escape_markdown
+from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
+from freshstack_hf.metrics.report import AVERAGE
+from leaderboard.display import link_cell, sort_frame
 from leaderboard.schema import LeaderboardRow
+from leaderboard.store_frame import StoreFrame
 
-AVERAGE = "average"
 TYPES = {"baseline": "baseline", "run": "submitted run", "model": "submitted model"}
 SIZE_BUCKETS = {"< 100M": (0, 1e8), "100M–1B": (1e8, 1e9), "1B–10B": (1e9, 1e10), "≥ 10B": (1e10, math.inf)}
 UNKNOWN_SIZE = "unknown"
@@ -49,14 +47,6 @@ def metric_columns(topics: Sequence[str], scope: str | None = None) -> list[str]
     """The average's columns then each topic's; with `scope`, only that topic's (or the average's)."""
     scopes = [scope] if scope else [AVERAGE, *topics]
     return [column(s, m) for s in scopes for m in HEADLINE]
-
-
-def _link_cell(url: str | None) -> str:
-    if not url:
-        return ""
-    host = url.split("//", 1)[-1].split("/", 1)[0]
-    safe = url.replace("(", "%28").replace(")", "%29")
-    return f"[{escape_markdown(host)}]({safe})"
 
 
 def build_frame(
@@ -109,7 +99,7 @@ def _record(
         "type": label,
         "size": size,
         "date": date,
-        "link": _link_cell(link),
+        "link": link_cell(link),
         "_kind": kind,
         "_params": size,
     }
@@ -140,14 +130,6 @@ def filter_frame(
     return frame[keep]
 
 
-def sort_frame(frame: pd.DataFrame, by: str, descending: bool = True) -> pd.DataFrame:
-    """Sort on one column, blanks last whatever the direction, ties by name then id (a stable page)."""
-    if by not in frame.columns:
-        raise KeyError(by)
-    ordered = frame.sort_values(["system", "id"], kind="stable")
-    return ordered.sort_values(by, ascending=not descending, na_position="last", kind="stable")
-
-
 def shown_rows(
     frame: pd.DataFrame,
     *,
@@ -170,124 +152,8 @@ def view_frame(frame: pd.DataFrame, topic: str | None = None) -> pd.DataFrame:
     return frame[[*INFO, *metric_columns(topics, topic), *TAIL]]
 
 
-def datatypes(view: pd.DataFrame) -> list[str]:
-    """Column types for `gr.Dataframe`: numbers sort as numbers; only the link column is Markdown."""
-    return ["markdown" if c == "link" else "number" if c == "size" or c in _metric_set(view) else "str" for c in view]
-
-
-def _metric_set(view: pd.DataFrame) -> set[str]:
-    """The headline measures' columns, plus any a view names in `attrs["metric_columns"]` (the Answers table)."""
-    names = {m.name for m in HEADLINE}
-    extra = set(view.attrs.get("metric_columns", ()))
-    return {c for c in view.columns if c.rsplit(" ", 1)[-1] in names or c in extra}
-
-
-def best_values(view: pd.DataFrame) -> dict[str, float]:
-    """Best value of each metric column over the rows shown: the highest, or the lowest for the columns a view
-    names in `attrs["lower_is_better"]`; columns with no value are skipped."""
-    lower = set(view.attrs.get("lower_is_better", ()))
-    return {
-        c: float(view[c].min() if c in lower else view[c].max()) for c in _metric_set(view) if view[c].notna().any()
-    }
-
-
-def _column_cells(name: str, values: list[Any], metric: bool, top: float | None) -> tuple[list, list, list]:
-    """(raw values, shown text, styles) of one column; blanks are None raw and "" shown."""
-    raw = [None if v is None or v != v else v for v in values]  # NaN != NaN
-    if metric:
-        shown = ["" if v is None else f"{v:.3f}" for v in raw]
-        styles = ["font-weight: bold" if v is not None and v == top else "" for v in raw]
-        return raw, shown, styles
-    shown = [format_size(v) for v in raw] if name == "size" else ["" if v is None else str(v) for v in raw]
-    return raw, shown, [""] * len(raw)
-
-
-def display(view: pd.DataFrame, rows: int | None = None) -> dict[str, Any]:
-    """The `gr.Dataframe` value: raw cells (sorting, the API), shown text and styles (3 decimals, best in bold).
-
-    With `rows`, only the top `rows` rows are sent (a page's first paint), still bolding the best of all of
-    `view`. Built directly rather than through a pandas Styler, which costs ten times more on 1,000 rows;
-    Gradio shows `display_value` and applies `styling` cell by cell, and keeps the raw value for sorting.
-    """
-    best, metrics = best_values(view), _metric_set(view)
-    view = view.head(rows) if rows else view
-    columns = [_column_cells(c, view[c].tolist(), c in metrics, best.get(c)) for c in view.columns]
-    if not len(view):
-        return {"headers": list(view.columns), "data": [], "metadata": None}
-
-    def rows(part: int) -> list[list[Any]]:
-        return [list(r) for r in zip(*(col[part] for col in columns), strict=True)]
-
-    return {"headers": list(view.columns), "data": rows(0), "metadata": {"display_value": rows(1), "styling": rows(2)}}
-
-
-@dataclass(frozen=True, slots=True)
-class View:
-    """What a deep link asks for: one topic (or all), a sort column and direction; `notice` explains fallbacks."""
-
-    topic: str | None
-    sort: str
-    descending: bool = True
-    notice: str = ""
-
-
 def default_sort(topic: str | None = None) -> str:
     return column(topic or AVERAGE, HEADLINE[0])
-
-
-def parse_view(params: Mapping[str, str], topics: Sequence[str], reference_topics: Sequence[str] = ()) -> View:
-    """Read `?topic=T&sort=S&order=asc|desc`; unknown values fall back to the defaults, with a notice.
-
-    A topic that is not the dataset's but is one of the published figures' (`reference_topics`) gets a notice
-    pointing to the reference tab, where those figures are; the table itself shows all of its topics.
-
-    `sort` takes a measure (`coverage@20`, `Coverage@20`, `alpha-nDCG@10`, applied to the chosen topic or
-    the average), `topic:measure`, a column name, or `name`, `size`, `date`.
-    """
-    notes = []
-    raw_topic = (params.get("topic") or "").strip().lower()
-    topic = None
-    if raw_topic and raw_topic not in ("all", AVERAGE):
-        if raw_topic in topics:
-            topic = raw_topic
-        elif raw_topic in reference_topics:
-            notes.append(
-                f"topic {raw_topic[:40]!r} is not in this dataset; its published figures are in the "
-                f"{REFERENCE_TAB} tab; showing all topics"
-            )
-        else:
-            notes.append(f"unknown topic {raw_topic[:40]!r}; showing all topics")
-    raw_sort = (params.get("sort") or "").strip()
-    sort, descending = default_sort(topic), True
-    if raw_sort:
-        found = _sort_column(raw_sort, topic, topics)
-        if found is None:
-            notes.append(f"unknown sort {raw_sort[:40]!r}; sorted by {sort}")
-        else:
-            sort, descending = found, found not in ("system", "id")
-    order = (params.get("order") or "").strip().lower()
-    if order in ("asc", "desc"):
-        descending = order == "desc"
-    return View(topic, sort, descending, "; ".join(notes))
-
-
-def _sort_column(text: str, topic: str | None, topics: Sequence[str]) -> str | None:
-    aliases = {"name": "system", "system": "system", "size": "size", "date": "date", "id": "id"}
-    if text.lower() in aliases:
-        return aliases[text.lower()]
-    if text in metric_columns(topics, topic):
-        return text
-    scope, rest = (topic or AVERAGE), text
-    if ":" in text:
-        scope, rest = (part.strip() for part in text.split(":", 1))
-        scope = scope.lower()
-    try:
-        measure = parse_measure(rest)
-    except FreshStackError:
-        return None
-    if measure not in HEADLINE or (scope != AVERAGE and scope not in topics) or (topic and scope != topic):
-        return None
-    return column(scope, measure)
 
 
 def sort_choices(topics: Sequence[str], topic: str | None = None) -> list[str]:
@@ -322,36 +188,6 @@ def _plain_link(cell: str) -> str:
     if not cell or "](" not in cell:
         return ""
     return cell.rsplit("](", 1)[1][:-1].replace("%28", "(").replace("%29", ")")
-
-
-class StoreFrame:
-    """A frame built from the store, rebuilt only when the store has changed.
-
-    Typing in the search box fires a render per keystroke, and every page load renders once: re-reading
-    1,000 systems each time would make the page lag. The store's change marker (a few indexed aggregates)
-    tells when a worker or another app process has written something; the app's own writes also call
-    `invalidate`, so a submitter sees their row at once.
-    """
-
-    def __init__(self, store: Any, build: Callable[[Any], pd.DataFrame]):
-        import threading
-
-        self.store, self._build = store, build
-        self._lock = threading.Lock()
-        self._frame: pd.DataFrame | None = None
-        self._marker: Any = None
-
-    def frame(self) -> pd.DataFrame:
-        with self._lock:
-            marker = self.store.change_marker()  # read before the rows: a write in between forces a rebuild
-            if self._frame is None or marker != self._marker:
-                self._frame = self._build(self.store)
-                self._marker = marker
-            return self._frame
-
-    def invalidate(self) -> None:
-        with self._lock:
-            self._frame = None
 
 
 class BoardSource(StoreFrame):

@@ -1,17 +1,14 @@
 """The project's baseline rows: BM25, dense, RRF hybrid, and a reranked hybrid when a cross-encoder is given.
 
 Runs are computed by the library (`freshstack_hf.baselines`) on the dataset the app serves and scored like
-any submission (`leaderboard.scoring`). Each row's dedupe key hashes its *configuration* (method, parameters,
-model fingerprint, dataset revision), which is known before any work, so a restart finds every row stored
-and loads no model; a new dataset revision or model gets rows of its own.
+any submission (`leaderboard.scoring`). Each row's dedupe key hashes its *configuration*
+(`leaderboard.baseline_key`), so a restart finds every row stored and loads no model.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +17,11 @@ from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
-from leaderboard.schema import SCHEMA_VERSION, ResultMeta
+from leaderboard.baseline_key import BaselineRow, config_hash
+from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
 from leaderboard.store import Store
 from leaderboard.vetting import model_fingerprint, weights_parameters
-
-
-@dataclass(frozen=True, slots=True)
-class BaselineRow:
-    method: str
-    name: str
-    system_id: int
-    created: bool
-
-
-def config_hash(config: Mapping[str, Any], revision: str, prefix: str = "baseline:") -> str:
-    """A baseline row's dedupe key: its configuration on this dataset revision and store schema."""
-    blob = json.dumps({**config, "dataset_revision": revision, "schema": SCHEMA_VERSION}, sort_keys=True)
-    return prefix + hashlib.sha256(blob.encode()).hexdigest()[:48]
 
 
 def compute_baselines(

@@ -19,10 +19,8 @@ from freshstack_hf._version import __version__
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.schema import JobOutput, ResultMeta
-
-JOB_KIND = "answers_judge"
-GENERATE_JOB_KIND = "answers_generate"  # the LLM answer baseline: generate, then score and judge
-JUDGE_KEY_ENV = "FRESHSTACK_JUDGE_API_KEY"
+from leaderboard.tracks.answers import GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV
+from leaderboard.tracks.answers.answer_rows import stored_results
 
 
 def evaluate_answers_judge(
@@ -32,7 +30,6 @@ def evaluate_answers_judge(
     from freshstack_hf.answers import LLMJudge, parse_answers, score_answers
     from freshstack_hf.answers.judge import default_judge_cache
     from freshstack_hf.answers.measures import JUDGE_IDS
-    from leaderboard.answer_submit import stored_results
     from leaderboard.jobs import open_job_dataset
 
     judge_cfg = payload.get("judge") or {}
@@ -56,7 +53,7 @@ def evaluate_answers_judge(
     if not results:
         raise FreshStackError("the judge produced no score: none of the answered queries has nuggets")
     params = {
-        "job": JOB_KIND,
+        "job": JUDGE_JOB_KIND,
         "judge": judge.name,
         "prompt_version": judge.prompt_version,
         "judge_stats": scores.judge_stats,
@@ -74,7 +71,6 @@ def evaluate_answers_generate(
     """The LLM answer baseline: answers generated from the payload's top docs, then every measure of them."""
     from freshstack_hf.answers import AnswerSet, LLMJudge, llm_answers, score_answers
     from freshstack_hf.answers.judge import default_judge_cache
-    from leaderboard.answer_submit import stored_results
     from leaderboard.jobs import open_job_dataset
 
     generator, judge_cfg = payload.get("generator") or {}, payload.get("judge")

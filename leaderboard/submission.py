@@ -1,0 +1,180 @@
+"""What every submission goes through, whatever its track: the outcome the submitter is told, and the checks in
+their order.
+
+The order of the checks is the point. Cheap refusals come first (size cap, text fields), then the dedupe
+lookup (a content hash, always together with the dataset revision, so a resubmission is answered with the stored
+row and never scored twice nor counted against the quota), then the per-identity rate limit, a gzip bomb, and
+only then the expensive part: the track's strict parser (every problem listed with its line; nothing is stored
+on any problem) and scoring. The store's unique content hash settles races between identical submissions
+arriving together. The tracks' submitters (`tracks.retrieval.run_submit`, `tracks.answers.answer_submit`) build on
+`BaseSubmitter`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import hashlib
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.defaults import RESAMPLES
+from freshstack_hf.errors import FreshStackError, ValidationError
+from freshstack_hf.metrics import parse_measure
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.archive import RunArchive
+from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
+from leaderboard.schema import SystemRecord
+from leaderboard.store import Store
+
+MAX_PROBLEMS = 100  # listed back to the submitter; the rest are counted
+GZIP_RATIO = 25  # a .gz upload may expand to this many times the upload cap, not more (gzip bombs)
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitOutcome:
+    """What the submitter is told. `status`: scored, queued, duplicate, refused or rate_limited."""
+
+    status: str
+    message: str
+    system_id: int | None = None
+    problems: tuple[str, ...] = ()
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def accepted(self) -> bool:
+        return self.status in ("scored", "queued")
+
+    def markdown(self) -> str:
+        """What the page shows: the message, the problems, and for a scored run each measure's average.
+
+        Message and problems are escaped (they quote file content and submitter text); numbers have three
+        decimals. The full-precision figures are in `as_json` (the API's second output).
+        """
+        lines = [escape_markdown(self.message)] + [f"- {escape_markdown(p)}" for p in self.problems]
+        average = self.details.get("average") or {}
+        if average:
+            topics = ", ".join(escape_markdown(t) for t in self.details.get("topics", []))
+            lines += ["", f"Average of the topics ({topics}):", "", "| measure | average |", "| --- | ---: |"]
+            lines += [f"| {escape_markdown(parse_measure(m).name)} | {v:.3f} |" for m, v in average.items()]
+        return "\n".join(lines)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "message": self.message,
+            "system_id": self.system_id,
+            "problems": list(self.problems),
+            **self.details,
+        }
+
+
+def refused_with_problems(exc: ValidationError, what: str, label: str) -> SubmitOutcome:
+    """A refusal listing the file's problems (the first `MAX_PROBLEMS`), each located in the file as uploaded."""
+    problems = [str(dataclasses.replace(p, where=label)) for p in exc.problems[:MAX_PROBLEMS]]
+    if len(exc.problems) > MAX_PROBLEMS:
+        problems.append(f"... and {len(exc.problems) - MAX_PROBLEMS} more")
+    return SubmitOutcome("refused", f"{what} refused: {len(exc.problems)} problem(s)", problems=tuple(problems))
+
+
+def file_sha256(path: str | Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def identity_of(username: str | None, client_host: str | None) -> str:
+    """Rate-limit identity: the signed-in user when OAuth is on, else the client address."""
+    return f"user:{username}" if username else f"ip:{client_host or 'unknown'}"
+
+
+class BaseSubmitter:
+    """The checks every track's submissions get, for one dataset and one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        dataset: Dataset,
+        *,
+        max_file_bytes: int = 20 * 2**20,
+        rate_limit: int | None = 10,
+        archive: RunArchive | None = None,
+        resamples: int = RESAMPLES,
+    ) -> None:
+        self.store, self.dataset, self.archive = store, dataset, archive
+        self.max_file_bytes, self.rate_limit, self.resamples = max_file_bytes, rate_limit, resamples
+
+    def _duplicate(self, content_hash: str) -> SubmitOutcome | None:
+        found = self.store.find_system(content_hash)
+        if found is None:
+            return None
+        message = f"already submitted: see system #{found.id} '{found.name}' ({found.status}); not scored again"
+        return SubmitOutcome("duplicate", message, found.id)
+
+    def _rate_limited(self, identity: str) -> SubmitOutcome | None:
+        if not self.rate_limit or self.rate_limit <= 0:
+            return None
+        decision = self.store.check_rate_limit(identity, self.rate_limit)
+        if decision:
+            return None
+        wait = max(1, round(decision.retry_after_seconds / 60))
+        return SubmitOutcome("rate_limited", f"rate limit: {decision.limit} submissions per hour; retry in {wait} min")
+
+    def _gzip_bomb(self, path: str | Path) -> SubmitOutcome | None:
+        """Refuse a gzipped run that expands past the cap times `GZIP_RATIO`, reading at most that much."""
+        if not str(path).endswith(".gz"):
+            return None
+        limit, total = self.max_file_bytes * GZIP_RATIO, 0
+        try:
+            with gzip.open(path, "rb") as fh:
+                while block := fh.read(1 << 20):
+                    total += len(block)
+                    if total > limit:
+                        return SubmitOutcome("refused", f"run file expands past {limit:,} bytes once decompressed")
+        except (OSError, EOFError) as exc:
+            return SubmitOutcome("refused", f"run file is not a readable gzip file ({exc})")
+        return None
+
+    def _checked_upload(self, path: str | Path | None, what: str, formats: str, *text: str) -> SubmissionText:
+        """The cheap refusals every upload gets first: no file, over the cap, unusable name/description/link."""
+        if path is None:
+            raise FreshStackError(f"no {what} file: upload {formats}")
+        size = os.path.getsize(path)
+        if size > self.max_file_bytes:
+            raise FreshStackError(f"{what} file is {size:,} bytes, over the {self.max_file_bytes:,}-byte cap")
+        return sanitize_submission(*text)
+
+    def _parsed_upload(
+        self, path: str | Path, what: str, label: str, content_hash: str, identity: str, parse: Callable[[], Any]
+    ) -> Any:
+        """After the cheap refusals: the dedupe lookup, the rate limit and a gzip bomb, then `parse()` (the
+        track's strict parser); returns what it parsed, or the `SubmitOutcome` refusing the upload, its problems
+        located in the file as uploaded (`label`, never the server's path)."""
+        refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path)
+        if refusal is not None:
+            return refusal
+        try:
+            return parse()
+        except ValidationError as exc:
+            return refused_with_problems(exc, f"{what} {label}", label)
+        except FreshStackError as exc:
+            return SubmitOutcome("refused", str(exc).replace(str(path), label))
+
+    def _add(
+        self, text: SubmissionText, kind: str, content_hash: str, identity: str, **stored: Any
+    ) -> tuple[SystemRecord, bool]:
+        """`Store.add_system` with the submitter's sanitized name, description and link."""
+        return self.store.add_system(
+            name=text.name,
+            kind=kind,
+            content_hash=content_hash,
+            description=text.description,
+            link=text.link,
+            identity=identity,
+            **stored,
+        )

@@ -1,0 +1,77 @@
+"""Deep links to the Leaderboard table: `?topic=T&sort=S&order=asc|desc` read into a `View`, with a notice for
+every value that fell back to the default (the app's first render and the first paint read the same view)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.metrics import HEADLINE, parse_measure
+from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, column, default_sort, metric_columns
+from leaderboard.tracks.retrieval.published import REFERENCE_TAB
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What a deep link asks for: one topic (or all), a sort column and direction; `notice` explains fallbacks."""
+
+    topic: str | None
+    sort: str
+    descending: bool = True
+    notice: str = ""
+
+
+def parse_view(params: Mapping[str, str], topics: Sequence[str], reference_topics: Sequence[str] = ()) -> View:
+    """Read `?topic=T&sort=S&order=asc|desc`; unknown values fall back to the defaults, with a notice.
+
+    A topic that is not the dataset's but is one of the published figures' (`reference_topics`) gets a notice
+    pointing to the reference tab, where those figures are; the table itself shows all of its topics.
+
+    `sort` takes a measure (`coverage@20`, `Coverage@20`, `alpha-nDCG@10`, applied to the chosen topic or
+    the average), `topic:measure`, a column name, or `name`, `size`, `date`.
+    """
+    notes = []
+    raw_topic = (params.get("topic") or "").strip().lower()
+    topic = None
+    if raw_topic and raw_topic not in ("all", AVERAGE):
+        if raw_topic in topics:
+            topic = raw_topic
+        elif raw_topic in reference_topics:
+            notes.append(
+                f"topic {raw_topic[:40]!r} is not in this dataset; its published figures are in the "
+                f"{REFERENCE_TAB} tab; showing all topics"
+            )
+        else:
+            notes.append(f"unknown topic {raw_topic[:40]!r}; showing all topics")
+    raw_sort = (params.get("sort") or "").strip()
+    sort, descending = default_sort(topic), True
+    if raw_sort:
+        found = _sort_column(raw_sort, topic, topics)
+        if found is None:
+            notes.append(f"unknown sort {raw_sort[:40]!r}; sorted by {sort}")
+        else:
+            sort, descending = found, found not in ("system", "id")
+    order = (params.get("order") or "").strip().lower()
+    if order in ("asc", "desc"):
+        descending = order == "desc"
+    return View(topic, sort, descending, "; ".join(notes))
+
+
+def _sort_column(text: str, topic: str | None, topics: Sequence[str]) -> str | None:
+    aliases = {"name": "system", "system": "system", "size": "size", "date": "date", "id": "id"}
+    if text.lower() in aliases:
+        return aliases[text.lower()]
+    if text in metric_columns(topics, topic):
+        return text
+    scope, rest = (topic or AVERAGE), text
+    if ":" in text:
+        scope, rest = (part.strip() for part in text.split(":", 1))
+        scope = scope.lower()
+    try:
+        measure = parse_measure(rest)
+    except FreshStackError:
+        return None
+    if measure not in HEADLINE or (scope != AVERAGE and scope not in topics) or (topic and scope != topic):
+        return None
+    return column(scope, measure)

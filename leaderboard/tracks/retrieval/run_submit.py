@@ -1,0 +1,184 @@
+"""Retrieval submissions: a run file is checked strictly and scored at once; a model is checked and queued.
+
+The checks run in the order of `leaderboard.submission` (cheap refusals, dedupe on a file hash or a model and
+its revision with the dataset revision, the rate limit, then parsing and validation against the dataset's query
+and doc ids, and scoring). Numbers come from `leaderboard.scoring` (the library's `Dataset.score`); this module
+computes none. A model's `model` job is run by a worker (`tracks.retrieval.model_job`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf._version import __version__
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.runs import load_run
+from leaderboard.sanitize import sanitize_submission
+from leaderboard.schema import ResultMeta
+from leaderboard.scoring import score_for_store
+from leaderboard.submission import BaseSubmitter, SubmitOutcome, file_sha256
+from leaderboard.vetting import check_model_dir
+
+AUTO, ALL = "auto", "all"  # run scopes besides one topic: the topics the run touches, or every topic
+TRACKS = ("full", "nano")
+MAX_DEPTH = 1000
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
+_REVISION = re.compile(r"^[A-Za-z0-9][\w./-]{0,99}$")
+
+
+def run_content_hash(file_hash: str, scope: str, dataset_revision: str) -> str:
+    """The same file scored on the same topics of the same dataset revision is one system."""
+    setting = hashlib.sha256(f"{scope}\n{dataset_revision}".encode()).hexdigest()[:16]
+    return f"run:{file_hash}:{setting}"
+
+
+def model_content_hash(track: str, model: str, revision: str, dataset_revision: str) -> str:
+    key = hashlib.sha256(f"{model}@{revision}\n{dataset_revision}".encode()).hexdigest()[:48]
+    return f"model:{track}:{key}"
+
+
+class Submitter(BaseSubmitter):
+    """Accepts run files and models for one dataset into one store (see the module docstring).
+
+    `model_roots`: folders under which local model paths are accepted (an operator's own models).
+    """
+
+    def __init__(self, *args: Any, model_roots: tuple[Path, ...] = (), **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.model_roots = tuple(Path(p).expanduser().resolve() for p in model_roots)
+
+    def scopes(self) -> list[str]:
+        return [AUTO, ALL, *self.dataset.topics]
+
+    def _topics_for(self, scope: str) -> list[str]:
+        if scope in (AUTO, ALL):
+            return list(self.dataset.topics)
+        if scope not in self.dataset.topics:
+            raise FreshStackError(f"unknown topic {scope!r}: choose {AUTO}, {ALL} or one of {self.dataset.topics}")
+        return [scope]
+
+    def submit_run(
+        self,
+        path: str | Path | None,
+        *,
+        name: str,
+        scope: str = AUTO,
+        description: str = "",
+        link: str = "",
+        identity: str = "",
+        display_name: str | None = None,
+    ) -> SubmitOutcome:
+        """Validate strictly, score at once and store; every refusal stores nothing."""
+        try:
+            text = self._checked_upload(path, "run", "a TREC (6 columns) or JSON run", name, description, link)
+            topics = self._topics_for(scope or AUTO)
+        except (FreshStackError, OSError) as exc:
+            return SubmitOutcome("refused", str(exc))
+        file_hash = file_sha256(path)
+        content_hash = run_content_hash(file_hash, scope or AUTO, self.dataset.revision)
+        label = display_name or Path(path).name
+
+        def parse() -> Any:  # the dataset's ids are read only once the cheap refusals have passed
+            ids = {"query_ids": self.dataset.query_ids(topics), "doc_ids": self.dataset.doc_ids(topics)}
+            return load_run(path, **ids, max_depth=MAX_DEPTH, strict=True)
+
+        loaded = self._parsed_upload(path, "run", label, content_hash, identity, parse)
+        if isinstance(loaded, SubmitOutcome):
+            return loaded
+        if scope in (AUTO, None, ""):
+            topics = [t for t in topics if self.dataset.query_ids([t]) & loaded.run.keys()]
+        if not topics or not loaded.run:
+            return SubmitOutcome("refused", f"run {label} has no query of this dataset")
+        scored = score_for_store(self.dataset, loaded.run, topics, resamples=self.resamples)
+        params = {
+            "job": "run",
+            "file_sha256": file_hash,
+            "format": loaded.fmt,
+            "scope": scope or AUTO,
+            "topics": topics,
+            **scored.parameters,
+            "max_depth": MAX_DEPTH,
+            "dataset": self.dataset.source,
+            "tag": loaded.tag,
+        }
+        meta = ResultMeta(self.dataset.revision, __version__, params)
+        system, created = self._add(text, "run", content_hash, identity, results=scored.results, meta=meta)
+        if not created:
+            return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
+        if self.archive is not None:
+            self.archive.save(content_hash, scored.archived)
+        averages = scored.scores.average
+        plural = "s" if len(topics) != 1 else ""
+        message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
+        return SubmitOutcome("scored", message, system.id, details={"topics": topics, "average": averages})
+
+    def _model_source(self, model: str, revision: str) -> tuple[str, str, int | None]:
+        """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
+        from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL, cached_snapshot
+
+        if self.model_roots and (model.startswith(("/", ".", "~")) or Path(model).is_absolute()):
+            path = Path(model).expanduser().resolve()
+            if not any(path.is_relative_to(root) for root in self.model_roots) or not path.is_dir():
+                raise FreshStackError(f"model path {model!r} is not a folder under this server's model roots")
+            params = check_model_dir(path)
+            digest = hashlib.sha256()
+            for weights in sorted(path.rglob("*.safetensors")):
+                digest.update(file_sha256(weights).encode())
+            return str(path), "sha256-" + digest.hexdigest()[:16], params
+        if model == DEFAULT_DENSE_MODEL:
+            return model, revision or "packaged", None
+        if not _HUB_ID.match(model) or ".." in model:
+            raise FreshStackError(f"model {model[:100]!r} is not a Hub id like org/name (sentence-transformers)")
+        if revision and (not _REVISION.match(revision) or ".." in revision):
+            raise FreshStackError(f"revision {revision[:100]!r} is not a branch, tag or commit id")
+        snapshot = cached_snapshot(model, revision or None)
+        return model, snapshot.name if snapshot is not None else (revision or "main"), None
+
+    def submit_model(
+        self,
+        model: str,
+        *,
+        revision: str = "",
+        track: str = "full",
+        name: str = "",
+        description: str = "",
+        link: str = "",
+        identity: str = "",
+    ) -> SubmitOutcome:
+        """Check the model reference and queue a `model` job; the worker downloads, checks and scores it."""
+        from freshstack_hf.repo import layout
+
+        model, revision = (model or "").strip(), (revision or "").strip()
+        try:
+            if not model:
+                raise FreshStackError("no model: give a Hub id (org/name)")
+            if track not in TRACKS:
+                raise FreshStackError(f"unknown track {track!r}: use full (whole corpora) or nano (candidate pools)")
+            if track == "nano" and not all(
+                layout.config_path(self.dataset.folder, t, "top_ranked").exists() for t in self.dataset.topics
+            ):
+                raise FreshStackError("the nano track needs top_ranked candidates for every topic of this dataset")
+            text = sanitize_submission(name or model, description, link)
+            reference, resolved, params = self._model_source(model, revision)
+        except FreshStackError as exc:
+            return SubmitOutcome("refused", str(exc))
+        content_hash = model_content_hash(track, reference, resolved, self.dataset.revision)
+        refusal = self._duplicate(content_hash) or self._rate_limited(identity)
+        if refusal is not None:
+            return refusal
+        payload = {
+            "model": reference,
+            "revision": revision or None,
+            "track": track,
+            "dataset": str(self.dataset.folder),
+            "dataset_revision": self.dataset.revision,
+            "topics": list(self.dataset.topics),
+        }
+        system, created = self._add(text, "model", content_hash, identity, size=params, job=("model", payload))
+        if not created:
+            return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
+        message = f"queued: system #{system.id} '{system.name}' ({track} track) waits for an evaluation worker"
+        return SubmitOutcome("queued", message, system.id, details={"track": track, "revision": resolved})
