@@ -4,10 +4,11 @@ Start as many as you like, on as many machines as share the store: each job is c
 time, and a job whose worker dies goes back to the queue when its lease lapses. SIGTERM or Ctrl-C stops the
 worker after its current job; a second one hands the job back at once.
 
-Job kinds: `run` (a stored run, scored), `model` (a submitted sentence-transformers model, vetted, run and
-scored; its ranking is archived under --runs-dir for the detail view), and the RAG track's `answers_judge`
-and `answers_generate` (an LLM judges or writes answers at the endpoint the app named). Job processes drop
-every secret-looking variable; the RAG jobs keep only FRESHSTACK_JUDGE_API_KEY, the judge endpoint's key.
+Job kinds (each track registers its own, `leaderboard.jobs`): `model` (a submitted sentence-transformers
+model, vetted, run and scored; its ranking is archived under --runs-dir for the detail view), and the RAG
+track's `answers_judge` and `answers_generate` (an LLM judges or writes answers at the endpoint the app
+named). Job processes drop every secret-looking variable; the RAG jobs keep only FRESHSTACK_JUDGE_API_KEY, the
+judge endpoint's key.
 
 Example:
   freshstack-hf worker --store sqlite:///lb/leaderboard.db --dataset out/freshstack
@@ -81,20 +82,12 @@ def run(args: argparse.Namespace) -> int:
     from leaderboard.worker import run_worker
 
     evaluate = _evaluator(args)
+    loop = {"worker_id": args.worker_id, "once": args.once, "max_idle_seconds": args.exit_when_idle}
+    timing = {k: getattr(args, k) for k in ("poll_seconds", "lease_seconds", "time_cap_seconds")}
+    archive = RunArchive(args.runs_dir or default_data_dir() / "runs")
     with Store(args.store) as store:
         store.create_all()
-        stats = run_worker(
-            store,
-            evaluate,
-            worker_id=args.worker_id,
-            once=args.once,
-            poll_seconds=args.poll_seconds,
-            lease_seconds=args.lease_seconds,
-            time_cap_seconds=args.time_cap_seconds,
-            isolate=not args.in_process,
-            max_idle_seconds=args.exit_when_idle,
-            archive=RunArchive(args.runs_dir or default_data_dir() / "runs"),
-        )
+        stats = run_worker(store, evaluate, isolate=not args.in_process, archive=archive, **loop, **timing)
     if args.json:
         print(json.dumps(vars(stats)))
     return 0

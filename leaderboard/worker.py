@@ -1,26 +1,22 @@
 """The evaluation worker: claims jobs from the store, runs each under a lease and a time cap, stores the outcome.
 
-The job itself runs in a child process (spawned, so no lock or CUDA state is inherited) while this process
-only supervises: it renews the lease, enforces the time cap by killing the child, and writes the outcome
-through the store. Killing is the only reliable way to stop a model stuck in native code, and keeping the
-store out of the child means the code that touches a submitted model never sees the database URL; the child
-also drops secret-looking environment variables. If this process dies, the child notices and exits, the
-lease lapses and another worker takes the job; if it is only slow, its late result is refused by the store.
+The job itself runs in a child process (`leaderboard.job_process`) while this process only supervises: it
+renews the lease, enforces the time cap by killing the child, and writes the outcome through the store. If this
+process dies, the child notices and exits, the lease lapses and another worker takes the job; if it is only slow,
+its late result is refused by the store.
 
-The worker never computes a metric: `evaluate_job` (by default `leaderboard.jobs.evaluate_job`, which calls
-the library's evaluator) turns a job into a `JobOutput`.
+The worker never computes a metric: `evaluate_job` (by default `leaderboard.jobs.evaluate_job`, which runs the
+handler a track registered for the job's kind) turns a job into a `JobOutput`.
 """
 
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import os
 import signal
 import socket
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,28 +24,18 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from freshstack_hf.errors import FreshStackError
 from leaderboard.archive import RunArchive
+from leaderboard.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
+from leaderboard.jobs import evaluate_job as default_evaluate_job
+from leaderboard.jobs import kept_secrets
 from leaderboard.schema import JobOutput, JobRecord
 from leaderboard.store import Store
 
 log = logging.getLogger(__name__)
 
-EvaluateJob = Callable[[JobRecord], JobOutput]
-_SECRET_WORDS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL", "CREDENTIALS", "KEY"}
-_SECRET_NAMES = {"FRESHSTACK_STORE", "DATABASE_URL", "PGPASSWORD", "PGPASSFILE", "SSH_AUTH_SOCK"}
-# The one secret a job kind may keep: the RAG track's jobs send text to the operator's endpoint and load no
-# submitted code, so their process keeps that endpoint's key (leaderboard.answer_jobs.JUDGE_KEY_ENV), nothing else.
-KIND_SECRETS: dict[str, tuple[str, ...]] = {
-    "answers_judge": ("FRESHSTACK_JUDGE_API_KEY",),
-    "answers_generate": ("FRESHSTACK_JUDGE_API_KEY",),
-}
-
-
-def _is_secret(name: str) -> bool:
-    """HF_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, ... but not TOKENIZERS_PARALLELISM."""
-    upper = name.upper()
-    return upper in _SECRET_NAMES or not _SECRET_WORDS.isdisjoint(upper.split("_"))
+# The secrets a job kind's process keeps, as its track registered them (`JobKind.keeps`): the RAG track's jobs
+# send text to the operator's endpoint and load no submitted code, so they keep that endpoint's key, nothing else.
+KIND_SECRETS: dict[str, tuple[str, ...]] = kept_secrets()
 
 
 def default_worker_id() -> str:
@@ -66,105 +52,6 @@ class WorkerStats:
 
     def record(self, outcome: str) -> None:
         setattr(self, outcome, getattr(self, outcome) + 1)
-
-
-def _describe(exc: BaseException) -> str:
-    """A user-facing message for a failed job: our own errors as written, anything else with its type."""
-    return str(exc) if isinstance(exc, FreshStackError) else f"{type(exc).__name__}: {exc}"
-
-
-def _child_main(evaluate: EvaluateJob, job: JobRecord, conn: Any, parent_pid: int) -> None:
-    """Body of the job process: signals are the supervisor's business, secrets are dropped, the answer is piped."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    kept = KIND_SECRETS.get(job.kind, ())
-    for name in [n for n in os.environ if _is_secret(n) and n not in kept]:
-        del os.environ[name]
-    threading.Thread(target=_exit_with_parent, args=(parent_pid,), daemon=True).start()
-    try:
-        answer: tuple[str, Any] = ("ok", evaluate(job))
-    except BaseException as exc:
-        if not isinstance(exc, FreshStackError):
-            traceback.print_exc()
-        answer = ("error", _describe(exc))
-    try:
-        conn.send(answer)
-    except Exception as exc:  # e.g. results that cannot be pickled
-        conn.send(("error", f"results could not be sent to the worker: {_describe(exc)}"))
-    conn.close()
-
-
-def _exit_with_parent(parent_pid: int) -> None:
-    """A supervisor killed with SIGKILL cannot stop its child; the child stops itself instead."""
-    while os.getppid() == parent_pid:
-        time.sleep(0.5)
-    os._exit(3)
-
-
-class _ProcessRun:
-    """A job in a spawned child process; can be killed."""
-
-    def __init__(self, evaluate: EvaluateJob, job: JobRecord) -> None:
-        ctx = multiprocessing.get_context("spawn")
-        self._recv, send = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(target=_child_main, args=(evaluate, job, send, os.getpid()), name=f"job-{job.id}")
-        self._proc.start()
-        send.close()  # only the child holds the sending end, so its death reads as EOF here
-
-    def wait(self, timeout: float) -> tuple[str, Any] | None:
-        if self._recv.poll(timeout):
-            try:
-                return self._recv.recv()
-            except EOFError:
-                pass
-        elif self._proc.is_alive():
-            return None
-        self._proc.join(5)
-        code = self._proc.exitcode
-        how = f"was killed by signal {-code} (out of memory?)" if code is not None and code < 0 else f"exited ({code})"
-        return "crash", f"the evaluation process {how} before returning results"
-
-    def kill(self) -> None:
-        if self._proc.is_alive():
-            self._proc.kill()
-
-    def close(self) -> None:
-        """Reap the child: it exits by itself once it has answered, unless it hangs in teardown."""
-        self._proc.join(5)
-        if self._proc.is_alive():
-            self._proc.kill()
-            self._proc.join(5)
-        self._recv.close()
-
-
-class _ThreadRun:
-    """A job in a thread of this process (isolate=False: tests, notebooks). A thread cannot be killed."""
-
-    def __init__(self, evaluate: EvaluateJob, job: JobRecord) -> None:
-        self._answer: list[tuple[str, Any]] = []
-        self._thread = threading.Thread(target=self._body, args=(evaluate, job), name=f"job-{job.id}", daemon=True)
-        self._thread.start()
-
-    def _body(self, evaluate: EvaluateJob, job: JobRecord) -> None:
-        try:
-            self._answer.append(("ok", evaluate(job)))
-        except Exception as exc:
-            if not isinstance(exc, FreshStackError):
-                log.exception("job %d failed", job.id)
-            self._answer.append(("error", _describe(exc)))
-
-    def wait(self, timeout: float) -> tuple[str, Any] | None:
-        self._thread.join(timeout)
-        if self._answer:
-            return self._answer[0]
-        return None if self._thread.is_alive() else ("crash", "the evaluation thread ended without results")
-
-    def kill(self) -> None:
-        if self._thread.is_alive():
-            log.warning("%s keeps running until it returns: only isolate=True can stop a job", self._thread.name)
-
-    def close(self) -> None:
-        pass
 
 
 @dataclass
@@ -219,7 +106,7 @@ def run_job(
 
     The run a job returns (`JobOutput.runs`) goes to `archive` under the system's content hash.
     """
-    runner = _ProcessRun(evaluate_job, job) if isolate else _ThreadRun(evaluate_job, job)
+    runner = ProcessRun(evaluate_job, job, KIND_SECRETS.get(job.kind, ())) if isolate else ThreadRun(evaluate_job, job)
     started = time.monotonic()
     beat_every = max(lease_seconds / 3.0, 0.05)
     next_beat = started + beat_every
@@ -266,7 +153,7 @@ def run_job(
     try:
         stored = store.finish_job(job.id, worker_id, value.results, value.meta, size=value.size)
     except (ValueError, TypeError, SQLAlchemyError) as exc:
-        store.fail_job(job.id, worker_id, f"results could not be stored: {_describe(exc)}")
+        store.fail_job(job.id, worker_id, f"results could not be stored: {describe_error(exc)}")
         return "failed"
     return "done" if stored else "lost"
 
@@ -286,8 +173,7 @@ def run_worker(
     archive: RunArchive | None = None,
 ) -> WorkerStats:
     """Claim and run jobs until stopped (signal or `stop`), after one job with `once`, or when idle too long."""
-    if evaluate_job is None:
-        from leaderboard.jobs import evaluate_job
+    evaluate_job = evaluate_job or default_evaluate_job
     worker_id = worker_id or default_worker_id()
     flags = _Flags(stop or threading.Event(), threading.Event())
     restore = _install_signal_handlers(flags)

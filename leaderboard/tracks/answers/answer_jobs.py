@@ -5,8 +5,8 @@ For a judge job the app stored the citation scores and queued the answers (TREC 
 dataset and the judge's URL and model; only the judge's measures come back, the citation rows are stored already.
 A generate job carries each query's top doc ids instead and returns every measure. The key is never in a payload
 nor in the store: the worker process reads it from its own environment, `FRESHSTACK_JUDGE_API_KEY` (the job
-process keeps that one variable for these job kinds only, see `leaderboard.worker`; they run no submitted code,
-they only send text to the endpoint). Model answers are cached (`freshstack_hf.answers.default_judge_cache`), so
+process keeps that one variable for these job kinds only, `JobKind.keeps`; they run no submitted code, they only
+send text to the endpoint). Model answers are cached (`freshstack_hf.answers.default_judge_cache`), so
 a retried job pays for no request twice.
 """
 
@@ -16,26 +16,23 @@ from collections.abc import Mapping
 from typing import Any
 
 from freshstack_hf._version import __version__
+from freshstack_hf.answers import AnswerSet, LLMJudge, llm_answers, parse_answers, score_answers
+from freshstack_hf.answers.judge import default_judge_cache
+from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
+from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.tracks.answers import GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV
 from leaderboard.tracks.answers.answer_rows import stored_results
 
 
-def evaluate_answers_judge(
-    payload: Mapping[str, Any], *, dataset: str | None = None, cache_path: str | None = None
-) -> JobOutput:
+def evaluate_answers_judge(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
     """Judge the payload's answers on its topics; returns the judge measures per topic for `finish_job`."""
-    from freshstack_hf.answers import LLMJudge, parse_answers, score_answers
-    from freshstack_hf.answers.judge import default_judge_cache
-    from freshstack_hf.answers.measures import JUDGE_IDS
-    from leaderboard.jobs import open_job_dataset
-
     judge_cfg = payload.get("judge") or {}
     if not isinstance(payload.get("answers"), str) or not judge_cfg.get("base_url") or not judge_cfg.get("model"):
         raise FreshStackError("answers_judge job without 'answers' text and a judge {base_url, model} in its payload")
-    data = open_job_dataset(payload, dataset, payload.get("topics"))
+    data = open_job_dataset(payload, options.dataset, payload.get("topics"))
     answers = parse_answers(
         payload["answers"],
         source="stored answers",
@@ -44,9 +41,7 @@ def evaluate_answers_judge(
         max_words=payload.get("max_words"),
         fmt="trec-rag",
     )
-    judge = LLMJudge(
-        judge_cfg["base_url"], judge_cfg["model"], cache_path or default_judge_cache(), api_key_env=JUDGE_KEY_ENV
-    )
+    judge = LLMJudge(judge_cfg["base_url"], judge_cfg["model"], default_judge_cache(), api_key_env=JUDGE_KEY_ENV)
     resamples = int(payload.get("resamples", RESAMPLES))
     scores = score_answers([data.topic(t) for t in data.topics], answers, judge, resamples=resamples, seed=SEED)
     results = stored_results(scores, JUDGE_IDS)
@@ -65,20 +60,14 @@ def evaluate_answers_judge(
     return JobOutput(results, ResultMeta(data.revision, __version__, params))
 
 
-def evaluate_answers_generate(
-    payload: Mapping[str, Any], *, dataset: str | None = None, cache_path: str | None = None
-) -> JobOutput:
+def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
     """The LLM answer baseline: answers generated from the payload's top docs, then every measure of them."""
-    from freshstack_hf.answers import AnswerSet, LLMJudge, llm_answers, score_answers
-    from freshstack_hf.answers.judge import default_judge_cache
-    from leaderboard.jobs import open_job_dataset
-
     generator, judge_cfg = payload.get("generator") or {}, payload.get("judge")
     ranked = payload.get("ranked")
     if not generator.get("base_url") or not generator.get("model") or not isinstance(ranked, Mapping):
         raise FreshStackError("answers_generate job without 'ranked' docs and a generator {base_url, model}")
-    data = open_job_dataset(payload, dataset, payload.get("topics"))
-    cache = cache_path or default_judge_cache()
+    data = open_job_dataset(payload, options.dataset, payload.get("topics"))
+    cache = default_judge_cache()
     merged: dict[str, Any] = {}
     for name in data.topics:
         generated = llm_answers(
@@ -111,3 +100,10 @@ def evaluate_answers_generate(
         "seed": SEED,
     }
     return JobOutput(results, ResultMeta(data.revision, __version__, params))
+
+
+# What the worker runs for this track (`leaderboard.jobs`): both kinds keep the endpoint's key, and nothing else.
+JOB_KINDS = {
+    JUDGE_JOB_KIND: JobKind(evaluate_answers_judge, keeps=(JUDGE_KEY_ENV,)),
+    GENERATE_JOB_KIND: JobKind(evaluate_answers_generate, keeps=(JUDGE_KEY_ENV,)),
+}

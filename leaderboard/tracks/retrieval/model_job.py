@@ -1,0 +1,83 @@
+"""The retrieval track's worker job: a submitted sentence-transformers model, vetted, run over each topic's corpus
+(or its Nano pool) by dense retrieval, and scored.
+
+Scores come from the library through `leaderboard.scoring` (the path submissions and baselines take), and the
+model is vetted (`leaderboard.vetting`) before anything of it is loaded. The run behind the row comes back with its
+scores, so the worker archives it and the detail view can list the nuggets the model never covered, as for any
+other row. Payload (JSON, written by `run_submit`): {"model": "org/name" or a path, "revision", "track": "full" |
+"nano", "topics", "k", "batch_size", "max_seq_length", "dataset", "dataset_revision"}.
+
+Measures are the leaderboard's (`MEASURES`, alpha included in each measure), whatever the payload asks: a row must
+be comparable with the others.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from freshstack_hf._version import __version__
+from freshstack_hf.defaults import RESAMPLES
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.metrics import MEASURES
+from freshstack_hf.runs import from_ranked
+from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
+from leaderboard.schema import JobOutput, ResultMeta
+from leaderboard.scoring import score_for_store
+from leaderboard.tracks.retrieval import MODEL_JOB_KIND
+from leaderboard.vetting import check_model_dir, model_dir
+
+
+def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
+    """Dense retrieval with a sentence-transformers model over each topic's corpus (or its Nano subset), scored."""
+    try:
+        from freshstack_hf.retrieval.dense import DenseRetriever
+    except ImportError as exc:
+        raise FreshStackError(f"model jobs need dense retrieval ({exc}); install freshstack-hf[dense]") from exc
+
+    if not payload.get("model"):
+        raise FreshStackError("model job without 'model' (a Hub id or a local path) in its payload")
+    track = payload.get("track", "full")
+    if track not in ("full", "nano"):
+        raise FreshStackError(f"unknown track {track!r}: use 'full' (whole corpora) or 'nano' (candidate pools)")
+    folder = model_dir(str(payload["model"]), payload.get("revision"))
+    params = check_model_dir(folder, options.max_model_bytes)
+    data = open_job_dataset(payload, options.dataset, payload.get("topics"))
+    k = int(payload.get("k") or max(100, *(m.k for m in MEASURES)))
+    settings = {"batch_size": int(payload.get("batch_size", 32)), "max_seq_length": payload.get("max_seq_length")}
+    retriever = DenseRetriever(str(folder), cache_dir=options.cache_dir, device=options.device, **settings)
+    runs = {}
+    for name in data.topics:
+        topic = data.topic(name)
+        docs = topic.docs
+        if track == "nano":
+            pool = {d for ids in data.candidates(name).values() for d in ids}
+            docs = [d for d in docs if d.doc_id in pool]
+        queries = topic.queries
+        ranked, _ = retriever.retrieve(
+            [d.doc_id for d in docs], [d.text for d in docs], [q.query_id for q in queries], [q.text for q in queries],
+            k=min(k, len(docs)),
+        )  # fmt: skip
+        runs[name] = from_ranked(ranked)
+    resamples = int(payload.get("resamples", RESAMPLES))
+    scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
+    meta = {
+        "job": "model",
+        "model": str(payload["model"]),
+        "model_revision": retriever.dense.revision,
+        "parameters": params,
+        "track": track,
+        "k": k,
+        "query_prompt": retriever.query_prompt,
+        "doc_prompt": retriever.doc_prompt,
+        "max_seq_length": retriever.max_seq_length,
+        "dtype": retriever.dense.dtype,
+        "dataset": data.source,
+        "topics": data.topics,
+        "batch_size": settings["batch_size"],
+        **scored.parameters,
+    }
+    return JobOutput(scored.results, ResultMeta(data.revision, __version__, meta), size=params, runs=scored.archived)
+
+
+JOB_KINDS = {MODEL_JOB_KIND: JobKind(evaluate_model)}  # what the worker runs for this track (`leaderboard.jobs`)
