@@ -21,9 +21,9 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard import first_paint
-from leaderboard.archive import RunArchive
+from leaderboard.archive import RunArchive, runs_dir
 from leaderboard.display import datatypes, display
-from leaderboard.store import Store, default_data_dir
+from leaderboard.store import Store
 from leaderboard.submission import identity_of
 from leaderboard.tracks.answers import answers_table as answers_view
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
@@ -105,7 +105,7 @@ def build_app(
     ctx.warm()
     published = reference.load_reference(reported_path) if reported_path else None
     published_topics = published.attrs["topics"] if published is not None else []
-    archive = RunArchive(archive_dir or default_data_dir() / "runs")
+    archive = RunArchive(runs_dir(archive_dir))
     board = tbl.BoardSource(store, ctx.topics, ctx.revision)
     board.frame()  # built now, so the first visitor does not wait for it
     submitter = Submitter(
@@ -125,6 +125,7 @@ def build_app(
         judge=JudgeEndpoint.from_env(),  # FRESHSTACK_JUDGE_BASE_URL / _MODEL; the key stays with the workers
         max_file_bytes=int(max_file_mb * 2**20),
         rate_limit=rate_limit,
+        archive=archive,
         resamples=resamples,
     )
 

@@ -1,8 +1,12 @@
-"""The runs behind stored rows: top `ARCHIVE_DEPTH` per query, one gzipped JSON file per row's content hash.
+"""What lies behind stored rows, kept in one folder the app and the workers share (`--runs-dir`, by default
+`<data dir>/runs`): the runs behind rows (`RunArchive`) and, under `answers/`, the answer files judge jobs read
+(`AnswersArchive`). Files are written atomically: a reader never sees half a file.
 
 Scores alone cannot say which nugget a system missed; the archived ranking can, so the detail view lists
 "nuggets never covered" and runs paired analyses for every row kind (submitted runs, baselines and models
-alike). Files are written atomically: a reader never sees half a file.
+alike). An answer file is archived by the hash of its content, and a judge job names that hash instead of
+carrying the answers: the job stays small whatever the file's size, and the worker reads exactly what the app
+checked (the hash is verified on reading).
 """
 
 from __future__ import annotations
@@ -10,13 +14,23 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
 from freshstack_hf.atomic import atomic_path
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs import Run
+from leaderboard.store import default_data_dir
 
 ARCHIVE_DEPTH = 100
+ANSWERS_FOLDER = "answers"  # under the runs archive's root
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def runs_dir(folder: str | Path | None = None) -> Path:
+    """The archive's folder: `folder` (`--runs-dir`), else `<data dir>/runs`, the same for the app and workers."""
+    return Path(folder).expanduser() if folder else default_data_dir() / "runs"
 
 
 class RunArchive:
@@ -41,3 +55,43 @@ class RunArchive:
             return None
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             return json.load(fh)
+
+
+class AnswersArchive:
+    """Checked answer files (TREC RAG JSONL text), gzipped, one file per sha256 of the text: its name is its hash."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).expanduser()
+
+    @classmethod
+    def beside(cls, runs_root: str | Path) -> AnswersArchive:
+        """The answers archive kept in the runs archive's folder (`answers/` under it)."""
+        return cls(Path(runs_root).expanduser() / ANSWERS_FOLDER)
+
+    def path(self, sha256: str) -> Path:
+        if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256):
+            raise FreshStackError(f"{str(sha256)[:80]!r} is not the sha256 of archived answers")
+        return self.root / f"{sha256}.jsonl.gz"
+
+    def save(self, text: str) -> str:
+        """Archive `text` (kept once: the same answers are one file); returns its sha256."""
+        data = text.encode("utf-8")
+        sha256 = hashlib.sha256(data).hexdigest()
+        target = self.path(sha256)
+        if not target.is_file():
+            self.root.mkdir(parents=True, exist_ok=True)
+            with atomic_path(target) as tmp, gzip.open(tmp, "wb") as fh:
+                fh.write(data)
+        return sha256
+
+    def load(self, sha256: str) -> str:
+        """The archived text of `sha256`; refused when it is missing or its content no longer has that hash."""
+        path = self.path(sha256)
+        if not path.is_file():
+            where = f"no archived answers {sha256} under {self.root}"
+            raise FreshStackError(f"{where}: run the worker with the app's --runs-dir")
+        with gzip.open(path, "rb") as fh:
+            data = fh.read()
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise FreshStackError(f"archived answers {path} do not match their hash {sha256}: the file was changed")
+        return data.decode("utf-8")

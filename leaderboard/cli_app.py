@@ -42,7 +42,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rate-limit", type=int, default=10, help="submissions per hour per identity, 0 = off (default: %(default)s)"
     )
-    p.add_argument("--runs-dir", help="where runs behind rows are archived (default: <data dir>/runs)")
+    p.add_argument("--runs-dir", help="archive of runs behind rows and answers to judge (default: <data dir>/runs)")
     p.add_argument(
         "--model-root", action="append", default=[], metavar="DIR", help="accept local model folders under DIR"
     )
@@ -62,7 +62,7 @@ def _start_worker(store: Any, dataset: str, archive: Any) -> threading.Event:
     from leaderboard.worker import run_worker
 
     stop = threading.Event()
-    evaluate = functools.partial(evaluate_job, dataset=dataset)
+    evaluate = functools.partial(evaluate_job, dataset=dataset, archive_dir=str(archive.root))
     thread = threading.Thread(
         target=run_worker,
         args=(store, evaluate),
@@ -80,8 +80,8 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.archive import RunArchive
-    from leaderboard.store import Store, default_data_dir
+    from leaderboard.archive import RunArchive, runs_dir
+    from leaderboard.store import Store
     from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
     from leaderboard.tracks.retrieval.published import load_reported
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         store.create_all()
         _say(f"store: {store!r}")
-        archive = RunArchive(args.runs_dir or default_data_dir() / "runs")
+        archive = RunArchive(runs_dir(args.runs_dir))
         if not args.no_baselines:
             methods = [m.strip() for m in args.baselines.split(",") if m.strip()]
             compute_baselines(
@@ -121,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
                 cache_dir=args.cache_dir,
                 judge=JudgeEndpoint.from_env(),
                 generator=JudgeEndpoint.generator_from_env(),
+                archive=archive,
                 say=_say,
                 show_progress=True,
             )

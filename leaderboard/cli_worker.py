@@ -48,7 +48,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--device", help="torch device for models (default: cuda when available)")
     p.add_argument("--cache-dir", help="embedding cache, so a retried or repeated job re-encodes nothing")
-    p.add_argument("--runs-dir", help="archive of the runs behind rows, shared with the app (default: <data dir>/runs)")
+    p.add_argument(
+        "--runs-dir", help="the app's archive: runs behind rows, answers to judge (default: <data dir>/runs)"
+    )
     p.add_argument("--worker-id", help="name in the job table (default: host:pid:random)")
     p.add_argument(
         "--evaluator",
@@ -68,23 +70,25 @@ def _evaluator(args: argparse.Namespace) -> Any:
             return getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError, ValueError) as exc:
             raise FreshStackError(f"--evaluator {args.evaluator!r}: {exc}; give MODULE:FUNCTION") from exc
+    from leaderboard.archive import runs_dir
     from leaderboard.jobs import evaluate_job
 
     options = {"dataset": args.dataset, "cache_dir": args.cache_dir, "device": args.device}
+    options["archive_dir"] = str(runs_dir(args.runs_dir))  # judge jobs read answers from the app's archive
     return functools.partial(evaluate_job, max_model_bytes=int(args.max_model_gb * 1e9), **options)
 
 
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from leaderboard.archive import RunArchive
-    from leaderboard.store import Store, default_data_dir
+    from leaderboard.archive import RunArchive, runs_dir
+    from leaderboard.store import Store
     from leaderboard.worker import run_worker
 
     evaluate = _evaluator(args)
     loop = {"worker_id": args.worker_id, "once": args.once, "max_idle_seconds": args.exit_when_idle}
     timing = {k: getattr(args, k) for k in ("poll_seconds", "lease_seconds", "time_cap_seconds")}
-    archive = RunArchive(args.runs_dir or default_data_dir() / "runs")
+    archive = RunArchive(runs_dir(args.runs_dir))
     with Store(args.store) as store:
         store.create_all()
         stats = run_worker(store, evaluate, isolate=not args.in_process, archive=archive, **loop, **timing)

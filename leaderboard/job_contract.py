@@ -26,6 +26,7 @@ class JobOptions:
     cache_dir: str | None = None  # embedding cache of model jobs
     device: str | None = None  # torch device of model jobs
     max_model_bytes: int = DEFAULT_MAX_MODEL_BYTES  # the largest model a model job loads
+    archive_dir: str | None = None  # the app's --runs-dir (`archive.runs_dir`), where judge jobs read answers
 
 
 Handler = Callable[[Mapping[str, Any], JobOptions], JobOutput]

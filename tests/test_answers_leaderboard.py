@@ -12,6 +12,7 @@ from test_leaderboard_submit import bm25_runs, lb_dataset  # noqa: F401 (fixture
 from freshstack_hf.answers import AnswerSet, extractive_answers, parse_answers, score_answers, to_trec_rag
 from freshstack_hf.answers.measures import ANSWER_MEASURES, BY_ID, CITATION_IDS, JUDGE_IDS
 from leaderboard import display as tbl
+from leaderboard.archive import RunArchive
 from leaderboard.store import Store
 from leaderboard.tracks.answers import JUDGE_JOB_KIND as JOB_KIND
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
@@ -74,7 +75,7 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(bad) + "\n")
     judge = JudgeEndpoint("http://127.0.0.1:9/v1", "m")
-    outcome = AnswerSubmitter(store, lb_dataset, judge=judge).submit_answers(
+    outcome = AnswerSubmitter(store, lb_dataset, judge=judge, archive=RunArchive(tmp_path / "runs")).submit_answers(
         path, name="bad", display_name="mine.jsonl"
     )
     assert outcome.status == "refused"
@@ -100,13 +101,14 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
     path = tmp_path / "answers.jsonl"
     path.write_text(answers_text(lb_dataset, bm25_runs, [lb_dataset.topics[0]]))
     judge = JudgeEndpoint(llm_server.base_url, "judge-model")
-    submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=300)
+    archive = RunArchive(tmp_path / "runs")
+    submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=300, archive=archive)
     outcome = submitter.submit_answers(path, name="judged answers")
     assert outcome.status == "scored" and "judge queued" in outcome.message
     assert store.get_system(outcome.system_id).status == "queued"  # citations shown, judge pending
     (job,) = store.list_jobs()
     assert job.kind == JOB_KIND and set(job.payload) == {
-        "answers",
+        "answers_sha256",
         "dataset",
         "dataset_revision",
         "topics",
@@ -118,7 +120,7 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
     assert job.payload["topics"] == [lb_dataset.topics[0]]
     assert KEY not in json.dumps(job.payload) and "sk-" not in json.dumps(job.payload)
 
-    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), archive_dir=str(archive.root))
     stats = run_worker(store, evaluate, once=True, poll_seconds=0.05, isolate=True)  # a real spawned job process
     assert stats.done == 1, store.list_jobs()
     assert store.get_system(outcome.system_id).status == "scored"
@@ -222,7 +224,7 @@ def test_judge_endpoint_from_env(monkeypatch):
     assert JUDGE_IDS == ("nugget_all", "nugget_all_strict", "nugget_vital", "nugget_vital_strict")
 
 
-def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch):  # noqa: F811
+def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch, tmp_path):  # noqa: F811
     from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.answers import GENERATE_JOB_KIND
     from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
@@ -232,8 +234,9 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
     judge = JudgeEndpoint(llm_server.base_url, "judge-model")
     generator = JudgeEndpoint(llm_server.base_url, "gen-model")
+    archive = RunArchive(tmp_path / "runs")
     rows = compute_answer_baselines(
-        store, lb_dataset, retrieval="bm25", judge=judge, generator=generator, resamples=200
+        store, lb_dataset, retrieval="bm25", judge=judge, generator=generator, resamples=200, archive=archive
     )
     assert [(r.method, r.created) for r in rows] == [("extractive", True), ("llm", True)]
     assert llm_server.requests == 0  # the app generates nothing: it holds no key
@@ -246,7 +249,7 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     assert all(len(ids) <= 3 for r in payload["ranked"].values() for ids in r.values())
     assert KEY not in json.dumps(payload)
 
-    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), archive_dir=str(archive.root))
     stats = run_worker(store, evaluate, poll_seconds=0.05, isolate=False, max_idle_seconds=0.2)
     assert stats.done == 2, store.list_jobs()
     assert set(llm_server.auth_headers) == {f"Bearer {KEY}"}
@@ -259,5 +262,7 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     all_column = answers_view.column("average", BY_ID["nugget_all"])
     assert frame[all_column].notna().all()  # both rows judged
 
-    again = compute_answer_baselines(store, lb_dataset, retrieval="bm25", judge=judge, generator=generator)
+    again = compute_answer_baselines(
+        store, lb_dataset, retrieval="bm25", judge=judge, generator=generator, archive=archive
+    )
     assert [r.created for r in again] == [False, False] and len(store.list_jobs()) == 2

@@ -114,12 +114,17 @@ def score_answers(
     *,
     resamples: int = RESAMPLES,
     seed: int = SEED,
+    citations: bool = True,
 ) -> AnswerScores:
-    """Citation scores always; nugget scores when a judge is given (all topics' queries sent to it at once)."""
+    """Citation scores (unless `citations=False`: the judge's nugget scores only, for answers whose citation scores
+    are known already; the nugget scores are the same either way); nugget scores when a judge is given (all topics'
+    queries sent to it at once)."""
+    if not citations and judge is None:
+        raise ValueError("citations=False needs a judge: there would be nothing to score")
     topics = list(topics)
     per_topic: dict[str, PerQuery] = {}
     for topic in topics:
-        per_topic[topic.name] = citation_scores(qrels_from_topic(topic), answers.answers)
+        per_topic[topic.name] = citation_scores(qrels_from_topic(topic), answers.answers) if citations else {}
     assignments: dict[str, dict[str, list[str]]] = {t.name: {} for t in topics}
     if judge is not None:
         planned = [(topic.name, *judge_tasks(topic, answers)) for topic in topics]

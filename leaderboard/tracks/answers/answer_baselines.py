@@ -26,6 +26,7 @@ from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
+from leaderboard.archive import RunArchive
 from leaderboard.baseline_key import BaselineRow, config_hash
 from leaderboard.store import Store
 from leaderboard.tracks.answers import GENERATE_JOB_KIND, SYSTEM_KIND
@@ -64,12 +65,14 @@ def compute_answer_baselines(
     cache_dir: str | Path | None = None,
     judge: JudgeEndpoint | None = None,
     generator: JudgeEndpoint | None = None,
+    archive: RunArchive | None = None,
     say: Callable[[str], None] = lambda _msg: None,
     show_progress: bool = False,
     resamples: int = RESAMPLES,
 ) -> list[BaselineRow]:
-    """Store the answer rows missing for this dataset revision: the extractive one (scored by citation now),
-    and with a `generator` endpoint the LLM one (queued: a worker holds the key, generates, scores, judges)."""
+    """Store the answer rows missing for this dataset revision: the extractive one (scored by citation now, its
+    answers archived beside `archive` for the judge when there is one), and with a `generator` endpoint the LLM one
+    (queued: a worker holds the key, generates, scores, judges)."""
     from freshstack_hf import baselines
     from freshstack_hf.answers.rag_prompts import PROMPT_VERSION
     from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
@@ -106,7 +109,7 @@ def compute_answer_baselines(
             run = baselines.hybrid(run, baselines.dense(topic, retriever=retriever))
         ranked[name] = {q: [d for d, _ in docs[: max(DOCS_PER_ANSWER, LLM_DOCS)]] for q, docs in run.run.items()}
         merged |= extractive_answers(topic, ranked[name]).answers
-    submitter = AnswerSubmitter(store, dataset, judge=judge, rate_limit=None, resamples=resamples)
+    submitter = AnswerSubmitter(store, dataset, judge=judge, rate_limit=None, resamples=resamples, archive=archive)
     if "extractive" in todo:
         config = configs["extractive"]
         stored = submitter.store_answers(

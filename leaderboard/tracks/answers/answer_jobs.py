@@ -1,13 +1,14 @@
 """The worker's RAG-track jobs: `answers_judge` (All/Vital of stored answers, judged by the endpoint the app
 named) and `answers_generate` (the LLM answer baseline: generated, then scored and judged).
 
-For a judge job the app stored the citation scores and queued the answers (TREC RAG JSONL, already checked), the
-dataset and the judge's URL and model; only the judge's measures come back, the citation rows are stored already.
-A generate job carries each query's top doc ids instead and returns every measure. The key is never in a payload
-nor in the store: the worker process reads it from its own environment, `FRESHSTACK_JUDGE_API_KEY` (the job
-process keeps that one variable for these job kinds only, `JobKind.keeps`; they run no submitted code, they only
-send text to the endpoint). Model answers are cached (`freshstack_hf.answers.default_judge_cache`), so
-a retried job pays for no request twice.
+For a judge job the app stored the citation scores, archived the checked answers (`AnswersArchive`, TREC RAG JSONL)
+and queued their hash with the dataset and the judge's URL and model: the worker reads the answers by that hash and
+only judges them (the citation rows are stored already; only the judge's measures come back). A job queued by an
+older release carries the answers text itself, and still runs. A generate job carries each query's top doc ids
+instead and returns every measure. The key is never in a payload nor in the store: the worker process reads it
+from its own environment, `FRESHSTACK_JUDGE_API_KEY` (the job process keeps that one variable for these job kinds
+only, `JobKind.keeps`; they run no submitted code, they only send text to the endpoint). Model answers are cached
+(`freshstack_hf.answers.default_judge_cache`), so a retried job pays for no request twice.
 """
 
 from __future__ import annotations
@@ -21,20 +22,29 @@ from freshstack_hf.answers.judge import default_judge_cache
 from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
+from leaderboard.archive import AnswersArchive, runs_dir
 from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.tracks.answers import GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV
 from leaderboard.tracks.answers.answer_rows import stored_results
 
 
+def archived_answers(payload: Mapping[str, Any], options: JobOptions) -> str:
+    """The answers a judge job names: by their hash in the archive, or (jobs of older releases) as text."""
+    if isinstance(payload.get("answers"), str):
+        return payload["answers"]
+    return AnswersArchive.beside(runs_dir(options.archive_dir)).load(payload["answers_sha256"])
+
+
 def evaluate_answers_judge(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
     """Judge the payload's answers on its topics; returns the judge measures per topic for `finish_job`."""
     judge_cfg = payload.get("judge") or {}
-    if not isinstance(payload.get("answers"), str) or not judge_cfg.get("base_url") or not judge_cfg.get("model"):
-        raise FreshStackError("answers_judge job without 'answers' text and a judge {base_url, model} in its payload")
+    named = isinstance(payload.get("answers"), str) or "answers_sha256" in payload
+    if not named or not judge_cfg.get("base_url") or not judge_cfg.get("model"):
+        raise FreshStackError("answers_judge job without 'answers_sha256' and a judge {base_url, model} in its payload")
     data = open_job_dataset(payload, options.dataset, payload.get("topics"))
     answers = parse_answers(
-        payload["answers"],
+        archived_answers(payload, options),
         source="stored answers",
         query_ids=data.query_ids(),
         doc_ids=data.doc_ids(),
@@ -43,7 +53,8 @@ def evaluate_answers_judge(payload: Mapping[str, Any], options: JobOptions) -> J
     )
     judge = LLMJudge(judge_cfg["base_url"], judge_cfg["model"], default_judge_cache(), api_key_env=JUDGE_KEY_ENV)
     resamples = int(payload.get("resamples", RESAMPLES))
-    scores = score_answers([data.topic(t) for t in data.topics], answers, judge, resamples=resamples, seed=SEED)
+    topics = [data.topic(t) for t in data.topics]
+    scores = score_answers(topics, answers, judge, resamples=resamples, seed=SEED, citations=False)  # judge only
     results = stored_results(scores, JUDGE_IDS)
     if not results:
         raise FreshStackError("the judge produced no score: none of the answered queries has nuggets")

@@ -1,0 +1,158 @@
+"""The judge job of the answers track: the app archives the checked answers by their hash and the job names that
+hash, never the text; the worker reads them back by hash and only judges them (the citation scores are stored
+already), with the numbers the library gives; a job queued by an older release (answers text in its payload)
+still runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import re
+
+import pytest
+from test_answers_leaderboard import answers_text
+from test_leaderboard_submit import bm25_runs, lb_dataset  # noqa: F401 (fixtures)
+
+from freshstack_hf.answers import LLMJudge, default_judge_cache, parse_answers, score_answers, to_trec_rag
+from freshstack_hf.answers import scores as answer_scores
+from freshstack_hf.answers.measures import JUDGE_IDS
+from freshstack_hf.errors import FreshStackError
+from leaderboard.archive import AnswersArchive, RunArchive
+from leaderboard.jobs import evaluate_job
+from leaderboard.schema import JobRecord
+from leaderboard.store import Store
+from leaderboard.tracks.answers import JUDGE_JOB_KIND, JUDGE_KEY_ENV
+from leaderboard.tracks.answers.answer_rows import measure_key
+from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
+from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+
+RESAMPLES = 300
+JUDGE_MODEL = "judge-of-archived-answers"  # its own judge cache entries: no other test answers for it
+
+
+@pytest.fixture
+def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):  # noqa: F811
+    """An answer file submitted with a judge configured: the store, the archive, the file and its judge job."""
+    monkeypatch.setenv(JUDGE_KEY_ENV, "sk-judge-test")
+    path = tmp_path / "answers.jsonl"
+    path.write_text(answers_text(lb_dataset, bm25_runs))
+    archive = RunArchive(tmp_path / "runs")
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        judge = JudgeEndpoint(llm_server.base_url, JUDGE_MODEL)
+        submitter = AnswerSubmitter(store, lb_dataset, judge=judge, archive=archive, resamples=RESAMPLES)
+        outcome = submitter.submit_answers(path, name="judged")
+        assert outcome.status == "scored", outcome
+        (job,) = store.list_jobs()
+        yield store, archive, path, job
+
+
+def run(job: JobRecord, lb_dataset, archive_dir, payload: dict | None = None):  # noqa: F811
+    """The worker's evaluate function on `job` (or on `job` with another payload), in this process."""
+    job = job if payload is None else dataclasses.replace(job, payload=payload)
+    return evaluate_job(job, dataset=str(lb_dataset.folder), archive_dir=str(archive_dir))
+
+
+def library_judge_scores(lb_dataset, path, base_url: str):  # noqa: F811
+    """The library's own scores of the file with the same judge (every measure, citations included)."""
+    answers = parse_answers(path.read_text(), query_ids=lb_dataset.query_ids(), doc_ids=lb_dataset.doc_ids())
+    judge = LLMJudge(base_url, JUDGE_MODEL, default_judge_cache(), api_key_env=JUDGE_KEY_ENV)
+    topics = [lb_dataset.topic(t) for t in lb_dataset.topics]
+    return score_answers(topics, answers, judge, resamples=RESAMPLES)
+
+
+def test_the_judge_job_names_the_archived_answers_by_hash_not_their_text(queued, lb_dataset):  # noqa: F811
+    _, archive, path, job = queued
+    assert job.kind == JUDGE_JOB_KIND and "answers" not in job.payload
+    sha256 = job.payload["answers_sha256"]
+    assert re.fullmatch(r"[0-9a-f]{64}", sha256)
+    checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
+    assert AnswersArchive.beside(archive.root).load(sha256) == checked  # the checked answers, as TREC RAG JSONL
+    stored = archive.root / "answers" / f"{sha256}.jsonl.gz"
+    assert gzip.decompress(stored.read_bytes()).decode() == checked
+    assert checked.splitlines()[0] not in json.dumps(job.payload)
+    assert len(json.dumps(job.payload)) < 1000  # small whatever the file's size
+
+
+def test_the_worker_judges_only_and_stores_the_librarys_numbers(queued, lb_dataset, llm_server, monkeypatch):  # noqa: F811
+    """No citation score is computed again in the job (they are stored already); the judge's measures are the
+    library's, values, intervals and per-query scores."""
+    _, archive, path, job = queued
+    calls = []
+    citation_scores = answer_scores.citation_scores
+    monkeypatch.setattr(answer_scores, "citation_scores", lambda *a: calls.append(a) or citation_scores(*a))
+    output = run(job, lb_dataset, archive.root)
+    assert calls == []
+    monkeypatch.undo()
+    expected = library_judge_scores(lb_dataset, path, llm_server.base_url)
+    assert set(output.results) == set(lb_dataset.topics)
+    for name, result in output.results.items():
+        topic = expected.topics[name]
+        judged = [m for m in JUDGE_IDS if m in topic.metrics]
+        assert judged and result["metrics"] == {measure_key(m): topic.metrics[m] for m in judged}
+        assert result["ci"] == {measure_key(m): (topic.intervals[m].low, topic.intervals[m].high) for m in judged}
+        per_query = {q: {measure_key(m): s[m] for m in judged if m in s} for q, s in topic.per_query.items()}
+        assert {q: s for q, s in result["per_query"].items() if s} == {q: s for q, s in per_query.items() if s}
+    assert output.meta.parameters["judge"] == f"openai:{JUDGE_MODEL}@{llm_server.base_url}"
+
+
+def test_a_judge_job_queued_by_an_older_release_still_runs(queued, lb_dataset):  # noqa: F811
+    """Older payloads carried the answers text; they are judged the same, and need no archived file."""
+    _, archive, _, job = queued
+    new = run(job, lb_dataset, archive.root)
+    text = AnswersArchive.beside(archive.root).load(job.payload["answers_sha256"])
+    old_payload = {k: v for k, v in job.payload.items() if k != "answers_sha256"} | {"answers": text}
+    old = run(job, lb_dataset, archive.root / "elsewhere", old_payload)
+    assert old.results == new.results and old.meta == new.meta
+
+
+def test_archived_answers_are_read_back_only_as_they_were_written(tmp_path):
+    archive = AnswersArchive(tmp_path / "answers")
+    sha256 = archive.save("one answer\n")
+    assert archive.save("one answer\n") == sha256 and archive.load(sha256) == "one answer\n"
+    archive.path(sha256).write_bytes(gzip.compress(b"another answer\n"))
+    with pytest.raises(FreshStackError, match="do not match their hash"):
+        archive.load(sha256)
+    with pytest.raises(FreshStackError, match="run the worker with the app's --runs-dir"):
+        archive.load("0" * 64)
+    with pytest.raises(FreshStackError, match="not the sha256"):
+        archive.load("../../etc/passwd")
+
+
+def test_a_judge_needs_the_archive_its_jobs_read(tmp_path, lb_dataset):  # noqa: F811
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        with pytest.raises(FreshStackError, match="archive"):
+            AnswerSubmitter(store, lb_dataset, judge=JudgeEndpoint("http://127.0.0.1:9/v1", "m"))
+        assert AnswerSubmitter(store, lb_dataset).answers_archive is None  # no judge, no archive needed
+
+
+def test_the_judge_job_refuses_a_payload_naming_no_answers(queued, lb_dataset):  # noqa: F811
+    _, archive, _, job = queued
+    payload = {k: v for k, v in job.payload.items() if k != "answers_sha256"}
+    with pytest.raises(FreshStackError, match="without 'answers_sha256'"):
+        run(job, lb_dataset, archive.root, payload)
+
+
+def test_score_answers_without_citations_gives_the_same_nugget_scores(lb_dataset, bm25_runs):  # noqa: F811
+    """The library option the judge job uses: `citations=False` leaves the citation measures out and nothing else
+    changes (values, intervals, per-query scores, the average); without a judge it has nothing to score."""
+    from freshstack_hf.answers import OfflineJudge
+
+    answers = parse_answers(answers_text(lb_dataset, bm25_runs), query_ids=lb_dataset.query_ids())
+    topics = [lb_dataset.topic(t) for t in lb_dataset.topics]
+    full = score_answers(topics, answers, OfflineJudge(), resamples=RESAMPLES)
+    judged = score_answers(topics, answers, OfflineJudge(), resamples=RESAMPLES, citations=False)
+    assert judged.measures() == [m for m in full.measures() if m in JUDGE_IDS] != []
+    for name, topic in judged.topics.items():
+        assert topic.metrics == {m: v for m, v in full.topics[name].metrics.items() if m in JUDGE_IDS}
+        assert topic.intervals == {m: v for m, v in full.topics[name].intervals.items() if m in JUDGE_IDS}
+        assert topic.per_query == {
+            q: {m: v for m, v in s.items() if m in JUDGE_IDS}
+            for q, s in full.topics[name].per_query.items()
+            if any(m in JUDGE_IDS for m in s)
+        }
+    assert judged.average == {m: v for m, v in full.average.items() if m in JUDGE_IDS}
+    assert judged.average_intervals == {m: v for m, v in full.average_intervals.items() if m in JUDGE_IDS}
+    with pytest.raises(ValueError, match="needs a judge"):
+        score_answers(topics, answers, citations=False)
