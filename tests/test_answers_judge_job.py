@@ -156,3 +156,25 @@ def test_score_answers_without_citations_gives_the_same_nugget_scores(lb_dataset
     assert judged.average_intervals == {m: v for m, v in full.average_intervals.items() if m in JUDGE_IDS}
     with pytest.raises(ValueError, match="needs a judge"):
         score_answers(topics, answers, citations=False)
+
+
+def test_the_backend_labels_are_the_librarys_one_label(lb_dataset, bm25_runs, llm_server, monkeypatch):  # noqa: F811
+    """The judge's and the LLM baseline generator's labels come from `endpoint_label` (byte-identical to what is
+    stored already), not from a format string of their own."""
+    from freshstack_hf.llm.transport import endpoint_label
+    from leaderboard.tracks.answers import answer_jobs, judge_endpoint
+
+    monkeypatch.setenv(JUDGE_KEY_ENV, "sk-judge-test")
+    url = llm_server.base_url
+    assert JudgeEndpoint(url, JUDGE_MODEL).name == endpoint_label(JUDGE_MODEL, url) == f"openai:{JUDGE_MODEL}@{url}"
+    monkeypatch.setattr(judge_endpoint, "endpoint_label", lambda model, base_url: f"label of {model}")
+    assert JudgeEndpoint(url, JUDGE_MODEL).name == f"label of {JUDGE_MODEL}"
+
+    topic = lb_dataset.topics[0]
+    ranked = {q: sorted(docs, key=lambda d: -docs[d])[:3] for q, docs in bm25_runs[topic].items()}
+    payload = {"topics": [topic], "ranked": {topic: ranked}, "generator": {"base_url": url, "model": "gen-model"}}
+    job = JobRecord(1, 1, "answers_generate", payload, "running", 1, 3, "w", None, None, None, None, None)
+    stored = evaluate_job(job, dataset=str(lb_dataset.folder)).meta.parameters["generator"]
+    assert stored == f"openai:gen-model@{url}"
+    monkeypatch.setattr(answer_jobs, "endpoint_label", lambda model, base_url: f"label of {model}")
+    assert evaluate_job(job, dataset=str(lb_dataset.folder)).meta.parameters["generator"] == "label of gen-model"

@@ -22,6 +22,7 @@ from freshstack_hf.answers.judge import default_judge_cache
 from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.llm.transport import endpoint_label
 from leaderboard.archive import AnswersArchive, runs_dir
 from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
@@ -101,7 +102,7 @@ def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -
         raise FreshStackError("no score for the generated answers: no query of these topics has nuggets")
     params = {
         "job": GENERATE_JOB_KIND,
-        "generator": f"openai:{generator['model']}@{generator['base_url']}",
+        "generator": endpoint_label(generator["model"], generator["base_url"]),
         "judge": judge.name if judge is not None else None,
         "judge_stats": scores.judge_stats,
         "answered": len(answers.answers),

@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.llm.transport import endpoint_label
 
 BASE_URL_ENV, MODEL_ENV = "FRESHSTACK_JUDGE_BASE_URL", "FRESHSTACK_JUDGE_MODEL"
 ANSWER_MODEL_ENV = "FRESHSTACK_ANSWER_MODEL"  # the LLM answer baseline's model, on the judge's endpoint
@@ -24,7 +25,8 @@ class JudgeEndpoint:
 
     @property
     def name(self) -> str:
-        return f"openai:{self.model}@{self.base_url}"
+        """The backend label stored with the scores (the library's one label of an endpoint)."""
+        return endpoint_label(self.model, self.base_url)
 
     @classmethod
     def from_env(cls) -> JudgeEndpoint | None:
