@@ -21,7 +21,7 @@ from pathlib import Path
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs import Run
-from leaderboard.store import default_data_dir
+from leaderboard.store_engine import default_data_dir
 
 ARCHIVE_DEPTH = 100
 ANSWERS_FOLDER = "answers"  # under the runs archive's root

@@ -1,4 +1,4 @@
-"""The job queue half of the store: claiming under a lease, heartbeats, and finishing exactly once.
+"""The job queue half of the store: queueing, claiming under a lease, heartbeats, and finishing exactly once.
 
 A mixin of `Store` (which owns the engine and transactions); kept apart because the lease rules are the part
 of the store that needs the most careful reading. See `leaderboard.store` for the guarantees on each database.
@@ -8,17 +8,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, func, or_, select, update
+from sqlalchemy import Connection, and_, case, func, insert, or_, select, update
 
-from leaderboard.schema import (
-    JobRecord,
-    ResultMeta,
-    jobs,
-    systems,
-)
+from leaderboard.schema import JobRecord, ResultMeta, jobs, systems
 
 log = logging.getLogger(__name__)
 
@@ -31,8 +26,42 @@ def _job(row: Any) -> JobRecord:
 
 
 class JobQueue:
-    """Methods that need `_write`, `_now`, `_insert_results` and `is_postgres` from the class they are mixed into."""
+    """Methods that need `_write`, `_read`, `_now` and `_insert_results` from the class they are mixed into."""
 
+    # ---- queueing -------------------------------------------------------------------------------------------
+    def _insert_job(
+        self, conn: Connection, system_id: int, kind: str, payload: Mapping[str, Any], max_attempts: int, now: datetime
+    ) -> int:
+        row = {"system_id": system_id, "kind": kind, "payload": dict(payload), "max_attempts": max_attempts}
+        stmt = insert(jobs).values(**row, state="queued", attempts=0, created_at=now, updated_at=now)
+        job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
+        conn.execute(update(systems).where(systems.c.id == system_id).values(status="queued", error=None))
+        return job_id
+
+    def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:
+        with self._write() as conn:
+            job_id = self._insert_job(conn, system_id, kind, payload, max_attempts, self._now(conn))
+            return _job(conn.execute(select(jobs).where(jobs.c.id == job_id)).one())
+
+    def get_job(self, job_id: int) -> JobRecord | None:
+        with self._read() as conn:
+            row = conn.execute(select(jobs).where(jobs.c.id == job_id)).first()
+        return _job(row) if row else None
+
+    def list_jobs(self, state: str | None = None, system_id: int | None = None) -> list[JobRecord]:
+        query = select(jobs).order_by(jobs.c.id)
+        if state is not None:
+            query = query.where(jobs.c.state == state)
+        if system_id is not None:
+            query = query.where(jobs.c.system_id == system_id)
+        with self._read() as conn:
+            return [_job(row) for row in conn.execute(query)]
+
+    def queue_counts(self) -> dict[str, int]:
+        with self._read() as conn:
+            return {state: n for state, n in conn.execute(select(jobs.c.state, func.count()).group_by(jobs.c.state))}
+
+    # ---- claiming, leases, outcomes ---------------------------------------------------------------------------
     def _set_system(self, conn: Connection, system_id: int, status: str, error: str | None = None) -> None:
         conn.execute(update(systems).where(systems.c.id == system_id).values(status=status, error=error))
 
@@ -128,5 +157,3 @@ class JobQueue:
             if row is not None:
                 self._set_system(conn, row.system_id, row.state, error if row.state == "failed" else None)
         return row is not None
-
-    # ---- rate limit -----------------------------------------------------------------------------------------

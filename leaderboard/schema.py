@@ -32,20 +32,33 @@ from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from freshstack_hf._version import __version__
+from leaderboard.tracks.answers import SYSTEM_KINDS as ANSWERS_KINDS
+from leaderboard.tracks.retrieval import SYSTEM_KINDS as RETRIEVAL_KINDS
 
 # Bump when the meaning or layout of stored results changes; every result row records the version it was written with.
 SCHEMA_VERSION = 1
 
-SYSTEM_KINDS = ("baseline", "run", "model", "reported", "answers")  # answers: the RAG track
+# The kinds of systems the store accepts: each track declares its own (figures published elsewhere are never stored).
+SYSTEM_KINDS = (*RETRIEVAL_KINDS, *ANSWERS_KINDS)
 SYSTEM_STATES = ("pending", "queued", "running", "scored", "failed")
 JOB_STATES = ("queued", "running", "done", "failed")
 
 JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 
-def _one_of(column: str, values: tuple[str, ...]) -> CheckConstraint:
+def one_of(column: str, values: tuple[str, ...]) -> str:
+    """The SQL condition of a string column holding one of `values`."""
     allowed = ", ".join(f"'{v}'" for v in values)
-    return CheckConstraint(f"{column} IN ({allowed})", name=f"ck_{column}")
+    return f"{column} IN ({allowed})"
+
+
+def kind_check(kinds: tuple[str, ...]) -> str:
+    """The condition of the CHECK on systems.kind (`kinds_migration` widens an older store's)."""
+    return one_of("kind", kinds)
+
+
+def _one_of(column: str, values: tuple[str, ...]) -> CheckConstraint:
+    return CheckConstraint(one_of(column, values), name=f"ck_{column}")
 
 
 class Base(DeclarativeBase):
@@ -53,7 +66,7 @@ class Base(DeclarativeBase):
 
 
 class System(Base):
-    """One leaderboard entry: a baseline, a submitted run, a submitted model or a figure reported elsewhere."""
+    """One leaderboard entry: a baseline, a submitted run or model (retrieval), an answers system (answers)."""
 
     __tablename__ = "systems"
     __table_args__ = (_one_of("kind", SYSTEM_KINDS), _one_of("status", SYSTEM_STATES))

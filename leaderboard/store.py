@@ -18,27 +18,23 @@ workers on several machines):
 
 from __future__ import annotations
 
-import logging
-import os
 import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, func, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.engine import make_url
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.queue import JobQueue, _job
+from leaderboard.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
+from leaderboard.queue import JobQueue
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.schema import (
     SYSTEM_KINDS,
     Base,
-    JobRecord,
     LeaderboardRow,
     RateDecision,
     ResultMeta,
@@ -50,53 +46,9 @@ from leaderboard.schema import (
     results,
     systems,
 )
+from leaderboard.store_engine import WRITE, default_store_url, make_engine
 
-log = logging.getLogger(__name__)
-
-STORE_ENV = "FRESHSTACK_STORE"
-DATA_DIR_ENV = "FRESHSTACK_DATA_DIR"
-_WRITE = "freshstack_write"  # execution option: this transaction will write (SQLite: BEGIN IMMEDIATE)
 _PG_LOCK_SPACE = 0x46534846  # first key of our PostgreSQL advisory locks ("FSHF"), apart from other apps'
-
-
-def default_data_dir() -> Path:
-    """$FRESHSTACK_DATA_DIR, else the user's data folder: a leaderboard's store must outlive caches."""
-    if os.environ.get(DATA_DIR_ENV):
-        return Path(os.environ[DATA_DIR_ENV]).expanduser()
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "freshstack-hf"
-
-
-def default_store_url() -> str:
-    return os.environ.get(STORE_ENV) or f"sqlite:///{default_data_dir() / 'leaderboard.db'}"
-
-
-def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
-    dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (see _sqlite_begin)
-    cursor = dbapi_connection.cursor()
-    for pragma in ("busy_timeout = 30000", "journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON"):
-        cursor.execute(f"PRAGMA {pragma}")
-    cursor.close()
-
-
-def _sqlite_begin(conn: Connection) -> None:
-    conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get(_WRITE) else "BEGIN")
-
-
-def make_engine(url: str) -> Engine:
-    """An engine for a SQLite file or a PostgreSQL server (psycopg 3 is used whatever driver the URL names)."""
-    parsed = make_url(url)
-    backend = parsed.get_backend_name()
-    if backend == "sqlite":
-        if not parsed.database or parsed.database == ":memory:" or parsed.database.startswith("file:"):
-            raise FreshStackError(f"store {url!r}: give a SQLite file (sqlite:///path/to/leaderboard.db)")
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(parsed, connect_args={"check_same_thread": False, "timeout": 30})
-        event.listen(engine, "connect", _sqlite_connect)
-        event.listen(engine, "begin", _sqlite_begin)
-        return engine
-    if backend == "postgresql":
-        return create_engine(parsed.set(drivername="postgresql+psycopg"), pool_pre_ping=True)
-    raise FreshStackError(f"store {url!r}: only sqlite:///FILE and postgresql://... URLs are supported")
 
 
 def _system(row: Any) -> SystemRecord:
@@ -127,7 +79,7 @@ class Store(JobQueue):
     @contextmanager
     def _write(self) -> Iterator[Connection]:
         with self.engine.connect() as conn:
-            conn.execution_options(**{_WRITE: True})
+            conn.execution_options(**{WRITE: True})
             with conn.begin():
                 yield conn
 
@@ -153,57 +105,9 @@ class Store(JobQueue):
             self._pg_lock(conn, "create_all")
             Base.metadata.create_all(conn)
             if self.is_postgres:
-                self._widen_kinds_postgres(conn)
+                widen_kinds_postgres(conn)
         if not self.is_postgres:
-            self._widen_kinds_sqlite()
-
-    def _widen_kinds_postgres(self, conn: Connection) -> None:
-        """A store made before a kind existed (e.g. `answers`) has a CHECK that refuses it: replace the CHECK."""
-        found = conn.exec_driver_sql(
-            "SELECT pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'ck_kind' "
-            "AND conrelid = 'systems'::regclass"
-        ).scalar()
-        if found is None or all(f"'{kind}'" in found for kind in SYSTEM_KINDS):
-            return
-        allowed = ", ".join(f"'{kind}'" for kind in SYSTEM_KINDS)
-        conn.exec_driver_sql("ALTER TABLE systems DROP CONSTRAINT ck_kind")
-        conn.exec_driver_sql(f"ALTER TABLE systems ADD CONSTRAINT ck_kind CHECK (kind IN ({allowed}))")
-        log.warning("store: widened systems.kind to %s", allowed)
-
-    def _widen_kinds_sqlite(self) -> None:
-        """SQLite cannot alter a CHECK: rebuild `systems` under the current declaration, rows and ids kept.
-
-        SQLite's documented procedure (foreign keys off; create the new table, copy, drop the old, rename the
-        new) in one transaction, so results and jobs keep pointing at the same system ids; a crash leaves the
-        old table as it was.
-        """
-        from sqlalchemy.schema import CreateTable
-
-        raw = self.engine.raw_connection()  # autocommit DBAPI connection: PRAGMA foreign_keys only works outside BEGIN
-        try:
-            cursor = raw.cursor()
-            found = cursor.execute("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'systems'").fetchone()
-            if found is None or all(f"'{kind}'" in found[0] for kind in SYSTEM_KINDS):
-                return
-            columns = ", ".join(c.name for c in systems.columns)
-            cursor.execute("PRAGMA foreign_keys = OFF")
-            try:
-                cursor.execute("BEGIN IMMEDIATE")
-                try:
-                    create = str(CreateTable(systems).compile(dialect=self.engine.dialect)).strip()
-                    cursor.execute(create.replace("CREATE TABLE systems", "CREATE TABLE systems_widened", 1))
-                    cursor.execute(f"INSERT INTO systems_widened ({columns}) SELECT {columns} FROM systems")
-                    cursor.execute("DROP TABLE systems")  # with foreign keys off, results and jobs are untouched
-                    cursor.execute("ALTER TABLE systems_widened RENAME TO systems")
-                    cursor.execute("COMMIT")
-                except BaseException:
-                    cursor.execute("ROLLBACK")
-                    raise
-            finally:
-                cursor.execute("PRAGMA foreign_keys = ON")
-        finally:
-            raw.close()
-        log.warning("store: rebuilt the systems table to allow the kinds %s", ", ".join(SYSTEM_KINDS))
+            widen_kinds_sqlite(self.engine)
 
     # ---- systems and results --------------------------------------------------------------------------------
     def add_system(
@@ -328,35 +232,7 @@ class Store(JobQueue):
             LeaderboardRow(_system(row), scores[sid], *versions.get(sid, (None, None))) for sid, row in found.items()
         ]
 
-    # ---- jobs -----------------------------------------------------------------------------------------------
-    def _insert_job(
-        self, conn: Connection, system_id: int, kind: str, payload: Mapping[str, Any], max_attempts: int, now: datetime
-    ) -> int:
-        row = {"system_id": system_id, "kind": kind, "payload": dict(payload), "max_attempts": max_attempts}
-        stmt = insert(jobs).values(**row, state="queued", attempts=0, created_at=now, updated_at=now)
-        job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
-        conn.execute(update(systems).where(systems.c.id == system_id).values(status="queued", error=None))
-        return job_id
-
-    def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:
-        with self._write() as conn:
-            job_id = self._insert_job(conn, system_id, kind, payload, max_attempts, self._now(conn))
-            return _job(conn.execute(select(jobs).where(jobs.c.id == job_id)).one())
-
-    def get_job(self, job_id: int) -> JobRecord | None:
-        with self._read() as conn:
-            row = conn.execute(select(jobs).where(jobs.c.id == job_id)).first()
-        return _job(row) if row else None
-
-    def list_jobs(self, state: str | None = None, system_id: int | None = None) -> list[JobRecord]:
-        query = select(jobs).order_by(jobs.c.id)
-        if state is not None:
-            query = query.where(jobs.c.state == state)
-        if system_id is not None:
-            query = query.where(jobs.c.system_id == system_id)
-        with self._read() as conn:
-            return [_job(row) for row in conn.execute(query)]
-
+    # ---- what changed ---------------------------------------------------------------------------------------
     def change_marker(self) -> tuple[Any, ...]:
         """A value that changes whenever a system, a result set or a job is added or changes state.
 
@@ -370,10 +246,7 @@ class Store(JobQueue):
                 *conn.execute(select(func.count(), func.max(jobs.c.updated_at))).one(),
             )
 
-    def queue_counts(self) -> dict[str, int]:
-        with self._read() as conn:
-            return {state: n for state, n in conn.execute(select(jobs.c.state, func.count()).group_by(jobs.c.state))}
-
+    # ---- rate limit -----------------------------------------------------------------------------------------
     def check_rate_limit(self, identity: str, max_per_hour: int, *, window_seconds: float = 3600.0) -> RateDecision:
         """Count this submission against `identity`, or refuse it when the window already holds the maximum."""
         with self._write() as conn:

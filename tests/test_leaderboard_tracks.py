@@ -1,5 +1,6 @@
 """Tracks plug into the leaderboard: the worker runs each job kind with the handler its track registered, and the
-kinds the store accepts are the tracks' own."""
+kinds the store accepts are the tracks' own (a store made by an earlier release still opens and works, on SQLite
+and on PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import functools
 from datetime import datetime
 
 import pytest
+from sqlalchemy.schema import CreateTable
+from test_leaderboard_store import store_url  # noqa: F401  (fixture: SQLite file and PostgreSQL schema)
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard import jobs, worker
 from leaderboard.job_contract import JobKind, JobOptions
-from leaderboard.schema import JobOutput, JobRecord, ResultMeta
+from leaderboard.schema import SYSTEM_KINDS, Base, JobOutput, JobRecord, ResultMeta, kind_check, systems
 from leaderboard.store import Store
 from leaderboard.tracks import answers, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
@@ -57,3 +60,66 @@ def test_there_is_no_run_job_kind():
         jobs.evaluate_job(job("run", {"run": {"alpha": {"q": {"d": 1.0}}}}))
     with pytest.raises(TypeError, match="cache_path"):  # options are the worker's, spelled as JobOptions spells them
         jobs.evaluate_job(job("model"), cache_path="x")
+
+
+EARLIER_KINDS = ("baseline", "run", "model", "reported", "answers")  # what the previous release's CHECK allowed
+SCORES = {"t": {"metrics": {"alpha_ndcg@10": 0.5}, "per_query": {"q": {"alpha_ndcg@10": 0.5}}}}
+
+
+def make_earlier_store(url: str, kinds: tuple[str, ...], rows: dict[str, str]) -> None:
+    """A store as an earlier release made it: systems.kind allowing `kinds`, holding `rows` (content hash: kind)."""
+    with Store(url) as old:
+        ddl = str(CreateTable(systems).compile(dialect=old.engine.dialect))
+        with old.engine.begin() as conn:
+            conn.exec_driver_sql(ddl.replace(kind_check(SYSTEM_KINDS), kind_check(kinds)))
+            Base.metadata.create_all(conn)
+            for content_hash, kind in rows.items():
+                conn.exec_driver_sql(
+                    "INSERT INTO systems (name, kind, description, created_at, identity, content_hash, status) "
+                    f"VALUES ('{kind} row', '{kind}', '', '2025-01-01 00:00:00', '', '{content_hash}', 'pending')"
+                )
+
+
+def test_the_store_accepts_the_kinds_the_tracks_declare(tmp_path):
+    assert (*retrieval.SYSTEM_KINDS, *answers.SYSTEM_KINDS) == SYSTEM_KINDS
+    assert "reported" not in SYSTEM_KINDS  # figures published elsewhere are never stored
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        with pytest.raises(FreshStackError, match="system kind 'reported' unknown"):
+            store.add_system(name="published", kind="reported", content_hash="r1")
+
+
+def test_a_store_of_the_previous_release_opens_and_works(store_url):  # noqa: F811
+    """Its CHECK still allows `reported` (more than the tracks declare): it is left as it is, rows kept, and every
+    current kind is stored in it."""
+    make_earlier_store(store_url, EARLIER_KINDS, {"b": "baseline", "a": "answers"})
+    with Store(store_url) as store:
+        store.create_all()
+        stored = [
+            store.add_system(name=k, kind=k, content_hash=f"new-{k}", results=SCORES, meta=ResultMeta("r"))[0]
+            for k in SYSTEM_KINDS
+        ]
+        assert [s.kind for s in stored] == list(SYSTEM_KINDS)
+        assert {r.system.content_hash for r in store.leaderboard_rows()} == {
+            "b",
+            "a",
+            *(f"new-{k}" for k in SYSTEM_KINDS),
+        }
+        assert [r["value"] for r in store.results_for(stored[0].id)] == [0.5]
+
+
+def test_an_older_store_is_widened_keeping_every_kind_its_rows_hold(store_url):  # noqa: F811
+    """Made before `answers` existed, and holding a row of a kind no track declares any more: the widened CHECK
+    allows the current kinds and keeps that row (it would otherwise make the store fail to open)."""
+    make_earlier_store(store_url, ("baseline", "run", "model", "reported"), {"b": "baseline", "r": "reported"})
+    with Store(store_url) as store:
+        store.create_all()
+        answers_system, created = store.add_system(name="A", kind="answers", content_hash="a")
+        assert created and answers_system.kind == "answers"
+        assert {r.system.content_hash: r.system.kind for r in store.leaderboard_rows()} == {
+            "b": "baseline",
+            "r": "reported",
+            "a": "answers",
+        }
+        store.create_all()  # nothing left to widen
+        assert len(store.leaderboard_rows()) == 3
