@@ -1,0 +1,26 @@
+"""The page's tabs, in the order they are shown: the one place a tab is registered.
+
+A tab is one module with its layout and its wiring (a `leaderboard.page.PageTab`); `build_app` builds every tab
+listed here that `shown` keeps for the page. Add a tab by writing its module and listing its class below.
+"""
+
+from __future__ import annotations
+
+from leaderboard.about_tab import AboutTab
+from leaderboard.page import PageTab
+from leaderboard.tracks.answers.answers_tab import AnswersTab
+from leaderboard.tracks.retrieval.detail_tab import DetailTab
+from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
+from leaderboard.tracks.retrieval.plots_tab import PlotsTab
+from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
+from leaderboard.tracks.retrieval.submit_tab import SubmitTab
+
+TABS: tuple[type[PageTab], ...] = (
+    LeaderboardTab,
+    AnswersTab,
+    ReferenceTab,
+    DetailTab,
+    PlotsTab,
+    SubmitTab,
+    AboutTab,
+)

@@ -1,0 +1,65 @@
+"""The Detail tab: one system's measures with intervals, per-query scores, holes, nuggets never covered, paired
+tests and the parameters behind its numbers (all from `detail`); opened by a click on a Leaderboard row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+
+from leaderboard.page import Page, PageTab
+from leaderboard.tracks.retrieval import detail, retrieval_page
+from leaderboard.tracks.retrieval.leaderboard_tab import TABLE
+
+
+class DetailTab(PageTab):
+    label, id = "Detail", "detail"
+
+    def layout(self, page: Page) -> None:
+        board = retrieval_page.board(page)
+        system = gr.Dropdown(label="System", choices=[], elem_id="detail-system", allow_custom_value=True)
+        header = gr.Markdown(detail.HINT, elem_id="detail-header")
+        hidden = {"interactive": False, "visible": False, "wrap": True}  # until a system is picked
+        metrics = gr.Dataframe(
+            label="Per-topic measures with 95% bootstrap intervals", elem_id="detail-metrics", **hidden
+        )
+        tests = gr.Dataframe(
+            label="Paired randomization tests (this − other)",
+            column_widths=["26%", "9%", "11%", "8%", "8%", "10%", "9%", "9%", "10%"],
+            elem_id="detail-tests",
+            max_height=520,
+            **hidden,
+        )
+        holes = gr.Dataframe(
+            label="Judged@10: unjudged documents in the top 10 (holes)", elem_id="detail-holes", **hidden
+        )
+        uncovered = gr.Dataframe(
+            label=f"Nuggets never covered in the top {detail.COVERAGE.k}",
+            elem_id="detail-uncovered",
+            max_height=400,
+            **hidden,
+        )
+        per_query = gr.Dataframe(label="Per-query scores", elem_id="detail-per-query", max_height=400, **hidden)
+        parameters = gr.JSON(label="How these numbers were made", elem_id="detail-parameters", visible=False)
+        tables = [metrics, per_query, holes, uncovered, tests]  # the order of `Detail.tables()`
+        retrieval_page.pickers(page).append((system, lambda _frame, keys: gr.update(choices=keys)))
+
+        def show_detail(key: str | None) -> Any:
+            """The header, then each table and the parameters, shown only when they have something to show."""
+            if not key:
+                return detail.HINT, *[gr.update(value=None, visible=False)] * (len(tables) + 1)
+            where = {"store": page.store, "dataset": page.dataset, "archive": page.archive}
+            d = detail.system_detail(key, board.frame(), **where, resamples=page.settings.resamples)
+            shown = [gr.update(value=detail.shown(t), visible=not t.empty) for t in d.tables()]
+            return d.header, *shown, gr.update(value=d.parameters, visible=bool(d.parameters))
+
+        self.outputs = [header, *tables, parameters]
+        self.system, self.show_detail = system, show_detail
+
+    def wire(self, page: Page) -> None:
+        def pick_row(evt: gr.SelectData) -> Any:
+            row = evt.row_value or []
+            return (row[0] if row else None), gr.Tabs(selected="detail")
+
+        page.part(TABLE).select(pick_row, None, [self.system, page.tabs], api_name=False)
+        self.system.change(self.show_detail, self.system, self.outputs, api_name="detail")

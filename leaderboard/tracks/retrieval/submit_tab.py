@@ -1,0 +1,86 @@
+"""The Submit tab: a run file, scored at once, or a sentence-transformers model, queued for a worker (both through
+`run_submit`, as the signed-in identity under OAuth); an accepted submission refreshes the Leaderboard table."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gradio as gr
+
+from leaderboard.page import Page, PageTab, Path_, Profile
+from leaderboard.tracks.retrieval import retrieval_page
+from leaderboard.tracks.retrieval.leaderboard_tab import REFRESH
+from leaderboard.tracks.retrieval.run_submit import Submitter
+
+
+class SubmitTab(PageTab):
+    label, id = "Submit", "submit"
+
+    def layout(self, page: Page) -> None:
+        board, settings = retrieval_page.board(page), page.settings
+        submitter = Submitter(
+            page.store,
+            page.dataset,
+            max_file_bytes=settings.max_file_bytes,
+            rate_limit=settings.rate_limit,
+            archive=page.archive,
+            model_roots=settings.model_roots,
+            resamples=settings.resamples,
+        )
+        with gr.Row():
+            with gr.Column():
+                gr.Markdown("### A run file\nScored at once against this dataset's judgments.")
+                run_file = gr.File(label="Run (TREC or JSON)", type="filepath", elem_id="run-file")
+                scope = gr.Dropdown(submitter.scopes(), value="auto", label="Topics (auto: those the run covers)")
+                run_name = gr.Textbox(label="Name", elem_id="run-name")
+                run_desc = gr.Textbox(label="Description", lines=2)
+                run_link = gr.Textbox(label="Link (http/https)")
+                run_button = gr.Button("Submit run", variant="primary", elem_id="run-submit")
+            with gr.Column():
+                gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
+                model = gr.Textbox(label="Model (Hub id org/name)")
+                revision = gr.Textbox(label="Revision (branch, tag or commit; default main)")
+                track = gr.Radio(["full", "nano"], value="full", label="Track (full corpora or nano pools)")
+                model_name = gr.Textbox(label="Name (default: the model id)")
+                model_desc = gr.Textbox(label="Description", lines=2)
+                model_link = gr.Textbox(label="Link (http/https)")
+                model_button = gr.Button("Submit model", variant="primary")
+        outcome = gr.Markdown(elem_id="submit-outcome")
+        status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
+
+        def submit_run(
+            file: Path_, scope: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
+        ) -> Any:
+            shown = os.path.basename(file) if file else None
+            options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
+            return page.signed(request, profile, board, lambda who: submitter.submit_run(file, identity=who, **options))
+
+        def submit_model(
+            model: str,
+            revision: str,
+            track: str,
+            name: str,
+            desc: str,
+            link: str,
+            request: gr.Request,
+            profile: Profile,
+        ) -> Any:
+            options = {"revision": revision, "track": track, "name": name, "description": desc, "link": link}
+            return page.signed(
+                request, profile, board, lambda who: submitter.submit_model(model, identity=who, **options)
+            )
+
+        self.run = run_button, submit_run, [run_file, scope, run_name, run_desc, run_link]
+        self.model = model_button, submit_model, [model, revision, track, model_name, model_desc, model_link]
+        self.outputs = [outcome, status]
+
+    def wire(self, page: Page) -> None:
+        refresh = page.part(REFRESH)  # the Leaderboard table shows the new row at once
+        (run_button, submit_run, run_inputs), (model_button, submit_model, model_inputs) = self.run, self.model
+        run_button.click(submit_run, run_inputs, self.outputs, api_name="submit_run", concurrency_limit=4).then(
+            *refresh, api_name=False
+        )
+        model_button.click(submit_model, model_inputs, self.outputs, api_name="submit_model").then(
+            *refresh, api_name=False
+        )

@@ -1,0 +1,117 @@
+"""The shape of the `leaderboard` package, read from its source: no import cycle (at run time or at type-check
+time), no module reaching for another's private names, no module over 300 lines, one file name per module.
+
+The import graph is built from the AST: every `import` and `from ... import` wherever it stands (module level,
+inside functions, under `if TYPE_CHECKING:`), plus the package each module lives in (Python imports it first).
+So a package's `__init__` importing one of its own modules counts as a cycle: the tracks' `__init__` files declare
+names only, which the shared modules read without importing the track.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Mapping
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "leaderboard"
+MAX_LINES = 300
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def parents(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def imported(path: Path, name: str) -> set[str]:
+    """Every module name an import statement of `path` names (and for `from P import x`, `P.x` too)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:  # relative: from the package, up `level - 1` packages
+                up = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                base = ".".join([*up, *([node.module] if node.module else [])])
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the package modules it imports (and the packages those live in, and its own package)."""
+    known = modules()
+    graph = {}
+    for name, path in known.items():
+        targets = {t for m in imported(path, name) for t in (m, *parents(m)) if t in known}
+        graph[name] = (targets | {p for p in parents(name) if p in known}) - {name}
+    return graph
+
+
+def find_cycle(graph: Mapping[str, set[str]]) -> list[str] | None:
+    """A cycle of `graph` as its path (first module repeated at the end), or None."""
+    state: dict[str, str] = {}  # "open" while on the current path, "done" after
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = "open"
+        path.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == "open":
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (cycle := visit(nxt)):
+                return cycle
+        state[node] = "done"
+        path.pop()
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (cycle := visit(node)):
+            return cycle
+    return None
+
+
+def test_the_cycle_finder_names_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
+
+
+def test_the_graph_counts_every_import_wherever_it_stands():
+    graph = import_graph()
+    assert set(graph) == set(modules()) and len(graph) > 40
+    assert "leaderboard.app" in graph["leaderboard.cli_app"]  # imported inside `run()`
+    assert "leaderboard.tracks.retrieval.leaderboard_table" in graph["leaderboard.tracks.retrieval.published"]
+    assert "leaderboard.tracks.answers" in graph["leaderboard.schema"]  # the track's declared kinds
+
+
+def test_the_leaderboard_package_has_no_import_cycle():
+    cycle = find_cycle(import_graph())
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_module_imports_another_modules_private_names():
+    known = modules()
+    private = []
+    for name, path in known.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("leaderboard"):
+                private += [f"{name} imports {node.module}.{a.name}" for a in node.names if a.name.startswith("_")]
+    assert private == []
+
+
+def test_modules_are_small_and_each_file_name_is_one_module():
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in modules().items()}
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+    assert sizes["leaderboard.app"] < 120  # the page is assembled from the tabs' own modules
+    files = [p.name for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"]
+    assert sorted(f for f in set(files) if files.count(f) > 1) == []

@@ -1,0 +1,89 @@
+"""The page is assembled from its tabs: each tab one module with its layout and its wiring, registered in one place
+(`leaderboard.tabs.TABS`). Without a browser: the page's API and components are what they have always been, and a
+tab added to the registry (a toy one, defined here) is laid out and wired, or left out when it says so."""
+
+from __future__ import annotations
+
+import gradio as gr
+import pytest
+from test_leaderboard_submit import lb_dataset  # noqa: F401 (fixture)
+
+from leaderboard import tabs
+from leaderboard.app import build_app
+from leaderboard.page import Page, PageTab
+from leaderboard.store import Store
+
+FILTERS = ["search", "types", "sizes", "topic", "sort", "order"]
+API = {  # api name -> the parameters clients pass (the page's API, as `gradio_client` sees it)
+    "load": [],
+    "table": FILTERS,
+    "export": FILTERS,
+    "detail": ["key"],
+    "plots": ["measure", "keys"],
+    "draw": ["measure", "keys"],
+    "submit_run": ["file", "scope", "name", "desc", "link"],
+    "submit_model": ["model", "revision", "track", "name", "desc", "link"],
+    "answers_table": [],
+    "submit_answers": ["file", "name", "desc", "link"],
+}
+ELEM_IDS = {
+    "search", "leaderboard-table", "answers-table", "answers-file", "answers-name", "answers-submit",
+    "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",
+    "detail-uncovered", "detail-per-query", "detail-parameters", "size-scatter", "run-file", "run-name",
+    "run-submit", "submit-outcome",
+}  # fmt: skip
+LABELS = ["Leaderboard", "Answers", "Detail", "Plots", "Submit", "About"]
+
+
+class ToyTab(PageTab):
+    """A tab of a track that does not exist: a text, and a button counting the store's systems."""
+
+    label, id = "Toy", "toy"
+
+    def layout(self, page: Page) -> None:
+        gr.Markdown(f"A toy tab over {len(page.dataset.topics)} topics.", elem_id="toy-text")
+        self.button = gr.Button("Count the systems", elem_id="toy-button")
+        self.count = gr.Markdown(elem_id="toy-count")
+
+    def wire(self, page: Page) -> None:
+        def count_systems() -> str:
+            return f"{len(page.store.leaderboard_rows())} systems stored"
+
+        self.button.click(count_systems, None, self.count, api_name="toy_count")
+
+
+class HiddenTab(ToyTab):
+    label, id = "Hidden", "hidden"
+
+    def shown(self, page: Page) -> bool:
+        return False
+
+
+def page_of(demo: gr.Blocks) -> tuple[dict[str, list[str]], set[str], list[str]]:
+    """(public API: name -> parameters, elem ids, tab labels) of a built page."""
+    api = {f.api_name: f.input_parameter_names for f in demo.fns.values() if f.api_visibility == "public"}
+    blocks = demo.blocks.values()
+    return api, {b.elem_id for b in blocks if b.elem_id}, [b.label for b in blocks if isinstance(b, gr.Tab)]
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as s:
+        yield s
+
+
+def test_the_page_keeps_its_api_and_components(store, lb_dataset, tmp_path):  # noqa: F811
+    api, elem_ids, labels = page_of(build_app(lb_dataset, store, archive_dir=tmp_path / "runs"))
+    assert api == API
+    assert elem_ids == ELEM_IDS
+    assert labels == LABELS  # no Reference tab without published figures
+
+
+def test_a_tab_registered_in_the_registry_is_laid_out_and_wired(store, lb_dataset, tmp_path, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(tabs, "TABS", (*tabs.TABS, ToyTab, HiddenTab))
+    demo = build_app(lb_dataset, store, archive_dir=tmp_path / "runs")
+    api, elem_ids, labels = page_of(demo)
+    assert labels == [*LABELS, "Toy"]  # after the others, as registered; the hidden one left out
+    assert api == {**API, "toy_count": []} and elem_ids == ELEM_IDS | {"toy-text", "toy-button", "toy-count"}
+    (count,) = [f.fn for f in demo.fns.values() if f.api_name == "toy_count"]
+    assert count() == "0 systems stored"
