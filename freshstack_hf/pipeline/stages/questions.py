@@ -16,7 +16,8 @@ from typing import Any
 
 from freshstack_hf.pipeline.sources.html_text import has_code, html_to_text
 from freshstack_hf.pipeline.sources.posts import Post, ScanStats
-from freshstack_hf.pipeline.sources.registry import PostSource
+from freshstack_hf.pipeline.sources.reader import QuestionReader
+from freshstack_hf.pipeline.sources.registry import open_source
 from freshstack_hf.pipeline.stage import StageContext, write_json, write_table
 
 NAME = "questions"
@@ -29,9 +30,9 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def _source(ctx: StageContext) -> PostSource:
+def _source(ctx: StageContext) -> QuestionReader:
     q = ctx.config.questions
-    return PostSource(q.source, q.format, tmp_dir=ctx.work.parent)
+    return open_source(q.source, q.format, tmp_dir=ctx.work.parent)
 
 
 def plan(ctx: StageContext) -> dict[str, Any]:
@@ -105,9 +106,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
     passes = 1
     missing = {str(p.accepted_answer_id) for p in candidates.values()} - {str(a) for a in answers}
-    if missing and src.format == "stackexchange":
-        # An accepted answer can precede its question in the dump (ids are not strictly creation-ordered after
-        # merges and migrations): one more pass that decodes only those answers.
+    if missing and src.answers_may_come_first:
+        # An accepted answer can precede its question in some layouts (the dump: ids are not strictly
+        # creation-ordered after merges and migrations): one more pass that decodes only those answers.
         passes = 2
         log.info("questions: %d accepted answers came before their question; second pass", len(missing))
         second = ScanStats()
