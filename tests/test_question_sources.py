@@ -31,7 +31,7 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "laravel_dump" / "Posts
 THREADS = [  # (id, date, tags, title, question html, answer id or None, answer html)
     (7001, "2024-03-02T10:00:00", ["toyfw"], "How do I register a widget?",
      "<p>My <code>Widget</code> never shows up. How do I register it with the toy framework?</p>",
-     7101, "<p>Call <code>toyfw.register(Widget)</code> before <code>toyfw.start()</code>; the registry is read once.</p>"),
+     7101, "<p>Call <code>toyfw.register(Widget)</code> before <code>toyfw.start()</code>; it is read once.</p>"),
     (7002, "2024-04-11T08:30:00", ["toyfw", "config"], "Where does toyfw read its settings?",
      "<p>Which file holds the settings of the toy framework?</p>",
      7102, "<p>Settings live in <code>toyfw.toml</code> at the project root; set <code>debug = true</code> there.</p>"),
