@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from freshstack_hf.cli.main import main
-from freshstack_hf.pipeline.offline import RELEASED_AGREEMENT
+from freshstack_hf.pipeline.offline.judge_rule import RELEASED_AGREEMENT
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "laravel_dump" / "Posts.xml"
 KEPT_QUESTIONS = {"1001", "1003", "1005", "1007", "1009", "1011", "1013", "1015"}

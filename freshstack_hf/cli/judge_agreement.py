@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError("--docs-per-call must be 1..50 and --max-doc-tokens positive")
     progress = not args.quiet and args.json != "-"
     if args.offline:
-        from freshstack_hf.pipeline.offline import OfflineBackend
+        from freshstack_hf.pipeline.offline.backend import OfflineBackend
 
         backend = OfflineBackend(show_progress=progress)
     else:
