@@ -49,8 +49,8 @@ class ToyThreads(QuestionReader):
     format = "toy"
 
     @classmethod
-    def recognises(cls, path: Path, names: list[str], head: bytes) -> int:
-        return BY_NAME if path.name.endswith(".threads.json") else NO
+    def file_score(cls, name: str, head: bytes) -> int:
+        return BY_NAME if name.endswith(".threads.json") else NO
 
     def files(self) -> list[Path]:
         return [self.path]

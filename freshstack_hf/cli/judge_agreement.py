@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.cli.common import add_repo_argument
+
 NAME = "judge-agreement"
 HELP = "agreement of a judge (offline or an endpoint) with a repo's judgments"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder holding the reference judgments")
-    p.add_argument("--topic", required=True, help="topic whose judgments are re-judged")
+    add_repo_argument(p, topics="one")  # the repo holding the reference judgments, the topic re-judged
     judge = p.add_mutually_exclusive_group(required=True)
     judge.add_argument("--offline", action="store_true", help="the offline heuristic judge")
     judge.add_argument("--base-url", help="an OpenAI-compatible endpoint (key from --api-key-env)")

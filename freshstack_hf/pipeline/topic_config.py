@@ -193,16 +193,8 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
 
     if r.problems:
         raise ValidationError(r.problems, f"{path}: invalid topic definition")
-    return TopicConfig(
-        topic=name,
-        description=r.get(data, "description", str, "", ""),
-        questions=questions,
-        corpus=corpus,
-        llm=llm,
-        pooling=pooling,
-        judging=judging,
-        path=path,
-    )
+    description = r.get(data, "description", str, "", "")
+    return TopicConfig(name, questions, corpus, llm, pooling, judging, description=description, path=path)
 
 
 SECTIONS_KEYS = ("min_tokens", "tokenizer", "max_file_bytes")

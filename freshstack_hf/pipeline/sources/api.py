@@ -9,7 +9,7 @@ from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.sources.posts import Post, ScanStats, iso_date, parse_tags, to_int
-from freshstack_hf.pipeline.sources.reader import BY_CONTENT, BY_EXTENSION, BY_NAME, NO, QuestionReader
+from freshstack_hf.pipeline.sources.reader import BY_CONTENT, BY_EXTENSION, NO, QuestionReader
 
 
 def api_files(path: Path) -> list[Path]:
@@ -84,12 +84,14 @@ class ApiPages(QuestionReader):
     format = "api"
 
     @classmethod
-    def recognises(cls, path: Path, names: list[str], head: bytes) -> int:
-        if names:
-            return BY_NAME if any(n.endswith(".json") for n in names) else NO
+    def holds(cls, name: str) -> bool:
+        return name.endswith(".json")
+
+    @classmethod
+    def file_score(cls, name: str, head: bytes) -> int:
         if head.startswith(b"{") and b'"items"' in head:
             return BY_CONTENT
-        return BY_EXTENSION if path.name.lower().removesuffix(".gz").endswith(".json") else NO
+        return BY_EXTENSION if name.endswith(".json") else NO
 
     def files(self) -> list[Path]:
         return api_files(self.path)

@@ -144,15 +144,15 @@ class BigQueryExport(QuestionReader):
     format = "bigquery"
 
     @classmethod
-    def recognises(cls, path: Path, names: list[str], head: bytes) -> int:
-        if names:
-            return BY_NAME if any(n.startswith("posts_questions") for n in names) else NO
-        name = path.name.lower().removesuffix(".gz")
+    def holds(cls, name: str) -> bool:
+        return name.startswith("posts_questions")
+
+    @classmethod
+    def file_score(cls, name: str, head: bytes) -> int:
         if name.endswith((".7z", ".xml")):  # never a table export, whatever its name
             return NO
-        if name.startswith(("posts_questions", "posts_answers")) or name.endswith((".csv", ".tsv", ".jsonl")):
-            return BY_NAME
-        return NO
+        tables = name.startswith(("posts_questions", "posts_answers")) or name.endswith((".csv", ".tsv", ".jsonl"))
+        return BY_NAME if tables else NO
 
     def files(self) -> list[Path]:
         questions, answers = bigquery_files(self.path)

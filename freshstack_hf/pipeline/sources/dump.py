@@ -206,10 +206,12 @@ class StackExchangeDump(QuestionReader):
     answers_may_come_first = True  # ids are not strictly creation-ordered after merges and migrations
 
     @classmethod
-    def recognises(cls, path: Path, names: list[str], head: bytes) -> int:
-        if names:
-            return BY_NAME if any(n == "posts.xml" or n.endswith(".7z") for n in names) else NO
-        if path.name.lower().removesuffix(".gz").endswith((".7z", ".xml")):
+    def holds(cls, name: str) -> bool:
+        return name == "posts.xml" or name.endswith(".7z")
+
+    @classmethod
+    def file_score(cls, name: str, head: bytes) -> int:
+        if name.endswith((".7z", ".xml")):
             return BY_NAME
         return BY_CONTENT if head.startswith(b"<") else NO
 

@@ -35,7 +35,20 @@ class QuestionReader:
     @classmethod
     def recognises(cls, path: Path, names: list[str], head: bytes) -> int:
         """How surely `path` is this layout (`NO`, `BY_EXTENSION`, `BY_CONTENT` or `BY_NAME`): `names` are the
-        lowercased file names of a folder (empty for a file), `head` a file's first bytes (empty for a folder)."""
+        lowercased file names of a folder (empty for a file), `head` a file's first bytes (empty for a folder).
+        A folder is this layout's when it holds one of its files (`BY_NAME`)."""
+        if names:
+            return BY_NAME if any(cls.holds(name) for name in names) else NO
+        return cls.file_score(path.name.lower().removesuffix(".gz"), head)
+
+    @classmethod
+    def holds(cls, name: str) -> bool:
+        """Whether a folder holding a file of this lowercased name is a source of this layout."""
+        return False
+
+    @classmethod
+    def file_score(cls, name: str, head: bytes) -> int:
+        """How surely a file (lowercased name without `.gz`, first bytes) is this layout; see `recognises`."""
         return NO
 
     def files(self) -> list[Path]:
