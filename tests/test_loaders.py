@@ -103,7 +103,13 @@ def test_hf_datasets_helpers_read_every_config(monkeypatch, small_repo):
     assert len(hf_datasets.load_nuggets(str(small_repo), "alpha")) == len(topic.nuggets)
     candidates = hf_datasets.load_candidates(None, "alpha")
     assert set(candidates.column_names) == {"query-id", "corpus-ids"} and len(candidates) == len(topic.queries)
-    assert hf_datasets.dataset_source() == str(small_repo.resolve())
+    assert hf_datasets.default_location() == str(small_repo.resolve()) == source.dataset_source().location
+    judged = hf_datasets.load_nugget_qrels(None, "alpha")
+    assert sorted(zip(judged["nugget-id"], judged["corpus-id"], judged["score"], strict=True)) == sorted(
+        (j.nugget_id, j.doc_id, j.relevance) for j in topic.judgments
+    )
+    qrels_view = hf_datasets.load_view(None, "qrels", "alpha")  # the cross-topic view, split = topic
+    assert qrels_view.to_list() == hf_datasets.load_qrels(None, "alpha").to_list()
 
 
 # ---- loaders.import_hook -------------------------------------------------------------------------------

@@ -38,7 +38,6 @@ from freshstack_hf.pipeline.corpus.notebook_script import NotebookScript
 
 logger = logging.getLogger(__name__)
 
-PROFILE = "freshstack-0.0.6"
 MAX_TOKENS = 2048
 MERGE_MARGIN = 50  # neighbours merge only while their counts sum below max - 50 (the official's margin)
 MAX_CHUNKS_PER_FILE = 100
