@@ -137,7 +137,7 @@ def render_table(runs, scores, tests=None, headline=None) -> str:
     """The headline table: one row per topic (plus the average); with two runs, one row per topic and measure."""
     from freshstack_hf.cli.common import plural
     from freshstack_hf.metrics import HEADLINE
-    from freshstack_hf.metrics.report import AVERAGE
+    from freshstack_hf.metrics.score_table import AVERAGE
 
     shown = HEADLINE if headline is None else headline
 
