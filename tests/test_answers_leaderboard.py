@@ -7,36 +7,19 @@ import functools
 import json
 
 import pytest
-from test_leaderboard_submit import bm25_runs, lb_dataset  # noqa: F401 (fixtures)
+from submission_files import answers_text
 
-from freshstack_hf.answers import AnswerSet, extractive_answers, parse_answers, score_answers, to_trec_rag
+from freshstack_hf.answers import extractive_answers, parse_answers, score_answers
 from freshstack_hf.answers.measures import ANSWER_MEASURES, BY_ID, CITATION_IDS, JUDGE_IDS
 from leaderboard import answers_view
 from leaderboard import table as tbl
 from leaderboard.answer_jobs import JOB_KIND, JUDGE_KEY_ENV
 from leaderboard.answer_submit import AnswerSubmitter, JudgeEndpoint, measure_key
-from leaderboard.store import Store
 
 KEY = "sk-judge-only-for-this-test"
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as s:
-        s.create_all()
-        yield s
-
-
-def answers_text(dataset, runs, topics=None) -> str:
-    """Extractive answers from the BM25 runs, as TREC RAG JSONL (every topic, or only `topics`)."""
-    merged = {}
-    for name in topics or dataset.topics:
-        ranked = {q: sorted(docs, key=lambda d: -docs[d]) for q, docs in runs[name].items()}
-        merged |= extractive_answers(dataset.topic(name), ranked).answers
-    return to_trec_rag(AnswerSet(merged, "x", "bm25-extractive", "trec-rag"))
-
-
-def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset, bm25_runs, tmp_path):
     path = tmp_path / "answers.jsonl"
     path.write_text(answers_text(lb_dataset, bm25_runs))
     outcome = AnswerSubmitter(store, lb_dataset, resamples=300).submit_answers(path, name="BM25 extractive")
@@ -66,7 +49,7 @@ def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset,
     assert again.status == "duplicate" and again.system_id == outcome.system_id
 
 
-def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tmp_path):
     lines = answers_text(lb_dataset, bm25_runs).splitlines()
     bad = [lines[0], "not json", lines[1].replace('"topic_id": "', '"topic_id": "nope-'), *lines[2:]]
     path = tmp_path / "bad.jsonl"
@@ -88,7 +71,7 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
         assert conn.execute(text("SELECT COUNT(*) FROM systems")).scalar() == 0
 
 
-def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, tmp_path, llm_server, monkeypatch):  # noqa: F811
+def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, tmp_path, llm_server, monkeypatch):
     from leaderboard.jobs import evaluate_job
     from leaderboard.worker import KIND_SECRETS, run_worker
 
@@ -141,7 +124,7 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
     assert rows["answers:nugget_all"]["per_query"] == {q: s["nugget_all"] for q, s in topic.per_query.items()}
 
 
-def test_the_answers_table_formats_through_the_leaderboard_display(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def test_the_answers_table_formats_through_the_leaderboard_display(store, lb_dataset, bm25_runs, tmp_path):
     paths = []
     for i, topics in enumerate((None, [lb_dataset.topics[0]])):
         paths.append(tmp_path / f"a{i}.jsonl")
@@ -177,7 +160,7 @@ def test_the_answers_table_formats_through_the_leaderboard_display(store, lb_dat
 
 
 @pytest.mark.slow  # the RRF hybrid encodes the corpus with the real MiniLM model
-def test_the_extractive_baseline_is_citation_faithful_and_computed_once(store, lb_dataset, tmp_path):  # noqa: F811
+def test_the_extractive_baseline_is_citation_faithful_and_computed_once(store, lb_dataset, tmp_path):
     from leaderboard.answer_baselines import compute_answer_baselines
 
     (row,) = compute_answer_baselines(store, lb_dataset, resamples=200)
@@ -220,7 +203,7 @@ def test_judge_endpoint_from_env(monkeypatch):
     assert JUDGE_IDS == ("nugget_all", "nugget_all_strict", "nugget_vital", "nugget_vital_strict")
 
 
-def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch):  # noqa: F811
+def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch):
     from leaderboard.answer_baselines import compute_answer_baselines
     from leaderboard.answer_jobs import GENERATE_JOB_KIND
     from leaderboard.jobs import evaluate_job

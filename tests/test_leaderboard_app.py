@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -22,8 +21,9 @@ from types import SimpleNamespace
 
 import httpx
 import pytest
-from test_leaderboard_submit import bm25_runs, lb_dataset, merged, write_trec  # noqa: F401 (fixtures)
-from test_loaders import build_small_repo
+from ports import free_port
+from submission_files import merged, write_trec
+from synthetic_repo import build_small_repo
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.repo.dataset import Dataset
@@ -39,14 +39,8 @@ ALL_TYPES = ["baseline", "run", "model"]
 ALL_SIZES = ["< 100M", "100M–1B", "1B–10B", "≥ 10B", "unknown"]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, lb_dataset):  # noqa: F811
+def app(tmp_path_factory, lb_dataset):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from gradio_client import Client
 
@@ -121,7 +115,7 @@ def test_the_page_lists_the_bm25_baseline_and_the_published_figures_in_their_own
     assert bm25_published[1:5] == ["0.218", "0.448", "0.316", "published"]
 
 
-def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset):  # noqa: F811
+def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset):
     from leaderboard.app import build_app
 
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
@@ -132,7 +126,7 @@ def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset
     assert REFERENCE_TAB not in labels and "reference-table" not in ids
 
 
-def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app, lb_dataset, bm25_runs, tmp_path):
     """One scoring path: the same run scored by `freshstack-hf evaluate`, the /submit_run API and a worker job
     stores the same values, per-query scores and intervals, each recorded with alpha inside the measure."""
     import functools
@@ -176,7 +170,7 @@ def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app,
             assert stored["parameters"]["resamples"] == cli["settings"]["resamples"]
 
 
-def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset, bm25_runs, tmp_path):
     path = write_trec(tmp_path / "valid.trec", merged(bm25_runs), tag="valid")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
     cli = subprocess.run(
@@ -242,7 +236,7 @@ def test_the_detail_tab_waits_for_a_choice(app):
     assert "Submission status" not in {p.get("label") for p in props}  # the outcome's JSON is for the API only
 
 
-def test_a_malformed_run_is_refused_with_line_numbers_and_nothing_is_stored(app, bm25_runs, tmp_path):  # noqa: F811
+def test_a_malformed_run_is_refused_with_line_numbers_and_nothing_is_stored(app, bm25_runs, tmp_path):
     path = write_trec(tmp_path / "malformed.trec", merged(bm25_runs), depth=5)
     lines = path.read_text().splitlines()
     lines[1] = "q Q0 too few"
@@ -257,7 +251,7 @@ def test_a_malformed_run_is_refused_with_line_numbers_and_nothing_is_stored(app,
     assert "malformed" not in {r["system"] for r in table(app.client).values()}
 
 
-def test_a_duplicate_is_not_scored_twice(app, bm25_runs, tmp_path):  # noqa: F811
+def test_a_duplicate_is_not_scored_twice(app, bm25_runs, tmp_path):
     path = write_trec(tmp_path / "dup.trec", merged(bm25_runs), tag="dup")
     _, first = submit(app.client, path, "dup run")
     copy = tmp_path / "renamed.trec"
@@ -269,7 +263,7 @@ def test_a_duplicate_is_not_scored_twice(app, bm25_runs, tmp_path):  # noqa: F81
     assert [r["system"] for r in table(app.client, "dup run").values()] == ["dup run"]
 
 
-def test_fifty_concurrent_submissions_are_each_stored_exactly_once(app, bm25_runs, tmp_path):  # noqa: F811
+def test_fifty_concurrent_submissions_are_each_stored_exactly_once(app, bm25_runs, tmp_path):
     from gradio_client import Client
 
     base = merged(bm25_runs)
@@ -318,7 +312,7 @@ def test_a_model_submission_is_queued_for_a_worker(app):
     assert again["status"] == "duplicate"
 
 
-def test_the_cli_computes_baselines_and_serves(tmp_path, lb_dataset):  # noqa: F811
+def test_the_cli_computes_baselines_and_serves(tmp_path, lb_dataset):
     port = free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
     args = [
