@@ -8,8 +8,8 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -82,12 +82,17 @@ def test_transient_faults_are_retried_and_counted(llm_server, tmp_path):
     assert reask[-1]["role"] == "user" and "could not be used" in reask[-1]["content"]
 
 
-def test_retry_after_is_honoured(llm_server, tmp_path):
+def test_retry_after_is_honoured(llm_server, tmp_path, monkeypatch):
+    from freshstack_hf.llm import retry
+
+    waits: list[float] = []
+    monkeypatch.setattr(retry, "time", SimpleNamespace(sleep=waits.append))  # the policy's waits, not the server's
     llm_server.retry_after = "0.4"
     llm_server.fail("429")
-    start = time.monotonic()
-    backend(llm_server, tmp_path).closed_book(QAS[:1])
-    assert time.monotonic() - start >= 0.4
+    b = backend(llm_server, tmp_path)
+    b.closed_book(QAS[:1])
+    assert waits == [0.4]  # one retry, after the 0.4 s asked for (the backoff alone would wait at most 0.01 s)
+    assert b.stats()["closed_book"]["retries"] == 1 and chat_requests(llm_server) == 2
 
 
 def test_rejected_key_stops_at_once(llm_server, tmp_path, monkeypatch):

@@ -166,7 +166,8 @@ def test_baseline_rows_are_computed_once_per_dataset_revision(store, lb_dataset,
     direct = score_run({"alpha": lb_dataset.qrels("alpha")}, expected, MEASURES, resamples=100)
     alpha = {r["measure"]: r for r in rows if r["topic"] == "alpha"}
     assert alpha["alpha_ndcg@10"]["value"] == direct.topics["alpha"].metrics["alpha_ndcg@10"]
-    assert alpha["coverage@20"]["ci_low"] is not None
+    interval = direct.intervals["alpha"]["coverage@20"]
+    assert (alpha["coverage@20"]["ci_low"], alpha["coverage@20"]["ci_high"]) == (interval.low, interval.high)
     assert archive.load(store.get_system(first.system_id).content_hash) is not None
 
 
