@@ -1,6 +1,6 @@
 """The answer judge through the real `openai` client against the local chat-completions server, and the CLI.
 
-The fake server's judge (tests/llm_server.py `assign_labels`) supports a nugget whose words all appear in the
+The fake server's judge (tests/fake_llm_answers.py `assign_labels`) supports a nugget whose words all appear in the
 answer and partly supports one with half of them, so the labels of the hand-made answers are known:
 answers A, query 101: [support, partial_support, not_support] (grades vital, vital, okay);
 answers A, query 102: [support, not_support] (both okay, so no Vital).
