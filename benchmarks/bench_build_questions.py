@@ -3,7 +3,7 @@
 A ~300 MB synthetic Posts.xml (questions and answers interleaved as in the real dump, HTML bodies with code blocks,
 `<a><b>` tags, about 1 question in 100 carrying the topic tag) is generated once from a fixed seed and cached
 under bench-out/. The reference is the fastest streaming loop lxml allows: iterparse on `row` end events that
-reads each row's attributes and frees it. Ours is `PostSource.scan` with the stage's tag precheck and
+reads each row's attributes and frees it. Ours is `StackExchangeDump.scan` with the stage's tag precheck and
 accepted-answer set, then the whole stage (`questions.run`, HTML conversion and parquet included). The 100 GB
 figure extrapolates the stage's rate to the Stack Overflow dump on one core.
 
@@ -118,15 +118,15 @@ def bare_lxml(path: Path) -> int:
 
 
 def our_reader(path: Path) -> tuple[int, int]:
-    """`PostSource.scan` as the stage drives it: (rows scanned, posts decoded)."""
+    """`StackExchangeDump.scan` as the stage drives it: (rows scanned, posts decoded)."""
+    from freshstack_hf.pipeline.sources.dump import StackExchangeDump
     from freshstack_hf.pipeline.sources.posts import ScanStats
-    from freshstack_hf.pipeline.sources.registry import PostSource
     from freshstack_hf.pipeline.stages.questions import _tag_precheck
 
     wanted: set[str] = set()
     stats = ScanStats()
     decoded = 0
-    for post in PostSource(path, "stackexchange").scan(_tag_precheck((TOPIC_TAG,)), wanted.__contains__, stats):
+    for post in StackExchangeDump(path).scan(_tag_precheck((TOPIC_TAG,)), wanted.__contains__, stats):
         decoded += 1
         if post.is_question and post.accepted_answer_id is not None and TOPIC_TAG in post.tags:
             wanted.add(str(post.accepted_answer_id))

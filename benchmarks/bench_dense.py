@@ -66,7 +66,7 @@ def padded_tokens(lengths: np.ndarray, order: np.ndarray) -> int:
 def bench_encode() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    from freshstack_hf.retrieval.dense import encode_texts, token_lengths
+    from freshstack_hf.retrieval.encoding import encode_texts, token_lengths
     from freshstack_hf.retrieval.models import load_dense_model
 
     model = load_dense_model(device="cpu").model
@@ -128,7 +128,7 @@ def _traced(fn: Callable[[], Any]) -> tuple[Any, float, float]:
 
 
 def bench_search() -> None:
-    from freshstack_hf.retrieval.dense import exact_search
+    from freshstack_hf.retrieval.exact_search import exact_search
 
     rng = np.random.default_rng(0)
     docs = rng.standard_normal((SEARCH_DOCS, DIM), dtype=np.float32)

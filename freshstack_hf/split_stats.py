@@ -56,12 +56,5 @@ def stats_to_dict(stats: TopicStats) -> dict:
     return asdict(stats)
 
 
-def stats_from_dict(data: dict) -> TopicStats:
-    fields = dict(data)
-    for key in ("query_length", "doc_length", "answer_length"):
-        fields[key] = LengthStats(**fields.get(key, {}))
-    return TopicStats(**fields)
-
-
 def _mean(values: list[int]) -> float:
     return round(sum(values) / len(values), 2) if values else 0.0

@@ -15,6 +15,17 @@ NUGGET_ID_RE = re.compile(r"^(?P<qid>.+)_(?P<k>\d+)$")
 IMPORTANCE = ("", "vital", "okay")
 
 
+def _repeated(
+    first_rows: dict[str, int], key: str, row: int, problems: list[Problem], config: str, column: str, fix: str
+) -> bool:
+    """Whether `key` was seen at an earlier row (a problem is added naming both rows); else remember this row."""
+    if key in first_rows:
+        problems.append(Problem(config, f"duplicate {column} {key!r} (first at row {first_rows[key]})", row, fix))
+        return True
+    first_rows[key] = row
+    return False
+
+
 def validate_topic(topic: Topic) -> list[Problem]:
     """Structural checks of one topic; returns problems, never raises for bad data."""
     t = topic.name
@@ -22,17 +33,8 @@ def validate_topic(topic: Topic) -> list[Problem]:
     problems: list[Problem] = []
     row_of: dict[str, int] = {}
     for row, q in enumerate(topic.queries):
-        if q.query_id in row_of:
-            problems.append(
-                Problem(
-                    cfg_q,
-                    f"duplicate query_id {q.query_id!r} (first at row {row_of[q.query_id]})",
-                    row,
-                    "give every query a unique id",
-                )
-            )
+        if _repeated(row_of, q.query_id, row, problems, cfg_q, "query_id", "give every query a unique id"):
             continue
-        row_of[q.query_id] = row
         if not q.query_id:
             problems.append(Problem(cfg_q, "empty query_id", row, "set the Stack Overflow question id"))
         if not (q.title.strip() or q.body.strip()):
@@ -42,17 +44,8 @@ def validate_topic(topic: Topic) -> list[Problem]:
 
     doc_row: dict[str, int] = {}
     for row, d in enumerate(topic.docs):
-        if d.doc_id in doc_row:
-            problems.append(
-                Problem(
-                    cfg_c,
-                    f"duplicate _id {d.doc_id!r} (first at row {doc_row[d.doc_id]})",
-                    row,
-                    "corpus ids must be unique",
-                )
-            )
+        if _repeated(doc_row, d.doc_id, row, problems, cfg_c, "_id", "corpus ids must be unique"):
             continue
-        doc_row[d.doc_id] = row
         if d.repo and d.path:
             expected = f"{d.repo}/{d.path}_{d.start_byte}_{d.end_byte}"
             if d.doc_id != expected:
@@ -101,16 +94,10 @@ def validate_topic(topic: Topic) -> list[Problem]:
                 )
             )
 
+    fix = "drop the query or generate its nuggets"
     for q in topic.queries:
         if nuggets_per_query[q.query_id] == 0:
-            problems.append(
-                Problem(
-                    cfg_q,
-                    f"query {q.query_id!r} has no nugget",
-                    row_of[q.query_id],
-                    "drop the query or generate its nuggets",
-                )
-            )
+            problems.append(Problem(cfg_q, f"query {q.query_id!r} has no nugget", row_of[q.query_id], fix))
 
     positives = Counter()
     polarity: dict[tuple[str, str], int] = {}
@@ -133,14 +120,10 @@ def validate_topic(topic: Topic) -> list[Problem]:
         polarity[key] = int(j.relevance > 0)
         if j.relevance > 0:
             positives[j.nugget_id] += 1
+    fix = "judge more documents or drop the nugget"
     for n in topic.nuggets:
         if positives[n.nugget_id] == 0:
             problems.append(
-                Problem(
-                    cfg_q,
-                    f"nugget {n.nugget_id!r} has no relevant document",
-                    row_of.get(n.query_id),
-                    "judge more documents or drop the nugget",
-                )
+                Problem(cfg_q, f"nugget {n.nugget_id!r} has no relevant document", row_of.get(n.query_id), fix)
             )
     return problems

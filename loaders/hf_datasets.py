@@ -23,11 +23,10 @@ from typing import Any
 
 from loaders.source import dataset_source as _resolve_source
 
-DEFAULT_DATASET = "freshstack"  # the folder name a build writes; kept for callers that name it explicitly
 
-
-def dataset_source() -> str:
-    """The repo `repo=None` reads: FRESHSTACK_DATASET (a folder or Hub id), else the published Hub repo."""
+def default_location() -> str:
+    """Where `repo=None` reads: FRESHSTACK_DATASET (a folder or Hub id), else the published Hub repo (the
+    location of `loaders.source.dataset_source()`, which also carries the revision)."""
     return _resolve_source().location
 
 

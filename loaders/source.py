@@ -3,8 +3,9 @@
 `FRESHSTACK_DATASET` names a local folder or a Hub id; unset, it is the published repo, read at a pinned
 revision so a score computed today can be reproduced after the repo gains topics or fixes.
 `FRESHSTACK_REVISION` overrides the revision of a Hub repo. A local folder has no revision, so it is
-identified by a hash of its manifest (which records when and how every topic was built): results say which
-build they were computed on (the rule is `freshstack_hf.repo.dataset.dataset_revision`'s).
+identified by a hash of its data files (their paths and bytes; not the manifest, whose timestamps change with
+every rebuild of the same data): results say which data they were computed on (the rule is
+`freshstack_hf.repo.dataset.dataset_revision`'s).
 """
 
 from __future__ import annotations

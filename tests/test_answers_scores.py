@@ -54,9 +54,11 @@ def test_topic_means_and_intervals_of_citation_scores():
     assert topic.metrics == pytest.approx({R: (1 / 3 + 1) / 2, P: (1 / 3 + 1 / 2) / 2, U: (1 / 3 + 0) / 2})
     assert a.judge is None and a.measures() == [R, P, U]
     assert a.average == topic.metrics  # one topic: the average is its mean
-    for m, interval in topic.intervals.items():
+    intervals = a.intervals["handmade"]
+    assert set(intervals) == {R, P, U}
+    for m, interval in intervals.items():
         assert interval.low <= topic.metrics[m] <= interval.high
-    assert topic.intervals[R].low == pytest.approx(1 / 3) and topic.intervals[R].high == pytest.approx(1.0)
+    assert intervals[R].low == pytest.approx(1 / 3) and intervals[R].high == pytest.approx(1.0)
 
 
 def test_nugget_scores_hand_worked():
@@ -139,7 +141,7 @@ def test_offline_scores_carry_the_judge_name_and_vital_only_where_graded():
     per_query = scores.topics["handmade"].per_query
     assert VITAL in per_query["101"] and VITAL not in per_query["102"]  # 102's nuggets are all "okay"
     assert scores.topics["handmade"].metrics[VITAL] == per_query["101"][VITAL]  # mean over queries with vital ones
-    assert set(scores.topics["handmade"].assignments) == {"101", "102"}
+    assert set(scores.assignments["handmade"]) == {"101", "102"}
     assert sum(scores.judge_stats["labels"].values()) == 5  # one label per nugget of the judged queries
 
     ungraded = Topic(

@@ -5,81 +5,23 @@ from __future__ import annotations
 import io
 import itertools
 import json
-import os
 import re
-import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
+from corpus_stage import chunk_rows, corpus_context
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.corpus.chunking import Chunker
 from freshstack_hf.pipeline.corpus.file_selection import glob_matcher, render_notebook
 from freshstack_hf.pipeline.corpus.repos import resolve_repo
 from freshstack_hf.pipeline.corpus.token_counts import get_tokenizer
-from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages import corpus
-from freshstack_hf.pipeline.topic_config import parse_topic
 
 LARAVEL_COMMIT = "86077535bbfdc2ab29cd9f202ee1ab3e7e6e18e6"
 ID_RE = re.compile(r"^(?P<kw>[^/]+)/(?P<path>.+)_(?P<start>\d+)_(?P<end>\d+)$")
-
-
-def _ctx(tmp_path: Path, repos: list[dict], **corpus_options) -> StageContext:
-    data = {
-        "topic": "demo",
-        "questions": {"source": "questions.xml", "tags": ["demo"]},
-        "corpus": {"repositories": repos, **corpus_options},
-    }
-    return StageContext(
-        parse_topic(data, base=tmp_path), work=tmp_path / "work", out=tmp_path / "repo", show_progress=False
-    )
-
-
-def _rows(ctx: StageContext) -> list[dict]:
-    return pq.read_table(ctx.work / "corpus" / "chunks.parquet").to_pylist()
-
-
-def _git(repo: Path, *args: str, date: str = "2024-01-01T12:00:00+00:00") -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_DATE": date,
-        "GIT_COMMITTER_DATE": date,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(repo.parent),
-    }
-    return subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, check=True, capture_output=True, text=True
-    ).stdout.strip()
-
-
-@pytest.fixture
-def history(tmp_path: Path) -> tuple[Path, list[str]]:
-    """A git repo with three commits a month apart, each rewriting docs/guide.md with its version number."""
-    repo = tmp_path / "src"
-    repo.mkdir()
-    _git(repo, "init", "-q", "-b", "main")
-    shas = []
-    for i, date in enumerate(("2024-01-10T12:00:00+00:00", "2024-02-10T12:00:00+00:00", "2024-03-10T12:00:00+00:00")):
-        (repo / "docs").mkdir(exist_ok=True)
-        (repo / "docs" / "guide.md").write_text(f"# Guide version {i + 1}\n\nThis is release number {i + 1}.\n")
-        (repo / "README.md").write_text(f"Top level readme, revision {i + 1} of the project.\n")
-        _git(repo, "add", "-A", date=date)
-        _git(repo, "commit", "-q", "-m", f"v{i + 1}", date=date)
-        shas.append(_git(repo, "rev-parse", "HEAD"))
-    (repo / ".gitattributes").write_text("docs export-ignore\n")  # uncommitted: the user's work tree is dirty
-    return repo, shas
-
-
-def _guide(rows: list[dict]) -> str:
-    return next(r["text"] for r in rows if r["path"] == "docs/guide.md")
 
 
 # ---- the real snapshot ---------------------------------------------------------------------------------------
@@ -94,9 +36,9 @@ def test_laravel_docs_snapshot_sections_chunker(tmp_path, shared_data):
         "url": "https://github.com/laravel/docs",
         "commit": LARAVEL_COMMIT,
     }
-    ctx = _ctx(tmp_path, [repo], chunker="sections", max_tokens=1024)
+    ctx = corpus_context(tmp_path, [repo], chunker="sections", max_tokens=1024)
     record = corpus.run(ctx)
-    rows = _rows(ctx)
+    rows = chunk_rows(ctx)
     assert record["chunks"] == len(rows) > 103
     root = resolve_repo(ctx.config.corpus.repositories[0], ctx.work / "corpus" / "cache").root
     assert record["files"] == len(list(root.glob("*.md"))) == 103
@@ -122,70 +64,6 @@ def test_laravel_docs_snapshot_sections_chunker(tmp_path, shared_data):
     assert record["repositories"][0]["how"] == "tarball"
 
 
-# ---- git sources -----------------------------------------------------------------------------------------------
-
-
-def test_pinned_commit_and_snapshot_date_pick_the_right_commit(tmp_path, history):
-    repo, shas = history
-    head_before = _git(repo, "rev-parse", "HEAD")
-    cases = [
-        ({"commit": shas[0]}, 0),
-        ({"snapshot_date": "2024-02-20"}, 1),
-        ({"snapshot_date": "2024-02-10"}, 1),
-        ({}, 2),
-        ({"commit": shas[1][:10]}, 1),
-    ]
-    for i, (pin, want) in enumerate(cases):
-        ctx = _ctx(tmp_path / f"case{i}", [{"source": str(repo), "keyword": "src", **pin}])
-        record = corpus.run(ctx)
-        rows = _rows(ctx)
-        assert f"Guide version {want + 1}" in _guide(rows), pin
-        assert {r["commit"] for r in rows} == {shas[want]}
-        info = record["repositories"][0]
-        assert (info["how"], info["commit"]) == ("git", shas[want])
-        assert info["commit_date"].startswith(("2024-01-10", "2024-02-10", "2024-03-10")[want])
-    # The user's checkout is untouched: same HEAD, the uncommitted file still there and still the only change.
-    assert _git(repo, "rev-parse", "HEAD") == head_before
-    assert _git(repo, "status", "--porcelain") == "?? .gitattributes"
-
-
-def test_git_errors_name_the_repo_and_the_fix(tmp_path, history):
-    repo, _ = history
-    with pytest.raises(FreshStackError, match=r"'src'.*commit deadbeef0 is not in the repository.*snapshot_date"):
-        corpus.run(_ctx(tmp_path / "a", [{"source": str(repo), "keyword": "src", "commit": "deadbeef0"}]))
-    with pytest.raises(FreshStackError, match=r"no commit on or before 2023-12-31.*2024-01-10"):
-        corpus.run(_ctx(tmp_path / "b", [{"source": str(repo), "keyword": "src", "snapshot_date": "2023-12-31"}]))
-    with pytest.raises(FreshStackError, match=r"subdir 'nope'"):
-        corpus.run(_ctx(tmp_path / "c", [{"source": str(repo), "keyword": "src", "subdir": "nope"}]))
-
-
-def test_file_url_clone_with_subdir(tmp_path, history):
-    repo, shas = history
-    ctx = _ctx(
-        tmp_path, [{"source": f"file://{repo}", "keyword": "src", "snapshot_date": "2024-01-31", "subdir": "docs"}]
-    )
-    record = corpus.run(ctx)
-    rows = _rows(ctx)
-    assert [r["path"] for r in rows] == ["docs/guide.md"]  # only the subdir, its prefix kept in the path
-    assert "Guide version 1" in rows[0]["text"] and rows[0]["_id"].startswith("src/docs/guide.md_0_")
-    assert record["repositories"][0]["how"] == "clone" and record["commits"] == {"src": shas[0]}
-    assert rows[0]["url"] == f"file://{repo}/blob/{shas[0]}/docs/guide.md"
-    assert len(list((ctx.work / "corpus" / "cache" / "clones").iterdir())) == 1
-    # A re-run reuses the clone and the exported tree.
-    trees = sorted(p.name for p in (ctx.work / "corpus" / "cache" / "trees").iterdir())
-    corpus.run(ctx)
-    assert sorted(p.name for p in (ctx.work / "corpus" / "cache" / "trees").iterdir()) == trees
-
-
-def test_bare_repository_source(tmp_path, history):
-    repo, shas = history
-    bare = tmp_path / "bare.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(repo), str(bare)], check=True)
-    ctx = _ctx(tmp_path, [{"source": str(bare), "keyword": "src", "commit": shas[1]}])
-    corpus.run(ctx)
-    assert "Guide version 2" in _guide(_rows(ctx))
-
-
 # ---- archives and folders -----------------------------------------------------------------------------------
 
 
@@ -196,9 +74,9 @@ def test_tarball_strips_top_folder_and_refuses_escaping_paths(tmp_path):
         info = tarfile.TarInfo("proj-1.0/docs/a.md")
         info.size = len(data)
         tar.addfile(info, io.BytesIO(data))
-    ctx = _ctx(tmp_path, [{"source": str(good), "snapshot_date": "2024-05-01"}])
+    ctx = corpus_context(tmp_path, [{"source": str(good), "snapshot_date": "2024-05-01"}])
     record = corpus.run(ctx)
-    rows = _rows(ctx)
+    rows = chunk_rows(ctx)
     assert [r["_id"].rsplit("_", 2)[0] for r in rows] == ["proj/docs/a.md"]  # keyword from the file name
     assert record["commits"] == {"proj": "unknown"} and rows[0]["url"] == ""
 
@@ -208,20 +86,20 @@ def test_tarball_strips_top_folder_and_refuses_escaping_paths(tmp_path):
         info.size = 5
         tar.addfile(info, io.BytesIO(b"hello"))
     with pytest.raises(FreshStackError, match="unsafe member"):
-        corpus.run(_ctx(tmp_path / "e", [{"source": str(evil)}]))
+        corpus.run(corpus_context(tmp_path / "e", [{"source": str(evil)}]))
     assert not list((tmp_path / "e").rglob("outside.md"))
 
     bad_zip = tmp_path / "evil.zip"
     with zipfile.ZipFile(bad_zip, "w") as zf:
         zf.writestr("../../x.md", "escape")
     with pytest.raises(FreshStackError, match="unsafe member"):
-        corpus.run(_ctx(tmp_path / "z", [{"source": str(bad_zip)}]))
+        corpus.run(corpus_context(tmp_path / "z", [{"source": str(bad_zip)}]))
 
 
 def test_missing_source_names_the_value_and_the_fix(tmp_path):
     with pytest.raises(FreshStackError, match=r"'gone'.*nowhere/at/all.*fix `source:`"):
-        corpus.run(_ctx(tmp_path, [{"source": "nowhere/at/all", "keyword": "gone"}]))
-    plan = corpus.plan(_ctx(tmp_path, [{"source": "nowhere/at/all", "keyword": "gone"}]))
+        corpus.run(corpus_context(tmp_path, [{"source": "nowhere/at/all", "keyword": "gone"}]))
+    plan = corpus.plan(corpus_context(tmp_path, [{"source": "nowhere/at/all", "keyword": "gone"}]))
     assert plan["repositories"][0]["how"] == "missing" and "does not exist" in plan["repositories"][0]["problem"]
 
 
@@ -238,9 +116,9 @@ def test_sections_skip_rules_are_counted(tmp_path):
     (root / "README.md").write_text("# Package\n\nThe one readable document in this folder, long enough.\n")
     (root / ".github").mkdir()
     (root / ".github" / "notes.md").write_text("hidden folder, as the released corpus leaves out\n")
-    ctx = _ctx(tmp_path, [{"source": str(root), "keyword": "site"}], chunker="sections", max_file_bytes=1000)
+    ctx = corpus_context(tmp_path, [{"source": str(root), "keyword": "site"}], chunker="sections", max_file_bytes=1000)
     record = corpus.run(ctx)
-    assert [r["path"] for r in _rows(ctx)] == ["README.md"]
+    assert [r["path"] for r in chunk_rows(ctx)] == ["README.md"]
     assert record["repositories"][0]["skipped"] == {
         "binary": 1,
         "data": 1,
@@ -259,9 +137,9 @@ def test_include_and_exclude_globs(tmp_path):
     for rel in ("docs/a.md", "docs/old/b.md", "src/c.py", "notes.md"):
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(f"content of {rel} with a few words\n")
-    ctx = _ctx(tmp_path, [{"source": str(root), "include": ["*.md"], "exclude": ["docs/old/**"]}])
+    ctx = corpus_context(tmp_path, [{"source": str(root), "include": ["*.md"], "exclude": ["docs/old/**"]}])
     record = corpus.run(ctx)
-    assert sorted(r["path"] for r in _rows(ctx)) == ["docs/a.md", "notes.md"]
+    assert sorted(r["path"] for r in chunk_rows(ctx)) == ["docs/a.md", "notes.md"]
     assert record["skipped"] == {"excluded": 2}
     match = glob_matcher(("src/**/*.py", "*.txt"))
     assert match("src/a/b/c.py") and match("src/c.py") and match("deep/x.txt") and not match("lib/c.py")
@@ -286,9 +164,9 @@ def test_sections_notebook_cells_in_order_outputs_dropped(tmp_path):
     root = tmp_path / "nbs"
     root.mkdir()
     (root / "intro.ipynb").write_text(json.dumps(nb))
-    ctx = _ctx(tmp_path, [{"source": str(root)}], chunker="sections")
+    ctx = corpus_context(tmp_path, [{"source": str(root)}], chunker="sections")
     corpus.run(ctx)
-    (row,) = _rows(ctx)
+    (row,) = chunk_rows(ctx)
     rendered = render_notebook(json.dumps(nb))
     assert row["text"] == rendered[row["start_byte"] : row["end_byte"]]
     assert row["text"].index("# Loading data") < row["text"].index("```python\nimport pandas as pd\n")

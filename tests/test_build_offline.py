@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from freshstack_hf.pipeline.backends import IMPORTANCE, QA, JudgeTask
-from freshstack_hf.pipeline.offline import OfflineBackend
+from freshstack_hf.pipeline.offline.backend import OfflineBackend
 
 FIXTURE = Path(__file__).parent / "fixtures" / "offline_support_pairs.jsonl"
 # Accuracy measured with scripts/calibrate_offline_judge.py under the setting chosen on released judgments:
@@ -199,9 +199,9 @@ def test_combined_judge_on_the_calibration_set(shared_data):
 def test_combined_judge_on_a_hand_made_task():
     backend = OfflineBackend()
     assert backend.judge([_hand_task()]) == [[[True, True], [False, False]]]
-    cached = len(backend._vectors)
+    cached = backend.scorer.encoded
     backend.judge([_hand_task()])
-    assert len(backend._vectors) == cached  # the second call encodes nothing new
+    assert backend.scorer.encoded == cached  # the second call encodes nothing new
 
 
 def test_nuggets_skip_links_captions_and_rhetorical_questions():

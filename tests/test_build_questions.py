@@ -2,47 +2,22 @@
 
 from __future__ import annotations
 
-import csv
-import json
 import re
 import shutil
-import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from question_stage import run_questions, stage_context
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.sources import dump as source_dump
-from freshstack_hf.pipeline.sources.html_text import has_code, html_to_text
 from freshstack_hf.pipeline.sources.posts import iso_date, parse_tags
-from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages import questions
-from freshstack_hf.pipeline.topic_config import parse_topic
 
 GENAI_TAGS = ("chatgpt", "gpt-4", "stable-diffusion")
-
-
-def _ctx(tmp_path: Path, source: Path | str, tags, **extra) -> StageContext:
-    config = parse_topic(
-        {
-            "topic": "t",
-            "questions": {"source": str(source), "tags": list(tags), **extra},
-            "corpus": {"repositories": [{"source": "https://github.com/x/y", "commit": "abcdef1"}]},
-        },
-        base=tmp_path,
-    )
-    return StageContext(config, work=tmp_path / "work", out=tmp_path / "repo", show_progress=False)
-
-
-def _run(tmp_path: Path, source, tags, **extra) -> tuple[dict, list[dict], dict]:
-    ctx = _ctx(tmp_path, source, tags, **extra)
-    record = questions.run(ctx)
-    rows = pq.read_table(ctx.work / "questions" / "questions.parquet").to_pylist()
-    cooc = json.loads((ctx.work / "questions" / "cooccurrence.json").read_text())
-    return record, rows, cooc
 
 
 def _expected_dump(path: Path, tags, since: str = "", until: str = "") -> dict:
@@ -84,7 +59,7 @@ def _check_counts(record: dict, expected: dict) -> None:
 
 def test_genai_dump_matches_independent_count(tmp_path, shared_data):
     path = shared_data / "stackexchange" / "genai.Posts.xml"
-    record, rows, cooc = _run(tmp_path, path, GENAI_TAGS, since="2023-07-01", until="2023-12-31")
+    record, rows, cooc = run_questions(tmp_path, path, GENAI_TAGS, since="2023-07-01", until="2023-12-31")
     expected = _expected_dump(path, GENAI_TAGS, "2023-07-01", "2023-12-31")
     _check_counts(record, expected)
     assert expected["ids"], "the window should keep some genai questions"
@@ -110,10 +85,10 @@ def test_history_meta_dump_and_max_questions(tmp_path, shared_data):
     )
     tags = tuple(t for t, _ in all_tags.most_common(3))
     expected = _expected_dump(path, tags)
-    record, rows, _ = _run(tmp_path / "a", path, tags)
+    record, rows, _ = run_questions(tmp_path / "a", path, tags)
     _check_counts(record, expected)
     assert [r["query_id"] for r in rows] == expected["ids"] and len(rows) > 5
-    capped, capped_rows, _ = _run(tmp_path / "b", path, tags, max_questions=5)
+    capped, capped_rows, _ = run_questions(tmp_path / "b", path, tags, max_questions=5)
     assert [r["query_id"] for r in capped_rows] == expected["ids"][:5]
     assert capped["counts"]["kept"] == 5 and capped["counts"]["accepted_answer_present"] == len(expected["ids"])
 
@@ -129,7 +104,7 @@ def test_pipe_tag_syntax_and_mixed_case(tmp_path, shared_data):
     piped = tmp_path / "Posts.xml"
     piped.write_text(re.sub(r'Tags="([^"]*)"', pipes, src), encoding="utf-8")
     assert 'Tags="|' in piped.read_text()
-    _, rows, _ = _run(tmp_path, piped, GENAI_TAGS)
+    _, rows, _ = run_questions(tmp_path, piped, GENAI_TAGS)
     expected = _expected_dump(shared_data / "stackexchange" / "genai.Posts.xml", GENAI_TAGS)
     assert [r["query_id"] for r in rows] == expected["ids"]
     assert all(t == t.lower() for r in rows for t in r["tags"])
@@ -160,7 +135,9 @@ def test_answer_before_question_second_pass(tmp_path):
         "</posts>\n",
         encoding="utf-8",
     )
-    record, rows, _ = _run(tmp_path, xml, ["godot"], since="2024-01-01", until="2024-01-01")  # inclusive bounds
+    record, rows, _ = run_questions(
+        tmp_path, xml, ["godot"], since="2024-01-01", until="2024-01-01"
+    )  # inclusive bounds
     assert record["passes"] == 2
     assert record["counts"]["with_accepted_answer_id"] == 2 and record["counts"]["kept"] == 1
     (row,) = rows
@@ -176,7 +153,7 @@ def test_7z_archive_with_py7zr(tmp_path, shared_data, monkeypatch):
     with py7zr.SevenZipFile(archive, "w") as z:
         z.write(plain, "Posts.xml")
     monkeypatch.setattr(source_dump.shutil, "which", lambda _name: None)  # force the py7zr path
-    ctx = _ctx(tmp_path, archive, GENAI_TAGS)
+    ctx = stage_context(tmp_path, archive, GENAI_TAGS)
     assert questions.plan(ctx)["format"] == "stackexchange"
     record = questions.run(ctx)
     rows = pq.read_table(ctx.work / "questions" / "questions.parquet").to_pylist()
@@ -198,135 +175,9 @@ def test_7z_streamed_through_a_7z_binary(tmp_path, shared_data, monkeypatch):
     fake.write_text(f'#!/bin/sh\necho "$@" > {tmp_path}/args\ncat {plain}\n')
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
-    _, rows, _ = _run(tmp_path, archive, GENAI_TAGS)
+    _, rows, _ = run_questions(tmp_path, archive, GENAI_TAGS)
     assert [r["query_id"] for r in rows] == _expected_dump(plain, GENAI_TAGS)["ids"]
     assert (tmp_path / "args").read_text().split() == ["x", "-so", str(archive), "Posts.xml"]
-
-
-# ---- BigQuery export ----------------------------------------------------------------------------------------
-
-
-def _sample_rows(shared_data: Path, table: str) -> list[dict]:
-    csv.field_size_limit(sys.maxsize)
-    with open(shared_data / "stackoverflow-sample" / f"{table}.tsv", newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f, delimiter="\t"))
-
-
-def _expected_bigquery(qrows: list[dict], arows: list[dict], tags) -> list[str]:
-    answer_ids = {a["id"] for a in arows}
-    return sorted(
-        (q["id"] for q in qrows if set(q["tags"].split("|")) & set(tags) and q["accepted_answer_id"] in answer_ids),
-        key=int,
-    )
-
-
-def test_bigquery_sample_tsv(tmp_path, shared_data):
-    qrows, arows = _sample_rows(shared_data, "posts_questions"), _sample_rows(shared_data, "posts_answers")
-    tags = tuple(t for t, _ in Counter(t for q in qrows if q["accepted_answer_id"] for t in q["tags"].split("|"))
-                 .most_common(6))  # fmt: skip
-    record, rows, _ = _run(tmp_path, shared_data / "stackoverflow-sample", tags)
-    assert record["format"] == "bigquery"
-    assert record["counts"]["rows_scanned"] == len(qrows) + len(arows)
-    assert record["counts"]["questions"] == len(qrows)
-    assert record["counts"]["with_topic_tag"] == sum(bool(set(q["tags"].split("|")) & set(tags)) for q in qrows)
-    assert record["counts"]["with_accepted_answer_id"] == sum(
-        bool(set(q["tags"].split("|")) & set(tags)) and bool(q["accepted_answer_id"]) for q in qrows
-    )
-    assert [r["query_id"] for r in rows] == _expected_bigquery(qrows, arows, tags)
-
-
-def test_bigquery_sharded_csv_with_answers(tmp_path, shared_data):
-    """The sample as sharded CSV, with the accepted answers the sample lacks added: multi-line bodies survive."""
-    qrows, arows = _sample_rows(shared_data, "posts_questions"), _sample_rows(shared_data, "posts_answers")
-    extra = [
-        {**arows[0], "id": q["accepted_answer_id"], "parent_id": q["id"], "body": f"<p>fix for {q['id']}</p>\n<p>x</p>"}
-        for q in qrows
-        if q["accepted_answer_id"]
-    ]
-    folder = tmp_path / "export"
-    folder.mkdir()
-    for i, part in enumerate((qrows[:50], qrows[50:])):
-        with open(folder / f"posts_questions-00000000000{i}.csv", "w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=list(qrows[0]))
-            writer.writeheader()
-            writer.writerows(part)
-    with open(folder / "posts_answers-000000000000.csv", "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(arows[0]))
-        writer.writeheader()
-        writer.writerows(arows + extra)
-    tags = sorted({t for q in qrows if q["accepted_answer_id"] for t in q["tags"].split("|")})
-    record, rows, _ = _run(tmp_path, folder / "posts_questions-000000000000.csv", tags)
-    expected = _expected_bigquery(qrows, arows + extra, tags)
-    assert len(expected) == len(extra) > 0
-    assert [r["query_id"] for r in rows] == expected
-    assert all(r["answer_text"] == f"fix for {r['query_id']}\n\nx" for r in rows)
-    assert record["bytes_read"] == sum(p.stat().st_size for p in folder.iterdir())
-
-
-def test_bigquery_jsonl(tmp_path):
-    folder = tmp_path / "bq"
-    folder.mkdir()
-    q = {"id": 3, "title": "t", "body": "<p>b</p>", "accepted_answer_id": 4, "creation_date": "2024-05-01 10:00:00 UTC",
-         "tags": "laravel|php", "score": 1}  # fmt: skip
-    (folder / "posts_questions.jsonl").write_text(json.dumps(q) + "\n" + json.dumps({**q, "id": 8, "tags": "x"}))
-    a = {"id": 4, "body": "<p>a</p>", "parent_id": 3, "creation_date": "2024-05-02 00:00:00 UTC", "score": 5}
-    (folder / "posts_answers.jsonl").write_text(json.dumps(a) + "\n")
-    record, rows, _ = _run(tmp_path, folder, ["laravel"])
-    assert [(r["query_id"], r["answer_id"], r["answer_score"]) for r in rows] == [("3", "4", 5)]
-    assert record["counts"]["questions"] == 2 and record["counts"]["with_topic_tag"] == 1
-
-
-# ---- Stack Exchange API JSON ---------------------------------------------------------------------------------
-
-
-def test_api_json(tmp_path):
-    folder = tmp_path / "api"
-    folder.mkdir()
-    page = {
-        "items": [
-            {"question_id": 11, "title": "Can&#39;t load", "body": "<p>Use <code>x</code></p>", "tags": ["Godot"],
-             "accepted_answer_id": 21, "creation_date": 1704103200, "score": 4},
-            {"question_id": 12, "title": "embedded", "body": "<p>q</p>", "tags": ["godot", "c#"],
-             "creation_date": 1704103200, "score": 0,
-             "answers": [{"answer_id": 22, "body": "<pre><code>a</code></pre>", "is_accepted": True, "score": 2}]},
-            {"question_id": 13, "title": "old", "body": "", "tags": ["godot"], "accepted_answer_id": 23,
-             "creation_date": 1577836800, "score": 0},
-        ]
-    }  # fmt: skip
-    answers = {"items": [{"answer_id": 21, "question_id": 11, "body": "<p>ok</p>", "score": 1,
-                          "creation_date": 1704103300}, {"answer_id": 23, "question_id": 13, "body": "<p>no</p>",
-                          "creation_date": 1577836900}]}  # fmt: skip
-    (folder / "a-answers.json").write_text(json.dumps(answers))  # sorts first: answers before their questions
-    (folder / "b-questions.json").write_text(json.dumps(page))
-    record, rows, cooc = _run(tmp_path, folder, ["godot"], since="2023-01-01")
-    assert record["format"] == "api"
-    assert [(r["query_id"], r["answer_id"]) for r in rows] == [("11", "21"), ("12", "22")]
-    assert (
-        rows[0]["title"] == "Can't load" and rows[0]["body"] == "Use `x`" and rows[0]["date"] == "2024-01-01T10:00:00"
-    )
-    assert rows[1]["answer_text"] == "```\na\n```" and rows[1]["answer_has_code"]
-    assert record["counts"]["with_topic_tag"] == 3 and record["counts"]["in_window"] == 2
-    assert [(e["tag"], e["count"]) for e in cooc["cooccurring"]] == [("c#", 1)]
-
-
-# ---- HTML to text ---------------------------------------------------------------------------------------------
-
-
-def test_html_text_code_lists_links():
-    html = (
-        "<p>Use   <code>a &lt; b</code>\n now:</p>\n"
-        "<pre><code>if (a &lt; b &amp;&amp; c) {\n    return &quot;x&quot;;\n}\n"
-        '</code></pre>\n<h2>Steps</h2><ol><li><p>See <a href="https://x.org/d">docs</a></p></li>'
-        '<li><a href="https://y.org">https://y.org</a></li></ol><ul><li>a<ul><li>b</li></ul></li></ul>'
-        '<blockquote><p>quoted</p></blockquote><p>one<br>two <img src="i.png" alt="diagram"> <img src="j"></p>'
-    )
-    assert html_to_text(html) == (
-        'Use `a < b` now:\n\n```\nif (a < b && c) {\n    return "x";\n}\n```\n\n## Steps\n\n'
-        "1. See docs (https://x.org/d)\n2. https://y.org\n\n- a\n  - b\n\n> quoted\n\none\ntwo diagram [image]"
-    )
-    assert html_to_text("<pre><code>x = '```'\n</code></pre>").startswith("````\n")
-    assert html_to_text("plain  &amp;\n text") == "plain & text"
-    assert has_code("<pre><code>x</code></pre>") and not has_code("<p><code>x</code></p>") and not has_code("")
 
 
 # ---- bad input ------------------------------------------------------------------------------------------------
@@ -336,12 +187,12 @@ def test_not_xml_names_the_file(tmp_path):
     bad = tmp_path / "Posts.xml"
     bad.write_text("Id,Title\n1,hello\n")
     with pytest.raises(FreshStackError, match=re.escape(str(bad))) as err:
-        questions.run(_ctx(tmp_path, bad, ["x"]))
+        questions.run(stage_context(tmp_path, bad, ["x"]))
     assert "line 1" in str(err.value) and "questions.format" in str(err.value)
     other = tmp_path / "Users.xml"
     other.write_text('<?xml version="1.0"?>\n<users><row Id="1" /></users>\n')
     with pytest.raises(FreshStackError, match="without a <posts> root"):
-        questions.run(_ctx(tmp_path, other, ["x"]))
+        questions.run(stage_context(tmp_path, other, ["x"]))
 
 
 def test_truncated_xml_names_file_and_line(tmp_path, shared_data):
@@ -349,7 +200,7 @@ def test_truncated_xml_names_file_and_line(tmp_path, shared_data):
     cut = tmp_path / "Posts.xml"
     cut.write_bytes(src[: len(src) // 2])
     with pytest.raises(FreshStackError, match=re.escape(str(cut)) + r": line \d+: not well-formed XML"):
-        questions.run(_ctx(tmp_path, cut, GENAI_TAGS))
+        questions.run(stage_context(tmp_path, cut, GENAI_TAGS))
 
 
 def test_csv_missing_column_names_file(tmp_path):
@@ -358,19 +209,21 @@ def test_csv_missing_column_names_file(tmp_path):
     (folder / "posts_questions.csv").write_text("id,title,body,creation_date,tags,score\n1,t,b,2024-01-01,a,1\n")
     (folder / "posts_answers.csv").write_text("id,body,parent_id,creation_date,score\n")
     with pytest.raises(FreshStackError, match=re.escape(str(folder / "posts_questions.csv")) + ".*accepted_answer_id"):
-        questions.run(_ctx(tmp_path, folder, ["a"]))
+        questions.run(stage_context(tmp_path, folder, ["a"]))
     (folder / "posts_answers.csv").unlink()
     with pytest.raises(FreshStackError, match="posts_answers"):
-        questions.run(_ctx(tmp_path, folder, ["a"]))
+        questions.run(stage_context(tmp_path, folder, ["a"]))
 
 
 def test_plan_does_not_parse_and_explicit_format_wins(tmp_path, shared_data):
     bad = tmp_path / "dump.txt"
     bad.write_text("not a dump at all")
     with pytest.raises(FreshStackError, match=r"questions\.format"):
-        questions.plan(_ctx(tmp_path, bad, ["x"]))
-    plan = questions.plan(_ctx(tmp_path, bad, ["x"], format="stackexchange"))
+        questions.plan(stage_context(tmp_path, bad, ["x"]))
+    plan = questions.plan(stage_context(tmp_path, bad, ["x"], format="stackexchange"))
     assert (plan["format"], plan["bytes"], plan["source"]) == ("stackexchange", bad.stat().st_size, str(bad))
     renamed = tmp_path / "genai.dump"
     shutil.copy(shared_data / "stackexchange" / "genai.Posts.xml", renamed)
-    assert questions.plan(_ctx(tmp_path, renamed, ["x"]))["format"] == "stackexchange"  # sniffed from the bytes
+    assert (
+        questions.plan(stage_context(tmp_path, renamed, ["x"]))["format"] == "stackexchange"
+    )  # sniffed from the bytes

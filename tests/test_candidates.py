@@ -24,7 +24,7 @@ def cli(*args, env=None):
 
 @pytest.fixture(scope="module")
 def cand_repo(tmp_path_factory):
-    from test_loaders import build_small_repo
+    from synthetic_repo import build_small_repo
 
     root = tmp_path_factory.mktemp("cand")
     repo = build_small_repo(root / "freshstack", queries=6, docs=700, doc_chars=200)

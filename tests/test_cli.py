@@ -5,23 +5,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_runner import EXE, cli
 
 from freshstack_hf.cli.main import SUBCOMMANDS, build_parser
-
-EXE = Path(sys.executable).with_name("freshstack-hf")
-
-
-def cli(
-    *args: str, cwd: Path | None = None, env: dict | None = None, timeout: int = 300
-) -> subprocess.CompletedProcess:
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run([str(EXE), *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=timeout)
 
 
 def test_every_subcommand_has_help_with_an_example():
@@ -112,92 +103,14 @@ def test_user_errors_exit_2_with_one_line(tmp_path):
 
 
 @pytest.mark.slow
-def test_synth_120k_docs_under_60_seconds(tmp_path):
-    import time
-
-    start = time.perf_counter()
+def test_synth_writes_120k_docs_that_validate(tmp_path):
+    """A corpus of the real topics' size; its speed is `make bench`'s business, not a test's."""
     r = cli("synth", str(tmp_path / "freshstack"), "--topics", "angular", "--queries", "129", "--docs", "120000")
-    elapsed = time.perf_counter() - start
     assert r.returncode == 0, r.stderr
     assert "120,000 docs" in r.stdout
-    assert elapsed < 60, f"synth of 120,000 docs took {elapsed:.1f} s"
-
-
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    """One real demo build (the sample topic through the build pipeline), shared by the demo tests."""
-    root = tmp_path_factory.mktemp("demo")
-    # the first demo encodes ~1,200 chunks with MiniLM on the CPU: minutes, not seconds
-    r = cli(
-        "demo", "--out", str(root / "out"), "--repo", str(root / "freshstack"), "--no-serve", cwd=root, timeout=1800
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    (root / "first-run.txt").write_text(r.stdout, encoding="utf-8")
-    return root
-
-
-@pytest.mark.slow
-def test_demo_builds_the_sample_topic_and_loads_with_datasets(demo_dir):
-    text = (demo_dir / "first-run.txt").read_text(encoding="utf-8")
-    assert "44 questions kept" in text and "no problems (judged by offline-heuristic)" in text
-    assert "[5/5] wrote" in text and "alpha_ndcg@10" in text
-    code = "from datasets import load_dataset; print(load_dataset('freshstack', 'pylibs'))"
-    out = subprocess.run([sys.executable, "-c", code], cwd=demo_dir, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, out.stderr
-    for col in ("query_id", "query_title", "query_text", "answer_id", "answer_text", "metadata", "nuggets"):
-        assert col in out.stdout
-    r = cli("evaluate", str(demo_dir / "freshstack"), "--run", str(demo_dir / "out" / "runs" / "bm25.trec"))
-    assert r.returncode == 0 and "α-nDCG@10" in r.stdout
-
-
-@pytest.mark.slow
-def test_demo_baselines_are_not_degenerate(demo_dir):
-    """The issue's bar: BM25 and dense alpha-nDCG@10 in [0.1, 0.9]; hybrid Recall@50 >= the better one - 0.02."""
-    manifest = json.loads((demo_dir / "freshstack" / "manifest.json").read_text(encoding="utf-8"))
-    quality = manifest["topics"]["pylibs"]["candidates"]["quality"]
-    for name in ("bm25", "dense"):
-        assert 0.1 <= quality[name]["alpha_ndcg@10"] <= 0.9, (name, quality[name])
-    best = max(quality["bm25"]["recall@50"], quality["dense"]["recall@50"])
-    assert quality["hybrid_rrf"]["recall@50"] >= best - 0.02, quality
-    card = (demo_dir / "freshstack" / "README.md").read_text(encoding="utf-8")
-    assert "Heuristic judgments" in card and "## Candidate lists" in card and "pandas==" in card
-
-
-@pytest.mark.slow
-def test_demo_second_run_reuses_everything_and_serves(demo_dir):
-    import socket
-    import time
-    import urllib.request
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    start = time.monotonic()
-    proc = subprocess.Popen(
-        [str(EXE), "demo", "--out", str(demo_dir / "out"), "--repo", str(demo_dir / "freshstack"), "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        cwd=demo_dir,
-    )
-    try:
-        deadline, page = time.time() + 400, ""
-        while time.time() < deadline and proc.poll() is None:
-            try:
-                page = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read().decode()
-                break
-            except OSError:
-                time.sleep(1)
-        served_after = time.monotonic() - start
-        assert "FreshStack leaderboard" in page, "the demo did not serve the leaderboard"
-    finally:
-        proc.terminate()
-        output = proc.communicate(timeout=60)[0]
-    assert output.count("up to date") == 7  # no stage ran again
-    assert f"leaderboard: http://127.0.0.1:{port}/" in output
-    for name in ("stored BM25", "stored Dense", "stored RRF hybrid"):
-        assert name in output
-    print(f"second demo run served after {served_after:.0f} s")  # timing lives in the note, not an assertion
+    corpus = pq.read_metadata(tmp_path / "freshstack" / "data" / "angular" / "corpus.parquet")
+    assert corpus.num_rows == 120_000
+    assert cli("validate", str(tmp_path / "freshstack")).returncode == 0
 
 
 def test_top_level_help_lists_every_command():
@@ -231,7 +144,7 @@ def test_retrieve_prints_the_wall_time_of_the_whole_call(synth_repo, tmp_path, m
     assert main(["retrieve", str(synth_repo), "--topic", "alpha", "--method", "bm25", "--out", str(out)]) == 0
     printed = re.search(r"^alpha: bm25 over 12 queries in (\d+\.\d) s$", capsys.readouterr().out, re.M)
     assert printed, "retrieve did not print its time"
-    assert float(printed[1]) >= took[0] > 0.3
+    assert float(printed[1]) + 0.05 >= took[0] > 0.3  # printed to a tenth of a second
     assert out.is_file()
 
 

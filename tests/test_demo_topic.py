@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -11,7 +13,19 @@ import pyarrow.parquet as pq
 from freshstack_hf.demo_topic import LIBRARIES, POSTS, demo_config
 from freshstack_hf.pipeline.runner import run_build
 
+ROOT = Path(__file__).resolve().parents[1]
 SOURCES = json.loads((POSTS.parent / "sources.json").read_text(encoding="utf-8"))
+
+
+def test_the_shipped_dump_is_what_the_generator_makes_of_the_posts(tmp_path):
+    """scripts/demo_posts.yaml (the posts) through scripts/make_demo_posts.py gives the shipped files, byte for byte."""
+    script = ROOT / "scripts" / "make_demo_posts.py"
+    done = subprocess.run([sys.executable, str(script), "--out", str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["Posts.xml", "sources.json"]
+    for name in ("Posts.xml", "sources.json"):
+        shipped = ROOT / "freshstack_hf" / "demo_data" / name
+        assert (tmp_path / name).read_bytes() == shipped.read_bytes(), f"{name} differs from {shipped}: regenerate it"
 
 
 def test_definition_reads_the_installed_libraries_at_their_versions():

@@ -10,16 +10,16 @@ import pytest
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.retrieval import models
-from freshstack_hf.retrieval.dense import (
-    DenseRetriever,
-    EmbeddingCache,
+from freshstack_hf.retrieval.dense import DenseRetriever
+from freshstack_hf.retrieval.embedding_cache import EmbeddingCache
+from freshstack_hf.retrieval.encoding import (
     _cut_at_space,
     effective_max_length,
     encode_cached,
     encode_texts,
-    exact_search,
     token_lengths,
 )
+from freshstack_hf.retrieval.exact_search import exact_search
 
 pytest.importorskip("sentence_transformers")
 

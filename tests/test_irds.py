@@ -12,7 +12,7 @@ from pathlib import Path
 
 import ir_datasets
 import pytest
-from test_loaders import build_small_repo
+from synthetic_repo import build_small_repo
 
 import loaders.irds  # noqa: F401  (registers, for runs without the installed import hook)
 from freshstack_hf import load_candidates, load_topic

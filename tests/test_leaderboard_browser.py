@@ -23,32 +23,22 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from browser_checks import ARGS, CHROMIUM, VISIBLE_HEADERS, assert_reads_well, screenshot
 from conftest import SHARED_DATA
-from test_leaderboard_app import free_port
-from test_leaderboard_submit import bm25_runs, lb_dataset, merged, write_trec  # noqa: F401 (fixtures)
+from ports import free_port
+from submission_files import merged, write_trec
 
 pytestmark = pytest.mark.slow
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SCRIPT_NAME = "<img src=x onerror=window.__pwned=1>Evil & <b>bold</b> run"
 REFERENCE = SHARED_DATA / "reference" / "freshstack-official-leaderboard.json"
 PUBLISHED_ROW = "Qwen3-8B (Emb)"  # a published system, among the reference table's top rows
 SIZED = [("small model", 22_700_000, 4), ("large model", 1_300_000_000, 12)]  # name, parameters, run depth
-ENTITY = re.compile(r"&#x?[0-9a-fA-F]+;|&(amp|lt|gt|quot);")
-LONG_FLOAT = re.compile(r"\d\.\d{7,}")
 FONT_FILE = re.compile(r"\.(woff2?|ttf|otf|eot)$", re.IGNORECASE)
 NUMBER = re.compile(r"\d+\.\d+")
 
 
 @pytest.fixture(scope="module")
-def page_url(tmp_path_factory, lb_dataset, bm25_runs):  # noqa: F811
+def page_url(tmp_path_factory, lb_dataset, bm25_runs):
     if not CHROMIUM.is_file():
         pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
@@ -120,11 +110,6 @@ def visit(browser, page_url):
     page.close()
 
 
-# Header texts of every table on screen (Gradio's cell-menu glyph dropped); hidden tabs and tables are skipped.
-VISIBLE_HEADERS = """() => [...document.querySelectorAll('table')]
-    .filter(t => t.getClientRects().length > 0 && getComputedStyle(t).visibility !== 'hidden')
-    .map(t => [...t.querySelectorAll('thead th')].map(th => th.innerText.replace('⋮', '').trim()))
-    .filter(headers => headers.length > 0)"""
 # Gradio draws a table's body as rows of divs (`role=row` / `role=gridcell`), its header as a <table>.
 # (text, pixels cut off) of every cell of the table under a selector whose content overflows its cell, and
 # of the table's viewport when it must scroll sideways (columns cut off on the right).
@@ -144,31 +129,12 @@ TABLE_TEXT = """(selector) => {
 }"""
 
 
-def assert_reads_well(page: Any, where: str) -> str:
-    """The page's visible text: no HTML entity, no 16-digit float, no table headed by nothing or by "1 2 3"."""
-    text = page.locator("body").inner_text()
-    entity, long_float = ENTITY.search(text), LONG_FLOAT.search(text)
-    assert entity is None, f"{where}: the HTML entity {entity.group()!r} is on screen"
-    assert long_float is None, f"{where}: the full-precision float {long_float.group()!r} is on screen"
-    for headers in page.evaluate(VISIBLE_HEADERS):
-        assert any(headers), f"{where}: a table with blank headers"
-        assert headers != [str(i) for i in range(1, len(headers) + 1)], f"{where}: a table headed {headers}"
-    return text
-
-
 def assert_stayed_local(requests: list[str]) -> None:
     """Every request went to the app on 127.0.0.1, and none fetched a font file (fonts are the system's)."""
     web = [u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")]
     assert web, "no request recorded"
     assert [u for u in web if urlsplit(u).hostname != "127.0.0.1"] == []
     assert [u for u in web if FONT_FILE.search(urlsplit(u).path)] == []
-
-
-def screenshot(page: Any, path: Path, min_ink: float = 0.02) -> Path:
-    page.wait_for_timeout(300)  # let the last event's paint settle
-    page.screenshot(path=str(path), full_page=True)
-    assert_not_blank(path, min_ink)
-    return path
 
 
 def test_page_table_search_and_screenshot(visit, shots):
@@ -197,18 +163,6 @@ def test_page_table_search_and_screenshot(visit, shots):
         target = Path(os.environ["FRESHSTACK_SCREENSHOT"])
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, target)
-
-
-def assert_not_blank(shot: Path, min_ink: float = 0.02) -> None:
-    from PIL import Image
-
-    image = Image.open(shot).convert("RGB")
-    width, height = image.size
-    assert width >= 1000 and height >= 600
-    small = image.resize((width // 4, height // 4))
-    colours = small.getcolors(maxcolors=1 << 20)
-    non_white = sum(count for count, rgb in colours if sum(rgb) < 720)
-    assert len(colours) > 50 and non_white > min_ink * small.width * small.height  # text, table, controls drawn
 
 
 def test_the_reference_tab_shows_the_published_figures_apart(visit, shots):
@@ -304,7 +258,7 @@ def test_plots_label_sizes_in_parameters(visit, shots):
     assert_stayed_local(visit.requests)
 
 
-def test_a_submission_reads_as_a_message_with_three_decimals(visit, shots, tmp_path, bm25_runs):  # noqa: F811
+def test_a_submission_reads_as_a_message_with_three_decimals(visit, shots, tmp_path, bm25_runs):
     from playwright.sync_api import expect
 
     from freshstack_hf.metrics import MEASURES

@@ -7,7 +7,7 @@ same per-query values or the same archived run.
 from __future__ import annotations
 
 import pytest
-from test_leaderboard_submit import bm25_runs, lb_dataset, merged, store, write_trec  # noqa: F401 (fixtures)
+from submission_files import merged, write_trec
 
 from freshstack_hf.metrics import bootstrap_ci, paired_test, uncovered_nuggets
 from leaderboard.archive import RunArchive
@@ -20,7 +20,7 @@ RESAMPLES = 500
 
 
 @pytest.fixture
-def board(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
+def board(store, lb_dataset, bm25_runs, tmp_path):
     """BM25 baseline, a strong run (judged positives first, then BM25) and a weak one (BM25 cut to its top 3)."""
     archive = RunArchive(tmp_path / "runs")
     compute_baselines(store, lb_dataset, methods=["bm25"], archive=archive, resamples=RESAMPLES)
@@ -36,13 +36,13 @@ def board(store, lb_dataset, bm25_runs, tmp_path):  # noqa: F811
     return {"archive": archive, "frame": frame, "strong": str(strong.system_id), "weak": str(weak.system_id)}
 
 
-def view(key, board, store, lb_dataset, **kw):  # noqa: F811
+def view(key, board, store, lb_dataset, **kw):
     return detail.system_detail(
         key, board["frame"], store=store, dataset=lb_dataset, archive=board["archive"], resamples=RESAMPLES, **kw
     )
 
 
-def test_metrics_with_intervals_per_query_and_holes(board, store, lb_dataset):  # noqa: F811
+def test_metrics_with_intervals_per_query_and_holes(board, store, lb_dataset):
     d = view(board["weak"], board, store, lb_dataset)
     stored = {(r["topic"], r["measure"]): r for r in store.results_for(int(board["weak"]))}
     alpha = d.metrics[(d.metrics["topic"] == "alpha") & (d.metrics["measure"] == "α-nDCG@10")].iloc[0]
@@ -71,7 +71,7 @@ def test_metrics_with_intervals_per_query_and_holes(board, store, lb_dataset):  
     assert d.parameters["dataset_revision"] == lb_dataset.revision and d.parameters["job"] == "run"
 
 
-def test_nuggets_never_covered_come_from_the_archived_run(board, store, lb_dataset):  # noqa: F811
+def test_nuggets_never_covered_come_from_the_archived_run(board, store, lb_dataset):
     d = view(board["weak"], board, store, lb_dataset)
     runs = board["archive"].load(store.get_system(int(board["weak"])).content_hash)
     expected = [
@@ -87,7 +87,7 @@ def test_nuggets_never_covered_come_from_the_archived_run(board, store, lb_datas
     assert all(d.uncovered["nugget text"].str.len() > 0)
 
 
-def test_paired_tests_against_the_leader_and_each_baseline(board, store, lb_dataset):  # noqa: F811
+def test_paired_tests_against_the_leader_and_each_baseline(board, store, lb_dataset):
     d = view(board["weak"], board, store, lb_dataset)
     versus = list(dict.fromkeys(d.tests["versus"]))
     assert versus[0] == f"leader: strong (#{board['strong']})" and versus[1].startswith("baseline: BM25")
@@ -143,7 +143,7 @@ def test_detail_cells_are_shown_with_three_decimals():
     assert detail.shown(frame.iloc[:0]) == {"headers": ["topic", "value", "queries"], "data": [], "metadata": None}
 
 
-def test_published_keys_and_unknown_systems_have_no_detail(board, store, lb_dataset):  # noqa: F811
+def test_published_keys_and_unknown_systems_have_no_detail(board, store, lb_dataset):
     """The published figures live in the Reference tab only: their old keys ("r1") are unknown here."""
     assert view("r1", board, store, lb_dataset).header.startswith("no system")
     assert view("999", board, store, lb_dataset).header.startswith("no system")

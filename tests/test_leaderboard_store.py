@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import math
 import multiprocessing
-import os
-import socket
 import threading
 import time
-import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
-from functools import cache
 
 import pytest
-from sqlalchemy import create_engine, func, insert, select, text
-from sqlalchemy.engine import make_url
+from sqlalchemy import func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from freshstack_hf._version import __version__
@@ -28,50 +23,13 @@ from freshstack_hf.errors import FreshStackError
 from leaderboard.schema import SCHEMA_VERSION, ResultMeta, results, systems
 from leaderboard.store import Store
 
-PG_URL = os.environ.get("FRESHSTACK_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 META = ResultMeta("rev-1", parameters={"k": 10})
 
 
-@cache
-def pg_unavailable() -> str | None:
-    """Why PostgreSQL tests cannot run here, or None when the server answers."""
-    url = make_url(PG_URL)
-    try:
-        socket.create_connection((url.host or "127.0.0.1", url.port or 5432), timeout=1).close()
-        engine = create_engine(url)
-        with engine.connect() as conn:
-            conn.execute(text("select 1"))
-        engine.dispose()
-    except Exception as exc:
-        return f"no PostgreSQL server at {url.render_as_string(hide_password=True)} ({type(exc).__name__}: {exc})"
-    return None
-
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request, tmp_path) -> Iterator[str]:
-    """A fresh, empty store URL: a SQLite file, or a throw-away schema on the PostgreSQL server."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
-        return
-    if reason := pg_unavailable():
-        pytest.skip(reason)
-    schema = f"fs_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(PG_URL)
-    with admin.begin() as conn:
-        conn.execute(text(f"CREATE SCHEMA {schema}"))
-    try:
-        yield make_url(PG_URL).update_query_dict({"options": f"-csearch_path={schema}"}).render_as_string(False)
-    finally:
-        with admin.begin() as conn:
-            conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-        admin.dispose()
-
-
 @pytest.fixture
-def store(store_url) -> Iterator[Store]:
-    with Store(store_url) as s:
-        s.create_all()
-        yield s
+def store(store_on_each_backend):
+    """Every test here runs twice: on a SQLite file and on PostgreSQL (conftest.py's `store` is SQLite only)."""
+    return store_on_each_backend
 
 
 def topic_scores(value: float = 0.5, queries: int = 3) -> dict[str, dict]:

@@ -6,10 +6,8 @@ runs are real BM25 runs written as TREC files, so every number is checked agains
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-from test_loaders import build_small_repo
+from submission_files import merged, write_trec
 
 from freshstack_hf import baselines
 from freshstack_hf._version import __version__
@@ -18,41 +16,8 @@ from freshstack_hf.metrics.report import score_run
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
 from leaderboard.schema import SCHEMA_VERSION
-from leaderboard.store import Store
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.run_submit import Submitter, model_content_hash
-
-
-@pytest.fixture(scope="session")
-def lb_dataset(tmp_path_factory) -> Dataset:
-    ctx = Dataset(build_small_repo(tmp_path_factory.mktemp("lb") / "freshstack"))
-    ctx.warm()
-    return ctx
-
-
-@pytest.fixture(scope="session")
-def bm25_runs(lb_dataset) -> dict[str, dict[str, dict[str, float]]]:
-    return {t: baselines.bm25(lb_dataset.topic(t), k=100).as_scores() for t in lb_dataset.topics}
-
-
-def write_trec(path: Path, run: dict[str, dict[str, float]], tag: str = "bm25", depth: int = 100) -> Path:
-    lines = []
-    for qid, docs in run.items():
-        ranked = sorted(docs.items(), key=lambda kv: (-kv[1], kv[0]))[:depth]
-        lines += [f"{qid} Q0 {doc} {rank} {score:.6f} {tag}" for rank, (doc, score) in enumerate(ranked, 1)]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
-
-
-def merged(runs: dict[str, dict[str, dict[str, float]]], topics: list[str] | None = None) -> dict:
-    return {q: d for t, run in runs.items() if topics is None or t in topics for q, d in run.items()}
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as s:
-        s.create_all()
-        yield s
 
 
 @pytest.fixture
@@ -201,7 +166,8 @@ def test_baseline_rows_are_computed_once_per_dataset_revision(store, lb_dataset,
     direct = score_run({"alpha": lb_dataset.qrels("alpha")}, expected, MEASURES, resamples=100)
     alpha = {r["measure"]: r for r in rows if r["topic"] == "alpha"}
     assert alpha["alpha_ndcg@10"]["value"] == direct.topics["alpha"].metrics["alpha_ndcg@10"]
-    assert alpha["coverage@20"]["ci_low"] is not None
+    interval = direct.intervals["alpha"]["coverage@20"]
+    assert (alpha["coverage@20"]["ci_low"], alpha["coverage@20"]["ci_high"]) == (interval.low, interval.high)
     assert archive.load(store.get_system(first.system_id).content_hash) is not None
 
 

@@ -12,7 +12,6 @@ from datetime import datetime
 
 import pandas as pd
 import pytest
-from test_leaderboard_store import store, store_url  # noqa: F401  (fixtures: SQLite file and PostgreSQL schema)
 
 from freshstack_hf.metrics import HEADLINE
 from leaderboard import display
@@ -25,6 +24,12 @@ from leaderboard.tracks.retrieval.published import REFERENCE_TAB, SOURCE, load_r
 
 TOPICS = ["alpha", "beta"]
 A10, C20, R50 = (m.id for m in HEADLINE)
+
+
+@pytest.fixture
+def store(store_on_each_backend):
+    """Every test here runs twice: on a SQLite file and on PostgreSQL (conftest.py's `store` is SQLite only)."""
+    return store_on_each_backend
 
 
 def system(sid: int, name: str, kind: str = "run", *, size: int | None = None, status: str = "scored", **kw):
@@ -340,7 +345,7 @@ def test_board_source_rebuilds_only_when_the_store_changes():
     assert board.frame() is not second and fake.reads == 3
 
 
-def test_the_store_marker_and_headline_read_on_both_backends(store):  # noqa: F811
+def test_the_store_marker_and_headline_read_on_both_backends(store):
     from leaderboard.schema import ResultMeta
 
     marks = [store.change_marker()]

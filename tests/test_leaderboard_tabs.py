@@ -5,13 +5,10 @@ tab added to the registry (a toy one, defined here) is laid out and wired, or le
 from __future__ import annotations
 
 import gradio as gr
-import pytest
-from test_leaderboard_submit import lb_dataset  # noqa: F401 (fixture)
 
 from leaderboard import tabs
 from leaderboard.app import build_app
 from leaderboard.page import Page, PageTab
-from leaderboard.store import Store
 
 FILTERS = ["search", "types", "sizes", "topic", "sort", "order"]
 API = {  # api name -> the parameters clients pass (the page's API, as `gradio_client` sees it)
@@ -66,20 +63,14 @@ def page_of(demo: gr.Blocks) -> tuple[dict[str, list[str]], set[str], list[str]]
     return api, {b.elem_id for b in blocks if b.elem_id}, [b.label for b in blocks if isinstance(b, gr.Tab)]
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as s:
-        yield s
-
-
-def test_the_page_keeps_its_api_and_components(store, lb_dataset, tmp_path):  # noqa: F811
+def test_the_page_keeps_its_api_and_components(store, lb_dataset, tmp_path):
     api, elem_ids, labels = page_of(build_app(lb_dataset, store, archive_dir=tmp_path / "runs"))
     assert api == API
     assert elem_ids == ELEM_IDS
     assert labels == LABELS  # no Reference tab without published figures
 
 
-def test_a_tab_registered_in_the_registry_is_laid_out_and_wired(store, lb_dataset, tmp_path, monkeypatch):  # noqa: F811
+def test_a_tab_registered_in_the_registry_is_laid_out_and_wired(store, lb_dataset, tmp_path, monkeypatch):
     monkeypatch.setattr(tabs, "TABS", (*tabs.TABS, ToyTab, HiddenTab))
     demo = build_app(lb_dataset, store, archive_dir=tmp_path / "runs")
     api, elem_ids, labels = page_of(demo)

@@ -7,16 +7,15 @@ from __future__ import annotations
 import os
 
 import pytest
-from test_leaderboard_app import free_port
-from test_leaderboard_browser import ARGS, CHROMIUM, assert_reads_well
-from test_leaderboard_submit import lb_dataset  # noqa: F401 (fixture)
+from browser_checks import ARGS, CHROMIUM, assert_reads_well
+from ports import free_port
 from test_leaderboard_tabs import ToyTab
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def toy_page(tmp_path, lb_dataset, monkeypatch):  # noqa: F811
+def toy_page(tmp_path, lb_dataset, monkeypatch):
     if not CHROMIUM.is_file():
         pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
@@ -40,7 +39,7 @@ def toy_page(tmp_path, lb_dataset, monkeypatch):  # noqa: F811
         demo.close()
 
 
-def test_a_registered_toy_tab_is_rendered_and_wired(toy_page, lb_dataset):  # noqa: F811
+def test_a_registered_toy_tab_is_rendered_and_wired(toy_page, lb_dataset):
     from playwright.sync_api import expect
 
     tab = toy_page.get_by_role("tab", name="Toy")

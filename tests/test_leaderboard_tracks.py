@@ -9,7 +9,6 @@ from datetime import datetime
 
 import pytest
 from sqlalchemy.schema import CreateTable
-from test_leaderboard_store import store_url  # noqa: F401  (fixture: SQLite file and PostgreSQL schema)
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard import jobs, worker
@@ -89,7 +88,7 @@ def test_the_store_accepts_the_kinds_the_tracks_declare(tmp_path):
             store.add_system(name="published", kind="reported", content_hash="r1")
 
 
-def test_a_store_of_the_previous_release_opens_and_works(store_url):  # noqa: F811
+def test_a_store_of_the_previous_release_opens_and_works(store_url):
     """Its CHECK still allows `reported` (more than the tracks declare): it is left as it is, rows kept, and every
     current kind is stored in it."""
     make_earlier_store(store_url, EARLIER_KINDS, {"b": "baseline", "a": "answers"})
@@ -108,7 +107,7 @@ def test_a_store_of_the_previous_release_opens_and_works(store_url):  # noqa: F8
         assert [r["value"] for r in store.results_for(stored[0].id)] == [0.5]
 
 
-def test_an_older_store_is_widened_keeping_every_kind_its_rows_hold(store_url):  # noqa: F811
+def test_an_older_store_is_widened_keeping_every_kind_its_rows_hold(store_url):
     """Made before `answers` existed, and holding a row of a kind no track declares any more: the widened CHECK
     allows the current kinds and keeps that row (it would otherwise make the store fail to open)."""
     make_earlier_store(store_url, ("baseline", "run", "model", "reported"), {"b": "baseline", "r": "reported"})

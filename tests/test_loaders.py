@@ -1,13 +1,11 @@
 """The shared parts of `loaders/`: which repo they read, the HF datasets helpers, and the import hook.
 
-`small_repo` (also used by test_mteb.py and test_irds.py) is a two-topic synthetic repo with hybrid candidates,
-its documents cut short so that a real model encodes it in seconds on a CPU.
+`small_repo` is a two-topic synthetic repo with hybrid candidates (tests/synthetic_repo.py), its documents cut
+short so that a real model encodes it in seconds on a CPU.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import random
 import subprocess
 import sys
 import sysconfig
@@ -17,37 +15,13 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from synthetic_repo import TOPICS, build_small_repo
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.topic import Topic
 from loaders import hf_datasets, import_hook, source
 from loaders.source import PUBLISHED_DATASET, PUBLISHED_REVISION, PUBLISHED_TOPICS, dataset_source
 
 ROOT = Path(__file__).resolve().parents[1]
-TOPICS = ("alpha", "beta")
-
-
-def build_small_repo(root: Path, queries: int = 6, docs: int = 300, doc_chars: int = 160) -> Path:
-    """Synthetic topics with short documents, plus a `top_ranked` list per query (positives + random docs)."""
-    from freshstack_hf.repo.tables import candidates_table
-    from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
-
-    topics, extra = [], {}
-    for seed, name in enumerate(TOPICS):
-        full = synth_topic(name, SynthConfig(queries=queries, docs=docs, seed=11 + seed))
-        short = [dataclasses.replace(d, text=d.text[:doc_chars]) for d in full.docs]
-        topic = Topic(name, queries=full.queries, nuggets=full.nuggets, docs=short, judgments=full.judgments)
-        rng = random.Random(seed)
-        ids = [d.doc_id for d in short]
-        lists = {}
-        for q in topic.queries:
-            positives = [d for d, rel in sorted(topic.qrels.get(q.query_id, {}).items()) if rel > 0][:3]
-            lists[q.query_id] = list(dict.fromkeys(rng.sample(ids, 12) + positives))
-        topics.append(topic)
-        extra[name] = {"top_ranked": candidates_table(lists)}
-    write_topics(root, topics, source={"kind": "synthetic", "note": "short docs"}, extra_tables=extra)
-    return root
 
 
 @pytest.fixture(scope="session")
@@ -103,7 +77,13 @@ def test_hf_datasets_helpers_read_every_config(monkeypatch, small_repo):
     assert len(hf_datasets.load_nuggets(str(small_repo), "alpha")) == len(topic.nuggets)
     candidates = hf_datasets.load_candidates(None, "alpha")
     assert set(candidates.column_names) == {"query-id", "corpus-ids"} and len(candidates) == len(topic.queries)
-    assert hf_datasets.dataset_source() == str(small_repo.resolve())
+    assert hf_datasets.default_location() == str(small_repo.resolve()) == source.dataset_source().location
+    judged = hf_datasets.load_nugget_qrels(None, "alpha")
+    assert sorted(zip(judged["nugget-id"], judged["corpus-id"], judged["score"], strict=True)) == sorted(
+        (j.nugget_id, j.doc_id, j.relevance) for j in topic.judgments
+    )
+    qrels_view = hf_datasets.load_view(None, "qrels", "alpha")  # the cross-topic view, split = topic
+    assert qrels_view.to_list() == hf_datasets.load_qrels(None, "alpha").to_list()
 
 
 # ---- loaders.import_hook -------------------------------------------------------------------------------

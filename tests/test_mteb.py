@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_loaders import build_small_repo
+from synthetic_repo import build_small_repo
 
 mteb = pytest.importorskip("mteb")
 

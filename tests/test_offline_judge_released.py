@@ -15,7 +15,8 @@ import pytest
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.agreement import agreement_on_pairs, load_reference_pairs
-from freshstack_hf.pipeline.offline import RELEASED_AGREEMENT, OfflineBackend, measured_agreement
+from freshstack_hf.pipeline.offline.backend import OfflineBackend
+from freshstack_hf.pipeline.offline.judge_rule import RELEASED_AGREEMENT, measured_agreement
 
 RELEASED = Path(__file__).parent / "fixtures" / "released"
 JUDGMENTS = RELEASED / "langchain_judgments.jsonl"

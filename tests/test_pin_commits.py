@@ -17,7 +17,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from test_release_chunker import needs_official, official_chunks, tiktoken_cache  # noqa: F401 (fixture)
+from official_chunker import needs_official, official_chunks
 
 from freshstack_hf.cli.main import main
 from freshstack_hf.errors import FreshStackError
@@ -61,7 +61,7 @@ def history(tmp_path, shared_data):
 
 @pytest.mark.slow
 @needs_official
-def test_pin_commits_finds_the_commit_the_official_chunked(tmp_path, history, tiktoken_cache):  # noqa: F811
+def test_pin_commits_finds_the_commit_the_official_chunked(tmp_path, history, tiktoken_cache):
     repo, texts, (_older, release, later) = history
     local = tmp_path / "local" / "laravel" / "docs"
     local.mkdir(parents=True)

@@ -27,7 +27,7 @@ from freshstack_hf.answers.parse import (
     read_answers,
     to_trec_rag,
 )
-from freshstack_hf.answers.scores import AnswerScores, TopicAnswerScores, compare_answers, nugget_scores, score_answers
+from freshstack_hf.answers.scores import AnswerScores, compare_answers, nugget_scores, score_answers
 
 __all__ = [
     "ANSWER_MEASURES",
@@ -40,7 +40,6 @@ __all__ = [
     "LLMJudge",
     "OfflineJudge",
     "Sentence",
-    "TopicAnswerScores",
     "citation_scores",
     "compare_answers",
     "default_judge_cache",

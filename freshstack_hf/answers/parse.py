@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Container, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from freshstack_hf.answers.answer_set import Answer, AnswerSet, Sentence
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
@@ -26,6 +26,15 @@ DEFAULT_MAX_WORDS = 400  # TREC RAG 2024's answer length cap
 FORMATS = ("trec-rag", "json")
 
 __all__ = ["DEFAULT_MAX_WORDS", "Answer", "AnswerSet", "Sentence", "parse_answers", "read_answers", "to_trec_rag"]
+
+
+class AnswerChecks(TypedDict):
+    """What an answer file is checked against, passed on unchanged from `read_answers` to `parse_answers`."""
+
+    query_ids: Container[str] | None
+    doc_ids: Container[str] | None
+    max_words: int | None
+    other_query_ids: Container[str]
 
 
 def read_answers(
@@ -42,16 +51,8 @@ def read_answers(
     out unchecked and counted in `AnswerSet.skipped`, so one whole-dataset file serves every `--topic`."""
     from freshstack_hf.runs.parse import open_text
 
-    path = Path(path)
-    text = open_text(path, "answer")
-    return parse_answers(
-        text,
-        source=str(path),
-        query_ids=query_ids,
-        doc_ids=doc_ids,
-        max_words=max_words,
-        other_query_ids=other_query_ids,
-    )
+    checks = AnswerChecks(query_ids=query_ids, doc_ids=doc_ids, max_words=max_words, other_query_ids=other_query_ids)
+    return parse_answers(open_text(Path(path), "answer"), source=str(path), **checks)
 
 
 def parse_answers(

@@ -11,7 +11,8 @@ from typing import Any
 
 from freshstack_hf.answers.measures import BY_ID
 from freshstack_hf.answers.scores import AnswerScores
-from freshstack_hf.metrics.report import AVERAGE, comparison_json
+from freshstack_hf.metrics.report import comparison_json
+from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.metrics.uncertainty import Interval, PairedTest
 
 
@@ -20,13 +21,14 @@ def answers_json(scores: AnswerScores) -> dict[str, Any]:
     topics = {
         name: {
             "metrics": t.metrics,
-            "ci95": {m: [i.low, i.high] for m, i in t.intervals.items()},
+            "ci95": {m: [i.low, i.high] for m, i in scores.intervals.get(name, {}).items()},
             "per_query": t.per_query,
-            **({"assignments": t.assignments} if scores.judge else {}),
+            **({"assignments": scores.assignments.get(name, {})} if scores.judge else {}),
         }
         for name, t in scores.topics.items()
     }
-    average = {"metrics": scores.average, "ci95": {m: [i.low, i.high] for m, i in scores.average_intervals.items()}}
+    average_ci = {m: [i.low, i.high] for m, i in scores.intervals.get(AVERAGE, {}).items()}
+    average = {"metrics": scores.average, "ci95": average_ci}
     judge = {"name": scores.judge, **scores.judge_stats} if scores.judge else None
     return {
         "answers": {"name": scores.name, "path": scores.source},
@@ -54,10 +56,8 @@ def _scopes(scores: AnswerScores) -> list[str]:
 
 
 def _value(scores: AnswerScores, scope: str, m: str) -> tuple[float, Interval | None] | None:
-    if scope == AVERAGE:
-        return (scores.average[m], scores.average_intervals.get(m)) if m in scores.average else None
-    topic = scores.topics[scope]
-    return (topic.metrics[m], topic.intervals.get(m)) if m in topic.metrics else None
+    values = scores.average if scope == AVERAGE else scores.topics[scope].metrics
+    return (values[m], scores.intervals.get(scope, {}).get(m)) if m in values else None
 
 
 def render_table(scores: Sequence[AnswerScores], tests: Mapping[str, Mapping[str, PairedTest]] | None = None) -> str:

@@ -7,14 +7,14 @@ vital nugget has no Vital value (nuggetizer reports 0.0 there, which would read 
 Vital is the mean over its queries that have vital nuggets, and a topic with none reports no Vital at all.
 
 Every query of a topic that has nuggets is scored (answered or not, so two answer files line up query by query),
-topic means come with percentile bootstrap intervals, and the all-topics score is `freshstack_hf.metrics`'s
-`topic_average` (the plain mean of topic means, absent when any topic lacks the measure) with a stratified
-interval, as runs get.
+and the scores form the same `freshstack_hf.metrics.score_table.ScoreTable` runs do: topic means with
+percentile bootstrap intervals, the all-topics score (`topic_average`: the plain mean of topic means, absent when
+any topic lacks the measure) with a stratified interval, paired comparisons and the stored form.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,10 +30,10 @@ from freshstack_hf.answers.measures import (
 )
 from freshstack_hf.answers.rag_prompts import PARTIAL, SUPPORT
 from freshstack_hf.defaults import RESAMPLES, SEED
-from freshstack_hf.metrics.engine import topic_average
+from freshstack_hf.metrics.engine import TopicResult
 from freshstack_hf.metrics.qrels import qrels_from_topic
-from freshstack_hf.metrics.report import AVERAGE
-from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.metrics.score_table import ScoreTable, compare_tables, tabulate
+from freshstack_hf.metrics.uncertainty import PairedTest
 from freshstack_hf.topic import Topic
 
 PerQuery = dict[str, dict[str, float]]  # query id -> measure id -> value (a measure a query lacks is absent)
@@ -60,28 +60,13 @@ def nugget_scores(labels: Sequence[str], importance: Sequence[str]) -> dict[str,
 
 
 @dataclass(frozen=True, slots=True)
-class TopicAnswerScores:
-    """One topic: per-query values, topic means and their intervals, and the judge's labels per query."""
+class AnswerScores(ScoreTable):
+    """One answer file on several topics (a `ScoreTable`); `judge` names who made the nugget scores (None:
+    citations only) and `assignments` holds its labels, per topic and query."""
 
-    per_query: PerQuery
-    metrics: dict[str, float]
-    intervals: dict[str, Interval]
-    assignments: dict[str, list[str]] = field(default_factory=dict)
-
-    def column(self, measure: str) -> list[float]:
-        """The measure's per-query values, in query order, for the queries that have it."""
-        return [s[measure] for s in self.per_query.values() if measure in s]
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerScores:
-    """One answer file on several topics; `judge` names who made the nugget scores (None: citations only)."""
-
-    source: str
-    name: str
-    topics: dict[str, TopicAnswerScores]
-    average: dict[str, float]
-    average_intervals: dict[str, Interval]
+    source: str = ""
+    name: str = ""
+    assignments: dict[str, dict[str, list[str]]] = field(default_factory=dict)
     judge: str | None = None
     judge_stats: dict[str, Any] = field(default_factory=dict)
 
@@ -136,39 +121,21 @@ def score_answers(
                 assignments[name][task.query_id] = got
                 if task.nuggets:
                     per_topic[name].setdefault(task.query_id, {}).update(nugget_scores(got, grade))
-    scored = {
-        name: _topic(per_query, assignments[name], resamples=resamples, seed=seed)
-        for name, per_query in per_topic.items()
-    }
-    average, average_intervals = _average(scored, resamples=resamples, seed=seed)
+    scored = {name: _topic(per_query) for name, per_query in per_topic.items()}
+    intervals, average = tabulate(scored, resamples=resamples, seed=seed)
+    table = (scored, intervals, average, answers.source, answers.name, assignments)
     if judge is None:
-        return AnswerScores(answers.source, answers.name, scored, average, average_intervals)
+        return AnswerScores(*table)
     labels_given = label_counts([x for t in assignments.values() for x in t.values()])
-    stats = {**judge.stats(), "labels": labels_given}
-    return AnswerScores(answers.source, answers.name, scored, average, average_intervals, judge.name, stats)
+    return AnswerScores(*table, judge.name, {**judge.stats(), "labels": labels_given})
 
 
-def _topic(per_query: PerQuery, assignments: dict[str, list[str]], *, resamples: int, seed: int) -> TopicAnswerScores:
-    shell = TopicAnswerScores(per_query, {}, {}, assignments)
+def _topic(per_query: PerQuery) -> TopicResult:
+    """The topic means of every measure some query has, each over the queries that have it (Vital: those with
+    vital nuggets), summed in query order."""
     ids = [m.id for m in ANSWER_MEASURES if any(m.id in s for s in per_query.values())]
-    metrics = {m: sum(col) / len(col) for m in ids if (col := shell.column(m))}
-    intervals = {m: bootstrap_ci(shell.column(m), resamples=resamples, seed=seed) for m in metrics}
-    return TopicAnswerScores(per_query, metrics, intervals, assignments)
-
-
-def _average(
-    topics: Mapping[str, TopicAnswerScores], *, resamples: int, seed: int
-) -> tuple[dict[str, float], dict[str, Interval]]:
-    """The all-topics value of each measure (`topic_average`: None, so absent, when a topic lacks it)."""
-    average: dict[str, float] = {}
-    for m in ANSWER_MEASURES:
-        value = topic_average({name: t.metrics.get(m.id) for name, t in topics.items()})
-        if value is not None:
-            average[m.id] = value
-    intervals = {
-        m: bootstrap_ci([t.column(m) for t in topics.values()], resamples=resamples, seed=seed) for m in average
-    }
-    return average, intervals
+    columns = {m: [s[m] for s in per_query.values() if m in s] for m in ids}
+    return TopicResult(per_query, {m: sum(col) / len(col) for m, col in columns.items()})
 
 
 def compare_answers(
@@ -180,31 +147,4 @@ def compare_answers(
     seed: int = SEED,
 ) -> dict[str, dict[str, PairedTest]]:
     """Paired tests of B vs A per topic and over topics (stratified), for the measures both files have."""
-    names = [t for t in a.topics if t in b.topics]
-    out: dict[str, dict[str, PairedTest]] = {}
-    for t in names:
-        ta, tb = a.topics[t], b.topics[t]
-        out[t] = {
-            m: paired_test(*_aligned(ta, tb, m), method=method, resamples=resamples, seed=seed)
-            for m in ta.metrics
-            if m in tb.metrics
-        }
-    shared = [m for m in a.average if m in b.average]
-    if names and shared:
-        out[AVERAGE] = {
-            m: paired_test(
-                [_aligned(a.topics[t], b.topics[t], m)[0] for t in names],
-                [_aligned(a.topics[t], b.topics[t], m)[1] for t in names],
-                method=method,
-                resamples=resamples,
-                seed=seed,
-            )
-            for m in shared
-        }
-    return out
-
-
-def _aligned(a: TopicAnswerScores, b: TopicAnswerScores, measure: str) -> tuple[list[float], list[float]]:
-    """Both files' values of `measure` on the queries both have it for, in the same order."""
-    qids = [q for q, s in a.per_query.items() if measure in s and measure in b.per_query.get(q, {})]
-    return [a.per_query[q][measure] for q in qids], [b.per_query[q][measure] for q in qids]
+    return compare_tables(a, b, method=method, resamples=resamples, seed=seed)

@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         llm = replace(llm, batch=True)
     backend = None
     if args.offline:
-        from freshstack_hf.pipeline.offline import OfflineBackend
+        from freshstack_hf.pipeline.offline.backend import OfflineBackend
 
         llm = replace(llm, base_url="")
         backend = OfflineBackend(show_progress=not (args.quiet or args.json))  # constructing it loads nothing

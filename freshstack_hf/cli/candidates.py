@@ -12,14 +12,17 @@ Example:
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from typing import Any
+
+from freshstack_hf.cli.common import add_repo_argument
 
 NAME = "candidates"
 HELP = "write BM25, dense and hybrid candidate lists into a dataset repo"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder")
-    p.add_argument("--topic", default="all", help="topic(s), comma-separated, or 'all' (default)")
+    add_repo_argument(p)
     p.add_argument("--dense-model", default="", help="sentence-transformers name or path (default: packaged MiniLM)")
     p.add_argument("--cache-dir", default=None, help="embedding cache (default: $FRESHSTACK_CACHE or ~/.cache)")
     p.add_argument("--resume", action="store_true", help="skip topics that already have candidates")
@@ -29,7 +32,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.candidates import QUALITY_MEASURES, build_candidates
-    from freshstack_hf.cli.common import plural, resolve_topics, write_json
+    from freshstack_hf.cli.common import plural, print_records, resolve_topics
 
     topics = resolve_topics(args.repo, args.topic)
     records = build_candidates(
@@ -40,17 +43,18 @@ def run(args: argparse.Namespace) -> int:
         skip_done=args.resume,
         show_progress=args.progress,
     )
-    if args.json:
-        write_json(records, "-")
-        return 0
-    for name, rec in records.items():
-        print(
+
+    def lines(name: str, rec: dict[str, Any]) -> Iterator[str]:
+        yield (
             f"{name}: bm25 {rec['bm25']['seconds']}, dense {rec['dense']['seconds']} "
             f"(encoded {rec['dense']['params']['encoded']:,}, cached {rec['dense']['params']['cached']:,}), "
             f"safeguarded {plural(rec['safeguard']['queries'], 'query', 'queries')}"
         )
-        print(f"  {'list':<14}" + "".join(f"{m:>15}" for m in QUALITY_MEASURES))
+        yield f"  {'list':<14}" + "".join(f"{m:>15}" for m in QUALITY_MEASURES)
         for lst, metrics in rec["quality"].items():
-            print(f"  {lst:<14}" + "".join(f"{metrics[m]:>15.3f}" for m in QUALITY_MEASURES))
-    print(f"wrote candidates for {plural(len(records), 'topic')} into {args.repo}")
+            yield f"  {lst:<14}" + "".join(f"{metrics[m]:>15.3f}" for m in QUALITY_MEASURES)
+
+    print_records(records, args.json, lines)
+    if not args.json:
+        print(f"wrote candidates for {plural(len(records), 'topic')} into {args.repo}")
     return 0

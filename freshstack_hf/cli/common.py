@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 
 
@@ -106,3 +107,33 @@ def timed() -> Iterator[dict[str, float]]:
         yield box
     finally:
         box["seconds"] = time.perf_counter() - start
+
+
+def add_resampling_arguments(p: Any) -> None:
+    """`--resamples` and `--seed` of the bootstrap intervals and paired tests, with the project's defaults."""
+    p.add_argument(
+        "--resamples", type=int, default=RESAMPLES, help=f"bootstrap/randomization samples (default: {RESAMPLES})"
+    )
+    p.add_argument("--seed", type=int, default=SEED, help=f"seed of the resampling (default: {SEED})")
+
+
+def print_records(
+    records: Mapping[str, Any], as_json: bool, lines: Callable[[str, Any], Iterator[str] | list[str]]
+) -> None:
+    """Per-topic records as JSON on stdout (`--json`), or each topic's lines for a person to read."""
+    if as_json:
+        write_json(records, "-")
+        return
+    for name, record in records.items():
+        for line in lines(name, record):
+            print(line)
+
+
+def add_repo_argument(p: Any, *, hub: bool = False, topics: str | None = "all") -> None:
+    """The dataset repo every command reads (`hub`: a Hub dataset id works too) and, unless `topics` is None, its
+    `--topic` choice: `"all"` (comma-separated names, default every topic) or `"one"` (a single required name)."""
+    p.add_argument("repo", metavar="DIR", help="dataset repo folder" + (" (or Hub dataset id)" if hub else ""))
+    if topics == "all":
+        p.add_argument("--topic", default="all", help="topic(s), comma-separated, or 'all' (default)")
+    elif topics == "one":
+        p.add_argument("--topic", required=True, help="the topic to use")

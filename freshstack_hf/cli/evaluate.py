@@ -18,15 +18,14 @@ import argparse
 import sys
 import warnings
 
-from freshstack_hf.defaults import RESAMPLES, SEED
+from freshstack_hf.cli.common import add_repo_argument, add_resampling_arguments
 
 NAME = "evaluate"
 HELP = "score runs with the nugget-aware metrics (with 95%% intervals and paired tests)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", metavar="DIR", help="dataset repo folder (or Hub dataset id)")
-    p.add_argument("--topic", default="all", help="topic name, comma-separated names, or 'all' (default)")
+    add_repo_argument(p, hub=True)
     p.add_argument("--run", action="append", required=True, metavar="RUN", help="run file; give twice to compare")
     p.add_argument(
         "--k", default="10,20,50", help="cutoffs of the extra measures written to --json (default: 10,20,50)"
@@ -35,10 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true", help="refuse runs with any problem (the leaderboard's rule)")
     p.add_argument("--max-depth", type=int, default=1000, help="most docs allowed per query (default: 1000)")
     p.add_argument("--alpha", type=float, default=0.5, help="alpha of alpha-nDCG (default: 0.5, as ndeval)")
-    p.add_argument(
-        "--resamples", type=int, default=RESAMPLES, help=f"bootstrap/randomization samples (default: {RESAMPLES})"
-    )
-    p.add_argument("--seed", type=int, default=SEED, help=f"seed of the resampling (default: {SEED})")
+    add_resampling_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -141,7 +137,7 @@ def render_table(runs, scores, tests=None, headline=None) -> str:
     """The headline table: one row per topic (plus the average); with two runs, one row per topic and measure."""
     from freshstack_hf.cli.common import plural
     from freshstack_hf.metrics import HEADLINE
-    from freshstack_hf.metrics.report import AVERAGE
+    from freshstack_hf.metrics.score_table import AVERAGE
 
     shown = HEADLINE if headline is None else headline
 

@@ -25,16 +25,15 @@ import argparse
 import os
 import sys
 
-from freshstack_hf.defaults import RESAMPLES, SEED
+from freshstack_hf.cli.common import add_repo_argument, add_resampling_arguments
 
 NAME = "evaluate-answers"
 HELP = "score RAG answers by citation and by nugget judge (All/Vital), with 95%% intervals"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", metavar="DIR", help="dataset repo folder (or Hub dataset id)")
+    add_repo_argument(p, hub=True)
     p.add_argument("--answers", action="append", required=True, metavar="FILE", help="answer file; twice to compare")
-    p.add_argument("--topic", default="all", help="topic name, comma-separated names, or 'all' (default)")
     judge = p.add_argument_group("judge (All / Vital)")
     judge.add_argument(
         "--judge-base-url",
@@ -59,10 +58,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--max-words", type=int, default=400, help="longest answer accepted, in words (default: 400)")
     p.add_argument("--json", metavar="PATH", help="write full-precision results as JSON to PATH ('-' = stdout)")
-    p.add_argument(
-        "--resamples", type=int, default=RESAMPLES, help=f"bootstrap/randomization samples (default: {RESAMPLES})"
-    )
-    p.add_argument("--seed", type=int, default=SEED, help=f"seed of the resampling (default: {SEED})")
+    add_resampling_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:

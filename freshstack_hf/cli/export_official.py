@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.cli.common import add_repo_argument
+
 NAME = "export-official"
 HELP = "export a topic in the official release schema"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder")
-    p.add_argument("--topic", required=True, help="topic to export")
+    add_repo_argument(p, topics="one")
     p.add_argument("--out", required=True, help="folder for queries.parquet and corpus.parquet")
 
 

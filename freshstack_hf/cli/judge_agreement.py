@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.cli.common import add_repo_argument
+
 NAME = "judge-agreement"
 HELP = "agreement of a judge (offline or an endpoint) with a repo's judgments"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder holding the reference judgments")
-    p.add_argument("--topic", required=True, help="topic whose judgments are re-judged")
+    add_repo_argument(p, topics="one")  # the repo holding the reference judgments, the topic re-judged
     judge = p.add_mutually_exclusive_group(required=True)
     judge.add_argument("--offline", action="store_true", help="the offline heuristic judge")
     judge.add_argument("--base-url", help="an OpenAI-compatible endpoint (key from --api-key-env)")
@@ -51,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError("--docs-per-call must be 1..50 and --max-doc-tokens positive")
     progress = not args.quiet and args.json != "-"
     if args.offline:
-        from freshstack_hf.pipeline.offline import OfflineBackend
+        from freshstack_hf.pipeline.offline.backend import OfflineBackend
 
         backend = OfflineBackend(show_progress=progress)
     else:

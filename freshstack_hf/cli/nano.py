@@ -11,15 +11,17 @@ Example:
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
+from freshstack_hf.cli.common import add_repo_argument
 
 NAME = "nano"
 HELP = "write a Nano subset (few queries and docs per topic) of a dataset repo"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder (or Hub id)")
+    add_repo_argument(p, hub=True)
     p.add_argument("--out", required=True, help="folder of the Nano dataset repo to write")
-    p.add_argument("--topic", default="all", help="topic(s), comma-separated, or 'all' (default)")
     p.add_argument("--max-queries", type=int, default=200, help="queries kept per topic (default 200)")
     p.add_argument("--max-docs", type=int, default=10_000, help="documents kept per topic (default 10,000)")
     p.add_argument("--seed", type=int, default=0, help="sampling seed (default 0)")
@@ -27,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import resolve_topics, write_json
+    from freshstack_hf.cli.common import print_records, resolve_topics
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.nano import build_nano
 
@@ -37,14 +39,13 @@ def run(args: argparse.Namespace) -> int:
     records = build_nano(
         args.repo, args.out, topics=topics, max_queries=args.max_queries, max_docs=args.max_docs, seed=args.seed
     )
-    if args.json:
-        write_json(records, "-")
-        return 0
-    for name, r in records.items():
-        print(
-            f"{name}: {r['queries']}/{r['queries_in_full_topic']} queries, {r['docs']:,}/"
-            f"{r['docs_in_full_topic']:,} docs ({r['judged_docs']:,} judged, {r['candidate_docs']:,} candidates, "
-            f"{r['random_distractors']:,} random)"
-        )
-    print(f"wrote {args.out}")
+
+    def line(name: str, r: dict[str, Any]) -> list[str]:
+        docs = f"{r['docs']:,}/{r['docs_in_full_topic']:,} docs"
+        kinds = f"{r['judged_docs']:,} judged, {r['candidate_docs']:,} candidates, {r['random_distractors']:,} random"
+        return [f"{name}: {r['queries']}/{r['queries_in_full_topic']} queries, {docs} ({kinds})"]
+
+    print_records(records, args.json, line)
+    if not args.json:
+        print(f"wrote {args.out}")
     return 0

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.cli.common import add_repo_argument
+
 NAME = "publish"
 HELP = "publish a dataset repo to the Hugging Face Hub"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder")
+    add_repo_argument(p, topics=None)
     p.add_argument("--repo-id", required=True, help="Hub dataset id, ORG/NAME")
     p.add_argument("--revision", default=None, help="branch to commit to (created if missing; default main)")
     p.add_argument("--private", action="store_true", help="create the Hub repo as private")

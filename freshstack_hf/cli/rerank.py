@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.cli.common import add_repo_argument
+
 NAME = "rerank"
 HELP = "rerank the hybrid candidates with a CrossEncoder"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder (or Hub id)")
-    p.add_argument("--topic", default="all", help="topic(s), comma-separated, or 'all' (default)")
+    add_repo_argument(p, hub=True)
     p.add_argument("--model", required=True, help="CrossEncoder name or local path")
     p.add_argument("--top-k", type=int, default=50, help="candidates rescored per query (default 50)")
     p.add_argument("--batch-size", type=int, default=32, help="pairs per batch (default 32)")

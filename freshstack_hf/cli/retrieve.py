@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.cli.common import add_repo_argument
+
 NAME = "retrieve"
 HELP = "run a BM25, dense or hybrid baseline and write a TREC run"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder (or Hub id)")
-    p.add_argument("--topic", default="all", help="topic(s), comma-separated, or 'all' (default)")
+    add_repo_argument(p, hub=True)
     p.add_argument("--method", required=True, choices=("bm25", "dense", "hybrid"), help="retriever")
     p.add_argument("--model", default="", help="dense model name or path (default: packaged MiniLM)")
     p.add_argument("--k", type=int, default=None, help="depth (default 500; hybrid 100)")

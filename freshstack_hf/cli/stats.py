@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.cli.common import add_repo_argument
+
 NAME = "stats"
 HELP = "print split statistics of a dataset repo"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder")
+    add_repo_argument(p, topics=None)
     p.add_argument("--json", action="store_true", help="print as JSON")
 
 

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.cli.common import add_repo_argument
+
 NAME = "validate"
 HELP = "check a dataset repo and report every problem"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("repo", help="dataset repo folder")
-    p.add_argument("--topic", default="all", help="topic(s) to check, comma-separated, or 'all' (default)")
+    add_repo_argument(p)
     p.add_argument("--json", action="store_true", help="print problems as JSON")
 
 

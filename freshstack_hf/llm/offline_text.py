@@ -1,7 +1,7 @@
 """Text handling of the offline backend: markdown split into sentences and code blocks, and weighted terms.
 
 These helpers only read text; they know nothing of nuggets, queries or thresholds. They live apart from
-`offline.py` so the backend there reads as the heuristics and the calibrated judge rule, while what a "term" is
+`pipeline/offline/` so the backend there reads as the heuristics and the calibrated judge rule, while what a "term" is
 (identifier parts weighted `CODE_WEIGHT`, stopwords out, plural `s` stripped) and how an answer is cut into units
 is defined once here, for the backend and for anything that scores text the same way.
 """

@@ -32,7 +32,8 @@ from freshstack_hf.metrics.measures import (
 )
 from freshstack_hf.metrics.nuggets import NuggetCoverage, nugget_report, uncovered_nuggets
 from freshstack_hf.metrics.qrels import NuggetQrels, qrels_from_topic
-from freshstack_hf.metrics.report import AVERAGE, RunScores, compare_runs, score_run, score_topics
+from freshstack_hf.metrics.report import RunScores, compare_runs, score_run, score_topics
+from freshstack_hf.metrics.score_table import AVERAGE, ScoreTable, compare_tables
 from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
 
 __all__ = [
@@ -47,10 +48,12 @@ __all__ = [
     "NuggetQrels",
     "PairedTest",
     "RunScores",
+    "ScoreTable",
     "TopicResult",
     "average_topics",
     "bootstrap_ci",
     "compare_runs",
+    "compare_tables",
     "covered_nuggets",
     "evaluate",
     "measures_at",

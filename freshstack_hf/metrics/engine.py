@@ -45,15 +45,16 @@ DEFAULT_ALPHA = dict(FAMILIES["alpha_ndcg"].defaults)["alpha"]  # ndeval's; a me
 
 @dataclass(frozen=True, slots=True)
 class TopicResult:
-    """Scores of one run on one topic: per query (every judged query) and their means."""
+    """Scores of one system on one topic: per query (for a run, every judged query) and their means."""
 
     per_query: dict[str, dict[str, float]]
     metrics: dict[str, float]
 
     def column(self, measure: str | Measure) -> np.ndarray:
-        """One measure's per-query values in query order, the input of the bootstrap and paired tests."""
+        """One measure's per-query values in query order, the input of the bootstrap and paired tests (queries
+        without a value of it, such as an answer's Vital where no nugget is vital, are left out)."""
         key = measure.id if isinstance(measure, Measure) else measure
-        return np.array([scores[key] for scores in self.per_query.values()], dtype=np.float64)
+        return np.array([s[key] for s in self.per_query.values() if key in s], dtype=np.float64)
 
 
 def evaluate(

@@ -9,41 +9,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from freshstack_hf.defaults import RESAMPLES, SEED
-from freshstack_hf.metrics.engine import TopicResult, average_topics, evaluate
+from freshstack_hf.metrics.engine import evaluate
 from freshstack_hf.metrics.measures import HEADLINE, Measure, parse_measures
 from freshstack_hf.metrics.qrels import NuggetQrels
-from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.metrics.score_table import AVERAGE, ScoreTable, compare_tables, tabulate
+from freshstack_hf.metrics.uncertainty import PairedTest
 from freshstack_hf.runs.run import Run
-
-AVERAGE = "average"
 
 
 @dataclass(frozen=True, slots=True)
-class RunScores:
-    """One run on several topics: results per topic, intervals of the headline measures, the average.
+class RunScores(ScoreTable):
+    """One run on several topics (a `ScoreTable`: per-topic results, intervals, the average).
 
     `missing` counts, per topic, the judged queries the run has no ranking for (they score 0); front ends
     warn with it, since a run covering few judged queries scores low for a reason that is not retrieval.
     """
 
-    topics: dict[str, TopicResult]
-    intervals: dict[str, dict[str, Interval]]  # topic name or AVERAGE -> measure id -> interval
-    average: dict[str, float]
     missing: dict[str, int] = field(default_factory=dict)
-
-    def stored(self) -> dict[str, dict[str, Any]]:
-        """Per topic {"metrics", "per_query", "ci": {measure: (low, high)}}: what a leaderboard result row holds."""
-        return {
-            name: {
-                "metrics": result.metrics,
-                "per_query": result.per_query,
-                "ci": {m: (iv.low, iv.high) for m, iv in self.intervals.get(name, {}).items()},
-            }
-            for name, result in self.topics.items()
-        }
 
 
 def score_topics(
@@ -65,19 +49,11 @@ def score_topics(
     if unknown:
         raise ValueError(f"runs for topics without qrels: {unknown}")
     wanted = parse_measures([*parse_measures(measures), *parse_measures(interval_measures)])
-    with_ci = [m.id for m in parse_measures(interval_measures)] if resamples > 0 else []
+    with_ci = [m.id for m in parse_measures(interval_measures)]
     topics = {name: evaluate(qrels[name], run, wanted) for name, run in runs.items()}
     missing = {name: sum(1 for q in qrels[name].query_ids if not runs[name].get(q)) for name in runs}
-    intervals: dict[str, dict[str, Interval]] = {
-        name: {m: bootstrap_ci(r.column(m), resamples=resamples, seed=seed) for m in with_ci}
-        for name, r in topics.items()
-        if r.per_query and with_ci
-    }
-    if with_ci and topics and all(r.per_query for r in topics.values()):
-        intervals[AVERAGE] = {
-            m: bootstrap_ci([r.column(m) for r in topics.values()], resamples=resamples, seed=seed) for m in with_ci
-        }
-    return RunScores(topics, intervals, average_topics(topics), missing)
+    intervals, average = tabulate(topics, with_ci, resamples=resamples, seed=seed)
+    return RunScores(topics, intervals, average, missing)
 
 
 def score_run(
@@ -111,26 +87,7 @@ def compare_runs(
 ) -> dict[str, dict[str, PairedTest]]:
     """Paired tests of B vs A per topic and on the all-topics average (stratified by topic)."""
     ids = [m.id for m in parse_measures(measures)]
-    names = [t for t in a.topics if t in b.topics and a.topics[t].per_query]
-    out = {
-        t: {
-            m: paired_test(a.topics[t].column(m), b.topics[t].column(m), method=method, resamples=resamples, seed=seed)
-            for m in ids
-        }
-        for t in names
-    }
-    if names:
-        out[AVERAGE] = {
-            m: paired_test(
-                [a.topics[t].column(m) for t in names],
-                [b.topics[t].column(m) for t in names],
-                method=method,
-                resamples=resamples,
-                seed=seed,
-            )
-            for m in ids
-        }
-    return out
+    return compare_tables(a, b, ids, method=method, resamples=resamples, seed=seed)
 
 
 def scores_json(scores: RunScores) -> dict:

@@ -29,3 +29,18 @@ def backend_record(backend: Any, before: dict[str, Any]) -> dict[str, Any]:
         "kind": getattr(backend, "kind", "unknown"),
         "usage": delta(before, backend.stats()),
     }
+
+
+def made_by(record: dict[str, Any]) -> str:
+    """` (backend), N calls, M cached` for a stage summary: who answered and what it cost; empty when nobody did."""
+    who = f" ({record['backend']})" if record.get("backend") else ""
+    usage = record.get("usage") or {}
+    calls, hits = _total(usage, "calls"), _total(usage, "cache_hits")
+    return who + (f", {calls} calls, {hits} cached" if (calls or hits) else "")
+
+
+def _total(usage: Any, key: str) -> int:
+    """Sum a counter over a per-stage usage mapping of any depth."""
+    if isinstance(usage, dict):
+        return sum(v if k == key and isinstance(v, int) else _total(v, key) for k, v in usage.items())
+    return 0

@@ -40,7 +40,7 @@ def make_backend(config: LLMConfig, cache_path: Path, *, show_progress: bool = F
     """The offline heuristic backend when `config` names no endpoint, else the build's prompts over the
     registry's transport for it. `config` is taken as effective: the environment was applied by the caller."""
     if transport_kind(config.base_url) == OFFLINE:
-        from freshstack_hf.pipeline.offline import OfflineBackend
+        from freshstack_hf.pipeline.offline.backend import OfflineBackend
 
         return OfflineBackend(show_progress=show_progress)
     from freshstack_hf.pipeline.online import OnlineBackend

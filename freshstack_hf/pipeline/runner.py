@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib
 import json
 import logging
 import time
@@ -20,18 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.stage import RECORD, StageContext, write_json
+from freshstack_hf.pipeline.stage import StageContext, write_json
+from freshstack_hf.pipeline.stages import ORDER, stage_module
 from freshstack_hf.pipeline.topic_config import TopicConfig
 
 log = logging.getLogger(__name__)
 
-STAGES = ("questions", "corpus", "nuggets", "pools", "judgments", "filter", "write")
-_MODULES = {"filter": "filtering"}
 CONFIG_SECTIONS = ("topic", "questions", "corpus", "llm", "pooling", "judging")
-
-
-def stage_module(name: str):
-    return importlib.import_module(f"freshstack_hf.pipeline.stages.{_MODULES.get(name, name)}")
 
 
 def default_work_dir(out: Path, topic: str) -> Path:
@@ -41,12 +35,12 @@ def default_work_dir(out: Path, topic: str) -> Path:
 
 def parse_stages(value: str | None) -> list[str]:
     if not value or value == "all":
-        return list(STAGES)
+        return list(ORDER)
     wanted = [s.strip() for s in value.split(",") if s.strip()]
-    unknown = [s for s in wanted if s not in STAGES]
+    unknown = [s for s in wanted if s not in ORDER]
     if unknown:
-        raise FreshStackError(f"unknown stage(s) {', '.join(unknown)}: choose from {', '.join(STAGES)}")
-    return [s for s in STAGES if s in wanted]
+        raise FreshStackError(f"unknown stage(s) {', '.join(unknown)}: choose from {', '.join(ORDER)}")
+    return [s for s in ORDER if s in wanted]
 
 
 def llm_fingerprint(config: TopicConfig) -> str:
@@ -58,7 +52,7 @@ def llm_fingerprint(config: TopicConfig) -> str:
 
 def fingerprint(ctx: StageContext, name: str, done: dict[str, str]) -> str:
     module = stage_module(name)
-    parts: list[str] = [name, str(getattr(module, "VERSION", 1))]
+    parts: list[str] = [name, str(module.VERSION)]
     for item in module.READS:
         if item == "llm":
             parts.append(f"llm={llm_fingerprint(ctx.config)}")
@@ -70,7 +64,7 @@ def fingerprint(ctx: StageContext, name: str, done: dict[str, str]) -> str:
 
 
 def _recorded(ctx: StageContext, stage: str) -> str:
-    path = ctx.work / stage / RECORD
+    path = ctx.record_path(stage)
     if not path.is_file():
         return "missing"
     return json.loads(path.read_text(encoding="utf-8")).get("fingerprint", "missing")
@@ -120,7 +114,7 @@ def run_build(
         config = replace(config, llm=effective_config(config.llm))
     work = Path(work) if work else default_work_dir(out, config.topic)
     ctx = StageContext(config, work, out, show_progress=show_progress, dry_run=dry_run, backend_override=backend)
-    wanted = stages or list(STAGES)
+    wanted = stages or list(ORDER)
     results: dict[str, Any] = {}
     if dry_run:
         for i, name in enumerate(wanted, 1):
@@ -132,7 +126,7 @@ def run_build(
         for i, name in enumerate(wanted, 1):
             module = stage_module(name)
             fp = fingerprint(ctx, name, done)
-            record_path = work / name / RECORD
+            record_path = ctx.record_path(name)
             if resume and record_path.is_file():
                 old = json.loads(record_path.read_text(encoding="utf-8"))
                 if old.get("fingerprint") == fp:
@@ -142,7 +136,11 @@ def run_build(
                     continue
             echo(f"[{i}/{len(wanted)}] {name}: running")
             start = time.perf_counter()
+            ctx.dir(name)
             record = module.run(ctx)
+            missing = [str(f.path(work)) for f in module.OUTPUTS if not f.path(work).exists()]
+            if missing:  # a stage that forgot a declared file must not be recorded as done
+                raise FreshStackError(f"stage `{name}` finished without writing {', '.join(missing)}")
             record = {
                 "stage": name,
                 "fingerprint": fp,
@@ -150,45 +148,11 @@ def run_build(
                 "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                 **record,
             }
-            write_json(ctx.dir(name) / RECORD, record)
+            write_json(record_path, record)
             done[name] = fp
             results[name] = record
-            echo(f"[{i}/{len(wanted)}] {name}: done in {record['seconds_total']:.1f} s — {summary(name, record)}")
+            echo(f"[{i}/{len(wanted)}] {name}: done in {record['seconds_total']:.1f} s — {module.summary(record)}")
     return results
-
-
-def summary(name: str, r: dict[str, Any]) -> str:
-    """One line a person reads: the counts that matter for each stage, and who made them."""
-    made_by = f" ({r['backend']})" if r.get("backend") else ""
-    usage = r.get("usage") or {}
-    calls = _total(usage, "calls")
-    hits = _total(usage, "cache_hits")
-    llm = f", {calls} calls, {hits} cached" if (calls or hits) else ""
-    if name == "questions":
-        return f"{r.get('kept', r.get('questions', '?'))} questions kept"
-    if name == "corpus":
-        return f"{r.get('chunks', '?')} chunks from {r.get('files', '?')} files"
-    if name == "nuggets":
-        return f"{r['nuggets']} nuggets for {r['questions']} questions{made_by}{llm}"
-    if name == "pools":
-        return f"{r['pooled_docs']} pooled docs for {r['questions']} questions{made_by}{llm}"
-    if name == "judgments":
-        return f"{r['pairs']} judgments, {r['supported_pairs']} supported{made_by}{llm}"
-    if name == "filter":
-        return (
-            f"{r['questions']} -> {r['after_no_support_filter']} (no support) -> "
-            f"{r['after_unsupported_nugget_filter']} (an unsupported nugget) questions"
-        )
-    if name == "write":
-        return f"{r['repo']}: {r['queries']} queries, {r['docs']} docs, {r['judgments']} judgments"
-    return ""
-
-
-def _total(usage: Any, key: str) -> int:
-    """Sum a counter over a per-stage usage mapping of any depth."""
-    if isinstance(usage, dict):
-        return sum(v if k == key and isinstance(v, int) else _total(v, key) for k, v in usage.items())
-    return 0
 
 
 def with_cost(plan: dict[str, Any], config: TopicConfig) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """What every build stage shares: its work folder, the records of the stages before it, atomic table writes.
 
 A stage module exposes `NAME`, `READS` (the config sections and earlier stages its output depends on),
-`run(ctx) -> dict` (does the work, writes its files under `ctx.dir(NAME)` atomically and returns its record:
+`run(ctx) -> dict` (does the work, writes its `OUTPUTS` atomically and returns its record:
 counts, backend, what it read) and `plan(ctx) -> dict` (for `--dry-run`: what it would read, call and cost,
 without doing it). The pipeline writes `record.json` after `run` returns; a stage whose record exists with the
 same fingerprint is done, which is what makes `--resume` and re-runs cheap.
@@ -41,9 +41,13 @@ class StageContext:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def record_path(self, stage: str) -> Path:
+        """Where a finished stage's record lives; its presence with the right fingerprint means "done"."""
+        return self.work / stage / RECORD
+
     def record(self, stage: str) -> dict[str, Any]:
         """The record an earlier stage left; a clear error when that stage has not run."""
-        path = self.work / stage / RECORD
+        path = self.record_path(stage)
         if not path.is_file():
             raise FreshStackError(
                 f"{path}: stage `{stage}` has not finished; run `freshstack-hf build {self.config.path} "

@@ -18,9 +18,9 @@ from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.pipeline.config_reader import YamlReader, resolve_path, section_dataclass
 from freshstack_hf.pipeline.repository_config import RepoConfig, read_repository
+from freshstack_hf.pipeline.sources.registry import formats as question_formats
 from freshstack_hf.topic import TOPIC_NAME_RE
 
-QUESTION_FORMATS = ("auto", "stackexchange", "bigquery", "api")
 # `freshstack-0.0.6` reproduces the released corpus (the official chunker, file by file); `sections` is the
 # gap-free chunker that budgets in any tokenizer (see README "How a corpus is chunked").
 CHUNKERS = ("freshstack-0.0.6", "sections")
@@ -114,8 +114,8 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     q = r.section(data, "questions", "")
     r.unknown(q, {f.name for f in QuestionsConfig.__dataclass_fields__.values()}, "questions.")
     fmt = r.get(q, "format", str, "questions.", "auto")
-    if fmt not in QUESTION_FORMATS:
-        r.problem("questions.format", f"unknown format {fmt!r}", f"one of {', '.join(QUESTION_FORMATS)}")
+    if fmt not in question_formats():
+        r.problem("questions.format", f"unknown format {fmt!r}", f"one of {', '.join(question_formats())}")
     questions = QuestionsConfig(
         source=resolve_path(base, r.get(q, "source", str, "questions.", "", required=bool(q))),
         tags=tuple(t.lower() for t in r.strings(q, "tags", "questions.", required=bool(q))),
@@ -193,16 +193,8 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
 
     if r.problems:
         raise ValidationError(r.problems, f"{path}: invalid topic definition")
-    return TopicConfig(
-        topic=name,
-        description=r.get(data, "description", str, "", ""),
-        questions=questions,
-        corpus=corpus,
-        llm=llm,
-        pooling=pooling,
-        judging=judging,
-        path=path,
-    )
+    description = r.get(data, "description", str, "", "")
+    return TopicConfig(name, questions, corpus, llm, pooling, judging, description=description, path=path)
 
 
 SECTIONS_KEYS = ("min_tokens", "tokenizer", "max_file_bytes")

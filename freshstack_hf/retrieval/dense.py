@@ -1,223 +1,33 @@
-"""Dense retrieval: length-sorted encoding, an on-disk embedding cache and blocked exact top-k search.
+"""Dense retrieval: any sentence-transformers model as a top-k retriever over a corpus, with its prompts.
 
-A FreshStack corpus mixes one-line chunks with chunks far past the model's window, so batches are formed from
-texts of similar *token* length (sentence-transformers sorts by characters, a poor proxy for code); vectors are
-cached per text so a second run, or a run after an interruption, encodes only what is new; and search keeps a
-running top-k over blocks of documents, so 120,000 docs never need a full query-by-corpus score matrix.
+Encoding (length-sorted batches, the on-disk embedding cache, several GPUs) is `freshstack_hf.retrieval.encoding`;
+search keeps a running top-k over blocks of documents (`exact_search`), so 120,000 docs never need a full
+query-by-corpus score matrix.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.retrieval.embedding_cache import EmbeddingCache
+from freshstack_hf.retrieval.encoding import EncodeStats, effective_max_length, encode_cached
 from freshstack_hf.retrieval.exact_search import exact_search
 from freshstack_hf.retrieval.models import (
     DEFAULT_DENSE_MODEL,
     DenseModel,
     Precision,
     load_dense_model,
-    model_length_limit,
 )
 
 log = logging.getLogger(__name__)
-
-LENGTH_PROBE_CHARS_PER_TOKEN = 10  # prefix tokenized to measure a text: prose runs ~4.5 characters a token
-_LAST_WORD_END = re.compile(r"(.*\S)\s", re.DOTALL)
-
-
-@dataclass
-class EncodeStats:
-    """How many texts were run through the model and how many came from the cache (the rest were duplicates)."""
-
-    texts: int = 0
-    encoded: int = 0
-    cached: int = 0
-    seconds: float = 0.0
-
-
-def effective_max_length(model: Any, requested: int | None) -> int | None:
-    """Clamp a requested window (FreshStack evaluates up to 2048 tokens) to what the model can take."""
-    limit = model_length_limit(model)
-    if requested is None:
-        return model.max_seq_length
-    if limit is not None and requested > limit:
-        log.info("max_seq_length %d clamped to the model's limit %d", requested, limit)
-        return limit
-    return requested
-
-
-def _cut_at_space(text: str, limit: int) -> str:
-    """The longest prefix of at most `limit` characters that ends before a whitespace run, or the whole text.
-
-    Tokenizers split words at whitespace (WordPiece, byte-level BPE and SentencePiece alike), so the tokens
-    of such a prefix are exactly the first tokens of the whole text.
-    """
-    if len(text) <= limit:
-        return text
-    match = _LAST_WORD_END.match(text, 0, limit + 1)
-    return match.group(1) if match else text
-
-
-def token_lengths(
-    model: Any, texts: Sequence[str], max_length: int | None, chunk: int = 1024
-) -> tuple[np.ndarray, list[str]]:
-    """Token counts (capped at `max_length`) to sort by, and the texts to encode, long ones cut short.
-
-    Only a prefix of each text is tokenized. When that prefix already fills the window, the model would
-    never see the rest, so the prefix is what gets encoded: sentence-transformers would otherwise tokenize
-    a 50,000-character chunk in full just to truncate it. Models without a tokenizer sort by characters.
-    """
-    texts = list(texts)
-    tokenizer = getattr(model, "tokenizer", None)
-    if tokenizer is None or max_length is None:
-        return np.fromiter((len(t) for t in texts), dtype=np.int64, count=len(texts)), texts
-    probe = max_length * LENGTH_PROBE_CHARS_PER_TOKEN
-    lengths = np.empty(len(texts), dtype=np.int64)
-    for start in range(0, len(texts), chunk):  # chunked: token id lists of 100k docs would take gigabytes
-        heads = [_cut_at_space(t, probe) for t in texts[start : start + chunk]]
-        enc = tokenizer(
-            heads, truncation=True, max_length=max_length, return_attention_mask=False, return_token_type_ids=False
-        )
-        for i, (head, ids) in enumerate(zip(heads, enc["input_ids"], strict=True), start):
-            if len(ids) >= max_length:
-                texts[i] = head  # the window is full either way: encode the cheaper text
-            lengths[i] = max_length if len(head) < len(texts[i]) else len(ids)  # a sparse cut head: unknown
-    return np.minimum(lengths, max_length), texts
-
-
-def _encode_sorted(
-    model: Any, texts: list[str], prompt: str | None, batch_size: int, pool: Any, show_progress: bool
-) -> np.ndarray:
-    """Encode already-sorted texts one batch per call, so sentence-transformers' own sort cannot undo ours."""
-    kwargs = {"prompt": prompt or None, "normalize_embeddings": False, "batch_size": batch_size}
-    if pool is not None:  # contiguous chunks of the sorted list keep every worker's batches tight
-        out = model.encode(texts, pool=pool, chunk_size=batch_size * 8, show_progress_bar=show_progress, **kwargs)
-    else:
-        from tqdm.auto import tqdm
-
-        starts = tqdm(range(0, len(texts), batch_size), desc="encode", unit="batch", disable=not show_progress)
-        out = np.concatenate(
-            [model.encode(texts[s : s + batch_size], show_progress_bar=False, **kwargs) for s in starts]
-        )
-    out = np.asarray(out, dtype=np.float32)
-    norms = np.linalg.norm(out, axis=1, keepdims=True)
-    return out / np.where(norms == 0, 1.0, norms)  # normalised in fp32 even when the model ran in half precision
-
-
-def encode_texts(
-    model: Any,
-    texts: Sequence[str],
-    *,
-    prompt: str | None = None,
-    batch_size: int = 32,
-    max_seq_length: int | None = None,
-    show_progress: bool = False,
-    devices: list[str] | None = None,
-    pool: Any = None,
-) -> np.ndarray:
-    """Unit-length float32 embeddings in input order, computed in batches of similar token length.
-
-    Longest batches go first so an out-of-memory error shows at once rather than at the end. With
-    `devices`, or by default when more than one CUDA device is visible and the input is large,
-    sentence-transformers' multi-process pool spreads the batches over the devices (`pool`: one already
-    started by the caller, reused across calls).
-    """
-    texts = list(texts)
-    if not texts:
-        return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
-    with _window(model, max_seq_length) as length:
-        lengths, texts = token_lengths(model, texts, length)
-        order = np.argsort(-lengths, kind="stable")
-        with _maybe_pool(model, devices, len(texts), pool) as active:
-            vectors = _encode_sorted(model, [texts[i] for i in order], prompt, batch_size, active, show_progress)
-    out = np.empty_like(vectors)
-    out[order] = vectors
-    return out
-
-
-@contextmanager
-def _window(model: Any, requested: int | None) -> Iterator[int | None]:
-    """The model's max_seq_length set for a block of work and restored after it, even on error."""
-    old = model.max_seq_length
-    model.max_seq_length = effective_max_length(model, requested)
-    try:
-        yield model.max_seq_length
-    finally:
-        model.max_seq_length = old
-
-
-@contextmanager
-def _maybe_pool(model: Any, devices: list[str] | None, n: int, pool: Any = None) -> Iterator[Any]:
-    """The caller's pool, a new one for several devices and a big input, or None (a pool takes seconds to
-    start, and its workers copy the model as it is then, so the window must already be set)."""
-    if pool is not None:
-        yield pool
-        return
-    if devices is None and n >= 2048:
-        import torch
-
-        if torch.cuda.is_available() and torch.cuda.device_count() > 1:
-            devices = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
-    if not devices or len(devices) < 2:
-        yield None
-        return
-    home = model.device  # starting a pool moves the model to the CPU
-    pool = model.start_multi_process_pool(devices)
-    try:
-        yield pool
-    finally:
-        model.stop_multi_process_pool(pool)
-        model.to(home)
-
-
-def encode_cached(
-    model: Any,
-    texts: Sequence[str],
-    cache: EmbeddingCache | None,
-    *,
-    shard_size: int = 8192,
-    max_seq_length: int | None = None,
-    devices: list[str] | None = None,
-    **encode_kwargs: Any,
-) -> tuple[np.ndarray, EncodeStats]:
-    """Encode each distinct uncached text once, saving a shard every `shard_size` texts so work survives a crash.
-
-    One pool serves all shards: restarting it per shard would cost more than a shard takes on the GPUs.
-    """
-    start = time.perf_counter()
-    texts = list(texts)
-    keys = [EmbeddingCache.text_key(t) for t in texts]
-    found = cache.get(keys) if cache is not None else {}
-    todo: dict[str, str] = {}
-    for k, t in zip(keys, texts, strict=True):
-        if k not in found:
-            todo.setdefault(k, t)
-    todo_keys, todo_texts = list(todo), list(todo.values())
-    with _window(model, max_seq_length), _maybe_pool(model, devices, len(todo_texts)) as pool:
-        for s in range(0, len(todo_texts), shard_size):
-            chunk_keys = todo_keys[s : s + shard_size]
-            vectors = encode_texts(
-                model, todo_texts[s : s + shard_size], max_seq_length=max_seq_length, pool=pool, **encode_kwargs
-            )
-            if cache is not None:
-                cache.add(chunk_keys, vectors)
-            found.update(zip(chunk_keys, vectors, strict=True))
-    dim = model.get_embedding_dimension()
-    out = np.stack([found[k] for k in keys]) if keys else np.zeros((0, dim), dtype=np.float32)
-    cached = sum(1 for k in keys if k not in todo)
-    return out, EncodeStats(len(texts), len(todo_texts), cached, time.perf_counter() - start)
 
 
 @dataclass

@@ -14,12 +14,22 @@ import math
 from collections.abc import Container, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypedDict
 
 from freshstack_hf.errors import Problem, ValidationError
 from freshstack_hf.runs.parse import Entry, RunEntry, read_entries
 from freshstack_hf.runs.run import top_docs
 
 DEFAULT_MAX_DEPTH = 1000
+
+
+class RunLimits(TypedDict):
+    """What a run is checked against, passed on unchanged from `load_run` and `check_run` to `check_entries`."""
+
+    query_ids: Container[str] | None
+    doc_ids: Container[str] | None
+    max_depth: int | None
+    strict: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,16 +148,8 @@ def load_run(
 ) -> LoadedRun:
     """Read and check a TREC or JSON run file (format from the name or the content; `.gz` allowed)."""
     entries, malformed, fmt = read_entries(path, fmt)
-    return check_entries(
-        entries,
-        source=str(path),
-        malformed=malformed,
-        query_ids=query_ids,
-        doc_ids=doc_ids,
-        max_depth=max_depth,
-        strict=strict,
-        fmt=fmt,
-    )
+    limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict)
+    return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, **limits)
 
 
 def check_run(
@@ -168,12 +170,5 @@ def check_run(
                 entries.append(RunEntry(str(q), str(d), float(s)))
             else:
                 malformed.append(Problem(source, f"query {q!r} doc {d!r}: score {s!r} is not a number"))
-    return check_entries(
-        entries,
-        source=source,
-        malformed=malformed,
-        query_ids=query_ids,
-        doc_ids=doc_ids,
-        max_depth=max_depth,
-        strict=strict,
-    )
+    limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict)
+    return check_entries(entries, source=source, malformed=malformed, **limits)

@@ -286,4 +286,6 @@ def _nearest(scores: list[tuple[str, datetime, set[str]]], best: int, centre: da
 
 def with_work_cache(work: Path) -> Path:
     """The corpus stage's cache under a build work folder, so a clone made here serves the build too."""
-    return work / "corpus" / "cache"
+    from freshstack_hf.pipeline.inputs import REPO_CACHE
+
+    return REPO_CACHE.path(work)

@@ -26,19 +26,18 @@ same; `tests/test_release_chunker.py` checks it against the official package on 
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from freshstack_hf import cl100k
+from freshstack_hf.pipeline.corpus.file_tokens import FileTokens
+from freshstack_hf.pipeline.corpus.lexers import lexer_name
+from freshstack_hf.pipeline.corpus.notebook_script import NotebookScript
 
 logger = logging.getLogger(__name__)
 
-PROFILE = "freshstack-0.0.6"
 MAX_TOKENS = 2048
 MERGE_MARGIN = 50  # neighbours merge only while their counts sum below max - 50 (the official's margin)
 MAX_CHUNKS_PER_FILE = 100
@@ -89,7 +88,7 @@ class ReleaseChunker:
         self.max, self.max_chunks, self.max_chars = max_tokens, max_chunks, max_chars
         self._languages: dict[str, str | None] = {}
         self._parsers: dict[str, Any] = {}
-        self._exporter: Any = None
+        self._script = NotebookScript()
 
     # ---- one file ------------------------------------------------------------------------------------------
 
@@ -104,7 +103,7 @@ class ReleaseChunker:
         if language is not None:
             chunks, reason = self._code(name, text, language)
             return self._rows(name, text, chunks, reason)
-        counter = _Counter(text)
+        counter = FileTokens(text)
         chunks = self._split_text(name, counter, 0, len(text))
         return self._rows(name, text, chunks, "" if chunks else "empty")
 
@@ -166,13 +165,13 @@ class ReleaseChunker:
         root = tree.root_node
         if not root.children or root.children[0].type == "ERROR":
             return [], "parse_error"
-        counter = _Counter(text)
+        counter = FileTokens(text)
         try:
             return self._node(name, counter, root), ""
         except RecursionError:
             return [], "too_deep"
 
-    def _node(self, name: str, counter: _Counter, node: Any) -> list[Chunk]:
+    def _node(self, name: str, counter: FileTokens, node: Any) -> list[Chunk]:
         whole = len(counter.text)
         chunk = Chunk(0, whole, node.start_byte, node.end_byte)
         if self._fits(name, counter, chunk):
@@ -193,13 +192,13 @@ class ReleaseChunker:
             merged.append(piece)
         return merged
 
-    def _fits(self, name: str, counter: _Counter, chunk: Chunk) -> bool:
+    def _fits(self, name: str, counter: FileTokens, chunk: Chunk) -> bool:
         s, e = chunk.span()
         if chunk.tokens is None and counter.bytes_between(s, e) + counter.prefix_bytes(name) <= self.max:
             return True  # every token holds at least one byte
         return self._tokens(name, counter, chunk) <= self.max
 
-    def _sum_below(self, name: str, counter: _Counter, a: Chunk, b: Chunk, limit: int) -> bool:
+    def _sum_below(self, name: str, counter: FileTokens, a: Chunk, b: Chunk, limit: int) -> bool:
         if a.tokens is None or b.tokens is None:
             (sa, ea), (sb, eb) = a.span(), b.span()
             bound = counter.bytes_between(sa, ea) + counter.bytes_between(sb, eb) + 2 * counter.prefix_bytes(name)
@@ -207,7 +206,7 @@ class ReleaseChunker:
                 return True
         return self._tokens(name, counter, a) + self._tokens(name, counter, b) < limit
 
-    def _tokens(self, name: str, counter: _Counter, chunk: Chunk) -> int:
+    def _tokens(self, name: str, counter: FileTokens, chunk: Chunk) -> int:
         if chunk.tokens is None:
             s, e = chunk.span()
             chunk.tokens = counter.spans.count(s, e, name + "\n\n")
@@ -215,7 +214,7 @@ class ReleaseChunker:
 
     # ---- text: semchunk ------------------------------------------------------------------------------------
 
-    def _split_text(self, name: str, counter: _Counter, lo: int, hi: int) -> list[Chunk]:
+    def _split_text(self, name: str, counter: FileTokens, lo: int, hi: int) -> list[Chunk]:
         """semchunk over `text[lo:hi]`, each chunk found with `find` as the official does (offsets relative)."""
         import semchunk
 
@@ -238,7 +237,7 @@ class ReleaseChunker:
 
     def _notebook(self, name: str, raw: str) -> FileResult:
         try:
-            script = self._notebook_script(raw)
+            script = self._script.convert(raw)
         except ImportError:
             return FileResult(skipped="notebook_needs_nbconvert")
         except Exception as exc:  # the official stops the whole run on a notebook it cannot read
@@ -250,148 +249,3 @@ class ReleaseChunker:
             return FileResult(skipped="no_grammar")
         chunks, reason = self._code(py_name, script, language)
         return self._rows(py_name, script, chunks, reason, id_of=lambda full_id: full_id.replace(".py", ".ipynb"))
-
-    def _notebook_script(self, raw: str) -> str:
-        import nbformat
-
-        if self._exporter is None:
-            from nbconvert import ScriptExporter
-            from traitlets.config import Config
-
-            config = Config()
-            config.TemplateExporter.exclude_raw = True
-            self._exporter = ScriptExporter(config=config)
-        stripped = raw.strip()
-        if stripped.startswith(("'", '"')) and stripped.endswith(("'", '"')):
-            with contextlib.suppress(Exception):  # not a quoted literal after all
-                raw = ast.literal_eval(stripped)
-        notebook = nbformat.reads(raw, as_version=nbformat.NO_CONVERT)
-        script, _ = self._exporter.from_notebook_node(notebook)
-        script = blank_embedded_media(script)
-        return script.replace("%pip", "#%pip").replace("!pip", "#!pip").replace("pip", "#pip")
-
-
-class _LexerIndex:
-    """pygments' `get_lexer_for_filename(name).name` without trying all ~1,500 patterns on every name.
-
-    pygments fnmatch-es the base name against every lexer's filename patterns and keeps the best rated match
-    (the lexer's priority, +0.5 for a pattern without `*`, then the class name). Here patterns of the form
-    `*.suffix` are looked up by the name's suffixes and only the others are matched one by one; the rating is
-    pygments' own. Where plugin lexers are installed, pygments itself is asked.
-    """
-
-    def __init__(self) -> None:
-        import fnmatch
-
-        from pygments.lexers import find_plugin_lexers
-        from pygments.lexers._mapping import LEXERS
-
-        self.plugins = any(True for _ in find_plugin_lexers())
-        self.by_suffix: dict[str, list[tuple[str, str]]] = {}
-        self.others: list[tuple[re.Pattern, str, str]] = []
-        for _module, lexer, _aliases, patterns, _mimes in LEXERS.values():
-            for pattern in patterns:
-                rest = pattern[1:]
-                if pattern.startswith("*") and not any(ch in rest for ch in "*?["):
-                    self.by_suffix.setdefault(rest, []).append((lexer, pattern))
-                else:
-                    self.others.append((re.compile(fnmatch.translate(pattern)), lexer, pattern))
-
-    def name(self, base: str) -> str | None:
-        from pygments.lexers import find_lexer_class
-
-        if self.plugins:
-            from pygments.lexers import get_lexer_for_filename
-            from pygments.util import ClassNotFound
-
-            try:
-                return get_lexer_for_filename(base).name
-            except ClassNotFound:
-                return None
-        matches = [m for i in range(len(base)) for m in self.by_suffix.get(base[i:], ())]
-        matches += [(lexer, pattern) for regex, lexer, pattern in self.others if regex.match(base)]
-        if not matches:
-            return None
-        rated = []
-        for lexer, pattern in matches:
-            cls = find_lexer_class(lexer)
-            rated.append(((cls.priority + (0.5 if "*" not in pattern else 0), cls.__name__), cls))
-        rated.sort(key=lambda item: item[0])
-        return rated[-1][1].name
-
-
-_LEXERS: list[_LexerIndex] = []
-
-
-def lexer_name(base: str) -> str | None:
-    """The pygments lexer name for a file's base name (None when pygments knows none)."""
-    if not _LEXERS:
-        _LEXERS.append(_LexerIndex())
-    return _LEXERS[0].name(base)
-
-
-_MEDIA_FIELD = re.compile(r'"(?:image\/png|image\/jpeg)":\s*"([^"]*)"')
-_MEDIA_URI = re.compile(r'"data:(?:video/mp4|image/jpeg|image/png|audio/x-wav);base64,([^"]+)"')
-_OFFICIAL_SUB_COUNT = 16  # the official passes re.DOTALL (16) where `re.sub` takes its count: 16 per pass
-
-
-def blank_embedded_media(text: str, passes: int = 3) -> str:
-    """Embedded images and media replaced by `""`, as the official's notebook cleaner does (16 per pass)."""
-    if "image/png" in text or "image/jpeg" in text:
-        for _ in range(passes):
-            text = _MEDIA_FIELD.sub('""', text, count=_OFFICIAL_SUB_COUNT)
-    uris = ("data:video/mp4;base64,", "data:image/jpeg;base64,", "data:image/png;base64,", "data:audio/x-wav;base64,")
-    if any(uri in text for uri in uris):
-        for _ in range(passes):
-            text = _MEDIA_URI.sub('""', text, count=_OFFICIAL_SUB_COUNT)
-    return text
-
-
-class _Counter:
-    """One file's text with its exact span counter and the byte sizes the cheap upper bounds use."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.spans = cl100k.SpanCounter(text)
-        self._ascii = text.isascii()
-        self._byte_starts: Any = None
-        self._prefix: dict[str, int] = {}
-
-    def bytes_between(self, s: int, e: int) -> int:
-        if self._ascii:
-            return e - s
-        if self._byte_starts is None:
-            self._byte_starts = cl100k.byte_starts(self.text)
-        return int(self._byte_starts[e] - self._byte_starts[s])
-
-    def prefix_bytes(self, name: str) -> int:
-        if name not in self._prefix:
-            self._prefix[name] = len(name.encode("utf-8")) + 2
-        return self._prefix[name]
-
-    def plain_counter(self, lo: int) -> Callable[[str], int]:
-        """A semchunk token counter for pieces of `text[lo:...]`: short strings are encoded (and remembered);
-        long ones are located in the file and counted from its one encoding. Any place where the same string
-        occurs gives the same count, so `find` needs no more than a hint."""
-        memo: dict[str, int] = {}
-        text, spans = self.text, self.spans
-        hint = [lo]
-
-        def count(piece: str) -> int:
-            n = memo.get(piece)
-            if n is None:
-                if len(piece) <= cl100k.SHORT:
-                    n = cl100k.count(piece)
-                else:
-                    at = text.find(piece, hint[0])
-                    if at < 0:
-                        at = text.find(piece, lo)
-                    if at < 0:
-                        n = cl100k.count(piece)
-                    else:
-                        hint[0] = at
-                        n = spans.count(at, at + len(piece))
-                memo[piece] = n
-            return n
-
-        return count

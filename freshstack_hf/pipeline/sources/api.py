@@ -9,6 +9,7 @@ from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.sources.posts import Post, ScanStats, iso_date, parse_tags, to_int
+from freshstack_hf.pipeline.sources.reader import BY_CONTENT, BY_EXTENSION, NO, QuestionReader
 
 
 def api_files(path: Path) -> list[Path]:
@@ -75,3 +76,25 @@ def _api_post(path: Path, i: int, item: dict, is_question: bool) -> Post:
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise FreshStackError(f"{path}: items[{i}]: bad or missing field ({exc}); keep the API's raw JSON") from exc
+
+
+class ApiPages(QuestionReader):
+    """Saved Stack Exchange API responses, `{"items": [...]}` JSON: one file or a folder of them."""
+
+    format = "api"
+
+    @classmethod
+    def holds(cls, name: str) -> bool:
+        return name.endswith(".json")
+
+    @classmethod
+    def file_score(cls, name: str, head: bytes) -> int:
+        if head.startswith(b"{") and b'"items"' in head:
+            return BY_CONTENT
+        return BY_EXTENSION if name.endswith(".json") else NO
+
+    def files(self) -> list[Path]:
+        return api_files(self.path)
+
+    def scan(self, want_question, want_answer, stats, progress=None) -> Iterator[Post]:
+        return scan_api(self.path, want_question, want_answer, stats, progress)

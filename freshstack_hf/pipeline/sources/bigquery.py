@@ -16,6 +16,7 @@ from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.sources.posts import Post, Progress, ScanStats, iso_date, parse_tags, to_int
+from freshstack_hf.pipeline.sources.reader import BY_NAME, NO, QuestionReader
 
 _TABLE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".csv.gz", ".tsv.gz", ".jsonl.gz", ".json.gz")
 QUESTION_COLUMNS = ("id", "title", "body", "accepted_answer_id", "creation_date", "tags", "score")
@@ -135,3 +136,27 @@ def _table_post(path: Path, n: int, row: dict, is_question: bool) -> Post:
         )
     except (TypeError, ValueError) as exc:
         raise FreshStackError(f"{path}: line {n}: bad value in row id={row.get('id')!r} ({exc}); re-export") from exc
+
+
+class BigQueryExport(QuestionReader):
+    """BigQuery's `posts_questions` and `posts_answers` tables exported as CSV, TSV or JSONL (sharded or not)."""
+
+    format = "bigquery"
+
+    @classmethod
+    def holds(cls, name: str) -> bool:
+        return name.startswith("posts_questions")
+
+    @classmethod
+    def file_score(cls, name: str, head: bytes) -> int:
+        if name.endswith((".7z", ".xml")):  # never a table export, whatever its name
+            return NO
+        tables = name.startswith(("posts_questions", "posts_answers")) or name.endswith((".csv", ".tsv", ".jsonl"))
+        return BY_NAME if tables else NO
+
+    def files(self) -> list[Path]:
+        questions, answers = bigquery_files(self.path)
+        return questions + answers
+
+    def scan(self, want_question, want_answer, stats, progress=None) -> Iterator[Post]:
+        return scan_bigquery(self.path, want_question, want_answer, stats, progress)

@@ -27,6 +27,7 @@ from freshstack_hf.pipeline.sources.posts import (
     parse_tags,
     to_int,
 )
+from freshstack_hf.pipeline.sources.reader import BY_CONTENT, BY_NAME, NO, QuestionReader
 
 log = logging.getLogger(__name__)
 
@@ -196,3 +197,30 @@ def _open_posts(path: Path, tmp_dir: Path | None) -> Iterator:
             yield f
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+class StackExchangeDump(QuestionReader):
+    """The Stack Exchange data dump: `Posts.xml`, gzipped, or inside the site's `.7z` (a file or its folder)."""
+
+    format = "stackexchange"
+    answers_may_come_first = True  # ids are not strictly creation-ordered after merges and migrations
+
+    @classmethod
+    def holds(cls, name: str) -> bool:
+        return name == "posts.xml" or name.endswith(".7z")
+
+    @classmethod
+    def file_score(cls, name: str, head: bytes) -> int:
+        if name.endswith((".7z", ".xml")):
+            return BY_NAME
+        return BY_CONTENT if head.startswith(b"<") else NO
+
+    def files(self) -> list[Path]:
+        return [dump_file(self.path)]
+
+    def scan(self, want_question, want_answer, stats, progress=None) -> Iterator[Post]:
+        return scan_dump(dump_file(self.path), want_question, want_answer, stats, progress, self.tmp_dir)
+
+    def stream_size(self) -> int | None:
+        path = dump_file(self.path)
+        return archive_member(path)[1] if path.suffix.lower() == ".7z" else self.size()

@@ -23,12 +23,14 @@ from freshstack_hf.pipeline.corpus.file_selection import load_text, read_release
 from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker
 from freshstack_hf.pipeline.corpus.repos import ResolvedRepo, describe_repo, resolve_repo
 from freshstack_hf.pipeline.corpus.token_counts import get_tokenizer
+from freshstack_hf.pipeline.inputs import CHUNKS, REPO_CACHE
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.topic_config import CorpusConfig, RepoConfig
 
 NAME = "corpus"
 READS = ("topic", "corpus")
-OUTPUT = "chunks.parquet"
+VERSION = 1
+OUTPUTS = (CHUNKS,)
 SCHEMA = pa.schema(
     [
         ("_id", pa.string()),
@@ -75,8 +77,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
     started = time.perf_counter()
     cfg = ctx.config.corpus
     tokenizer = get_tokenizer(cfg.tokenizer) if cfg.chunker == "sections" else None
-    cache = ctx.dir(NAME) / "cache"
-    target = ctx.dir(NAME) / OUTPUT
+    cache = REPO_CACHE.path(ctx.work)
+    target = CHUNKS.path(ctx.work)
     repos: list[dict[str, Any]] = []
     assert len({r.keyword for r in cfg.repositories}) == len(cfg.repositories), "keywords must be unique (id prefix)"
     with atomic_path(target) as tmp:
@@ -207,6 +209,10 @@ def _chunk_repo(
     }
 
 
+def summary(record: dict[str, Any]) -> str:
+    return f"{record.get('chunks', '?')} chunks from {record.get('files', '?')} files"
+
+
 def plan(ctx: StageContext) -> dict[str, Any]:
     """Per repository: how it would be read and at which commit (resolved where cheap); nothing is written."""
     cfg = ctx.config.corpus
@@ -215,7 +221,7 @@ def plan(ctx: StageContext) -> dict[str, Any]:
         "chunker": cfg.chunker,
         "tokenizer": cfg.tokenizer if cfg.chunker == "sections" else "cl100k_base",
         "max_tokens": cfg.max_tokens,
-        "writes": str(ctx.work / NAME / OUTPUT),
+        "writes": str(CHUNKS.path(ctx.work)),
     }
 
 

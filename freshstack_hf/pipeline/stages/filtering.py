@@ -9,18 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from freshstack_hf.pipeline.inputs import read_nuggets, read_qas
+from freshstack_hf.pipeline.inputs import JUDGMENTS, KEPT, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_json
 
 NAME = "filter"
 READS = ("judgments",)
 VERSION = 1
+OUTPUTS = (KEPT,)
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
     questions = [q.query_id for q in read_qas(ctx)]
     nuggets = read_nuggets(ctx)
-    table = read_table(ctx.work / "judgments" / "judgments.parquet")
+    table = read_table(JUDGMENTS.path(ctx.work))
     supported: set[str] = set()
     for nid, rel in zip(table.column("nugget_id").to_pylist(), table.column("relevance").to_pylist(), strict=True):
         if rel > 0:
@@ -33,7 +34,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "no_supported_nugget": sorted(set(with_nuggets) - set(some_support)),
         "unsupported_nugget": sorted(set(some_support) - set(all_support)),
     }
-    write_json(ctx.dir(NAME) / "kept.json", {"kept": all_support, "dropped": dropped})
+    write_json(KEPT.path(ctx.work), {"kept": all_support, "dropped": dropped})
     n = len(questions)
     return {
         "questions": n,
@@ -46,5 +47,12 @@ def run(ctx: StageContext) -> dict[str, Any]:
     }
 
 
+def summary(record: dict[str, Any]) -> str:
+    return (
+        f"{record['questions']} -> {record['after_no_support_filter']} (no support) -> "
+        f"{record['after_unsupported_nugget_filter']} (an unsupported nugget) questions"
+    )
+
+
 def plan(ctx: StageContext) -> dict[str, Any]:
-    return {"reads": str(ctx.work / "judgments" / "judgments.parquet"), "calls": 0}
+    return {"reads": str(JUDGMENTS.path(ctx.work)), "calls": 0}

@@ -13,14 +13,15 @@ from typing import Any
 import pyarrow as pa
 
 from freshstack_hf.llm.document_cut import cut_document
-from freshstack_hf.pipeline.accounting import backend_record
+from freshstack_hf.pipeline.accounting import backend_record, made_by
 from freshstack_hf.pipeline.backends import JudgeTask
-from freshstack_hf.pipeline.inputs import read_chunks, read_nuggets, read_qas
+from freshstack_hf.pipeline.inputs import JUDGMENTS, POOLS, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_table
 
 NAME = "judgments"
 READS = ("topic", "llm", "judging", "pools")
 VERSION = 1
+OUTPUTS = (JUDGMENTS,)
 
 SCHEMA = pa.schema(
     [("query_id", pa.string()), ("nugget_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64())]
@@ -54,7 +55,7 @@ def make_tasks(ctx: StageContext) -> list[JudgeTask]:
     """The build's tasks: each question's pool, in pool order."""
     nuggets = {qid: tuple(t for _, t, _ in items) for qid, items in read_nuggets(ctx).items()}
     questions = {q.query_id: q.question for q in read_qas(ctx)}
-    pools = read_table(ctx.work / "pools" / "pools.parquet", ["query_id", "doc_id"]).to_pylist()
+    pools = read_table(POOLS.path(ctx.work), ["query_id", "doc_id"]).to_pylist()
     by_query: dict[str, list[str]] = {}
     for r in pools:
         by_query.setdefault(r["query_id"], []).append(r["doc_id"])
@@ -84,7 +85,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
                 rows["nugget_id"].append(nid)
                 rows["doc_id"].append(doc)
                 rows["relevance"].append(int(bool(yes)))
-    write_table(ctx.dir(NAME) / "judgments.parquet", pa.table(rows, schema=SCHEMA))
+    write_table(JUDGMENTS.path(ctx.work), pa.table(rows, schema=SCHEMA))
     positive = sum(rows["relevance"])
     return {
         "calls_planned": len(tasks),
@@ -97,8 +98,12 @@ def run(ctx: StageContext) -> dict[str, Any]:
     }
 
 
+def summary(record: dict[str, Any]) -> str:
+    return f"{record['pairs']} judgments, {record['supported_pairs']} supported{made_by(record)}"
+
+
 def plan(ctx: StageContext) -> dict[str, Any]:
-    pools = ctx.work / "pools" / "pools.parquet"
+    pools = POOLS.path(ctx.work)
     if not pools.is_file():
         n = ctx.config.questions.max_questions
         depth = ctx.config.pooling.depth * len(ctx.config.pooling.techniques)

@@ -11,13 +11,14 @@ from typing import Any
 
 import pyarrow as pa
 
-from freshstack_hf.pipeline.accounting import backend_record
-from freshstack_hf.pipeline.inputs import nuggets_path, questions_path, read_qas
+from freshstack_hf.pipeline.accounting import backend_record, made_by
+from freshstack_hf.pipeline.inputs import NUGGETS, QUESTIONS, read_qas
 from freshstack_hf.pipeline.stage import StageContext, write_table
 
 NAME = "nuggets"
 READS = ("topic", "llm", "questions")
 VERSION = 1
+OUTPUTS = (NUGGETS,)
 
 SCHEMA = pa.schema(
     [("query_id", pa.string()), ("nugget_id", pa.string()), ("text", pa.string()), ("importance", pa.string())]
@@ -39,7 +40,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
             rows["nugget_id"].append(f"{qa.query_id}_{k}")
             rows["text"].append(nugget.text.strip())
             rows["importance"].append(nugget.importance)
-    write_table(nuggets_path(ctx), pa.table(rows, schema=SCHEMA))
+    write_table(NUGGETS.path(ctx.work), pa.table(rows, schema=SCHEMA))
     total = len(rows["nugget_id"])
     graded = sum(1 for i in rows["importance"] if i)
     return {
@@ -53,11 +54,15 @@ def run(ctx: StageContext) -> dict[str, Any]:
     }
 
 
+def summary(record: dict[str, Any]) -> str:
+    return f"{record['nuggets']} nuggets for {record['questions']} questions{made_by(record)}"
+
+
 def plan(ctx: StageContext) -> dict[str, Any]:
     n = _count(ctx)
     return {
-        "reads": str(questions_path(ctx)),
-        "writes": str(nuggets_path(ctx)),
+        "reads": str(QUESTIONS.path(ctx.work)),
+        "writes": str(NUGGETS.path(ctx.work)),
         "calls": n if not ctx.config.llm.offline else 0,
         "backend": "offline heuristic" if ctx.config.llm.offline else ctx.config.llm.model,
         "requests": n,
@@ -68,7 +73,7 @@ def plan(ctx: StageContext) -> dict[str, Any]:
 
 def _count(ctx: StageContext) -> int | None:
     """Questions the stage would send: known once `questions` has run, else the configured cap (or unknown)."""
-    path = questions_path(ctx)
+    path = QUESTIONS.path(ctx.work)
     if path.is_file():
         import pyarrow.parquet as pq
 

@@ -16,13 +16,14 @@ from typing import Any
 import pyarrow as pa
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.accounting import backend_record
-from freshstack_hf.pipeline.inputs import chunks_path, questions_path, read_chunks, read_nuggets, read_qas
+from freshstack_hf.pipeline.accounting import backend_record, made_by
+from freshstack_hf.pipeline.inputs import CHUNKS, POOL_QUERIES, POOLS, QUESTIONS, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, write_table
 
 NAME = "pools"
 READS = ("topic", "llm", "pooling", "questions", "corpus", "nuggets")
 VERSION = 1
+OUTPUTS = (POOL_QUERIES, POOLS)
 
 POOL_SCHEMA = pa.schema(
     [
@@ -66,7 +67,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     doc_ids = chunks.column("_id").to_pylist()
     texts = chunks.column("text").to_pylist()
     if not doc_ids:
-        raise FreshStackError(f"{chunks_path(ctx)}: the corpus is empty; check corpus.repositories")
+        raise FreshStackError(f"{CHUNKS.path(ctx.work)}: the corpus is empty; check corpus.repositories")
     flat = [(tech, qid, text) for tech, items in queries.items() for qid, text in items.items()]
     keys = [f"{tech}\t{qid}" for tech, qid, _ in flat]
     flat_texts = [text for _, _, text in flat]
@@ -97,15 +98,14 @@ def run(ctx: StageContext) -> dict[str, Any]:
             rows["doc_id"].append(doc)
             rows["best_rank"].append(best)
             rows["techniques"].append(sorted(set(techs)))
-    folder = ctx.dir(NAME)
     write_table(
-        folder / "pool_queries.parquet",
+        POOL_QUERIES.path(ctx.work),
         pa.table(
             {"query_id": [q for _, q, _ in flat], "technique": [t for t, _, _ in flat], "text": flat_texts},
             schema=QUERY_SCHEMA,
         ),
     )
-    write_table(folder / "pools.parquet", pa.table(rows, schema=POOL_SCHEMA))
+    write_table(POOLS.path(ctx.work), pa.table(rows, schema=POOL_SCHEMA))
     sizes = [len(v) for v in pool.values()]
     return {
         "techniques": list(queries),
@@ -177,17 +177,21 @@ def _id_key(qid: str) -> tuple[int, str]:
     return (int(qid), qid) if qid.isdigit() else (1 << 62, qid)
 
 
+def summary(record: dict[str, Any]) -> str:
+    return f"{record['pooled_docs']} pooled docs for {record['questions']} questions{made_by(record)}"
+
+
 def plan(ctx: StageContext) -> dict[str, Any]:
     cfg = ctx.config.pooling
     llm_techniques = [t for t in cfg.techniques if t in ("subquestions", "closed_book")]
-    path = questions_path(ctx)
+    path = QUESTIONS.path(ctx.work)
     n = None
     if path.is_file():
         import pyarrow.parquet as pq
 
         n = pq.read_metadata(path).num_rows
     return {
-        "reads": [str(path), str(chunks_path(ctx))],
+        "reads": [str(path), str(CHUNKS.path(ctx.work))],
         "techniques": list(cfg.techniques),
         "retrievers": list(cfg.retrievers),
         "calls": 0 if ctx.config.llm.offline or n is None else n * len(llm_techniques),

@@ -14,13 +14,17 @@ import time
 from collections import Counter
 from typing import Any
 
+from freshstack_hf.pipeline.inputs import COOCCURRENCE, QUESTIONS
 from freshstack_hf.pipeline.sources.html_text import has_code, html_to_text
 from freshstack_hf.pipeline.sources.posts import Post, ScanStats
-from freshstack_hf.pipeline.sources.registry import PostSource
+from freshstack_hf.pipeline.sources.reader import QuestionReader
+from freshstack_hf.pipeline.sources.registry import open_source
 from freshstack_hf.pipeline.stage import StageContext, write_json, write_table
 
 NAME = "questions"
 READS = ("topic", "questions")
+VERSION = 1
+OUTPUTS = (QUESTIONS, COOCCURRENCE)
 log = logging.getLogger(__name__)
 
 COLUMNS = (
@@ -29,9 +33,9 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def _source(ctx: StageContext) -> PostSource:
+def _source(ctx: StageContext) -> QuestionReader:
     q = ctx.config.questions
-    return PostSource(q.source, q.format, tmp_dir=ctx.work.parent)
+    return open_source(q.source, q.format, tmp_dir=ctx.work.parent)
 
 
 def plan(ctx: StageContext) -> dict[str, Any]:
@@ -105,9 +109,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
     passes = 1
     missing = {str(p.accepted_answer_id) for p in candidates.values()} - {str(a) for a in answers}
-    if missing and src.format == "stackexchange":
-        # An accepted answer can precede its question in the dump (ids are not strictly creation-ordered after
-        # merges and migrations): one more pass that decodes only those answers.
+    if missing and src.answers_may_come_first:
+        # An accepted answer can precede its question in some layouts (the dump: ids are not strictly
+        # creation-ordered after merges and migrations): one more pass that decodes only those answers.
         passes = 2
         log.info("questions: %d accepted answers came before their question; second pass", len(missing))
         second = ScanStats()
@@ -120,10 +124,9 @@ def run(ctx: StageContext) -> dict[str, Any]:
     kept = present[: q.max_questions] if q.max_questions else present
     seconds = time.perf_counter() - start
 
-    out = ctx.dir(NAME)
-    write_table(out / "questions.parquet", _table(kept, answers))
+    write_table(QUESTIONS.path(ctx.work), _table(kept, answers))
     cooc = cooccurrence(kept, q.tags, q.cooccurrence_top_k)
-    write_json(out / "cooccurrence.json", cooc)
+    write_json(COOCCURRENCE.path(ctx.work), cooc)
     if not kept:
         log.warning("questions: no question of %s kept; check questions.tags / since / until", src.path)
 
@@ -146,8 +149,12 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "kept": len(kept),
         "counts": counts,
         "cooccurrence_top10": cooc["cooccurring"][:10],
-        "files": ["questions.parquet", "cooccurrence.json"],
+        "files": [f.name for f in OUTPUTS],
     }
+
+
+def summary(record: dict[str, Any]) -> str:
+    return f"{record.get('kept', record.get('questions', '?'))} questions kept"
 
 
 def _table(kept: list[Post], answers: dict[int, Post]):

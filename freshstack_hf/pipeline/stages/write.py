@@ -11,8 +11,8 @@ import json
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError, ValidationError
-from freshstack_hf.pipeline.inputs import read_chunks, read_nuggets
-from freshstack_hf.pipeline.stage import RECORD, StageContext, read_table
+from freshstack_hf.pipeline.inputs import JUDGMENTS, KEPT, QUESTIONS, read_chunks, read_nuggets
+from freshstack_hf.pipeline.stage import StageContext, read_table
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
 from freshstack_hf.repo.tables import nuggets_table, official_queries_table, query_side_from_official, with_importance
 from freshstack_hf.topic import Topic
@@ -20,11 +20,11 @@ from freshstack_hf.topic import Topic
 NAME = "write"
 READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter")
 VERSION = 1
-STAGE_ORDER = ("questions", "corpus", "nuggets", "pools", "judgments", "filter")
+OUTPUTS = ()  # the dataset repo at `ctx.out`, committed atomically by the writer, not a work-folder file
 
 
 def assemble(ctx: StageContext) -> Topic:
-    kept_file = ctx.work / "filter" / "kept.json"
+    kept_file = KEPT.path(ctx.work)
     kept = json.loads(kept_file.read_text(encoding="utf-8"))["kept"]
     if not kept:
         raise FreshStackError(
@@ -34,7 +34,7 @@ def assemble(ctx: StageContext) -> Topic:
     keep = set(kept)
     queries = [
         Query(r["query_id"], r["title"], r["body"], r["answer_id"], r["answer_text"], r["date"], tuple(r["tags"]))
-        for r in read_table(ctx.work / "questions" / "questions.parquet").to_pylist()
+        for r in read_table(QUESTIONS.path(ctx.work)).to_pylist()
         if r["query_id"] in keep
     ]
     nuggets = [
@@ -43,7 +43,7 @@ def assemble(ctx: StageContext) -> Topic:
         if qid in keep
         for nid, text, importance in items
     ]
-    table = read_table(ctx.work / "judgments" / "judgments.parquet")
+    table = read_table(JUDGMENTS.path(ctx.work))
     judgments = [
         NuggetJudgment(q, n, d, r)
         for q, n, d, r in zip(
@@ -65,9 +65,11 @@ def assemble(ctx: StageContext) -> Topic:
 
 def build_account(ctx: StageContext) -> dict[str, Any]:
     """What the manifest keeps of the build: each stage's record and the definition it ran from."""
+    from freshstack_hf.pipeline.stages import ORDER
+
     stages = {}
-    for stage in STAGE_ORDER:
-        path = ctx.work / stage / RECORD
+    for stage in ORDER[: ORDER.index(NAME)]:
+        path = ctx.record_path(stage)
         if path.is_file():
             stages[stage] = json.loads(path.read_text(encoding="utf-8"))
     return {"definition": ctx.config.to_dict(), "stages": stages}
@@ -110,6 +112,10 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "judgments": len(topic.judgments),
         "candidate_quality": candidates["quality"],
     }
+
+
+def summary(record: dict[str, Any]) -> str:
+    return f"{record['repo']}: {record['queries']} queries, {record['docs']} docs, {record['judgments']} judgments"
 
 
 def plan(ctx: StageContext) -> dict[str, Any]:

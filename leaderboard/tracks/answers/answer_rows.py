@@ -24,18 +24,7 @@ def measure_key(measure_id: str) -> str:
 
 def stored_results(scores: AnswerScores, measures: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
     """Per topic {"metrics", "per_query", "ci"} with prefixed measure ids (all measures, or only `measures`)."""
-    keep = None if measures is None else set(measures)
-    out: dict[str, dict[str, Any]] = {}
-    for topic, t in scores.topics.items():
-        ids = [m for m in t.metrics if keep is None or m in keep]
-        if not ids:
-            continue
-        out[topic] = {
-            "metrics": {measure_key(m): t.metrics[m] for m in ids},
-            "per_query": {q: {measure_key(m): v for m, v in s.items() if m in ids} for q, s in t.per_query.items()},
-            "ci": {measure_key(m): (t.intervals[m].low, t.intervals[m].high) for m in ids if m in t.intervals},
-        }
-    return out
+    return scores.stored(measures, key=measure_key)
 
 
 def answers_content_hash(file_hash: str, dataset_revision: str, prefix: str = PREFIX) -> str:
