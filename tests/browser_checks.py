@@ -4,8 +4,13 @@ HTML entity, no 16-digit float, no table headed by nothing or by "1 2 3") and it
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -18,6 +23,7 @@ ARGS = [
 ]
 ENTITY = re.compile(r"&#x?[0-9a-fA-F]+;|&(amp|lt|gt|quot);")
 LONG_FLOAT = re.compile(r"\d\.\d{7,}")
+FONT_FILE = re.compile(r"\.(woff2?|ttf|otf|eot)$", re.IGNORECASE)
 
 # Header texts of every table on screen (Gradio's cell-menu glyph dropped); hidden tabs and tables are skipped.
 VISIBLE_HEADERS = """() => [...document.querySelectorAll('table')]
@@ -55,3 +61,50 @@ def screenshot(page: Any, path: Path, min_ink: float = 0.02) -> Path:
     page.screenshot(path=str(path), full_page=True)
     assert_not_blank(path, min_ink)
     return path
+
+
+# Gradio draws a table's body as rows of divs (`role=row` / `role=gridcell`), its header as a <table>.
+# (text, pixels cut off) of every cell of the table under a selector whose content overflows its cell, and
+# of the table's viewport when it must scroll sideways (columns cut off on the right).
+CLIPPED_CELLS = """(selector) => [...document.querySelectorAll(
+        [' [role=gridcell]', ' th', ' .virtual-table-viewport'].map(part => selector + part).join(', '))]
+    .filter(c => c.getClientRects().length > 0)
+    .map(c => [c.innerText.replace('⋮', '').trim().slice(0, 80), c.scrollWidth - c.clientWidth,
+               (c.querySelector('span') || c).scrollWidth - (c.querySelector('span') || c).clientWidth])
+    .filter(([text, cell, span]) => cell > 1 || span > 1)"""
+# Rows of a Gradio table (header texts first), as drawn.
+TABLE_TEXT = """(selector) => {
+    const table = document.querySelector(selector);
+    const headers = [...table.querySelectorAll('thead th')].map(th => th.innerText.replace('⋮', '').trim());
+    const cells = row => [...row.querySelectorAll('[role=gridcell]')].map(cell => cell.innerText.trim());
+    const rows = [...table.querySelectorAll('.virtual-row[role=row]')].map(cells);
+    return [headers, ...rows.filter(r => r.length === headers.length && r.some(cell => cell !== ''))];
+}"""
+
+
+def assert_stayed_local(requests: list[str]) -> None:
+    """Every request went to the app on 127.0.0.1, and none fetched a font file (fonts are the system's)."""
+    web = [u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")]
+    assert web, "no request recorded"
+    assert [u for u in web if urlsplit(u).hostname != "127.0.0.1"] == []
+    assert [u for u in web if FONT_FILE.search(urlsplit(u).path)] == []
+
+
+def require_chromium() -> None:
+    """Skip, saying why, where Debian's Chromium is not installed (CI installs it)."""
+    if not CHROMIUM.is_file():
+        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+
+
+@contextmanager
+def headless_chromium() -> Iterator[Any]:
+    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser)."""
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from browser_checks import ARGS, CHROMIUM, assert_reads_well, screenshot
+from browser_checks import assert_reads_well, headless_chromium, require_chromium, screenshot
 from ports import free_port
 from submission_files import answers_text
 
@@ -17,11 +17,8 @@ NAME = "Page-uploaded answers"
 
 @pytest.fixture(scope="module")
 def answers_page(tmp_path_factory, lb_dataset, bm25_runs):
-    if not CHROMIUM.is_file():
-        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    require_chromium()
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from playwright.sync_api import sync_playwright
-
     from leaderboard.app import build_app, launch_app
     from leaderboard.store import Store
 
@@ -35,10 +32,8 @@ def answers_page(tmp_path_factory, lb_dataset, bm25_runs):
     demo = build_app(lb_dataset, store, archive_dir=root / "runs", resamples=200)
     port = free_port()
     launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+    with headless_chromium() as browser:
         yield {"browser": browser, "url": f"http://127.0.0.1:{port}/", "good": good, "bad": bad, "store": store}
-        browser.close()
     demo.close()
     store.close()
 

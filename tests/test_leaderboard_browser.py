@@ -20,27 +20,32 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
-from browser_checks import ARGS, CHROMIUM, VISIBLE_HEADERS, assert_reads_well, screenshot
-from conftest import SHARED_DATA
+from browser_checks import (
+    CLIPPED_CELLS,
+    TABLE_TEXT,
+    VISIBLE_HEADERS,
+    assert_reads_well,
+    assert_stayed_local,
+    headless_chromium,
+    require_chromium,
+    screenshot,
+)
 from ports import free_port
+from shared_paths import OFFICIAL_LEADERBOARD
 from submission_files import merged, write_trec
 
 pytestmark = pytest.mark.slow
 SCRIPT_NAME = "<img src=x onerror=window.__pwned=1>Evil & <b>bold</b> run"
-REFERENCE = SHARED_DATA / "reference" / "freshstack-official-leaderboard.json"
 PUBLISHED_ROW = "Qwen3-8B (Emb)"  # a published system, among the reference table's top rows
 SIZED = [("small model", 22_700_000, 4), ("large model", 1_300_000_000, 12)]  # name, parameters, run depth
-FONT_FILE = re.compile(r"\.(woff2?|ttf|otf|eot)$", re.IGNORECASE)
 NUMBER = re.compile(r"\d+\.\d+")
 
 
 @pytest.fixture(scope="module")
 def page_url(tmp_path_factory, lb_dataset, bm25_runs):
-    if not CHROMIUM.is_file():
-        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    require_chromium()
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from leaderboard.app import build_app, launch_app
     from leaderboard.archive import RunArchive
@@ -63,7 +68,7 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):
         scored = score_for_store(lb_dataset, top, lb_dataset.topics, resamples=200)
         meta = ResultMeta(lb_dataset.revision, parameters={"job": "model"})
         store.add_system(name=name, kind="model", content_hash=name, size=size, results=scored.results, meta=meta)
-    reported = REFERENCE if REFERENCE.is_file() else None
+    reported = OFFICIAL_LEADERBOARD if OFFICIAL_LEADERBOARD.is_file() else None
     demo = build_app(lb_dataset, store, archive_dir=root / "runs", reported_path=reported)
     port = free_port()
     launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
@@ -74,12 +79,8 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):
 
 @pytest.fixture(scope="module")
 def browser(page_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+    with headless_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
@@ -108,33 +109,6 @@ def visit(browser, page_url):
     expect(page.locator("#leaderboard-table").get_by_text("BM25", exact=True).first).to_be_attached(timeout=60_000)
     yield seen
     page.close()
-
-
-# Gradio draws a table's body as rows of divs (`role=row` / `role=gridcell`), its header as a <table>.
-# (text, pixels cut off) of every cell of the table under a selector whose content overflows its cell, and
-# of the table's viewport when it must scroll sideways (columns cut off on the right).
-CLIPPED_CELLS = """(selector) => [...document.querySelectorAll(
-        [' [role=gridcell]', ' th', ' .virtual-table-viewport'].map(part => selector + part).join(', '))]
-    .filter(c => c.getClientRects().length > 0)
-    .map(c => [c.innerText.replace('⋮', '').trim().slice(0, 80), c.scrollWidth - c.clientWidth,
-               (c.querySelector('span') || c).scrollWidth - (c.querySelector('span') || c).clientWidth])
-    .filter(([text, cell, span]) => cell > 1 || span > 1)"""
-# Rows of a Gradio table (header texts first), as drawn.
-TABLE_TEXT = """(selector) => {
-    const table = document.querySelector(selector);
-    const headers = [...table.querySelectorAll('thead th')].map(th => th.innerText.replace('⋮', '').trim());
-    const cells = row => [...row.querySelectorAll('[role=gridcell]')].map(cell => cell.innerText.trim());
-    const rows = [...table.querySelectorAll('.virtual-row[role=row]')].map(cells);
-    return [headers, ...rows.filter(r => r.length === headers.length && r.some(cell => cell !== ''))];
-}"""
-
-
-def assert_stayed_local(requests: list[str]) -> None:
-    """Every request went to the app on 127.0.0.1, and none fetched a font file (fonts are the system's)."""
-    web = [u for u in requests if urlsplit(u).scheme in ("http", "https", "ws", "wss")]
-    assert web, "no request recorded"
-    assert [u for u in web if urlsplit(u).hostname != "127.0.0.1"] == []
-    assert [u for u in web if FONT_FILE.search(urlsplit(u).path)] == []
 
 
 def test_page_table_search_and_screenshot(visit, shots):
@@ -168,8 +142,8 @@ def test_page_table_search_and_screenshot(visit, shots):
 def test_the_reference_tab_shows_the_published_figures_apart(visit, shots):
     from playwright.sync_api import expect
 
-    if not REFERENCE.is_file():
-        pytest.skip(f"the official figures are not at {REFERENCE}")
+    if not OFFICIAL_LEADERBOARD.is_file():
+        pytest.skip(f"the official figures are not at {OFFICIAL_LEADERBOARD}")
     page = visit.page
     page.get_by_role("tab", name="Reference (published)").click()
     published = page.locator("#reference-table")
@@ -189,7 +163,7 @@ def test_a_published_topic_deep_link_points_to_the_reference_tab(browser, page_u
 
     page = browser.new_page(viewport={"width": 1400, "height": 900})
     page.goto(f"{page_url}?topic=langchain")
-    expected = "in the Reference (published) tab" if REFERENCE.is_file() else "unknown topic 'langchain'"
+    expected = "in the Reference (published) tab" if OFFICIAL_LEADERBOARD.is_file() else "unknown topic 'langchain'"
     expect(page.get_by_text(expected, exact=False).first).to_be_visible(timeout=60_000)
     expect(page.locator("#leaderboard-table").get_by_text("alpha α-nDCG@10").first).to_be_attached()
     page.close()

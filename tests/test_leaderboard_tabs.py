@@ -5,10 +5,11 @@ tab added to the registry (a toy one, defined here) is laid out and wired, or le
 from __future__ import annotations
 
 import gradio as gr
+from toy_tab import ToyTab
 
 from leaderboard import tabs
 from leaderboard.app import build_app
-from leaderboard.page import Page, PageTab
+from leaderboard.page import Page
 
 FILTERS = ["search", "types", "sizes", "topic", "sort", "order"]
 API = {  # api name -> the parameters clients pass (the page's API, as `gradio_client` sees it)
@@ -30,23 +31,6 @@ ELEM_IDS = {
     "run-submit", "submit-outcome",
 }  # fmt: skip
 LABELS = ["Leaderboard", "Answers", "Detail", "Plots", "Submit", "About"]
-
-
-class ToyTab(PageTab):
-    """A tab of a track that does not exist: a text, and a button counting the store's systems."""
-
-    label, id = "Toy", "toy"
-
-    def layout(self, page: Page) -> None:
-        gr.Markdown(f"A toy tab over {len(page.dataset.topics)} topics.", elem_id="toy-text")
-        self.button = gr.Button("Count the systems", elem_id="toy-button")
-        self.count = gr.Markdown(elem_id="toy-count")
-
-    def wire(self, page: Page) -> None:
-        def count_systems() -> str:
-            return f"{len(page.store.leaderboard_rows())} systems stored"
-
-        self.button.click(count_systems, None, self.count, api_name="toy_count")
 
 
 class HiddenTab(ToyTab):

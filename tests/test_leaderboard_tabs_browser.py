@@ -7,20 +7,17 @@ from __future__ import annotations
 import os
 
 import pytest
-from browser_checks import ARGS, CHROMIUM, assert_reads_well
+from browser_checks import assert_reads_well, headless_chromium, require_chromium
 from ports import free_port
-from test_leaderboard_tabs import ToyTab
+from toy_tab import ToyTab
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
 def toy_page(tmp_path, lb_dataset, monkeypatch):
-    if not CHROMIUM.is_file():
-        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    require_chromium()
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from playwright.sync_api import sync_playwright
-
     from leaderboard import tabs
     from leaderboard.app import build_app, launch_app
     from leaderboard.store import Store
@@ -30,12 +27,10 @@ def toy_page(tmp_path, lb_dataset, monkeypatch):
         demo = build_app(lb_dataset, store, archive_dir=tmp_path / "runs", resamples=200)
         port = free_port()
         launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
-        with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        with headless_chromium() as browser:
             page = browser.new_page(viewport={"width": 1400, "height": 900})
             page.goto(f"http://127.0.0.1:{port}/")
             yield page
-            browser.close()
         demo.close()
 
 

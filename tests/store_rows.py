@@ -1,0 +1,20 @@
+"""Rows the store tests write and count: one result's scores, the metadata every result carries, a table's size."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from leaderboard.schema import ResultMeta
+from leaderboard.store import Store
+
+META = ResultMeta("rev-1", parameters={"k": 10})
+
+
+def topic_scores(value: float = 0.5, queries: int = 3) -> dict[str, dict]:
+    per_query = {f"q{i}": {"alpha_ndcg@10": value, "coverage@20": value / 2} for i in range(queries)}
+    return {"metrics": {"alpha_ndcg@10": value, "coverage@20": value / 2}, "per_query": per_query}
+
+
+def count(store: Store, table) -> int:
+    with store.engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(table)).scalar_one()
