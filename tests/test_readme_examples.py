@@ -68,3 +68,21 @@ def test_dataset_score_example_runs_and_alpha_travels_with_the_measure(tmp_path)
     values = ast.literal_eval(printed)
     assert set(values) >= {"alpha_ndcg@10", "alpha_ndcg(alpha=0.2)@10", "coverage@20"}
     assert all(v > 0 for v in values.values()) and values["alpha_ndcg(alpha=0.2)@10"] != values["alpha_ndcg@10"]
+
+
+def test_the_extension_recipes_name_what_exists():
+    """Every file the "Extend it" section points a maintainer to is there, and its backend sketch registers."""
+    from freshstack_hf.llm.registry import transport_kind, unregister
+
+    section = _section("Extend it")
+    root = README.parent
+    paths = set(re.findall(r"`((?:freshstack_hf|leaderboard|tests)/[\w/]+\.py)`", section))
+    assert len(paths) >= 8 and all((root / p).is_file() for p in paths), sorted(
+        p for p in paths if not (root / p).is_file()
+    )
+    (sketch,) = _python_blocks(section)
+    try:
+        exec(compile(sketch, "README.md", "exec"), {})
+        assert transport_kind("anthropic+https://api.anthropic.com") == "anthropic"
+    finally:
+        unregister("anthropic")
