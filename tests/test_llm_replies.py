@@ -59,6 +59,20 @@ def test_other_parsers_reject_bad_shapes():
 # ---- configuration ---------------------------------------------------------------------------------------
 
 
+def test_timing_variables_that_are_no_number_are_named(monkeypatch):
+    """The retry waits and the Batch poll read their seconds the same way: a typo is an error naming the variable."""
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.llm.batch import wait_for_batch
+    from freshstack_hf.llm.retry import RetryPolicy
+
+    monkeypatch.setenv("FRESHSTACK_LLM_BATCH_POLL", "30s")
+    with pytest.raises(FreshStackError, match=r"FRESHSTACK_LLM_BATCH_POLL='30s' is not a number of seconds"):
+        wait_for_batch(None, "judgments", "batch-1")
+    monkeypatch.setenv("FRESHSTACK_LLM_BACKOFF", "fast")
+    with pytest.raises(FreshStackError, match=r"FRESHSTACK_LLM_BACKOFF='fast' is not a number of seconds"):
+        RetryPolicy(LLMConfig(), lambda *args, **kw: None)
+
+
 def test_environment_overrides(monkeypatch, tmp_path):
     base = LLMConfig()
     monkeypatch.delenv("FRESHSTACK_LLM_BASE_URL", raising=False)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.cache import request_key
+from freshstack_hf.llm.retry import env_seconds
 
 if TYPE_CHECKING:
     from freshstack_hf.llm.client import LLMClient
@@ -142,7 +142,7 @@ def wait_for_batch(client: LLMClient, stage: str, batch_id: str) -> Any:
     """Poll until the batch reaches a terminal status; None when the endpoint no longer knows it."""
     import openai
 
-    interval = float(os.environ.get(POLL_ENV, "") or 30.0)
+    interval = env_seconds(POLL_ENV, 30.0)
 
     def retrieve() -> Any:
         try:
