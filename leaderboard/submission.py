@@ -59,8 +59,12 @@ class SubmitOutcome:
         if average:
             topics = ", ".join(escape_markdown(t) for t in self.details.get("topics", []))
             lines += ["", f"Average of the topics ({topics}):", "", "| measure | average |", "| --- | ---: |"]
-            lines += [f"| {escape_markdown(parse_measure(m).name)} | {v:.3f} |" for m, v in average.items()]
+            lines += [f"| {escape_markdown(self.measure_name(m))} | {v:.3f} |" for m, v in average.items()]
         return "\n".join(lines)
+
+    def measure_name(self, measure: str) -> str:
+        """How the average table names a measure id (a retrieval measure: its display name)."""
+        return parse_measure(measure).name
 
     def as_json(self) -> dict[str, Any]:
         return {

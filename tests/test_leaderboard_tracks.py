@@ -122,3 +122,19 @@ def test_an_older_store_is_widened_keeping_every_kind_its_rows_hold(store_url):
         }
         store.create_all()  # nothing left to widen
         assert len(store.leaderboard_rows()) == 3
+
+
+def test_an_outcome_names_each_average_by_its_tracks_measure_table():
+    from leaderboard.submission import SubmitOutcome
+    from leaderboard.tracks.answers.answer_submit import AnswerOutcome
+
+    details = {"topics": ["alpha", "beta"], "average": {"answers:citation_recall": 0.25, "answers:nugget_all": 0.5}}
+    table = ["", "Average of the topics (alpha, beta):", "", "| measure | average |", "| --- | ---: |"]
+    assert AnswerOutcome("scored", "scored: answers #1", 1, details=details).markdown().split("\n") == [
+        "scored: answers \\#1",
+        *table,
+        "| Cit\\. recall | 0.250 |",
+        "| All | 0.500 |",
+    ]
+    run = {"topics": ["alpha", "beta"], "average": {"alpha_ndcg@10": 0.3245}}
+    assert SubmitOutcome("scored", "ok", 2, details=run).markdown().split("\n")[-1] == "| α\\-nDCG@10 | 0.325 |"

@@ -25,28 +25,21 @@ from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.archive import AnswersArchive
-from leaderboard.sanitize import escape_markdown
 from leaderboard.schema import ResultMeta, SystemRecord
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, file_sha256
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 
+NAMES = {measure_key(m.id): m.name for m in BY_ID.values()}  # stored answer measure id -> display name
+
 
 @dataclass(frozen=True, slots=True)
 class AnswerOutcome(SubmitOutcome):
-    """A scored answer file: the page shows the average of each answer measure (named from the measure table)."""
+    """A scored answer file: its averages are stored answer measures (`answers:...`), named from their table."""
 
-    def markdown(self) -> str:
-        plain = SubmitOutcome(self.status, self.message, self.system_id, self.problems)  # message and problems
-        lines = [plain.markdown()]
-        average = self.details.get("average") or {}
-        if average:
-            topics = ", ".join(escape_markdown(t) for t in self.details.get("topics", []))
-            lines += ["", f"Average of the topics ({topics}):", "", "| measure | average |", "| --- | ---: |"]
-            names = {measure_key(m.id): m.name for m in BY_ID.values()}
-            lines += [f"| {escape_markdown(names.get(m, m))} | {v:.3f} |" for m, v in average.items()]
-        return "\n".join(lines)
+    def measure_name(self, measure: str) -> str:
+        return NAMES.get(measure, measure)
 
 
 def answered_topics(answers: AnswerSet, topics: Iterable[str], query_ids: Mapping[str, frozenset[str]]) -> list[str]:
