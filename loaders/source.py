@@ -2,9 +2,10 @@
 
 `FRESHSTACK_DATASET` names a local folder or a Hub id; unset, it is the published repo, read at a pinned
 revision so a score computed today can be reproduced after the repo gains topics or fixes.
-`FRESHSTACK_REVISION` overrides the revision of a Hub repo. A local folder has no revision, so it is
-identified by a hash of its data files (their paths and bytes; not the manifest, whose timestamps change with
-every rebuild of the same data): results say which data they were computed on (the rule is
+`FRESHSTACK_REVISION` overrides the revision of a Hub repo; for a local folder it picks the dated sibling folder
+(`freshstack@2025-10-31`, see `freshstack_hf.repo.revisions`). A local folder has no commit, so it is identified
+by a hash of its data files (their paths and bytes; not the manifest, whose timestamps change with every
+rebuild of the same data): results say which data they were computed on (the rule is
 `freshstack_hf.repo.dataset.dataset_revision`'s).
 """
 
@@ -65,9 +66,11 @@ def dataset_source(location: str | os.PathLike[str] | None = None, revision: str
     """The repo to read: `location` if given, else FRESHSTACK_DATASET, else the published repo (pinned)."""
     chosen = os.fspath(location) if location is not None else os.environ.get(ENV_DATASET, "").strip()
     chosen = chosen or PUBLISHED_DATASET
-    if Path(chosen).expanduser().is_dir():
-        return DatasetSource(str(Path(chosen).expanduser().resolve()), None)
     pinned = revision or os.environ.get(ENV_REVISION, "").strip() or None
+    if Path(chosen).expanduser().is_dir():  # a folder's revision is its `@REV` sibling (freshstack_hf.repo.revisions)
+        from freshstack_hf.repo.revisions import open_revision
+
+        return DatasetSource(str(open_revision(Path(chosen).expanduser(), pinned).resolve()), None)
     if pinned is None and chosen == PUBLISHED_DATASET:
         pinned = PUBLISHED_REVISION
     return DatasetSource(chosen, pinned)

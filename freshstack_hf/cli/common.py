@@ -69,13 +69,13 @@ def require_repo_folder(repo: str | Path) -> Path:
     )
 
 
-def resolve_topics(repo: str | Path, topic: str | None) -> list[str]:
+def resolve_topics(repo: str | Path, topic: str | None, revision: str | None = None) -> list[str]:
     """`--topic all` (or none) means every topic of the repo; otherwise a comma-separated list."""
     from freshstack_hf.repo.reader import list_topics
 
     if Path(repo).expanduser().exists():  # a local folder: say what is wrong with it; anything else is a Hub id
         require_repo_folder(repo)
-    available = list_topics(repo)
+    available = list_topics(repo, revision)
     if topic in (None, "all"):
         if not available:
             raise FreshStackError(f"{repo}: the repo holds no topics")
@@ -133,6 +133,11 @@ def add_repo_argument(p: Any, *, hub: bool = False, topics: str | None = "all") 
     """The dataset repo every command reads (`hub`: a Hub dataset id works too) and, unless `topics` is None, its
     `--topic` choice: `"all"` (comma-separated names, default every topic) or `"one"` (a single required name)."""
     p.add_argument("repo", metavar="DIR", help="dataset repo folder" + (" (or Hub dataset id)" if hub else ""))
+    if hub:
+        p.add_argument(
+            "--revision",
+            help="dataset revision: a Hub tag or commit, or a dated snapshot of a folder (DIR@REVISION beside it)",
+        )
     if topics == "all":
         p.add_argument("--topic", default="all", help="topic(s), comma-separated, or 'all' (default)")
     elif topics == "one":

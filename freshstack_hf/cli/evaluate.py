@@ -55,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     headline = with_params(HEADLINE, alpha=args.alpha)  # alpha belongs to the measure, and travels with it
     measures = with_params([*HEADLINE, *measures_at(ks, families)], alpha=args.alpha)
 
-    dataset = Dataset(args.repo, topics=resolve_topics(args.repo, args.topic))
+    dataset = Dataset(args.repo, args.revision, topics=resolve_topics(args.repo, args.topic, args.revision))
     loaded = [
         load_run(
             path,

@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
     if base_url and not args.judge_model.strip():  # before any file is read: a typo costs nothing
         raise FreshStackError(f"a judge endpoint ({base_url}) needs a model name: pass --judge-model")
 
-    names = resolve_topics(args.repo, args.topic)
-    dataset = Dataset(args.repo)
+    names = resolve_topics(args.repo, args.topic, args.revision)
+    dataset = Dataset(args.repo, args.revision)
     topics = [dataset.topic(name) for name in names]
     query_ids, doc_ids = dataset.query_ids(names), dataset.doc_ids(names)
     # a whole-dataset file scored on some topics: the other topics' answers are left out, not refused

@@ -35,9 +35,16 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_queries < 1 or args.max_docs < 1:
         raise FreshStackError("--max-queries and --max-docs must be at least 1")
-    topics = resolve_topics(args.repo, args.topic)
+    from freshstack_hf.repo.reader import resolve_repo
+
+    topics = resolve_topics(args.repo, args.topic, args.revision)
     records = build_nano(
-        args.repo, args.out, topics=topics, max_queries=args.max_queries, max_docs=args.max_docs, seed=args.seed
+        resolve_repo(args.repo, args.revision, topics),
+        args.out,
+        topics=topics,
+        max_queries=args.max_queries,
+        max_docs=args.max_docs,
+        seed=args.seed,
     )
 
     def line(name: str, r: dict[str, Any]) -> list[str]:

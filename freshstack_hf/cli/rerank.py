@@ -33,9 +33,9 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.runs import write_run
 
     merged: dict[str, dict[str, float]] = {}
-    for name in resolve_topics(args.repo, args.topic):
-        topic = load_topic(args.repo, name)
-        candidates = load_candidates(args.repo, name, "top_ranked")
+    for name in resolve_topics(args.repo, args.topic, args.revision):
+        topic = load_topic(args.repo, name, args.revision)
+        candidates = load_candidates(args.repo, name, "top_ranked", args.revision)
         wanted = {d for ids in candidates.values() for d in ids[: args.top_k]}
         texts = {d.doc_id: d.text for d in topic.docs if d.doc_id in wanted}
         out = rerank(

@@ -35,11 +35,11 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.runs import write_run
 
     merged: dict[str, dict[str, float]] = {}
-    for name in resolve_topics(args.repo, args.topic):
+    for name in resolve_topics(args.repo, args.topic, args.revision):
         kw = {"show_progress": args.progress}
         if args.method != "bm25":
             kw["cache_dir"] = args.cache_dir
-        topic = load_topic(args.repo, name)
+        topic = load_topic(args.repo, name, args.revision)
         # wall time of the whole retrieval (model loading, encoding, search, fusion): the method's own
         # timings leave parts out (a hybrid records only its fusion step)
         with timed() as took:

@@ -1,0 +1,76 @@
+"""Named revisions of a local dataset repo: frozen sibling folders `NAME@REVISION`, the local form of a Hub tag.
+
+On the Hub a dated snapshot (`2025-10-31`) or a filled qrels revision is a tag of the one dataset repo, and
+`load_dataset("ORG/freshstack", "langchain", revision="2025-10-31")` reads it. A folder has no tags, and
+`datasets` ignores `revision=` for a folder, so each revision is written whole beside the repo
+(`freshstack@2025-10-31/`): `load_dataset("freshstack@2025-10-31", "langchain")` reads it as is, and every loader
+of this project (`evaluate --revision`, `FRESHSTACK_REVISION` for MTEB and ir_datasets, the leaderboard's
+`--revision`) maps `(freshstack, 2025-10-31)` to that folder. A revision folder is written once and never
+rewritten, which is what keeps every number published from it reproducible; `publish --tag` uploads one and
+tags the Hub commit with its name.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from freshstack_hf.errors import FreshStackError
+
+SEPARATOR = "@"
+# What a git tag and a folder name both accept: dates (2025-10-31), dotted suffixes (2025-10-31.fill1).
+REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def check_revision(name: str, what: str = "revision") -> str:
+    if not REVISION_RE.match(name) or ".." in name or name.endswith((".", ".lock")):
+        raise FreshStackError(
+            f"invalid {what} {name!r}: letters, digits, '.', '_' and '-' only (a date like 2025-10-31 works)"
+        )
+    return name
+
+
+def base_repo(folder: str | Path) -> Path:
+    """`freshstack@2025-10-31` -> `freshstack`; a folder without a revision is its own base."""
+    path = Path(folder)
+    return path.with_name(path.name.split(SEPARATOR, 1)[0])
+
+
+def revision_of(folder: str | Path) -> str:
+    """The revision a folder's name carries ("" for the working repo)."""
+    name = Path(folder).name
+    return name.split(SEPARATOR, 1)[1] if SEPARATOR in name else ""
+
+
+def revision_folder(repo: str | Path, revision: str) -> Path:
+    """Where revision `revision` of the local repo `repo` lives (whether or not it exists yet)."""
+    check_revision(revision)
+    return base_repo(repo).with_name(f"{base_repo(repo).name}{SEPARATOR}{revision}")
+
+
+def list_revisions(repo: str | Path) -> list[str]:
+    """The revisions written beside `repo`, sorted (dates sort in time order)."""
+    base = base_repo(repo)
+    if not base.parent.is_dir():
+        return []
+    prefix = base.name + SEPARATOR
+    return sorted(p.name[len(prefix) :] for p in base.parent.iterdir() if p.is_dir() and p.name.startswith(prefix))
+
+
+def open_revision(repo: str | Path, revision: str | None) -> Path:
+    """The folder holding `revision` of local repo `repo` (`repo` itself when no revision is asked)."""
+    path = Path(repo).expanduser()
+    if not revision or revision_of(path) == revision:
+        return path
+    folder = revision_folder(path, revision)
+    if not folder.is_dir():
+        known = list_revisions(path)
+        raise FreshStackError(
+            f"{path}: no revision {revision!r} (looked for the folder {folder}); "
+            + (
+                f"its revisions: {', '.join(known)}"
+                if known
+                else "it has no dated revisions; build one with `freshstack-hf build TOPIC.yaml --snapshot DATE`"
+            )
+        )
+    return folder
