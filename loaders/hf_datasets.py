@@ -36,6 +36,14 @@ def _load(repo: str | None, config: str, split: str, revision: str | None) -> An
     if repo is None:
         source = _resolve_source(revision=revision)
         repo, revision = source.location, source.revision
+    elif revision:  # `datasets` ignores a folder's revision: a dated snapshot of a folder is its `@REV` sibling
+        from pathlib import Path
+
+        from freshstack_hf.repo.revisions import is_local, open_revision
+
+        local = Path(repo).expanduser()
+        if is_local(local):
+            repo, revision = str(open_revision(local, revision)), None
     return datasets.load_dataset(repo, config, split=split, revision=revision)
 
 

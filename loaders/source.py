@@ -67,10 +67,11 @@ def dataset_source(location: str | os.PathLike[str] | None = None, revision: str
     chosen = os.fspath(location) if location is not None else os.environ.get(ENV_DATASET, "").strip()
     chosen = chosen or PUBLISHED_DATASET
     pinned = revision or os.environ.get(ENV_REVISION, "").strip() or None
-    if Path(chosen).expanduser().is_dir():  # a folder's revision is its `@REV` sibling (freshstack_hf.repo.revisions)
-        from freshstack_hf.repo.revisions import open_revision
+    from freshstack_hf.repo.revisions import is_local, open_revision
 
-        return DatasetSource(str(open_revision(Path(chosen).expanduser(), pinned).resolve()), None)
+    local = Path(chosen).expanduser()
+    if is_local(local):  # a folder's revision is its `@REV` sibling folder
+        return DatasetSource(str(open_revision(local, pinned).resolve()), None)
     if pinned is None and chosen == PUBLISHED_DATASET:
         pinned = PUBLISHED_REVISION
     return DatasetSource(chosen, pinned)

@@ -42,7 +42,7 @@ def test_every_stage_declares_its_inputs_outputs_and_summary():
         assert all(callable(getattr(module, fn)) for fn in ("run", "plan", "summary"))
         files += module.OUTPUTS
         seen.add(name)
-    declared = {v for v in vars(inputs).values() if isinstance(v, inputs.StageFile)} - {inputs.REPO_CACHE}
+    declared = {v for v in vars(inputs).values() if isinstance(v, inputs.StageFile)} - set(inputs.SHARED_FILES)
     assert set(files) == declared and len(files) == len(declared)  # each work file written by one stage
     assert parse_stages("write,questions") == ["questions", "write"]  # the one order, whatever was asked
 

@@ -10,6 +10,11 @@ Example:
   freshstack-hf build scripts/topics/laravel.yaml --out freshstack                 # offline backend
   OPENAI_API_KEY=... freshstack-hf build my_topic.yaml --out freshstack --base-url https://api.openai.com/v1
   freshstack-hf build my_topic.yaml --out freshstack --stages judgments,filter,write
+  freshstack-hf build my_topic.yaml --out freshstack --snapshot 2024-10-31 --snapshot 2025-10-31 --dry-run
+
+Snapshots (`--snapshot DATE` or `snapshots:` in the YAML) write each date's topic into the revision folder
+OUT@DATE (every repository at its last commit on or before DATE, questions asked up to DATE); a later
+snapshot reuses the earlier one's chunks, cached LLM answers and judgments, and its manifest counts the calls saved.
 """
 
 from __future__ import annotations
@@ -40,6 +45,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="re-run every selected stage (cached LLM responses are still reused)",
     )
     p.add_argument("--dry-run", action="store_true", help="print what each stage would read, call and cost")
+    p.add_argument(
+        "--snapshot",
+        action="append",
+        metavar="DATE",
+        help="build the dated snapshot DATE (YYYY-MM-DD) into OUT@DATE; repeatable; overrides `snapshots:`",
+    )
     llm = p.add_mutually_exclusive_group()
     llm.add_argument("--base-url", help="OpenAI-compatible endpoint, overriding llm.base_url")
     llm.add_argument("--offline", action="store_true", help="use the offline heuristic backend whatever the YAML says")
@@ -75,6 +86,29 @@ def run(args: argparse.Namespace) -> int:
     config = replace(config, llm=llm)
     backend_note = _backend_note(config.llm)
     echo = (lambda _line: None) if args.json else print
+    from freshstack_hf.pipeline.snapshots import run_snapshots, snapshot_dates
+
+    dates = snapshot_dates(config, args.snapshot)
+    if dates:
+        echo(f"building {len(dates)} snapshot(s) of topic {config.topic!r} from {args.definition} ({backend_note})")
+        results = run_snapshots(
+            config,
+            Path(args.out),
+            dates,
+            work_root=Path(args.work) if args.work else None,
+            echo=echo,
+            dry_run=args.dry_run,
+            stages=parse_stages(args.stages),
+            resume=args.resume,
+            show_progress=not (args.quiet or args.json),
+            backend=backend,
+            llm_env=False,
+        )
+        if args.json:
+            write_json(results, "-")
+        elif not args.dry_run:
+            print(f"next: freshstack-hf drift {args.out}@{dates[0]} {args.out}@{dates[-1]}" if len(dates) > 1 else "")
+        return 0
     echo(f"building topic {config.topic!r} from {args.definition} into {args.out} ({backend_note})")
     results = run_build(
         config,

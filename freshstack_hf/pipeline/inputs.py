@@ -36,6 +36,11 @@ POOL_QUERIES = StageFile("pools", "pool_queries.parquet")
 POOLS = StageFile("pools", "pools.parquet")
 JUDGMENTS = StageFile("judgments", "judgments.parquet")
 KEPT = StageFile("filter", "kept.json")
+CARRYOVER = StageFile("filter", "carryover.json")  # snapshot builds: the previous snapshot's questions, re-judged
+# Shared by a topic's snapshots (under `ctx.shared`): what a later snapshot reuses instead of redoing.
+CHUNK_MEMO = StageFile("memo", "chunks.sqlite")
+JUDGMENT_MEMO = StageFile("memo", "judgments.sqlite")
+SHARED_FILES = (REPO_CACHE, CHUNK_MEMO, JUDGMENT_MEMO)  # caches, not any stage's output
 
 
 def read_qas(ctx: StageContext) -> list[QA]:

@@ -25,7 +25,7 @@ from freshstack_hf.pipeline.topic_config import TopicConfig
 
 log = logging.getLogger(__name__)
 
-CONFIG_SECTIONS = ("topic", "questions", "corpus", "llm", "pooling", "judging")
+CONFIG_SECTIONS = ("topic", "questions", "corpus", "llm", "pooling", "judging", "snapshot")
 
 
 def default_work_dir(out: Path, topic: str) -> Path:
@@ -92,6 +92,7 @@ def run_build(
     out: Path,
     *,
     work: Path | None = None,
+    shared: Path | None = None,
     stages: list[str] | None = None,
     resume: bool = True,
     dry_run: bool = False,
@@ -102,6 +103,7 @@ def run_build(
 ) -> dict[str, Any]:
     """Run (or plan, with `dry_run`) the wanted stages; returns {stage: record or plan}.
 
+    `shared` is the folder a topic's dated snapshots share (caches and memos; see `pipeline.snapshots`).
     `llm_env` applies the FRESHSTACK_LLM_* overrides to `config.llm`, once per build; a caller that has applied
     them already (the `build` command does, under its own flags) passes False.
     """
@@ -113,7 +115,9 @@ def run_build(
 
         config = replace(config, llm=effective_config(config.llm))
     work = Path(work) if work else default_work_dir(out, config.topic)
-    ctx = StageContext(config, work, out, show_progress=show_progress, dry_run=dry_run, backend_override=backend)
+    ctx = StageContext(
+        config, work, out, show_progress=show_progress, dry_run=dry_run, backend_override=backend, shared_dir=shared
+    )
     wanted = stages or list(ORDER)
     results: dict[str, Any] = {}
     if dry_run:

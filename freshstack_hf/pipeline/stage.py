@@ -34,7 +34,19 @@ class StageContext:
     show_progress: bool = True
     dry_run: bool = False
     backend_override: Any = None  # a Backend to use instead of the one the config names (tests, demo)
+    # Dated snapshots of one topic share one folder (the LLM cache, repository clones, the chunk and judgment
+    # memos), so a later snapshot pays only for what changed; a plain build shares with itself.
+    shared_dir: Path | None = None
     _backend: Any = field(default=None, repr=False)
+
+    @property
+    def shared(self) -> Path:
+        return self.shared_dir or self.work
+
+    @property
+    def reuses(self) -> bool:
+        """Whether chunks and judgments are memoised across builds: a snapshot build's promise."""
+        return bool(self.config.snapshot.date)
 
     def dir(self, stage: str) -> Path:
         path = self.work / stage
@@ -57,7 +69,7 @@ class StageContext:
 
     @property
     def llm_cache(self) -> Path:
-        return self.work / "llm-cache.sqlite"
+        return self.shared / "llm-cache.sqlite"
 
     def backend(self) -> Any:
         """The LLM backend for this build, made once: offline when the config names no endpoint."""

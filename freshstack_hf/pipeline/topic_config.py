@@ -76,6 +76,15 @@ class JudgingConfig:
 
 
 @dataclass(frozen=True)
+class SnapshotConfig:
+    """Which dated snapshot a build makes (set by `pipeline.snapshots`, never read from the YAML): the date every
+    repository and the question window are cut at, and the previous snapshot's revision folder, if any."""
+
+    date: str = ""
+    previous: str = ""  # the earlier revision folder whose questions are carried over ("" = none)
+
+
+@dataclass(frozen=True)
 class TopicConfig:
     topic: str
     questions: QuestionsConfig
@@ -85,6 +94,8 @@ class TopicConfig:
     judging: JudgingConfig = field(default_factory=JudgingConfig)
     description: str = ""
     path: str = ""  # the YAML file this came from
+    snapshots: tuple[str, ...] = ()  # dated snapshots to build (ISO dates, sorted)
+    snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
 
     def fingerprint(self, section: str) -> str:
         """A short hash of one section: a stage re-runs when the part of the config it reads changes."""
@@ -106,7 +117,7 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
             [Problem(path, "the file must hold a mapping with `topic:`, `questions:`, `corpus:`")],
             f"{path} is not a topic definition",
         )
-    r.unknown(data, {"topic", "description", "questions", "corpus", "llm", "pooling", "judging"}, "")
+    r.unknown(data, {"topic", "description", "questions", "corpus", "llm", "pooling", "judging", "snapshots"}, "")
     name = r.get(data, "topic", str, "", "", required=True)
     if name and not TOPIC_NAME_RE.match(name):
         r.problem("topic", f"invalid topic name {name!r}", "a lowercase slug such as `laravel` or `my_topic`")
@@ -191,13 +202,65 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     if not 1 <= judging.docs_per_call <= 50:
         r.problem("judging.docs_per_call", f"must be 1..50, got {judging.docs_per_call}", "the paper uses 20")
 
+    snapshots = read_snapshot_dates(r, data.get("snapshots"), "snapshots")
+    if snapshots:
+        for i, repo in enumerate(corpus.repositories):
+            for key in ("commit", "snapshot_date"):
+                if getattr(repo, key):
+                    r.problem(
+                        f"corpus.repositories[{i}].{key}",
+                        f"a {key.replace('_', ' ')} cannot be combined with `snapshots:` (each snapshot picks every "
+                        "repository's last commit on or before its date)",
+                        "remove it, or remove `snapshots:` to build this pinned corpus once",
+                    )
+
     if r.problems:
         raise ValidationError(r.problems, f"{path}: invalid topic definition")
     description = r.get(data, "description", str, "", "")
-    return TopicConfig(name, questions, corpus, llm, pooling, judging, description=description, path=path)
+    return TopicConfig(
+        name, questions, corpus, llm, pooling, judging, description=description, path=path, snapshots=snapshots
+    )
+
+
+def read_snapshot_dates(r: YamlReader, value: Any, key: str, today: str = "") -> tuple[str, ...]:
+    """`snapshots:` (or `--snapshot`): ISO dates, none in the future, returned sorted and unique.
+
+    A future date would silently be "today" for the repositories and change meaning as commits land, so it is
+    refused; so is anything that is not a list of dates."""
+    from datetime import date as date_type
+
+    if value is None:
+        return ()
+    items = value if isinstance(value, list) else [value]
+    today = today or date_type.today().isoformat()
+    dates: list[str] = []
+    for i, item in enumerate(items):
+        where = f"{key}[{i}]" if isinstance(value, list) else key
+        parsed = _iso_date(item)
+        if not parsed:
+            r.problem(where, f"not a date: {item!r}", "write it as YYYY-MM-DD")
+        elif parsed > today:
+            r.problem(where, f"{parsed} is in the future (today is {today})", "give a date on or before today")
+        else:
+            dates.append(parsed)
+    return tuple(sorted(set(dates)))
 
 
 SECTIONS_KEYS = ("min_tokens", "tokenizer", "max_file_bytes")
+
+
+def _iso_date(value: Any) -> str:
+    """YAML gives dates as `date` objects, the command line as strings; "" when it is neither."""
+    from datetime import date, datetime
+
+    if isinstance(value, datetime):
+        return value.date().isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    try:
+        return date.fromisoformat(str(value).strip()).isoformat()
+    except ValueError:
+        return ""
 
 
 def _tokenizer(name: str, base: Path) -> str:

@@ -33,6 +33,7 @@ def build_lines(manifest: dict[str, Any]) -> list[str]:
                     f"> The offline judge's rule, `{judge.get('rule', '?')}`, measured {judge['agreement']}.",
                 ]
             lines.append("")
+        lines += _snapshot(entry)
         lines += _questions(stages.get("questions", {}))
         lines += _corpus(stages.get("corpus", {}))
         lines += _pools(stages.get("pools", {}), stages.get("judgments", {}))
@@ -60,6 +61,37 @@ def build_lines(manifest: dict[str, Any]) -> list[str]:
             ]
         lines.append("")
     return lines
+
+
+def _snapshot(entry: dict[str, Any]) -> list[str]:
+    """A dated snapshot says what made it (commits, question window), what it reused and what carried over."""
+    snap = entry.get("snapshot")
+    if not snap:
+        return []
+    window = snap.get("questions_window", {})
+    commits = ", ".join(f"`{k}` at `{v[:12]}`" for k, v in sorted(snap.get("commits", {}).items()))
+    lines = [
+        f"Snapshot **{snap['date']}** (revision `{snap['date']}`"
+        + (f", after `{snap['previous']}`" if snap.get("previous") else "")
+        + f"): repositories at their last commit on or before the date ({commits}); questions asked "
+        f"{window.get('since') or 'any time'} to {window.get('until')}.",
+    ]
+    reuse = entry.get("reuse") or {}
+    if reuse:
+        lines[0] += (
+            f" Reused from earlier snapshots: the chunks of {reuse.get('files_reused', 0):,} unchanged files, "
+            f"{reuse.get('judgment_pairs_reused', 0):,} judged (nugget, document) pairs; "
+            f"{reuse.get('calls_saved', 0):,} LLM calls saved, {reuse.get('calls_made', 0):,} made."
+        )
+    carried = entry.get("carryover")
+    if carried:
+        lines[0] += (
+            f" Of the {carried['carried']} questions carried over from `{carried['previous']}`, "
+            f"{carried['answerable']} are still answerable on this corpus ({len(carried['unanswerable'])} lost "
+            f"every supporting document: {', '.join(carried['unanswerable']) or 'none'}); "
+            f"{len(carried['migrations'])} supporting documents moved to another path or repository."
+        )
+    return [*lines, ""]
 
 
 def _pools(p: dict[str, Any], j: dict[str, Any]) -> list[str]:

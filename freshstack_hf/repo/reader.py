@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.manifest import read_manifest
-from freshstack_hf.repo.revisions import open_revision
+from freshstack_hf.repo.revisions import is_local, open_revision
 from freshstack_hf.repo.tables import docs_from_corpus, query_side_from_official, with_importance
 from freshstack_hf.topic import Topic
 
@@ -25,7 +25,7 @@ def resolve_repo(source: str | Path, revision: str | None = None, topics: list[s
     """A local folder (its `@revision` sibling when a revision is asked, see `repo.revisions`); anything else is
     taken as a Hub dataset id and fetched (only the files needed)."""
     path = Path(source).expanduser()
-    if path.is_dir():
+    if is_local(path):  # a snapshot build writes only the dated folders
         return open_revision(path, revision)
     text = str(source)
     if path.exists() or "/" not in text or text.startswith((".", "/", "~")):

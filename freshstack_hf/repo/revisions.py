@@ -18,6 +18,7 @@ from pathlib import Path
 from freshstack_hf.errors import FreshStackError
 
 SEPARATOR = "@"
+CONTENT_REVISION = "local-"  # what results record for a folder (`repo.reader.local_revision`)
 # What a git tag and a folder name both accept: dates (2025-10-31), dotted suffixes (2025-10-31.fill1).
 REVISION_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -57,11 +58,17 @@ def list_revisions(repo: str | Path) -> list[str]:
     return sorted(p.name[len(prefix) :] for p in base.parent.iterdir() if p.is_dir() and p.name.startswith(prefix))
 
 
+def is_local(repo: str | Path) -> bool:
+    """A folder, or a name whose dated revisions are folders beside it (a snapshot build writes only those)."""
+    path = Path(repo).expanduser()
+    return path.is_dir() or bool(list_revisions(path))
+
+
 def open_revision(repo: str | Path, revision: str | None) -> Path:
     """The folder holding `revision` of local repo `repo` (`repo` itself when no revision is asked)."""
     path = Path(repo).expanduser()
-    if not revision or revision_of(path) == revision:
-        return path
+    if not revision or revision_of(path) == revision or revision.startswith(CONTENT_REVISION):
+        return path  # a content revision (`local-<hash>`) names this folder's data, not a sibling
     folder = revision_folder(path, revision)
     if not folder.is_dir():
         known = list_revisions(path)

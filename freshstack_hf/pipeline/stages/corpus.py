@@ -10,8 +10,10 @@ of an id is kept and the others are counted in the manifest. The `sections` chun
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -23,7 +25,8 @@ from freshstack_hf.pipeline.corpus.file_selection import load_text, read_release
 from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker
 from freshstack_hf.pipeline.corpus.repos import ResolvedRepo, describe_repo, resolve_repo
 from freshstack_hf.pipeline.corpus.token_counts import get_tokenizer
-from freshstack_hf.pipeline.inputs import CHUNKS, REPO_CACHE
+from freshstack_hf.pipeline.inputs import CHUNK_MEMO, CHUNKS, REPO_CACHE
+from freshstack_hf.pipeline.memo import Memo, content_key
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.topic_config import CorpusConfig, RepoConfig
 
@@ -77,18 +80,24 @@ def run(ctx: StageContext) -> dict[str, Any]:
     started = time.perf_counter()
     cfg = ctx.config.corpus
     tokenizer = get_tokenizer(cfg.tokenizer) if cfg.chunker == "sections" else None
-    cache = REPO_CACHE.path(ctx.work)
+    cache = REPO_CACHE.path(ctx.shared)
     target = CHUNKS.path(ctx.work)
     repos: list[dict[str, Any]] = []
     assert len({r.keyword for r in cfg.repositories}) == len(cfg.repositories), "keywords must be unique (id prefix)"
+    memo = Memo(CHUNK_MEMO.path(ctx.shared)) if ctx.reuses else None
+    reuse = {"files_reused": 0, "files_chunked": 0}
     with atomic_path(target) as tmp:
         with pq.ParquetWriter(tmp, SCHEMA, compression="zstd") as writer:
             batches = _Batches(writer)
             for repo in cfg.repositories:
                 resolved = resolve_repo(repo, cache)
                 chunk_file = _file_chunker(cfg, repo, tokenizer)
+                if memo is not None:
+                    chunk_file = _memoised(chunk_file, memo, _settings_key(cfg, repo), reuse)
                 repos.append(_chunk_repo(repo, resolved, cfg.chunker, chunk_file, batches, ctx.show_progress))
             batches.flush()
+        if memo is not None:
+            memo.close()
         total = sum(r["chunks"] for r in repos)
         if not total:
             raise FreshStackError(
@@ -115,8 +124,36 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "near_empty_dropped": sum(r["near_empty_dropped"] for r in repos),
         "duplicate_ids_dropped": sum(r["duplicate_ids_dropped"] for r in repos),
         "commits": {r["keyword"]: r["commit"] for r in repos},
+        **(reuse if memo is not None else {}),
         "seconds": round(time.perf_counter() - started, 3),
     }
+
+
+def _settings_key(cfg: CorpusConfig, repo: RepoConfig) -> str:
+    """Everything a file's chunks depend on besides its path and bytes: the chunker's settings (not the list of
+    repositories, whose dates differ between snapshots) and the OWNER/REPO name counted in each chunk's budget."""
+    from dataclasses import asdict
+
+    settings = {k: v for k, v in asdict(cfg).items() if k != "repositories"}
+    return content_key(json.dumps(settings, sort_keys=True), repo.name, str(VERSION))
+
+
+def _memoised(chunk_file: Any, memo: Memo, settings: str, counts: dict[str, int]) -> Any:
+    """`chunk_file` answered from the memo for a file whose path and bytes were chunked before (an unchanged
+    file of an earlier snapshot), and remembered otherwise."""
+
+    def chunk(rel: str, path: Any) -> tuple[list[Row], str, int]:
+        key = content_key(settings, rel, Path(path).read_bytes())
+        known = memo.get(key)
+        if known is not None:
+            counts["files_reused"] += 1
+            return [tuple(row) for row in known[0]], known[1], known[2]
+        rows, reason, near_empty = chunk_file(rel, path)
+        memo.put_many({key: [[list(r) for r in rows], reason, near_empty]})
+        counts["files_chunked"] += 1
+        return rows, reason, near_empty
+
+    return chunk
 
 
 Row = tuple[str, int, int, str]  # id after the keyword, start, end, text

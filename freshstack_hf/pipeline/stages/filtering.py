@@ -9,13 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from freshstack_hf.pipeline.inputs import JUDGMENTS, KEPT, read_nuggets, read_qas
+from freshstack_hf.pipeline.carryover import carryover
+from freshstack_hf.pipeline.inputs import CARRYOVER, JUDGMENTS, KEPT, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_json
 
 NAME = "filter"
-READS = ("judgments",)
-VERSION = 1
-OUTPUTS = (KEPT,)
+READS = ("judgments", "snapshot")
+VERSION = 2  # 2: a snapshot build records its carry-over (the previous snapshot's questions, re-judged)
+OUTPUTS = (KEPT, CARRYOVER)
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
@@ -35,8 +36,15 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "unsupported_nugget": sorted(set(some_support) - set(all_support)),
     }
     write_json(KEPT.path(ctx.work), {"kept": all_support, "dropped": dropped})
+    carried = carryover(ctx)
+    write_json(CARRYOVER.path(ctx.work), carried)
     n = len(questions)
+    extra = {}
+    if carried["previous"]:
+        extra = {k: carried[k] for k in ("previous", "carried", "answerable", "unanswerable", "missing")}
+        extra["migrations"] = len(carried["migrations"])
     return {
+        **extra,
         "questions": n,
         "with_nuggets": len(with_nuggets),
         "after_no_support_filter": len(some_support),
@@ -48,10 +56,16 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
 
 def summary(record: dict[str, Any]) -> str:
-    return (
+    line = (
         f"{record['questions']} -> {record['after_no_support_filter']} (no support) -> "
         f"{record['after_unsupported_nugget_filter']} (an unsupported nugget) questions"
     )
+    if record.get("previous"):
+        line += (
+            f"; of {record['carried']} carried from {record['previous']}, {record['answerable']} still answerable"
+            f" ({len(record['unanswerable'])} unanswerable, {record['migrations']} supporting documents moved)"
+        )
+    return line
 
 
 def plan(ctx: StageContext) -> dict[str, Any]:

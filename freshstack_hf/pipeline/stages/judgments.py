@@ -15,7 +15,8 @@ import pyarrow as pa
 from freshstack_hf.llm.document_cut import cut_document
 from freshstack_hf.pipeline.accounting import backend_record, made_by
 from freshstack_hf.pipeline.backends import JudgeTask
-from freshstack_hf.pipeline.inputs import JUDGMENTS, POOLS, read_chunks, read_nuggets, read_qas
+from freshstack_hf.pipeline.inputs import JUDGMENT_MEMO, JUDGMENTS, POOLS, read_chunks, read_nuggets, read_qas
+from freshstack_hf.pipeline.memo import Memo, content_key
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_table
 
 NAME = "judgments"
@@ -51,8 +52,8 @@ def judge_tasks(
     return tasks
 
 
-def make_tasks(ctx: StageContext) -> list[JudgeTask]:
-    """The build's tasks: each question's pool, in pool order."""
+def _inputs(ctx: StageContext) -> tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, list[str]], dict]:
+    """questions, nuggets (texts), each question's pool (in pool order) and the pooled documents' texts."""
     nuggets = {qid: tuple(t for _, t, _ in items) for qid, items in read_nuggets(ctx).items()}
     questions = {q.query_id: q.question for q in read_qas(ctx)}
     pools = read_table(POOLS.path(ctx.work), ["query_id", "doc_id"]).to_pylist()
@@ -66,36 +67,84 @@ def make_tasks(ctx: StageContext) -> list[JudgeTask]:
         for d, t in zip(chunks.column("_id").to_pylist(), chunks.column("text").to_pylist(), strict=True)
         if d in needed
     }
+    return questions, nuggets, by_query, text_of
+
+
+def make_tasks(ctx: StageContext) -> list[JudgeTask]:
+    """The build's tasks: each question's pool, in pool order."""
+    questions, nuggets, by_query, text_of = _inputs(ctx)
     judging = ctx.config.judging
     return judge_tasks(questions, nuggets, by_query, text_of, judging.docs_per_call, judging.max_doc_tokens)
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
-    tasks = make_tasks(ctx)
+    questions, nuggets, by_query, text_of = _inputs(ctx)
+    judging = ctx.config.judging
     backend = ctx.backend()
     before = backend.stats()
+    memo = Memo(JUDGMENT_MEMO.path(ctx.shared)) if ctx.reuses else None
+    known: dict[tuple[str, str], tuple[int, ...]] = {}
+    keys: dict[tuple[str, str], list[str]] = {}
+    to_judge = by_query
+    if memo is not None:  # a later snapshot: every (question, nugget, document text) seen before is answered here
+        judge_id = _judge_identity(ctx, backend)
+        for qid, docs in by_query.items():
+            for d in docs:
+                keys[qid, d] = [
+                    content_key(judge_id, questions[qid], n, text_of[d], str(judging.max_doc_tokens))
+                    for n in nuggets.get(qid, ())
+                ]
+        found = memo.get_many(k for ks in keys.values() for k in ks)
+        for pair, ks in keys.items():
+            if ks and all(k in found for k in ks):
+                known[pair] = tuple(int(found[k]) for k in ks)
+        to_judge = {q: [d for d in docs if (q, d) not in known] for q, docs in by_query.items()}
+    per_call, max_tokens = judging.docs_per_call, judging.max_doc_tokens
+    tasks = judge_tasks(questions, nuggets, to_judge, text_of, per_call, max_tokens)
     matrices = backend.judge(tasks)
+    verdicts = dict(known)
+    for task, matrix in zip(tasks, matrices, strict=True):
+        for doc, supports in zip(task.doc_ids, matrix, strict=True):
+            verdicts[task.query_id, doc] = tuple(int(bool(y)) for y in supports)
+    if memo is not None:
+        new = {(q, d): v for (q, d), v in verdicts.items() if (q, d) not in known}
+        memo.put_many({k: v for pair, v in new.items() for k, v in zip(keys[pair], v, strict=True)})
+        memo.close()
     nugget_ids = {qid: [n for n, _, _ in items] for qid, items in read_nuggets(ctx).items()}
     rows: dict[str, list] = {name: [] for name in SCHEMA.names}
-    for task, matrix in zip(tasks, matrices, strict=True):
-        ids = nugget_ids[task.query_id]
-        for doc, supports in zip(task.doc_ids, matrix, strict=True):
-            for nid, yes in zip(ids, supports, strict=True):
-                rows["query_id"].append(task.query_id)
+    for qid, docs in by_query.items():  # pool order, whether a verdict was memoised or asked now
+        if not nuggets.get(qid):
+            continue
+        for doc in docs:
+            for nid, yes in zip(nugget_ids[qid], verdicts[qid, doc], strict=True):
+                rows["query_id"].append(qid)
                 rows["nugget_id"].append(nid)
                 rows["doc_id"].append(doc)
-                rows["relevance"].append(int(bool(yes)))
+                rows["relevance"].append(yes)
     write_table(JUDGMENTS.path(ctx.work), pa.table(rows, schema=SCHEMA))
     positive = sum(rows["relevance"])
+    reuse = {}
+    if memo is not None:
+        full = sum(-(-len(docs) // per_call) for q, docs in by_query.items() if nuggets.get(q))
+        reuse = {"pairs_reused": sum(len(v) for v in known.values()), "calls_saved": full - len(tasks)}
     return {
         "calls_planned": len(tasks),
-        "docs_per_call": ctx.config.judging.docs_per_call,
-        "questions": len({t.query_id for t in tasks}),
+        "docs_per_call": per_call,
+        "questions": len({q for q, docs in by_query.items() if docs and nuggets.get(q)}),
         "pairs": len(rows["relevance"]),
         "supported_pairs": positive,
         "support_rate": round(positive / len(rows["relevance"]), 4) if rows["relevance"] else 0.0,
+        **reuse,
         **backend_record(backend, before),
     }
+
+
+def _judge_identity(ctx: StageContext, backend: Any) -> str:
+    """Who judged: a verdict is reused only from the same judge (backend, model, temperature) and prompt."""
+    from freshstack_hf.pipeline import build_prompts
+    from freshstack_hf.pipeline.runner import llm_fingerprint
+
+    return content_key(backend.name, llm_fingerprint(ctx.config), build_prompts.JUDGE_SYSTEM, str(VERSION))
 
 
 def summary(record: dict[str, Any]) -> str:

@@ -18,8 +18,8 @@ from freshstack_hf.repo.tables import nuggets_table, official_queries_table, que
 from freshstack_hf.topic import Topic
 
 NAME = "write"
-READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter")
-VERSION = 1
+READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "snapshot")
+VERSION = 2  # 2: a snapshot records its commits, window, reuse and carry-over in the manifest
 OUTPUTS = ()  # the dataset repo at `ctx.out`, committed atomically by the writer, not a work-folder file
 
 
@@ -96,12 +96,21 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "judged_by": judged_by.get("backend", "unknown"),
         "heuristic_judgments": judged_by.get("kind") == "offline",
     }
+    entry: dict[str, Any] = {"candidates": candidates, "build": account}
+    if ctx.config.snapshot.date:
+        from freshstack_hf.pipeline.inputs import CARRYOVER
+        from freshstack_hf.pipeline.snapshots import snapshot_account
+
+        entry.update(snapshot_account(account["stages"], ctx.config))
+        carried = json.loads(CARRYOVER.path(ctx.work).read_text(encoding="utf-8"))
+        if carried.get("previous"):
+            entry["carryover"] = carried
     write_topics(
         ctx.out,
         [topic],
         source=source,
         extra_tables={topic.name: {stem: candidates_table(table) for stem, table in lists.items()}},
-        extra_manifest={topic.name: {"candidates": candidates, "build": account}},
+        extra_manifest={topic.name: entry},
     )
     return {
         "repo": str(ctx.out),

@@ -1,0 +1,163 @@
+"""Dated snapshots of a topic: the same definition cut at several dates, each written as a revision of the repo.
+
+A snapshot at date D reads every repository at its last commit on or before D and the questions asked up to D,
+and writes the topic into the revision folder `OUT@D` (a Hub tag once published, see `repo.revisions`). The
+snapshots of a topic share one folder (`OUT-work/TOPIC/`: the LLM cache, the clones, the chunk and judgment
+memos), so a later snapshot pays only for what changed: unchanged files are not chunked again, carried-over
+questions' nuggets and pooling prompts are answered by the cache, and a (question, nugget, document text) pair
+judged before is never sent again. Each snapshot's manifest counts what it reused and the calls it saved.
+
+Everything that can be checked before a stage runs is checked first, for every snapshot (a date in the future,
+a repository that vanished, a date before a repository's first commit), so a bad date writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.accounting import _total
+from freshstack_hf.pipeline.topic_config import SnapshotConfig, TopicConfig
+from freshstack_hf.repo.revisions import list_revisions, revision_folder, revision_of
+
+
+def snapshot_dates(config: TopicConfig, flags: list[str] | None) -> list[str]:
+    """The snapshots to build: `--snapshot` dates when given (checked as the YAML's are), else `snapshots:`."""
+    if not flags:
+        return list(config.snapshots)
+    from freshstack_hf.errors import ValidationError
+    from freshstack_hf.pipeline.config_reader import YamlReader
+    from freshstack_hf.pipeline.topic_config import read_snapshot_dates
+
+    r = YamlReader("--snapshot")
+    dates = read_snapshot_dates(r, list(flags), "value")
+    for i, repo in enumerate(config.corpus.repositories):
+        if repo.commit or repo.snapshot_date:
+            key = "commit" if repo.commit else "snapshot_date"
+            r.problem(
+                f"{config.path}: corpus.repositories[{i}].{key}",
+                "a pinned repository cannot be cut at a snapshot date",
+                f"remove `{key}:` to build snapshots, or build without --snapshot",
+            )
+    if r.problems:
+        raise ValidationError(r.problems, "invalid --snapshot")
+    return list(dates)
+
+
+def snapshot_config(config: TopicConfig, date: str, previous: Path | None) -> TopicConfig:
+    """`config` cut at `date`: every repository at its last commit on or before it, questions up to it."""
+    repos = tuple(replace(r, snapshot_date=date, commit="") for r in config.corpus.repositories)
+    until = min(config.questions.until, date) if config.questions.until else date
+    return replace(
+        config,
+        corpus=replace(config.corpus, repositories=repos),
+        questions=replace(config.questions, until=until),
+        snapshots=(),
+        snapshot=SnapshotConfig(date=date, previous=str(previous) if previous else ""),
+    )
+
+
+def previous_revision(out: Path, topic: str, date: str) -> Path | None:
+    """The latest revision folder before `date` that holds `topic`: the snapshot whose questions carry over."""
+    from freshstack_hf.repo.manifest import read_manifest
+
+    for name in reversed(list_revisions(out)):
+        if name < date:
+            folder = revision_folder(out, name)
+            if topic in read_manifest(folder).get("topics", {}):
+                return folder
+    return None
+
+
+def check_snapshots(config: TopicConfig, dates: list[str], cache: Path) -> dict[str, dict[str, str]]:
+    """Resolve every repository at every date before anything is built: {date: {keyword: sha}}.
+
+    Raises one `FreshStackError` naming the repository, the date and the fix (exit 2, nothing written)."""
+    from freshstack_hf.pipeline.corpus.repos import history, pick_commit, source_kind
+
+    resolved: dict[str, dict[str, str]] = {}
+    for i, repo in enumerate(config.corpus.repositories):
+        kind = source_kind(repo.source)
+        key = f"{config.path}: corpus.repositories[{i}].source"
+        if kind == "missing":
+            raise FreshStackError(f"{key}: {repo.source!r} does not exist (the repository vanished?); fix `source:`")
+        if kind in ("tarball", "folder"):
+            raise FreshStackError(
+                f"{key}: {repo.source!r} is a {kind} without history, so it cannot be cut at a date; give a git "
+                "checkout or clone URL, or build it pinned without `snapshots:`"
+            )
+        git_dir = history(repo, cache)
+        for date in dates:
+            dated = replace(repo, snapshot_date=date, commit="")
+            try:
+                resolved.setdefault(date, {})[repo.keyword] = pick_commit(dated, git_dir)
+            except FreshStackError as exc:
+                raise FreshStackError(f"{config.path}: snapshot {date}: {exc}") from None
+    return resolved
+
+
+def snapshot_account(stages: dict[str, Any], config: TopicConfig) -> dict[str, Any]:
+    """The manifest's `snapshot` and `reuse` entries: which commits and window made this revision, and what it
+    did not pay for again (files, judgment pairs, LLM calls: memoised blocks plus cache hits)."""
+    corpus, judgments = stages.get("corpus", {}), stages.get("judgments", {})
+    q = config.questions
+    snap = config.snapshot
+    snapshot = {
+        "date": snap.date,
+        "previous": revision_of(snap.previous) if snap.previous else "",
+        "commits": {r["keyword"]: r.get("commit", "") for r in corpus.get("repositories", [])},
+        "commit_dates": {r["keyword"]: r.get("commit_date", "") for r in corpus.get("repositories", [])},
+        "questions_window": {"since": q.since, "until": q.until},
+    }
+    cache_hits = sum(
+        _total(stages.get(s, {}).get("usage") or {}, "cache_hits") for s in ("nuggets", "pools", "judgments")
+    )
+    calls = sum(_total(stages.get(s, {}).get("usage") or {}, "calls") for s in ("nuggets", "pools", "judgments"))
+    reuse = {
+        "files_reused": corpus.get("files_reused", 0),
+        "files_chunked": corpus.get("files_chunked", 0),
+        "judgment_pairs_reused": judgments.get("pairs_reused", 0),
+        "judgment_calls_saved": judgments.get("calls_saved", 0),
+        "llm_cache_hits": cache_hits,
+        "calls_saved": judgments.get("calls_saved", 0) + cache_hits,
+        "calls_made": calls,
+    }
+    return {"snapshot": snapshot, "reuse": reuse}
+
+
+def run_snapshots(
+    config: TopicConfig,
+    out: Path,
+    dates: list[str],
+    *,
+    work_root: Path | None = None,
+    echo: Callable[[str], None] = print,
+    dry_run: bool = False,
+    **build: Any,
+) -> dict[str, Any]:
+    """Build (or, with `dry_run`, plan) each snapshot in date order; returns {date: stage records or plan}."""
+    from freshstack_hf.pipeline.inputs import REPO_CACHE
+    from freshstack_hf.pipeline.runner import default_work_dir, run_build
+
+    shared = Path(work_root) if work_root else default_work_dir(Path(out), config.topic)
+    check_snapshots(config, dates, REPO_CACHE.path(shared))
+    results: dict[str, Any] = {}
+    dates = sorted(dates)
+    previous = previous_revision(out, config.topic, dates[0])
+    for date in dates:
+        dated = snapshot_config(config, date, previous)
+        target = revision_folder(out, date)
+        echo(f"snapshot {date}: {target}" + (f" (carrying over {previous.name})" if previous else ""))
+        if dry_run:
+            from freshstack_hf.pipeline.snapshot_plan import plan_snapshot
+
+            results[date] = plan_snapshot(dated, shared, echo=echo)
+        else:
+            results[date] = run_build(
+                dated, target, work=shared / "snapshots" / date, shared=shared, echo=echo, dry_run=False, **build
+            )
+        previous = target
+    return results
