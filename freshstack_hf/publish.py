@@ -24,6 +24,7 @@ class PublishPlan:
     private: bool
     files: list[tuple[str, int]]  # (path in repo, size in bytes)
     commit_message: str
+    tag: str = ""  # a dated revision (`freshstack@2025-10-31` -> tag `2025-10-31`): the commit is tagged with it
 
     @property
     def total_bytes(self) -> int:
@@ -31,9 +32,21 @@ class PublishPlan:
 
 
 def plan_publish(
-    folder: Path, repo_id: str, revision: str | None = None, private: bool = False, message: str | None = None
+    folder: Path,
+    repo_id: str,
+    revision: str | None = None,
+    private: bool = False,
+    message: str | None = None,
+    tag: str | None = None,
 ) -> PublishPlan:
+    """What `publish` would send. A revision folder (`NAME@REV`, see `repo.revisions`) is tagged `REV` unless
+    `tag` says otherwise ("" for no tag): on the Hub, `load_dataset(ID, topic, revision=REV)` then reads it."""
+    from freshstack_hf.repo.revisions import check_revision, revision_of
+
     folder = Path(folder)
+    tag = revision_of(folder) if tag is None else tag
+    if tag:
+        check_revision(tag, "--tag")
     if repo_id.count("/") != 1 or not all(repo_id.split("/")):
         raise FreshStackError(f"invalid --repo-id {repo_id!r}: {REPO_ID_HELP}")
     if not folder.is_dir():
@@ -50,8 +63,8 @@ def plan_publish(
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
     topics = sorted(read_manifest(folder)["topics"])
-    commit = message or f"freshstack-hf: publish topics {', '.join(topics)}"
-    return PublishPlan(repo_id, revision or "main", private, files, commit)
+    commit = message or f"freshstack-hf: publish topics {', '.join(topics)}" + (f" (revision {tag})" if tag else "")
+    return PublishPlan(repo_id, revision or "main", private, files, commit, tag)
 
 
 def publish(plan: PublishPlan, folder: Path, token: str | None = None) -> str:
@@ -76,7 +89,17 @@ def publish(plan: PublishPlan, folder: Path, token: str | None = None) -> str:
             revision=plan.revision,
             commit_message=plan.commit_message,
             ignore_patterns=[".*", "**/.*"],
+            # a tagged revision is the whole repo at that date: files of another revision do not linger in it
+            delete_patterns=["*"] if plan.tag else None,
         )
+        if plan.tag:
+            api.create_tag(
+                plan.repo_id,
+                tag=plan.tag,
+                revision=info.oid,
+                repo_type="dataset",
+                tag_message=f"freshstack-hf revision {plan.tag}",
+            )
     except Exception as exc:  # network, auth, permissions: all fixable by the user
         raise FreshStackError(f"publishing to {plan.repo_id} failed: {exc}") from exc
     return str(getattr(info, "commit_url", info))

@@ -169,3 +169,13 @@ def test_every_loader_takes_a_snapshot(offline_snapshots, monkeypatch, tmp_path,
     assert json.loads(capsys.readouterr().out)["settings"]["dataset_revision"] == Dataset(folder).revision
     assert main(["evaluate", str(offline_snapshots), "--revision", "1999-01-01", "--run", str(run)]) == 2
     assert "no revision '1999-01-01'" in capsys.readouterr().err
+
+
+def test_a_snapshot_folder_publishes_as_a_tag(offline_snapshots, capsys):
+    folder = f"{offline_snapshots}@{NEW}"
+    assert main(["publish", folder, "--repo-id", "me/freshstack", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["tag"] == NEW and plan["revision"] == "main" and f"(revision {NEW})" in plan["commit_message"]
+    assert {"README.md", "manifest.json", "data/laravel/corpus.parquet"} <= {f["path"] for f in plan["files"]}
+    assert main(["publish", folder, "--repo-id", "me/freshstack", "--dry-run", "--tag", "bad tag"]) == 2
+    assert "invalid --tag 'bad tag'" in capsys.readouterr().err

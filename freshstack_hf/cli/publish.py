@@ -6,6 +6,11 @@ the commit message, and needs no token and no network.
 Example:
   freshstack-hf publish out/freshstack --repo-id me/freshstack --dry-run
   HF_TOKEN=hf_... freshstack-hf publish out/freshstack --repo-id me/freshstack --revision v1 --private
+  HF_TOKEN=hf_... freshstack-hf publish out/freshstack@2025-10-31 --repo-id me/freshstack   # tagged 2025-10-31
+
+A dated snapshot folder (OUT@DATE, written by `build --snapshot DATE`) is committed whole and its commit tagged
+DATE, so `load_dataset("me/freshstack", "langchain", revision="2025-10-31")` reads it; publish the snapshots
+oldest first.
 """
 
 from __future__ import annotations
@@ -22,6 +27,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_repo_argument(p, topics=None)
     p.add_argument("--repo-id", required=True, help="Hub dataset id, ORG/NAME")
     p.add_argument("--revision", default=None, help="branch to commit to (created if missing; default main)")
+    p.add_argument(
+        "--tag", default=None, help="tag the commit (default: the folder's revision, DIR@REV -> REV; '' for none)"
+    )
     p.add_argument("--private", action="store_true", help="create the Hub repo as private")
     p.add_argument("--message", default=None, help="commit message")
     p.add_argument("--dry-run", action="store_true", help="list files and the commit message; send nothing")
@@ -34,13 +42,14 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli.common import plural, write_json
     from freshstack_hf.publish import plan_publish, publish
 
-    plan = plan_publish(Path(args.repo), args.repo_id, args.revision, args.private, args.message)
+    plan = plan_publish(Path(args.repo), args.repo_id, args.revision, args.private, args.message, args.tag)
     if args.dry_run:
         if args.json:
             write_json(
                 {
                     "repo_id": plan.repo_id,
                     "revision": plan.revision,
+                    "tag": plan.tag,
                     "private": plan.private,
                     "commit_message": plan.commit_message,
                     "files": [{"path": p, "bytes": s} for p, s in plan.files],
@@ -50,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         print(
             f"dry run: would commit to dataset {plan.repo_id} (revision {plan.revision}"
-            f"{', private' if plan.private else ''})"
+            f"{', private' if plan.private else ''})" + (f" and tag the commit {plan.tag}" if plan.tag else "")
         )
         print(f"commit message: {plan.commit_message}")
         for path, size in plan.files:
