@@ -118,8 +118,11 @@ class JobQueue:
         meta: ResultMeta,
         *,
         size: int | None = None,
+        cutoff: str | None = None,
     ) -> bool:
         """Store the results and mark the job done, atomically and only while `worker_id` owns the job.
+
+        `cutoff` (a date the job found, e.g. in a model card) is kept only where the submitter gave none.
 
         Returns False (and stores nothing) when the lease was lost: another worker has the job, or it ended.
         """
@@ -132,6 +135,7 @@ class JobQueue:
                 return False
             self._insert_results(conn, system_id, topic_results, meta, now)
             scored = {"status": "scored", "error": None, "size": func.coalesce(size, systems.c.size)}
+            scored["cutoff"] = func.coalesce(systems.c.cutoff, cutoff)
             conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
         return True
 

@@ -83,6 +83,10 @@ class System(Base):
     content_hash: Mapped[str] = mapped_column(String(128), unique=True)
     status: Mapped[str] = mapped_column(String(16), default="pending")
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # A model's release or training cutoff (ISO day), where the submitter or the model card gave one: the
+    # After-cutoff view scores the system only on questions asked after it. Added after release 1: an older
+    # store gets the column from `columns_migration`.
+    cutoff: Mapped[str | None] = mapped_column(String(10), nullable=True)
 
 
 class Result(Base):
@@ -158,6 +162,7 @@ class SystemRecord:
     content_hash: str
     status: str
     error: str | None
+    cutoff: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,13 +215,15 @@ class JobOutput:
 
     `results` maps topic -> a `freshstack_hf.metrics.TopicResult` (or any object or dict with `metrics`, and
     optionally `per_query` and `ci` = {measure: (low, high)}); `size` is the model's parameter count, if known;
-    `runs` (topic -> top of the ranking) is archived by the worker, so the row's detail can list missed nuggets.
+    `runs` (topic -> top of the ranking) is archived by the worker, so the row's detail can list missed nuggets;
+    `cutoff` is a date the job found (a model card's), kept only where the submitter gave none.
     """
 
     results: dict[str, Any]
     meta: ResultMeta
     size: int | None = None
     runs: dict[str, Any] | None = None
+    cutoff: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,8 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.windows import parse_day
+from leaderboard.columns_migration import add_missing_columns
 from leaderboard.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
 from leaderboard.queue import JobQueue
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
@@ -100,10 +102,12 @@ class Store(JobQueue):
             conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_SPACE, zlib.crc32(key.encode()) - 2**31)))
 
     def create_all(self) -> None:
-        """Create missing tables, and widen an older store's allowed system kinds; safe from several processes."""
+        """Create missing tables, add columns an older store lacks and widen its allowed system kinds; safe from
+        several processes."""
         with self._write() as conn:
             self._pg_lock(conn, "create_all")
             Base.metadata.create_all(conn)
+            add_missing_columns(conn)
             if self.is_postgres:
                 widen_kinds_postgres(conn)
         if not self.is_postgres:
@@ -120,6 +124,7 @@ class Store(JobQueue):
         link: str | None = None,
         size: int | None = None,
         identity: str = "",
+        cutoff: str | None = None,
         job: tuple[str, Mapping[str, Any]] | None = None,
         results: Mapping[str, Any] | None = None,
         meta: ResultMeta | None = None,
@@ -129,6 +134,7 @@ class Store(JobQueue):
 
         `job=(kind, payload)` queues its evaluation and `results` (with `meta`) stores its scores, in the same
         transaction as the insert and only when it is created, so a duplicate is never queued or scored twice.
+        `cutoff` (YYYY-MM-DD, a model's release or training cutoff) is stored as the day it names.
         """
         if kind not in SYSTEM_KINDS:
             raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
@@ -144,6 +150,7 @@ class Store(JobQueue):
             "link": sanitize_link(link),
             "size": size,
             "identity": sanitize_text(identity, 200),
+            "cutoff": parse_day(cutoff, "cutoff").isoformat() if cutoff and cutoff.strip() else None,
             "status": "scored" if results is not None else "queued" if job is not None else "pending",
         }
         if not values["name"]:
@@ -231,6 +238,14 @@ class Store(JobQueue):
         return [
             LeaderboardRow(_system(row), scores[sid], *versions.get(sid, (None, None))) for sid, row in found.items()
         ]
+
+    def per_query_scores(self, measures: tuple[str, ...]) -> list[tuple[int, str, str, str, float, Any]]:
+        """(system id, topic, measure, dataset revision, value, per-query scores) of `measures` for every system:
+        the After-cutoff view re-averages the stored per-query scores (the bulky column a table scan skips)."""
+        cols = (results.c.system_id, results.c.topic, results.c.measure, results.c.dataset_revision)
+        query = select(*cols, results.c.value, results.c.per_query).where(results.c.measure.in_(measures))
+        with self._read() as conn:
+            return [tuple(row) for row in conn.execute(query.order_by(results.c.system_id, results.c.topic))]
 
     # ---- what changed ---------------------------------------------------------------------------------------
     def change_marker(self) -> tuple[Any, ...]:

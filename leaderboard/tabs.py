@@ -14,9 +14,11 @@ from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
 from leaderboard.tracks.retrieval.plots_tab import PlotsTab
 from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
 from leaderboard.tracks.retrieval.submit_tab import SubmitTab
+from leaderboard.tracks.retrieval.window_tab import WindowTab
 
 TABS: tuple[type[PageTab], ...] = (
     LeaderboardTab,
+    WindowTab,
     AnswersTab,
     ReferenceTab,
     DetailTab,

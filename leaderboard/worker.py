@@ -151,7 +151,7 @@ def run_job(
         if system is not None:
             archive.save(system.content_hash, value.runs)
     try:
-        stored = store.finish_job(job.id, worker_id, value.results, value.meta, size=value.size)
+        stored = store.finish_job(job.id, worker_id, value.results, value.meta, size=value.size, cutoff=value.cutoff)
     except (ValueError, TypeError, SQLAlchemyError) as exc:
         store.fail_job(job.id, worker_id, f"results could not be stored: {describe_error(exc)}")
         return "failed"

@@ -19,8 +19,9 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "detail": ["key"],
     "plots": ["measure", "keys"],
     "draw": ["measure", "keys"],
-    "submit_run": ["file", "scope", "name", "desc", "link"],
-    "submit_model": ["model", "revision", "track", "name", "desc", "link"],
+    "submit_run": ["file", "scope", "name", "desc", "link", "cutoff"],  # cutoff last: older clients still work
+    "submit_model": ["model", "revision", "track", "name", "desc", "link", "cutoff"],
+    "after_cutoff": [],
     "answers_table": [],
     "submit_answers": ["file", "name", "desc", "link"],
 }
@@ -28,9 +29,9 @@ ELEM_IDS = {
     "search", "leaderboard-table", "answers-table", "answers-file", "answers-name", "answers-submit",
     "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",
     "detail-uncovered", "detail-per-query", "detail-parameters", "size-scatter", "run-file", "run-name",
-    "run-submit", "submit-outcome",
+    "run-submit", "submit-outcome", "run-cutoff", "window-table",
 }  # fmt: skip
-LABELS = ["Leaderboard", "Answers", "Detail", "Plots", "Submit", "About"]
+LABELS = ["Leaderboard", "After cutoff", "Answers", "Detail", "Plots", "Submit", "About"]
 
 
 class HiddenTab(ToyTab):

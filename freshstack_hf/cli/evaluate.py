@@ -4,12 +4,15 @@ Each value comes with a 95% bootstrap interval over queries; with two runs, the 
 B - A and a paired randomization test's p-value. Runs are TREC 6-column files or JSON {query: {doc: score}}
 (`.gz` allowed). By default problems other than malformed lines (unknown queries or docs, repeated docs, runs
 deeper than --max-depth) are repaired and reported as warnings; --strict refuses the run instead, as the
-leaderboard does. A malformed run exits with status 2 and names every bad line.
+leaderboard does. A malformed run exits with status 2 and names every bad line. With --after DATE only the
+questions asked strictly after that day are scored (a contamination window: a model's release or training
+cutoff); the table and --json say how many questions of each topic that leaves.
 
 Example:
   freshstack-hf evaluate out/freshstack --topic all --run runs/bm25.trec
   freshstack-hf evaluate out/freshstack --topic langchain --run bm25.trec --run dense.json --json -
   freshstack-hf evaluate out/freshstack --run bm25.trec --k 5,10,20,50,100 --json scores.json --strict
+  freshstack-hf evaluate out/freshstack --run my-llm.trec --after 2024-06-30
 """
 
 from __future__ import annotations
@@ -34,6 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strict", action="store_true", help="refuse runs with any problem (the leaderboard's rule)")
     p.add_argument("--max-depth", type=int, default=1000, help="most docs allowed per query (default: 1000)")
     p.add_argument("--alpha", type=float, default=0.5, help="alpha of alpha-nDCG (default: 0.5, as ndeval)")
+    p.add_argument(
+        "--after",
+        metavar="YYYY-MM-DD",
+        help="score only the questions asked strictly after this day (e.g. the model's training cutoff)",
+    )
     add_resampling_arguments(p)
 
 
@@ -56,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     measures = with_params([*HEADLINE, *measures_at(ks, families)], alpha=args.alpha)
 
     dataset = Dataset(args.repo, args.revision, topics=resolve_topics(args.repo, args.topic, args.revision))
+    after = _window(dataset, args.after) if args.after else None
     loaded = [
         load_run(
             path,
@@ -77,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     options = {"interval_measures": headline, "resamples": args.resamples, "seed": args.seed}
     with warnings.catch_warnings():  # the missing queries are reported below, per run and topic, with counts
         warnings.simplefilter("ignore", RunCoverageWarning)
-        scores = [dataset.score(item.run, measures=measures, **options) for item in loaded]
+        scores = [dataset.score(item.run, measures=measures, after=after, **options) for item in loaded]
     for item, s in zip(loaded, scores, strict=True):
         for topic, missing in s.missing.items():
             if missing:
@@ -91,6 +100,9 @@ def run(args: argparse.Namespace) -> int:
     if len(scores) == 2:
         tests = compare_runs(scores[0], scores[1], headline, resamples=args.resamples, seed=args.seed)
 
+    if args.json != "-" and after is not None:
+        for topic in dataset.topics:
+            print(f"{topic}: {dataset.window(topic, after).describe()}")
     if args.json != "-":  # stdout carries either the table or the JSON, so `--json -` pipes cleanly
         print(render_table([(item.name, item.source) for item in loaded], scores, tests, headline))
     if args.json:
@@ -105,12 +117,31 @@ def run(args: argparse.Namespace) -> int:
             "strict": args.strict,
             "dataset_revision": dataset.revision,
         }
+        if after is not None:
+            settings["after"] = after.isoformat()
+            settings["window"] = {t: dataset.window(t, after).counts() for t in dataset.topics}
         if tests is None:
             data = {**report[0], "settings": settings}
         else:
             data = {"runs": report, "comparison": comparison_json(tests), "settings": settings}
         write_json(data, args.json)
     return 0
+
+
+def _window(dataset, text: str):
+    """`--after` as a date, checked against every topic before anything is scored or written."""
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.windows import parse_day
+
+    after = parse_day(text, "--after")
+    empty = [w for w in (dataset.window(t, after) for t in dataset.topics) if not w.asked]
+    if empty:
+        said = "; ".join(f"{w.topic}: {w.describe()}" for w in empty)
+        raise FreshStackError(
+            f"--after {after.isoformat()}: no judged question was asked after that day in {said}; give an earlier "
+            "--after, or leave such topics out with --topic"
+        )
+    return after
 
 
 def _cutoffs(text: str) -> list[int]:

@@ -28,7 +28,10 @@ from freshstack_hf.runs.run import Run
 from freshstack_hf.topic import Topic
 
 if TYPE_CHECKING:
+    from datetime import date
+
     from freshstack_hf.metrics import Measure, RunScores
+    from freshstack_hf.windows import Window
 
 
 def dataset_revision(folder: str | Path) -> str:
@@ -91,6 +94,28 @@ class Dataset:
 
         return self._cached("qrels", self._check(name), lambda: qrels_from_topic(self.topic(name)))
 
+    def window(self, name: str, after: date) -> Window:
+        """The topic's judged questions asked strictly after `after` (`freshstack_hf.windows` has the rule)."""
+        from freshstack_hf.windows import window
+
+        topic = self.topic(name)
+        return self._cached(
+            f"window:{after}", name, lambda: window(name, topic.queries, self.qrels(name).query_ids, after)
+        )
+
+    def window_qrels(self, name: str, after: date) -> Any:
+        """The topic's `NuggetQrels` restricted to `window(name, after)`; an empty window is an error (its
+        scores would be zeros that look like results)."""
+        from freshstack_hf.windows import window_qrels
+
+        found = self.window(name, after)
+        if not found.asked:
+            raise FreshStackError(
+                f"topic {name!r} of {self.source}: no judged question was asked after {after.isoformat()} "
+                f"({found.describe()}); give an earlier date, or leave the topic out"
+            )
+        return self._cached(f"qrels:{after}", name, lambda: window_qrels(self.topic(name), found.query_ids))
+
     def candidates(self, name: str, stem: str = "top_ranked") -> dict[str, list[str]]:
         return self._cached(f"candidates:{stem}", self._check(name), lambda: load_candidates(self.folder, name, stem))
 
@@ -114,18 +139,20 @@ class Dataset:
         interval_measures: Iterable[str | Measure] | None = None,
         resamples: int = RESAMPLES,
         seed: int = SEED,
+        after: date | None = None,
     ) -> RunScores:
         """Score a run on this dataset: the one entry point of the CLI, leaderboard, worker and MTEB task.
 
         `run` is one run holding any topics' queries, scored on `topics` (default: all), or with `by_topic`
         a mapping topic -> run. Per-query scores, topic values, the all-topics average and 95% intervals of
         `interval_measures` (the headline measures by default; `resamples=0` skips them) come back together.
+        With `after`, each topic is scored on its questions asked strictly after that day only (`window`).
         """
         from freshstack_hf.metrics import HEADLINE, MEASURES, score_topics
 
         runs = dict(run) if by_topic else {t: run for t in (self.topics if topics is None else list(topics))}
         return score_topics(
-            {t: self.qrels(t) for t in runs},
+            {t: self.qrels(t) if after is None else self.window_qrels(t, after) for t in runs},
             runs,
             MEASURES if measures is None else measures,
             interval_measures=HEADLINE if interval_measures is None else interval_measures,

@@ -7,6 +7,9 @@ scores, so the worker archives it and the detail view can list the nuggets the m
 other row. Payload (JSON, written by `run_submit`): {"model": "org/name" or a path, "revision", "track": "full" |
 "nano", "topics", "k", "batch_size", "max_seq_length", "dataset", "dataset_revision"}.
 
+The model card's cutoff date (`leaderboard.cutoff`), where it gives one, comes back too; the store keeps it only
+where the submitter typed none.
+
 Measures are the leaderboard's (`MEASURES`, alpha included in each measure), whatever the payload asks: a row must
 be comparable with the others.
 """
@@ -21,6 +24,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.runs import from_ranked
+from leaderboard.cutoff import card_cutoff
 from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.scoring import score_for_store
@@ -77,7 +81,9 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
         "batch_size": settings["batch_size"],
         **scored.parameters,
     }
-    return JobOutput(scored.results, ResultMeta(data.revision, __version__, meta), size=params, runs=scored.archived)
+    meta["card_cutoff"] = card_cutoff(folder)
+    output = ResultMeta(data.revision, __version__, meta)
+    return JobOutput(scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"])
 
 
 JOB_KINDS = {MODEL_JOB_KIND: JobKind(evaluate_model)}  # what the worker runs for this track (`leaderboard.jobs`)

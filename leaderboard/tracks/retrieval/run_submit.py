@@ -16,6 +16,7 @@ from typing import Any
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs import load_run
+from leaderboard.cutoff import card_cutoff, submitted_cutoff
 from leaderboard.sanitize import sanitize_submission
 from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
@@ -70,11 +71,14 @@ class Submitter(BaseSubmitter):
         link: str = "",
         identity: str = "",
         display_name: str | None = None,
+        cutoff: str = "",
     ) -> SubmitOutcome:
-        """Validate strictly, score at once and store; every refusal stores nothing."""
+        """Validate strictly, score at once and store; every refusal stores nothing. `cutoff` (optional,
+        YYYY-MM-DD): the release or training cutoff of the model behind the run, for the After-cutoff view."""
         try:
             text = self._checked_upload(path, "run", "a TREC (6 columns) or JSON run", name, description, link)
             topics = self._topics_for(scope or AUTO)
+            day = submitted_cutoff(cutoff)
         except (FreshStackError, OSError) as exc:
             return SubmitOutcome("refused", str(exc))
         file_hash = file_sha256(path)
@@ -105,7 +109,8 @@ class Submitter(BaseSubmitter):
             "tag": loaded.tag,
         }
         meta = ResultMeta(self.dataset.revision, __version__, params)
-        system, created = self._add(text, "run", content_hash, identity, results=scored.results, meta=meta)
+        stored = {"results": scored.results, "meta": meta, "cutoff": day}
+        system, created = self._add(text, "run", content_hash, identity, **stored)
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
         if self.archive is not None:
@@ -147,8 +152,13 @@ class Submitter(BaseSubmitter):
         description: str = "",
         link: str = "",
         identity: str = "",
+        cutoff: str = "",
     ) -> SubmitOutcome:
-        """Check the model reference and queue a `model` job; the worker downloads, checks and scores it."""
+        """Check the model reference and queue a `model` job; the worker downloads, checks and scores it.
+
+        `cutoff` (optional, YYYY-MM-DD): the model's release or training cutoff. Left empty, the model card's
+        date is used where one is found (`leaderboard.cutoff.CARD_KEYS`): here for a local model folder, else
+        by the worker once it has downloaded the model."""
         from freshstack_hf.repo import layout
 
         model, revision = (model or "").strip(), (revision or "").strip()
@@ -162,6 +172,7 @@ class Submitter(BaseSubmitter):
             ):
                 raise FreshStackError("the nano track needs top_ranked candidates for every topic of this dataset")
             text = sanitize_submission(name or model, description, link)
+            day = submitted_cutoff(cutoff)
             reference, resolved, params = self._model_source(model, revision)
         except FreshStackError as exc:
             return SubmitOutcome("refused", str(exc))
@@ -177,7 +188,10 @@ class Submitter(BaseSubmitter):
             "dataset_revision": self.dataset.revision,
             "topics": list(self.dataset.topics),
         }
-        system, created = self._add(text, "model", content_hash, identity, size=params, job=("model", payload))
+        if day is None and Path(reference).is_dir():
+            day = card_cutoff(reference)
+        stored = {"size": params, "cutoff": day, "job": ("model", payload)}
+        system, created = self._add(text, "model", content_hash, identity, **stored)
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
         message = f"queued: system #{system.id} '{system.name}' ({track} track) waits for an evaluation worker"

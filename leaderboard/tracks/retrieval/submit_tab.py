@@ -1,5 +1,6 @@
 """The Submit tab: a run file, scored at once, or a sentence-transformers model, queued for a worker (both through
-`run_submit`, as the signed-in identity under OAuth); an accepted submission refreshes the Leaderboard table."""
+`run_submit`, as the signed-in identity under OAuth); an accepted submission refreshes the Leaderboard table. Each
+form takes an optional cutoff date (`leaderboard.cutoff`), last among the API's arguments so older clients work."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from leaderboard.page import Page, PageTab, Path_, Profile
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.leaderboard_tab import REFRESH
 from leaderboard.tracks.retrieval.run_submit import Submitter
+
+# Optional on both forms (and the last argument of the submit APIs): the After-cutoff view uses it.
+CUTOFF_LABEL = "Cutoff date (optional: model release or training cutoff, YYYY-MM-DD)"
 
 
 class SubmitTab(PageTab):
@@ -36,6 +40,7 @@ class SubmitTab(PageTab):
                 run_name = gr.Textbox(label="Name", elem_id="run-name")
                 run_desc = gr.Textbox(label="Description", lines=2)
                 run_link = gr.Textbox(label="Link (http/https)")
+                run_cutoff = gr.Textbox(label=CUTOFF_LABEL, placeholder="YYYY-MM-DD", elem_id="run-cutoff")
                 run_button = gr.Button("Submit run", variant="primary", elem_id="run-submit")
             with gr.Column():
                 gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
@@ -45,15 +50,24 @@ class SubmitTab(PageTab):
                 model_name = gr.Textbox(label="Name (default: the model id)")
                 model_desc = gr.Textbox(label="Description", lines=2)
                 model_link = gr.Textbox(label="Link (http/https)")
+                model_cutoff = gr.Textbox(label=CUTOFF_LABEL + "; empty: the model card's", placeholder="YYYY-MM-DD")
                 model_button = gr.Button("Submit model", variant="primary")
         outcome = gr.Markdown(elem_id="submit-outcome")
         status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
 
         def submit_run(
-            file: Path_, scope: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
+            file: Path_,
+            scope: str,
+            name: str,
+            desc: str,
+            link: str,
+            cutoff: str,
+            request: gr.Request,
+            profile: Profile,
         ) -> Any:
             shown = os.path.basename(file) if file else None
             options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
+            options["cutoff"] = cutoff or ""
             return page.signed(request, profile, board, lambda who: submitter.submit_run(file, identity=who, **options))
 
         def submit_model(
@@ -63,16 +77,22 @@ class SubmitTab(PageTab):
             name: str,
             desc: str,
             link: str,
+            cutoff: str,
             request: gr.Request,
             profile: Profile,
         ) -> Any:
             options = {"revision": revision, "track": track, "name": name, "description": desc, "link": link}
+            options["cutoff"] = cutoff or ""
             return page.signed(
                 request, profile, board, lambda who: submitter.submit_model(model, identity=who, **options)
             )
 
-        self.run = run_button, submit_run, [run_file, scope, run_name, run_desc, run_link]
-        self.model = model_button, submit_model, [model, revision, track, model_name, model_desc, model_link]
+        self.run = run_button, submit_run, [run_file, scope, run_name, run_desc, run_link, run_cutoff]
+        self.model = (
+            model_button,
+            submit_model,
+            [model, revision, track, model_name, model_desc, model_link, model_cutoff],
+        )
         self.outputs = [outcome, status]
 
     def wire(self, page: Page) -> None:
