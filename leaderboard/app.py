@@ -48,13 +48,15 @@ def build_app(
     oauth: bool = False,
     resamples: int = RESAMPLES,
     title: str = "FreshStack leaderboard",
+    drift_reports: Sequence[str | Path] = (),
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing)."""
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
     roots = tuple(Path(p) for p in model_roots)
-    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples)
+    drift = tuple(Path(p) for p in drift_reports)
+    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
         if oauth:

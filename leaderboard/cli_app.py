@@ -11,6 +11,7 @@ Example:
   freshstack-hf leaderboard --dataset out/freshstack --store postgresql://lb@db/leaderboard \\
       --reported freshstack-official-leaderboard.json --max-file-mb 50 --rate-limit 5 --worker
   freshstack-hf leaderboard --dataset out/freshstack --no-baselines --host 0.0.0.0 --port 8080
+  freshstack-hf leaderboard --dataset out/freshstack@2025-10-31 --drift drift/drift.json   # + a Drift tab
 """
 
 from __future__ import annotations
@@ -31,6 +32,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     p.add_argument("--port", type=int, default=7860, help="port (default: %(default)s)")
     p.add_argument("--reported", metavar="PATH", help="official leaderboard JSON, shown in its own Reference tab")
+    p.add_argument(
+        "--drift",
+        action="append",
+        default=[],
+        metavar="REPORT.json",
+        help="a report of `freshstack-hf drift OLD NEW --json`, shown in a Drift tab (repeatable)",
+    )
     p.add_argument("--no-baselines", action="store_true", help="do not compute missing baseline rows")
     p.add_argument(
         "--baselines", default="bm25,dense,hybrid", help="baseline methods to compute (default: %(default)s)"
@@ -82,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.repo.dataset import Dataset
     from leaderboard.archive import RunArchive, runs_dir
     from leaderboard.store import Store
+    from leaderboard.tracks.retrieval import drift
     from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
     from leaderboard.tracks.retrieval.published import load_reported
 
@@ -91,6 +100,8 @@ def run(args: argparse.Namespace) -> int:
     _say(f"dataset: {dataset.source} ({', '.join(dataset.topics)}; revision {dataset.revision})")
     if args.reported:
         _say(f"reported: {len(load_reported(args.reported))} published rows from {args.reported}")
+    for path in args.drift:  # a bad report is a user error before anything is created
+        _say(f"drift: {drift.title(drift.load_report(path))} from {path}")
     store = Store(args.store)
     stop = None
     try:
@@ -137,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
             archive_dir=archive.root,
             model_roots=args.model_root,
             oauth=args.oauth,
+            drift_reports=args.drift,
         )
         print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
         launch_app(demo, host=args.host, port=args.port, max_file_mb=args.max_file_mb, quiet=True)

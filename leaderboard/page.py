@@ -41,6 +41,7 @@ class Settings:
     model_roots: tuple[Path, ...]
     oauth: bool
     resamples: int
+    drift_reports: tuple[Path, ...] = ()  # `--drift` reports, shown in the Drift tab
 
     @property
     def max_file_bytes(self) -> int:

@@ -10,6 +10,7 @@ from leaderboard.about_tab import AboutTab
 from leaderboard.page import PageTab
 from leaderboard.tracks.answers.answers_tab import AnswersTab
 from leaderboard.tracks.retrieval.detail_tab import DetailTab
+from leaderboard.tracks.retrieval.drift_tab import DriftTab
 from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
 from leaderboard.tracks.retrieval.plots_tab import PlotsTab
 from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
@@ -23,6 +24,7 @@ TABS: tuple[type[PageTab], ...] = (
     ReferenceTab,
     DetailTab,
     PlotsTab,
+    DriftTab,
     SubmitTab,
     AboutTab,
 )

@@ -27,6 +27,7 @@ SUBCOMMANDS = (
     "evaluate",
     "evaluate_answers",
     "judge_agreement",
+    "drift",
     "pin_commits",
     "retrieve",
     "candidates",

@@ -1,0 +1,115 @@
+"""The drift report of two snapshots of a dataset repo: per shared topic, answerability, document fates, agreement.
+
+This is the one function the CLI (and anyone scripting a drift study) calls; it reads, computes and returns a
+JSON-ready dict and writes nothing, so a bad input can never leave half a report behind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.defaults import RESAMPLES, SEED
+from freshstack_hf.drift.agreement import agreement
+from freshstack_hf.drift.answerable import answerability, snapshot_info
+from freshstack_hf.drift.fate import document_fates
+from freshstack_hf.drift.systems import (
+    SystemPair,
+    baseline_pairs,
+    by_measure,
+    check_unique,
+    run_pairs,
+    score_pairs,
+)
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.manifest import read_manifest
+from freshstack_hf.repo.reader import list_topics
+from freshstack_hf.repo.revisions import revision_of
+
+REPORT_VERSION = 1
+
+
+def shared_topics(old: str | Path, new: str | Path, wanted: Sequence[str] | None = None) -> list[str]:
+    """Topics both snapshots hold (or `wanted`, each checked to be in both); an error naming both folders if none."""
+    old_topics, new_topics = list_topics(old), list_topics(new)
+    both = [t for t in old_topics if t in new_topics]
+    if wanted:
+        missing = [t for t in wanted if t not in both]
+        if missing:
+            raise FreshStackError(
+                f"--topic {', '.join(missing)} is not in both snapshots: {old} has {', '.join(old_topics) or 'none'}; "
+                f"{new} has {', '.join(new_topics) or 'none'}"
+            )
+        return list(wanted)
+    if not both:
+        raise FreshStackError(
+            f"the two snapshots share no topic: {old} has {', '.join(old_topics) or 'none'}, {new} has "
+            f"{', '.join(new_topics) or 'none'}; give two revisions of the same dataset repo "
+            "(e.g. freshstack@2024-10-31 freshstack@2025-10-31)"
+        )
+    return both
+
+
+def drift_report(
+    old_repo: str | Path,
+    new_repo: str | Path,
+    *,
+    topics: Sequence[str] | None = None,
+    runs: Sequence[Sequence[str]] = (),
+    extra: Sequence[SystemPair] = (),
+    baselines: bool = True,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> dict[str, Any]:
+    """Compare snapshot `new_repo` with `old_repo`: see the `drift` CLI for what each part means.
+
+    `runs` are `[NAME, RUN]` or `[NAME, OLD_RUN, NEW_RUN]` file specs; `extra` are systems already in memory (e.g.
+    the leaderboard's stored rows), scored like the rest.
+    """
+    names = shared_topics(old_repo, new_repo, topics)
+    old, new = Dataset(old_repo, topics=names), Dataset(new_repo, topics=names)
+    old_manifest, new_manifest = read_manifest(old.folder), read_manifest(new.folder)
+    files = run_pairs(runs, old, new)
+    measures = [m.id for m in HEADLINE]
+    report: dict[str, Any] = {
+        "report_version": REPORT_VERSION,
+        "old": _side(old, old_manifest),
+        "new": _side(new, new_manifest),
+        "settings": {"measures": measures, "resamples": resamples, "seed": seed, "confidence": 0.95},
+        "topics": {},
+    }
+    for name in names:
+        old_topic, new_topic = old.topic(name), new.topic(name)
+        new_entry = new_manifest["topics"].get(name, {})
+        judged = {j.doc_id for j in old_topic.judgments}
+        fates = document_fates(judged, old_topic.docs, new_topic.docs)
+        pairs = [*(baseline_pairs(old, new, name) if baselines else []), *files, *extra]
+        scores = list(check_unique(score_pairs(pairs, old, new, name, measures)).values())
+        agree = {}
+        for m in measures:
+            o, n, opq, npq = by_measure(scores, m)
+            agree[m] = agreement(o, n, opq, npq, resamples=resamples, seed=seed).as_json()
+        report["topics"][name] = {
+            "snapshot": {
+                "old": snapshot_info(old_manifest["topics"].get(name, {})),
+                "new": snapshot_info(new_entry),
+            },
+            "answerability": answerability(old_topic, new_topic, new_entry),
+            "documents": fates.as_json(),
+            "systems": {s.name: s.as_json() for s in scores},
+            "agreement": agree,
+        }
+    return report
+
+
+def _side(dataset: Dataset, manifest: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "path": str(dataset.folder),
+        "revision": revision_of(dataset.folder) or None,
+        "data_revision": dataset.revision,
+        "topics": list_topics(dataset.folder),
+        "builder_version": manifest.get("builder_version"),
+    }
