@@ -179,3 +179,18 @@ def test_a_snapshot_folder_publishes_as_a_tag(offline_snapshots, capsys):
     assert {"README.md", "manifest.json", "data/laravel/corpus.parquet"} <= {f["path"] for f in plan["files"]}
     assert main(["publish", folder, "--repo-id", "me/freshstack", "--dry-run", "--tag", "bad tag"]) == 2
     assert "invalid --tag 'bad tag'" in capsys.readouterr().err
+
+
+def test_drift_between_built_snapshots_counts_the_commits_changes(offline_snapshots, capsys):
+    from collections import Counter
+
+    old, new = f"{offline_snapshots}@{OLD}", f"{offline_snapshots}@{NEW}"
+    assert main(["drift", old, new, "--json", "-", "--resamples", "200"]) == 0
+    topic = json.loads(capsys.readouterr().out)["topics"]["laravel"]
+    docs = topic["documents"]["docs"]
+    fates = {d["doc_id"].split("/", 1)[1].rsplit("_", 2)[0]: d["fate"] for d in docs}
+    assert fates == CHANGES  # every file of the first snapshot was judged (one chunk each)
+    assert topic["documents"]["counts"] == dict(Counter(CHANGES.values()))
+    moved = next(d for d in docs if d["fate"] == "moved")
+    assert moved["new_id"].startswith(f"docs/{MOVED['eloquent.md']}_")
+    assert topic["answerability"]["source"].startswith("manifest carryover")
