@@ -12,7 +12,8 @@ OLD and NEW are two dataset repo folders, typically two dated revisions of one r
   with a 95% paired bootstrap interval over the queries both snapshots judge.
 
 Nothing is written unless the whole report was computed. Systems stored on a leaderboard are added by the
-leaderboard's own command (`freshstack-hf leaderboard ... --drift REPORT.json` shows a report).
+leaderboard's own command, `freshstack-hf drift-board OLD NEW --store URL` (same options), and
+`freshstack-hf leaderboard ... --drift REPORT.json` shows a report in the Drift tab.
 
 Example:
   freshstack-hf drift out/freshstack@2024-10-31 out/freshstack@2025-10-31 --out drift/
@@ -49,7 +50,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_resampling_arguments(p)
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, extra=None) -> int:
+    """`extra(old_folder, new_folder) -> [SystemPair]` adds systems from elsewhere (the leaderboard's stored ones,
+    `freshstack-hf drift-board`), scored like the baselines and --run files."""
     from pathlib import Path
 
     from freshstack_hf.atomic import atomic_path
@@ -71,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
         new,
         topics=topics,
         runs=args.run,
+        extra=extra(old, new) if extra else (),
         baselines=not args.no_baselines,
         resamples=args.resamples,
         seed=args.seed,

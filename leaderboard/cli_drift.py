@@ -1,0 +1,42 @@
+"""`freshstack-hf drift-board OLD NEW --store URL`: the drift report with every system a leaderboard stores.
+
+The library's `drift` compares the baselines and the run files it is given; a leaderboard holds more systems than
+anyone has files for: every uploaded run and every model row, each with its ranking archived under the runs
+folder. Each archived ranking is re-scored on both snapshots (unchanged documents keep their ids), so the rank
+agreement covers the systems the board shows. A model row's ranking is the one its worker computed on the corpus
+it was submitted against; re-encoding the other snapshot's corpus is a new submission on that snapshot.
+
+Example:
+  freshstack-hf drift-board out/freshstack@2024-10-31 out/freshstack@2025-10-31 \\
+      --store sqlite:///lb/leaderboard.db --runs-dir lb/runs --out drift/
+  freshstack-hf leaderboard --dataset out/freshstack@2025-10-31 --drift drift/drift.json
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+NAME = "drift-board"
+HELP = "the drift report between two snapshots, with every system the leaderboard stores"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from freshstack_hf.cli import drift
+
+    drift.add_arguments(p)
+    p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
+    p.add_argument("--runs-dir", help="the archived rankings (default: <data dir>/runs, as the app and workers)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from freshstack_hf.cli import drift
+    from leaderboard.archive import RunArchive, runs_dir
+    from leaderboard.drift_systems import stored_pairs
+    from leaderboard.store import Store
+
+    def extra(old: Path, new: Path):
+        with Store(args.store) as store:
+            return stored_pairs(store, RunArchive(runs_dir(args.runs_dir)))
+
+    return drift.run(args, extra=extra)

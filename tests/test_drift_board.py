@@ -1,0 +1,52 @@
+"""`freshstack-hf drift-board`: the drift report with the leaderboard's stored systems, each archived ranking
+re-scored on both snapshots exactly as `drift --run` scores the same file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from snapshot_topic import NEW, OLD, make_history, write_definition
+from store_rows import META, topic_scores
+
+from freshstack_hf.cli.main import main
+
+
+@pytest.fixture(scope="module")
+def snapshots(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("board-drift")
+    make_history(root)
+    assert main(["build", str(write_definition(root, snapshots=[OLD, NEW])), "--out", str(root / "fs"), "--quiet"]) == 0
+    return root / "fs"
+
+
+def test_stored_rankings_join_the_drift_report(snapshots, tmp_path, capsys):
+    from freshstack_hf.repo.dataset import Dataset
+    from leaderboard.archive import RunArchive
+    from leaderboard.store import Store
+
+    new = Dataset(snapshots, NEW).topic("laravel")
+    ranking = {q.query_id: {d.doc_id: float(len(new.docs) - i) for i, d in enumerate(new.docs)} for q in new.queries}
+    run_file = tmp_path / "mine.json"
+    run_file.write_text(json.dumps(ranking))
+    url = f"sqlite:///{tmp_path / 'lb.db'}"
+    with Store(url) as store:
+        store.create_all()
+        store.add_system(name="mine", kind="run", content_hash="h1", results={"laravel": topic_scores()}, meta=META)
+        store.add_system(
+            name="no ranking", kind="run", content_hash="h2", results={"laravel": topic_scores()}, meta=META
+        )
+    RunArchive(tmp_path / "runs").save("h1", {"laravel": ranking})  # h2's ranking is not archived: left out
+
+    old, new_folder = f"{snapshots}@{OLD}", f"{snapshots}@{NEW}"
+    common = ["--json", "-", "--resamples", "50", "--no-baselines"]
+    board = ["drift-board", old, new_folder, "--store", url, "--runs-dir", str(tmp_path / "runs"), *common]
+    assert main(board) == 0
+    stored = json.loads(capsys.readouterr().out)["topics"]["laravel"]["systems"]
+    assert list(stored) == ["mine (#1)"] and stored["mine (#1)"]["source"] == "leaderboard:run"
+    assert main(["drift", old, new_folder, "--run", "mine (#1)", str(run_file), *common]) == 0
+    direct = json.loads(capsys.readouterr().out)["topics"]["laravel"]["systems"]
+    assert stored["mine (#1)"]["old"] == direct["mine (#1)"]["old"]
+    assert stored["mine (#1)"]["new"] == direct["mine (#1)"]["new"]
+    assert stored["mine (#1)"]["old"] != stored["mine (#1)"]["new"]  # the snapshots judge it differently
