@@ -83,7 +83,7 @@ def write_definition(root: Path, base_url: str = "", **extra) -> Path:
     data = {
         "topic": "laravel",
         "questions": {"source": str(DUMP), "tags": ["laravel-10", "laravel-11"], "since": "2023-01-01"},
-        "corpus": {"repositories": [{"source": str(root / "docs"), "keyword": "docs"}]},
+        "corpus": {"repositories": [{"source": "docs", "keyword": "docs"}]},  # beside the YAML
         "pooling": {"depth": 10, "retrievers": ["bm25"]},
         **extra,
     }
@@ -92,3 +92,13 @@ def write_definition(root: Path, base_url: str = "", **extra) -> Path:
     path = root / "laravel.yaml"
     path.write_text(yaml.safe_dump(data), encoding="utf-8")
     return path
+
+
+if __name__ == "__main__":  # `python tests/snapshot_topic.py DIR`: the topic for the README's "Keep it fresh"
+    import sys
+
+    target = Path(sys.argv[1] if len(sys.argv) > 1 else "fresh-demo")
+    make_history(target)
+    print(
+        f"wrote {target / 'docs'} (a git repository, commits of 2024-01-15 and 2024-06-01) and {write_definition(target)}"
+    )

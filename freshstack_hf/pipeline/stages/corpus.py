@@ -247,7 +247,10 @@ def _chunk_repo(
 
 
 def summary(record: dict[str, Any]) -> str:
-    return f"{record.get('chunks', '?')} chunks from {record.get('files', '?')} files"
+    line = f"{record.get('chunks', '?')} chunks from {record.get('files', '?')} files"
+    if "files_reused" in record:  # a snapshot: unchanged files' chunks come from the memo
+        line += f" ({record['files_reused']} unchanged files' chunks reused, {record['files_chunked']} chunked)"
+    return line
 
 
 def plan(ctx: StageContext) -> dict[str, Any]:

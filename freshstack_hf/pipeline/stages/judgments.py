@@ -148,7 +148,10 @@ def _judge_identity(ctx: StageContext, backend: Any) -> str:
 
 
 def summary(record: dict[str, Any]) -> str:
-    return f"{record['pairs']} judgments, {record['supported_pairs']} supported{made_by(record)}"
+    reused = ""
+    if "pairs_reused" in record:  # a snapshot: pairs judged by an earlier one are not asked again
+        reused = f", {record['pairs_reused']} reused ({record['calls_saved']} calls saved)"
+    return f"{record['pairs']} judgments, {record['supported_pairs']} supported{reused}{made_by(record)}"
 
 
 def plan(ctx: StageContext) -> dict[str, Any]:
