@@ -28,6 +28,7 @@ SUBCOMMANDS = (
     "evaluate_answers",
     "judge_agreement",
     "drift",
+    "fill_holes",
     "pin_commits",
     "retrieve",
     "candidates",

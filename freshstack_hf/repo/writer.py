@@ -77,6 +77,29 @@ def transaction(repo: Path | str) -> Iterator[Staging]:
         raise
 
 
+@contextlib.contextmanager
+def derive(base: Path | str, target: Path | str) -> Iterator[Staging]:
+    """Stage a NEW folder `target` made from `base` (hard links for unchanged files), and move it into place only
+    if the block finishes. `base` is never touched: `Staging.write_table` replaces a link rather than writing
+    through it. A new revision of a repo (`NAME@REV`) is written this way, so a published folder is never
+    rewritten and a failure leaves no `target` at all."""
+    base, target = Path(base), Path(target)
+    if target.exists():
+        from freshstack_hf.errors import FreshStackError
+
+        raise FreshStackError(f"{target} exists already: a revision is written once; choose another name")
+    staging_root = target.parent / f".{target.name}.staging-{uuid.uuid4().hex[:8]}"
+    try:
+        _link_tree(base, staging_root)
+        staging = Staging(staging_root, manifest_io.read_manifest(staging_root))
+        yield staging
+        _finish(staging)
+        staging_root.rename(target)
+    except BaseException:
+        shutil.rmtree(staging_root, ignore_errors=True)
+        raise
+
+
 def write_topics(
     repo: Path | str,
     topics: Iterable[Topic],
