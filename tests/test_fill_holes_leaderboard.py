@@ -1,0 +1,76 @@
+"""Hole filling for stored systems (`leaderboard.fills`): a stored system's archived run is filled, and every
+stored system's Judged@10 and headline scores are shown old -> new, with the old revision left as it was."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.revisions import list_revisions
+from leaderboard.archive import RunArchive
+from leaderboard.fills import fill_stored_system, moves_table
+from leaderboard.schema import ResultMeta
+from leaderboard.scoring import score_for_store
+from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+
+
+@pytest.fixture
+def board(lb_dataset, bm25_runs, store, tmp_path):
+    """A copy of the small repo, a store with BM25 and a run whose top 10 is half unjudged, both archived."""
+    folder = tmp_path / "freshstack"
+    shutil.copytree(lb_dataset.folder, folder)
+    data = Dataset(folder)
+    topic = data.topic("alpha")
+    judged = {(j.query_id, j.doc_id) for j in topic.judgments}
+    corpus = sorted(topic.doc_ids)
+    holey = {}
+    for qid in topic.query_ids:
+        top = sorted(bm25_runs["alpha"][qid], key=bm25_runs["alpha"][qid].get, reverse=True)
+        mine = [d for d in top if (qid, d) in judged][:5] + [d for d in corpus if (qid, d) not in judged][:5]
+        holey[qid] = {d: float(10 - r) for r, d in enumerate(mine)}
+    archive = RunArchive(tmp_path / "runs")
+    ids = {}
+    for name, kind, run in (("BM25", "baseline", bm25_runs["alpha"]), ("holey", "run", holey)):
+        scored = score_for_store(data, run, ["alpha"], resamples=0)
+        system, _ = store.add_system(
+            name=name, kind=kind, content_hash=f"hash-{name}", results=scored.results, meta=ResultMeta(data.revision)
+        )
+        archive.save(system.content_hash, scored.archived)
+        ids[name] = system.id
+    return data, archive, ids
+
+
+def test_a_stored_system_is_filled_and_every_system_rescored(board, store, llm_server):
+    data, archive, ids = board
+    before = {p.name: p.read_bytes() for p in data.folder.rglob("*") if p.is_file()}
+    judge = JudgeEndpoint(llm_server.base_url, "judge-m")
+    record, moves = fill_stored_system(store, archive, data, ids["holey"], "alpha", judge=judge)
+    sent = llm_server.by_path["POST /v1/chat/completions"]
+    assert record.holes == 5 * 6 and record.requests == sent > 0 and record.revision == "main.fill1"
+    by_name = {m.system: m for m in moves}
+    assert set(by_name) == {"BM25", "holey"}
+    assert by_name["holey"].old["judged@10"] == pytest.approx(0.5) and by_name["holey"].new["judged@10"] == 1.0
+    assert by_name["holey"].old == pytest.approx(record.before) and by_name["holey"].new == pytest.approx(record.after)
+    # BM25's old numbers are exactly what the store holds; the old folder is byte-identical.
+    stored = {r["measure"]: r["value"] for r in store.results_for(ids["BM25"])}
+    for measure in ("alpha_ndcg@10", "coverage@20", "recall@50", "judged@10"):
+        assert by_name["BM25"].old[measure] == stored[measure]
+    assert {p.name: p.read_bytes() for p in data.folder.rglob("*") if p.is_file()} == before
+    rows = moves_table(moves, record.revision)
+    assert {r["system"]: r["judged@10"] for r in rows}["holey"] == "0.500 -> 1.000"
+    assert all(r["qrels revision"] == "main.fill1" for r in rows)
+    # Filling it again on the new revision: no hole, no request, nothing written.
+    filled = Dataset(data.source, "main.fill1")
+    again, none = fill_stored_system(store, archive, filled, ids["holey"], "alpha", judge=judge)
+    assert again.holes == 0 and again.revision is None and none == []
+    assert llm_server.by_path["POST /v1/chat/completions"] == sent and list_revisions(data.folder) == ["main.fill1"]
+
+
+def test_no_endpoint_means_the_offline_judge(board, store, monkeypatch):
+    monkeypatch.delenv("FRESHSTACK_JUDGE_BASE_URL", raising=False)
+    data, archive, ids = board
+    record, moves = fill_stored_system(store, archive, data, ids["holey"], "alpha", name="offline")
+    assert record.judge == "offline-heuristic" and record.requests == 0 and record.revision == "offline"
+    assert {m.system: m.new["judged@10"] for m in moves}["holey"] == 1.0
