@@ -99,6 +99,5 @@ if __name__ == "__main__":  # `python tests/snapshot_topic.py DIR`: the topic fo
 
     target = Path(sys.argv[1] if len(sys.argv) > 1 else "fresh-demo")
     make_history(target)
-    print(
-        f"wrote {target / 'docs'} (a git repository, commits of 2024-01-15 and 2024-06-01) and {write_definition(target)}"
-    )
+    definition = write_definition(target)
+    print(f"wrote {target / 'docs'} (a git repository, commits of 2024-01-15 and 2024-06-01) and {definition}")
