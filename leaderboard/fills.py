@@ -83,6 +83,29 @@ def fill_stored_system(
     runs = archived_runs(store, archive, topic)
     if system_id not in runs:
         raise FreshStackError(f"system #{system_id}: no archived run on topic {topic!r} (runs archive {archive.root})")
+    system = store.get_system(system_id)
+    record = fill_archived_run(
+        dataset, topic, runs[system_id][1], system.name, system.content_hash, judge=judge, k=k, name=name, work=work
+    )
+    if record.revision is None:
+        return record, []
+    return record, score_moves(runs, dataset, Dataset(record.revision_folder), topic)
+
+
+def fill_archived_run(
+    dataset: Dataset,
+    topic: str,
+    run: Mapping[str, Mapping[str, float]],
+    system: str,
+    content_hash: str,
+    *,
+    judge: JudgeEndpoint | None = None,
+    k: int = 10,
+    name: str | None = None,
+    work: str | Path | None = None,
+) -> FillRecord:
+    """One system's holes judged by the board's judge (`judge`, else the environment's, else offline): what both
+    `fill_stored_system` and the worker's `fill` job run."""
     judge = judge if judge is not None else JudgeEndpoint.from_env()
     setup = judge_setup(
         dataset.folder,
@@ -93,21 +116,17 @@ def fill_stored_system(
         work=work,
     )
     setup = dataclasses.replace(setup, llm=dataclasses.replace(setup.llm, api_key_env=JUDGE_KEY_ENV))
-    system = store.get_system(system_id)
-    record = fill_holes(
+    return fill_holes(
         dataset.source,
         topic,
-        runs[system_id][1],
-        system=system.name,
-        run_sha256=system.content_hash,
+        run,
+        system=system,
+        run_sha256=content_hash,
         setup=setup,
         revision=dataset.requested_revision,
         k=k,
         name=name,
     )
-    if record.revision is None:
-        return record, []
-    return record, score_moves(runs, dataset, Dataset(record.revision_folder), topic)
 
 
 def moves_table(moves: list[Move], revision: str) -> list[dict[str, Any]]:

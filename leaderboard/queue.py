@@ -35,7 +35,7 @@ class JobQueue:
         row = {"system_id": system_id, "kind": kind, "payload": dict(payload), "max_attempts": max_attempts}
         stmt = insert(jobs).values(**row, state="queued", attempts=0, created_at=now, updated_at=now)
         job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
-        conn.execute(update(systems).where(systems.c.id == system_id).values(status="queued", error=None))
+        self._set_system(conn, system_id, "queued")
         return job_id
 
     def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:
@@ -63,7 +63,9 @@ class JobQueue:
 
     # ---- claiming, leases, outcomes ---------------------------------------------------------------------------
     def _set_system(self, conn: Connection, system_id: int, status: str, error: str | None = None) -> None:
-        conn.execute(update(systems).where(systems.c.id == system_id).values(status=status, error=error))
+        """A scored system stays scored: a later job on it (a hole fill) leaves files, never its row's state."""
+        scorable = and_(systems.c.id == system_id, systems.c.status != "scored")
+        conn.execute(update(systems).where(scorable).values(status=status, error=error))
 
     def claim_job(self, worker_id: str, lease_seconds: float = 300.0) -> JobRecord | None:
         """Take the oldest claimable job (queued, or running with an expired lease) for `worker_id`, or None."""
@@ -133,6 +135,8 @@ class JobQueue:
             system_id = conn.execute(stmt).scalar_one_or_none()
             if system_id is None:
                 return False
+            if not topic_results:  # a side job (a hole fill) leaves files, not scores: the system stays as it is
+                return True
             self._insert_results(conn, system_id, topic_results, meta, now)
             scored = {"status": "scored", "error": None, "size": func.coalesce(size, systems.c.size)}
             scored["cutoff"] = func.coalesce(systems.c.cutoff, cutoff)

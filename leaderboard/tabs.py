@@ -11,6 +11,7 @@ from leaderboard.page import PageTab
 from leaderboard.tracks.answers.answers_tab import AnswersTab
 from leaderboard.tracks.retrieval.detail_tab import DetailTab
 from leaderboard.tracks.retrieval.drift_tab import DriftTab
+from leaderboard.tracks.retrieval.holes_tab import HolesTab
 from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
 from leaderboard.tracks.retrieval.plots_tab import PlotsTab
 from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
@@ -25,6 +26,7 @@ TABS: tuple[type[PageTab], ...] = (
     DetailTab,
     PlotsTab,
     DriftTab,
+    HolesTab,
     SubmitTab,
     AboutTab,
 )

@@ -74,3 +74,56 @@ def test_no_endpoint_means_the_offline_judge(board, store, monkeypatch):
     record, moves = fill_stored_system(store, archive, data, ids["holey"], "alpha", name="offline")
     assert record.judge == "offline-heuristic" and record.requests == 0 and record.revision == "offline"
     assert {m.system: m.new["judged@10"] for m in moves}["holey"] == 1.0
+
+
+def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board, store, llm_server, monkeypatch):
+    import functools
+
+    from freshstack_hf.cli.main import main
+    from leaderboard.jobs import evaluate_job
+    from leaderboard.tracks.retrieval.holes import HolesSource, served_note
+    from leaderboard.worker import run_worker
+
+    data, archive, ids = board
+    monkeypatch.setenv("FRESHSTACK_JUDGE_BASE_URL", llm_server.base_url)
+    monkeypatch.setenv("FRESHSTACK_JUDGE_MODEL", "judge-m")
+    queue = ["fill-board", "--store", store.url, "--dataset", str(data.folder), "--runs-dir", str(archive.root)]
+    assert main([*queue, "--system", str(ids["holey"]), "--topic", "alpha"]) == 0
+    stored = store.results_for(ids["holey"])
+    work = functools.partial(evaluate_job, archive_dir=str(archive.root))
+    run_worker(store, work, once=True, isolate=False, archive=archive)
+    sent = llm_server.by_path["POST /v1/chat/completions"]
+    assert sent > 0 and list_revisions(data.folder) == ["main.fill1"]
+    assert [j.state for j in store.list_jobs(system_id=ids["holey"])] == ["done"]
+    assert store.get_system(ids["holey"]).status == "scored" and store.results_for(ids["holey"]) == stored
+
+    source = HolesSource(store, data, archive)
+    [(title, rows)] = source.sections()
+    assert title.startswith("`main.fill1`: alpha") and "judge-m" in title
+    by_name = {r["system"]: r for r in rows}
+    assert by_name["holey"]["judged@10"] == "0.500 -> 1.000" and set(by_name) == {"BM25", "holey"}
+    assert "Qrels revision served: **main**" in served_note(data)
+    assert "Filled from `main`" in served_note(Dataset(data.folder, "main.fill1"))
+
+    assert main([*queue, "--system", str(ids["holey"]), "--topic", "alpha"]) == 0  # the same holes again
+    run_worker(store, work, once=True, isolate=False, archive=archive)
+    assert llm_server.by_path["POST /v1/chat/completions"] == sent  # every verdict came from the judge's cache
+
+    archive.path("hash-holey").unlink()  # a fill that cannot run fails its job, not the scored system
+    store.enqueue(ids["holey"], "fill", {"dataset": str(data.folder), "topic": "alpha", "system": "holey",
+                                         "content_hash": "hash-holey", "k": 10})  # fmt: skip
+    run_worker(store, work, once=True, isolate=False, archive=archive)
+    assert store.list_jobs(system_id=ids["holey"])[-1].state == "failed"
+    assert store.get_system(ids["holey"]).status == "scored"
+
+
+def test_fill_board_refuses_a_system_without_a_ranking(board, store, capsys):
+    from freshstack_hf.cli.main import main
+
+    data, archive, ids = board
+    args = ["fill-board", "--store", store.url, "--dataset", str(data.folder), "--runs-dir", str(archive.root)]
+    assert main([*args, "--system", "999", "--topic", "alpha"]) == 2
+    assert "--system 999: no scored system" in capsys.readouterr().err
+    assert main([*args, "--system", str(ids["holey"]), "--topic", "beta"]) == 2
+    assert "no archived ranking on topic 'beta'" in capsys.readouterr().err
+    assert store.list_jobs() == []

@@ -14,6 +14,7 @@ from leaderboard.page import Page
 FILTERS = ["search", "types", "sizes", "topic", "sort", "order"]
 API = {  # api name -> the parameters clients pass (the page's API, as `gradio_client` sees it)
     "load": [],
+    "holes": [],
     "table": FILTERS,
     "export": FILTERS,
     "detail": ["key"],
@@ -26,12 +27,13 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "submit_answers": ["file", "name", "desc", "link"],
 }
 ELEM_IDS = {
-    "search", "leaderboard-table", "answers-table", "answers-file", "answers-name", "answers-submit",
+    "search", "leaderboard-table", "holes-served", "holes-table", "answers-table", "answers-file", "answers-name",
+    "answers-submit",
     "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",
     "detail-uncovered", "detail-per-query", "detail-parameters", "size-scatter", "run-file", "run-name",
     "run-submit", "submit-outcome", "run-cutoff", "window-table",
 }  # fmt: skip
-LABELS = ["Leaderboard", "After cutoff", "Answers", "Detail", "Plots", "Submit", "About"]
+LABELS = ["Leaderboard", "After cutoff", "Answers", "Detail", "Plots", "Holes", "Submit", "About"]
 
 
 class HiddenTab(ToyTab):

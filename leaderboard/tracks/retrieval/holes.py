@@ -1,0 +1,77 @@
+"""The Holes tab's content: which qrels revision the board serves, the fills made from it, and every stored
+system re-scored on each fill (Judged@10 and the headline measures, old -> new).
+
+A fill (`freshstack-hf fill-board`, run by a worker; or `freshstack-hf fill-holes`) writes a new revision beside
+the served one and never rewrites it, so every number on the board stays reproducible; this view says how far the
+numbers would move on the filled judgments. The re-scoring reads each system's archived ranking and is cached per
+(fill, store change), so a page load after the first costs a lookup.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.manifest import read_manifest
+from freshstack_hf.repo.revisions import list_revisions, revision_folder, revision_of
+from leaderboard.archive import RunArchive
+from leaderboard.fills import MOVE_MEASURES, archived_runs, moves_table, score_moves
+
+COLUMNS = ["id", "system", "qrels revision", *MOVE_MEASURES]
+
+
+def served_revision(dataset: Dataset) -> str:
+    """The served folder's revision name (`main` for the working repo, as the fills record their base)."""
+    return revision_of(dataset.folder) or "main"
+
+
+def fills_from(dataset: Dataset) -> list[tuple[str, Path, dict[str, Any]]]:
+    """(revision, folder, provenance) of every fill whose base is the served revision, oldest first."""
+    served, found = served_revision(dataset), []
+    for name in list_revisions(dataset.folder):
+        folder = revision_folder(dataset.folder, name)
+        fills = read_manifest(folder).get("fills") or []
+        if fills and fills[-1].get("base_revision") == served:
+            found.append((name, folder, fills[-1]))
+    return found
+
+
+def served_note(dataset: Dataset) -> str:
+    """One line naming the served qrels revision, with the fills that made it when it is a filled one."""
+    fills = read_manifest(dataset.folder).get("fills") or []
+    line = f"Qrels revision served: **{served_revision(dataset)}** (data revision `{dataset.revision}`)."
+    for f in fills:
+        line += (
+            f" Filled from `{f['base_revision']}` on {f['date'][:10]}: {f['pairs']:,} (nugget, document) pairs of "
+            f"{f['holes']:,} holes in the top {f['k']} of {f['system']['name']!r}, judged by {f['judge']}."
+        )
+    return line
+
+
+class HolesSource:
+    """The moves tables of every fill of the served revision, recomputed only when a fill or the store changes."""
+
+    def __init__(self, store: Any, dataset: Dataset, archive: RunArchive) -> None:
+        self.store, self.dataset, self.archive = store, dataset, archive
+        self._cache: dict[tuple, list[dict[str, Any]]] = {}
+        self._lock = threading.Lock()
+
+    def sections(self) -> list[tuple[str, list[dict[str, Any]]]]:
+        marker = self.store.change_marker()
+        out = []
+        for name, folder, fill in fills_from(self.dataset):
+            key = (name, (folder / "manifest.json").stat().st_mtime_ns, marker)
+            with self._lock:
+                if key not in self._cache:
+                    topic = fill["topic"]
+                    runs = archived_runs(self.store, self.archive, topic)
+                    moves = score_moves(runs, self.dataset, Dataset(folder), topic)
+                    self._cache[key] = moves_table(moves, name)
+            title = (
+                f"`{name}`: {fill['topic']}, {fill['pairs']:,} pairs judged for {fill['system']['name']!r}'s top "
+                f"{fill['k']} by {fill['judge']} on {fill['date'][:10]}"
+            )
+            out.append((title, self._cache[key]))
+        return out
