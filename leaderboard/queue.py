@@ -14,10 +14,13 @@ from typing import Any
 from sqlalchemy import Connection, and_, case, func, insert, or_, select, update
 
 from leaderboard.schema import JobRecord, ResultMeta, jobs, systems
+from leaderboard.tracks.retrieval import FILL_JOB_KIND
 
 log = logging.getLogger(__name__)
 
 
+# Jobs that leave files, not scores (tracks.retrieval's hole fill): their state never shows on the system's row.
+SIDE_JOB_KINDS = (FILL_JOB_KIND,)
 _GAVE_UP = "gave up: the workers running this job stopped sending heartbeats (killed, out of memory or hung)"
 
 
@@ -35,7 +38,7 @@ class JobQueue:
         row = {"system_id": system_id, "kind": kind, "payload": dict(payload), "max_attempts": max_attempts}
         stmt = insert(jobs).values(**row, state="queued", attempts=0, created_at=now, updated_at=now)
         job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
-        self._set_system(conn, system_id, "queued")
+        self._set_system(conn, system_id, "queued", kind=kind)
         return job_id
 
     def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:
@@ -62,10 +65,13 @@ class JobQueue:
             return {state: n for state, n in conn.execute(select(jobs.c.state, func.count()).group_by(jobs.c.state))}
 
     # ---- claiming, leases, outcomes ---------------------------------------------------------------------------
-    def _set_system(self, conn: Connection, system_id: int, status: str, error: str | None = None) -> None:
-        """A scored system stays scored: a later job on it (a hole fill) leaves files, never its row's state."""
-        scorable = and_(systems.c.id == system_id, systems.c.status != "scored")
-        conn.execute(update(systems).where(scorable).values(status=status, error=error))
+    def _set_system(
+        self, conn: Connection, system_id: int, status: str, error: str | None = None, *, kind: str = ""
+    ) -> None:
+        """A job's state shows on its system's row, except a side job's (a hole fill of a scored system leaves
+        files beside the dataset, never its row's state)."""
+        if kind not in SIDE_JOB_KINDS:
+            conn.execute(update(systems).where(systems.c.id == system_id).values(status=status, error=error))
 
     def claim_job(self, worker_id: str, lease_seconds: float = 300.0) -> JobRecord | None:
         """Take the oldest claimable job (queued, or running with an expired lease) for `worker_id`, or None."""
@@ -76,10 +82,10 @@ class JobQueue:
                 update(jobs)
                 .where(expired, jobs.c.attempts >= jobs.c.max_attempts)
                 .values(state="failed", updated_at=now, finished_at=now, error=_GAVE_UP)
-                .returning(jobs.c.system_id)
-            ).scalars()
-            for system_id in exhausted.all():
-                self._set_system(conn, system_id, "failed", _GAVE_UP)
+                .returning(jobs.c.system_id, jobs.c.kind)
+            ).all()
+            for system_id, kind in exhausted:
+                self._set_system(conn, system_id, "failed", _GAVE_UP, kind=kind)
             pick = (
                 select(jobs.c.id)
                 .where(or_(jobs.c.state == "queued", expired), jobs.c.attempts < jobs.c.max_attempts)
@@ -97,7 +103,7 @@ class JobQueue:
             ).first()
             if row is None:
                 return None
-            self._set_system(conn, row.system_id, "running")
+            self._set_system(conn, row.system_id, "running", kind=row.kind)
         log.info("worker %s claimed job %d (attempt %d of %d)", worker_id, row.id, row.attempts, row.max_attempts)
         return _job(row)
 
@@ -148,11 +154,11 @@ class JobQueue:
         with self._write() as conn:
             now = self._now(conn)
             failed = {"state": "failed", "error": error[:4000], "updated_at": now, "finished_at": now}
-            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**failed).returning(jobs.c.system_id)
-            system_id = conn.execute(stmt).scalar_one_or_none()
-            if system_id is not None:
-                self._set_system(conn, system_id, "failed", error[:4000])
-        return system_id is not None
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**failed)
+            row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.kind)).first()
+            if row is not None:
+                self._set_system(conn, row.system_id, "failed", error[:4000], kind=row.kind)
+        return row is not None
 
     def release_job(self, job_id: int, worker_id: str, error: str | None = None) -> bool:
         """Give a job back to the queue at once (worker stopping, process crash); failed past max_attempts."""
@@ -161,7 +167,8 @@ class JobQueue:
             state = case((jobs.c.attempts >= jobs.c.max_attempts, "failed"), else_="queued")
             values = {"state": state, "lease_owner": None, "lease_expires_at": None, "error": error, "updated_at": now}
             stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**values)
-            row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.state)).first()
+            row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.state, jobs.c.kind)).first()
             if row is not None:
-                self._set_system(conn, row.system_id, row.state, error if row.state == "failed" else None)
+                failed = error if row.state == "failed" else None
+                self._set_system(conn, row.system_id, row.state, failed, kind=row.kind)
         return row is not None

@@ -17,6 +17,7 @@ from leaderboard.schema import SYSTEM_KINDS, Base, JobOutput, JobRecord, ResultM
 from leaderboard.store import Store
 from leaderboard.tracks import answers, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
+from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 
 
@@ -26,9 +27,11 @@ def job(kind: str, payload: dict | None = None) -> JobRecord:
 
 
 def test_the_job_table_is_the_tracks_tables():
-    assert jobs.JOB_KINDS == {**RETRIEVAL_JOBS, **ANSWER_JOBS}
-    assert set(jobs.JOB_KINDS) == {retrieval.MODEL_JOB_KIND, answers.JUDGE_JOB_KIND, answers.GENERATE_JOB_KIND}
+    assert jobs.JOB_KINDS == {**RETRIEVAL_JOBS, **FILL_JOBS, **ANSWER_JOBS}
+    kinds = {retrieval.MODEL_JOB_KIND, retrieval.FILL_JOB_KIND, answers.JUDGE_JOB_KIND, answers.GENERATE_JOB_KIND}
+    assert set(jobs.JOB_KINDS) == kinds
     assert worker.KIND_SECRETS == {
+        retrieval.FILL_JOB_KIND: (answers.JUDGE_KEY_ENV,),
         answers.JUDGE_JOB_KIND: (answers.JUDGE_KEY_ENV,),
         answers.GENERATE_JOB_KIND: (answers.JUDGE_KEY_ENV,),
     }
@@ -55,7 +58,7 @@ def test_a_kind_registered_in_the_table_is_run_by_the_worker(tmp_path, monkeypat
 def test_there_is_no_run_job_kind():
     """Run files are validated strictly and scored when submitted; a `run` job (never queued by the app, and it
     skipped strict validation) is refused like any unknown kind, naming the kinds this worker runs."""
-    with pytest.raises(FreshStackError, match=r"unknown kind 'run'; this worker runs 'model', 'answers_judge'"):
+    with pytest.raises(FreshStackError, match=r"unknown kind 'run'; this worker runs 'model', 'fill', 'answers_judge'"):
         jobs.evaluate_job(job("run", {"run": {"alpha": {"q": {"d": 1.0}}}}))
     with pytest.raises(TypeError, match="cache_path"):  # options are the worker's, spelled as JobOptions spells them
         jobs.evaluate_job(job("model"), cache_path="x")

@@ -52,9 +52,11 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.holes import fill_holes, judge_setup
     from freshstack_hf.repo.reader import list_topics, resolve_repo
+    from freshstack_hf.repo.revisions import is_local
     from freshstack_hf.runs import load_run
 
-    folder = require_repo_folder(args.repo)
+    # a snapshot build writes only the dated folders: DIR itself may not exist when a revision of it is asked
+    folder = Path(args.repo) if args.revision and is_local(args.repo) else require_repo_folder(args.repo)
     try:
         base = resolve_repo(folder, args.revision)
     except FreshStackError as exc:

@@ -18,8 +18,7 @@ from leaderboard.archive import RunArchive, runs_dir
 from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
-
-FILL_JOB_KIND = "fill"
+from leaderboard.tracks.retrieval import FILL_JOB_KIND
 
 
 def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10) -> dict[str, Any]:
