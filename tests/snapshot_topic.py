@@ -40,15 +40,15 @@ SECOND = {
     "rate-limiting.md": "Define rate limiters with RateLimiter::for in the boot method of AppServiceProvider and "
     "attach them to routes with the throttle middleware.",
 }
-MOVED = {"eloquent.md": "guides/eloquent.md"}
+MOVED = {"migrations.md": "guides/migrations.md"}  # the support of 1013, the question the offline build keeps
 DELETED = ("old-helpers.md",)
 CHANGES = {  # the first snapshot's files -> what the second commit did to them
     "storage.md": "unchanged",
-    "migrations.md": "unchanged",
+    "eloquent.md": "unchanged",
     "configuration.md": "unchanged",
     "blade.md": "unchanged",
     "queues.md": "changed",
-    "eloquent.md": "moved",
+    "migrations.md": "moved",
     "old-helpers.md": "deleted",
 }
 

@@ -192,5 +192,17 @@ def test_drift_between_built_snapshots_counts_the_commits_changes(offline_snapsh
     assert fates == CHANGES  # every file of the first snapshot was judged (one chunk each)
     assert topic["documents"]["counts"] == dict(Counter(CHANGES.values()))
     moved = next(d for d in docs if d["fate"] == "moved")
-    assert moved["new_id"].startswith(f"docs/{MOVED['eloquent.md']}_")
+    assert moved["new_id"].startswith(f"docs/{MOVED['migrations.md']}_")
     assert topic["answerability"]["source"].startswith("manifest carryover")
+    # the carried question's supporting document moved: the build recorded the migration, by content
+    carried = json.loads(Path(new, "manifest.json").read_text())["topics"]["laravel"]["carryover"]
+    assert carried["migrations"] == [
+        {
+            "query_id": "1013",
+            "old_id": moved["doc_id"],
+            "new_id": moved["new_id"],
+            "old_path": "docs/migrations.md",
+            "new_path": f"docs/{MOVED['migrations.md']}",
+        }
+    ]
+    assert carried["answerable"] == 1 and carried["unanswerable"] == []

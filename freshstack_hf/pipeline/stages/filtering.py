@@ -63,7 +63,7 @@ def summary(record: dict[str, Any]) -> str:
     if record.get("previous"):
         line += (
             f"; of {record['carried']} carried from {record['previous']}, {record['answerable']} still answerable"
-            f" ({len(record['unanswerable'])} unanswerable, {record['migrations']} supporting documents moved)"
+            f" ({len(record['unanswerable'])} unanswerable; supporting documents moved: {record['migrations']})"
         )
     return line
 

@@ -61,9 +61,9 @@ class SubmitTab(PageTab):
             name: str,
             desc: str,
             link: str,
-            cutoff: str,
-            request: gr.Request,
-            profile: Profile,
+            cutoff: str | None = None,  # a default keeps it optional for API clients written before it existed
+            request: gr.Request = None,  # type: ignore[assignment]  (gradio always passes these two)
+            profile: Profile = None,
         ) -> Any:
             shown = os.path.basename(file) if file else None
             options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
@@ -77,9 +77,9 @@ class SubmitTab(PageTab):
             name: str,
             desc: str,
             link: str,
-            cutoff: str,
-            request: gr.Request,
-            profile: Profile,
+            cutoff: str | None = None,
+            request: gr.Request = None,  # type: ignore[assignment]
+            profile: Profile = None,
         ) -> Any:
             options = {"revision": revision, "track": track, "name": name, "description": desc, "link": link}
             options["cutoff"] = cutoff or ""
