@@ -27,7 +27,9 @@ HELP = "serve the Gradio leaderboard (computes baseline rows on first start)"
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
-    p.add_argument("--revision", help="dataset revision (Hub ids)")
+    p.add_argument(
+        "--revision", help="dataset revision: a Hub tag or commit, or a dated snapshot of a folder (DIR@REVISION)"
+    )
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     p.add_argument("--port", type=int, default=7860, help="port (default: %(default)s)")
