@@ -286,3 +286,8 @@ def test_model_jobs_full_and_nano_with_the_packaged_minilm(tmp_path, synth_repo)
             params = row["parameters"]
             assert (params["track"], params["max_seq_length"], params["model_revision"] != "") == (track, 32, True)
             assert 0 <= row["value"] <= 1.5 and len(row["per_query"]) == len(topic.queries)
+            cost = params["efficiency"]  # measured by the worker, on its own hardware, which it names
+            scored_docs = len(topic.docs) if track == "full" else len(set(pool))
+            assert cost["embedding_dim"] == 384 and cost["index_bytes"] == scored_docs * 384 * 4
+            assert cost["query_latency_ms"] > 0 and cost["hardware"].startswith("CPU: ") and len(cost["hardware"]) > 5
+            assert cost["docs_per_second"] > 0  # measured even when the embeddings came from the cache

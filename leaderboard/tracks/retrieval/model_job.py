@@ -7,6 +7,9 @@ scores, so the worker archives it and the detail view can list the nuggets the m
 other row. Payload (JSON, written by `run_submit`): {"model": "org/name" or a path, "revision", "track": "full" |
 "nano", "topics", "k", "batch_size", "max_seq_length", "dataset", "dataset_revision"}.
 
+Efficiency (`efficiency`: documents/s, median query latency, dimension, index bytes, the hardware) is measured
+by the worker itself and recorded with the results' parameters.
+
 The model card's cutoff date (`leaderboard.cutoff`), where it gives one, comes back too; the store keeps it only
 where the submitter typed none.
 
@@ -29,6 +32,7 @@ from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.scoring import score_for_store
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
+from leaderboard.tracks.retrieval.efficiency import EfficiencyMeter
 from leaderboard.vetting import check_model_dir, model_dir
 
 
@@ -51,6 +55,7 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
     settings = {"batch_size": int(payload.get("batch_size", 32)), "max_seq_length": payload.get("max_seq_length")}
     retriever = DenseRetriever(str(folder), cache_dir=options.cache_dir, device=options.device, **settings)
     runs = {}
+    meter, query_texts = EfficiencyMeter(), []
     for name in data.topics:
         topic = data.topic(name)
         docs = topic.docs
@@ -58,11 +63,13 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
             pool = {d for ids in data.candidates(name).values() for d in ids}
             docs = [d for d in docs if d.doc_id in pool]
         queries = topic.queries
-        ranked, _ = retriever.retrieve(
+        ranked, stats = retriever.retrieve(
             [d.doc_id for d in docs], [d.text for d in docs], [q.query_id for q in queries], [q.text for q in queries],
             k=min(k, len(docs)),
         )  # fmt: skip
         runs[name] = from_ranked(ranked)
+        meter.add(stats, [d.text for d in docs])
+        query_texts += [q.text for q in queries]
     resamples = int(payload.get("resamples", RESAMPLES))
     scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
     meta = {
@@ -82,6 +89,7 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
         **scored.parameters,
     }
     meta["card_cutoff"] = card_cutoff(folder)
+    meta["efficiency"] = meter.report(retriever, query_texts, options.device)
     output = ResultMeta(data.revision, __version__, meta)
     return JobOutput(scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"])
 
