@@ -15,6 +15,8 @@ FILTERS = ["search", "types", "sizes", "topic", "sort", "order"]
 API = {  # api name -> the parameters clients pass (the page's API, as `gradio_client` sees it)
     "load": [],
     "holes": [],
+    "nuggets_uncovered": ["name"],
+    "nuggets_by_query": ["name", "qid"],
     "table": FILTERS,
     "export": FILTERS,
     "detail": ["key"],
@@ -27,7 +29,8 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "submit_answers": ["file", "name", "desc", "link"],
 }
 ELEM_IDS = {
-    "search", "leaderboard-table", "holes-served", "holes-table", "answers-table", "answers-file", "answers-name",
+    "search", "leaderboard-table", "holes-served", "holes-table", "nuggets-topic", "nuggets-query",
+    "nuggets-matrix", "nuggets-uncovered", "answers-table", "answers-file", "answers-name",
     "answers-submit",
     "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",
     "detail-uncovered", "detail-per-query", "detail-parameters", "size-scatter", "run-file", "run-name",

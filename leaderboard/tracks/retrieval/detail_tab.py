@@ -1,5 +1,6 @@
 """The Detail tab: one system's measures with intervals, per-query scores, holes, nuggets never covered, paired
-tests and the parameters behind its numbers (all from `detail`); opened by a click on a Leaderboard row."""
+tests and the parameters behind its numbers (all from `detail`); opened by a click on a Leaderboard row. Below it,
+the nugget views (`nugget_views`): one query's nuggets against every system, and the nuggets no system covers."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 import gradio as gr
 
 from leaderboard.page import Page, PageTab
-from leaderboard.tracks.retrieval import detail, retrieval_page
+from leaderboard.tracks.retrieval import detail, nugget_views, retrieval_page
 from leaderboard.tracks.retrieval.leaderboard_tab import TABLE
 
 
@@ -55,6 +56,30 @@ class DetailTab(PageTab):
 
         self.outputs = [header, *tables, parameters]
         self.system, self.show_detail = system, show_detail
+        self.nugget_views(page)
+
+    def nugget_views(self, page: Page) -> None:
+        """One query's nuggets against every system, and the topic's nuggets no system covers (`nugget_views`)."""
+        views = page.shared(
+            "retrieval.nuggets", lambda: nugget_views.NuggetViews(page.store, page.dataset, page.archive)
+        )
+        with gr.Accordion(f"Nuggets: which system covers which, in its top {nugget_views.K}", open=False):
+            topics = page.dataset.topics
+            topic = gr.Dropdown(label="Topic", choices=topics, value=topics[0], elem_id="nuggets-topic")
+            query = gr.Dropdown(label="Query", choices=[], elem_id="nuggets-query", allow_custom_value=True)
+            matrix = gr.Dataframe(label="Its nuggets (rows) against the systems", elem_id="nuggets-matrix", wrap=True)
+            missed = gr.Dataframe(
+                label="Nuggets no system covers (the topic's hardest)", elem_id="nuggets-uncovered", wrap=True
+            )
+
+        def pick_topic(name: str) -> tuple[Any, Any]:
+            return gr.update(choices=views.queries(name), value=None), views.uncovered_by_all(name)
+
+        def pick_query(name: str, qid: str | None) -> Any:
+            return views.query_matrix(name, qid) if qid else None
+
+        topic.change(pick_topic, topic, [query, missed], api_name="nuggets_uncovered")
+        query.change(pick_query, [topic, query], matrix, api_name="nuggets_by_query")
 
     def wire(self, page: Page) -> None:
         def pick_row(evt: gr.SelectData) -> Any:
