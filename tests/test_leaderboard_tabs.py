@@ -33,7 +33,7 @@ ELEM_IDS = {
     "nuggets-matrix", "nuggets-uncovered", "answers-table", "answers-file", "answers-name",
     "answers-submit",
     "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",
-    "detail-uncovered", "detail-per-query", "detail-parameters", "size-scatter", "run-file", "run-name",
+    "detail-uncovered", "detail-per-query", "detail-parameters", "detail-ranks", "size-scatter", "run-file", "run-name",
     "run-submit", "submit-outcome", "run-cutoff", "window-table",
 }  # fmt: skip
 LABELS = ["Leaderboard", "After cutoff", "Answers", "Detail", "Plots", "Holes", "Submit", "About"]

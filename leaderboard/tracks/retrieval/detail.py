@@ -18,6 +18,7 @@ import pandas as pd
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.metrics import HEADLINE, bootstrap_ci, paired_test, parse_measure, topic_average, uncovered_nuggets
+from freshstack_hf.metrics.rank_uncertainty import RankInterval
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
 from leaderboard.sanitize import escape_markdown
@@ -30,6 +31,18 @@ PER_QUERY = [*HEADLINE, JUDGED]
 Scores = dict[str, dict[str, dict[str, Any]]]  # topic -> measure id -> stored result row
 COUNTS = {"queries", "queries with holes"}  # whole numbers, even where pandas made them floats
 HINT = "Pick a system: click its row in the **Leaderboard** tab, or choose it in the list above."
+RANKS_HELP = (
+    "**Rank intervals** (the Leaderboard's *rank (95% CI)* column, for the measure the table is sorted by): "
+    "a paired bootstrap over queries. Each resample draws, per topic, as many queries as the topic has, with "
+    "replacement, and scores every system on those same queries (a query a system did not answer counts 0); "
+    "the average ranks the mean over topics of each topic's resampled mean. A rank is 1 + the number of systems "
+    "strictly better (equal scores share the better rank); the interval runs from the 2.5th to the 97.5th "
+    "percentile of a system's ranks over the resamples (1,000, seeded, recomputed when the board changes). "
+    "**≈1** marks the systems statistically tied with the leader: those whose interval reaches rank 1, i.e. that "
+    "rank first in at least 2.5% of the resamples, whenever two or more do (the leader among them). A system "
+    "ahead of every other on every query ranks 1 in every resample: its interval is 1–1. Rows without stored "
+    "per-query scores on every topic of the ranking (e.g. published figures) have no interval."
+)
 
 
 @dataclass
@@ -71,6 +84,17 @@ def shown(frame: pd.DataFrame) -> dict[str, Any]:
     raw = [[None if isinstance(v, float) and v != v else v for v in row] for row in raw]
     text = [[cell_text(c, v) for c, v in zip(headers, row, strict=True)] for row in raw]
     return {"headers": headers, "data": raw, "metadata": {"display_value": text} if raw else None}
+
+
+def rank_line(interval: RankInterval | None) -> str:
+    """The header's line on the system's board rank (average α-nDCG@10), or nothing without an interval."""
+    if interval is None:
+        return ""
+    tied = "; statistically tied with the leader (≈1)" if interval.tied else ""
+    return (
+        f"\n\nrank on {column(AVERAGE, HEADLINE[0])}: {interval.rank}, 95% interval {interval.low} to "
+        f"{interval.high} (first in {interval.first_share:.1%} of the resamples){tied}"
+    )
 
 
 def choices(frame: pd.DataFrame) -> list[tuple[str, str]]:

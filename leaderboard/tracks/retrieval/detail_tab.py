@@ -1,6 +1,7 @@
 """The Detail tab: one system's measures with intervals, per-query scores, holes, nuggets never covered, paired
-tests and the parameters behind its numbers (all from `detail`); opened by a click on a Leaderboard row. Below it,
-the nugget views (`nugget_views`): one query's nuggets against every system, and the nuggets no system covers."""
+tests, the parameters behind its numbers (all from `detail`), its board rank interval and how rank intervals are
+made (`rank_column`); opened by a click on a Leaderboard row. Below it, the nugget views (`nugget_views`): one
+query's nuggets against every system, and the nuggets no system covers."""
 
 from __future__ import annotations
 
@@ -11,13 +12,14 @@ import gradio as gr
 from leaderboard.page import Page, PageTab
 from leaderboard.tracks.retrieval import detail, nugget_views, retrieval_page
 from leaderboard.tracks.retrieval.leaderboard_tab import TABLE
+from leaderboard.tracks.retrieval.leaderboard_table import default_sort
 
 
 class DetailTab(PageTab):
     label, id = "Detail", "detail"
 
     def layout(self, page: Page) -> None:
-        board = retrieval_page.board(page)
+        board, ranks = retrieval_page.board(page), retrieval_page.ranks(page)
         system = gr.Dropdown(label="System", choices=[], elem_id="detail-system", allow_custom_value=True)
         header = gr.Markdown(detail.HINT, elem_id="detail-header")
         hidden = {"interactive": False, "visible": False, "wrap": True}  # until a system is picked
@@ -42,6 +44,7 @@ class DetailTab(PageTab):
         )
         per_query = gr.Dataframe(label="Per-query scores", elem_id="detail-per-query", max_height=400, **hidden)
         parameters = gr.JSON(label="How these numbers were made", elem_id="detail-parameters", visible=False)
+        gr.Markdown(detail.RANKS_HELP, elem_id="detail-ranks")
         tables = [metrics, per_query, holes, uncovered, tests]  # the order of `Detail.tables()`
         retrieval_page.pickers(page).append((system, lambda _frame, keys: gr.update(choices=keys)))
 
@@ -52,7 +55,8 @@ class DetailTab(PageTab):
             where = {"store": page.store, "dataset": page.dataset, "archive": page.archive}
             d = detail.system_detail(key, board.frame(), **where, resamples=page.settings.resamples)
             shown = [gr.update(value=detail.shown(t), visible=not t.empty) for t in d.tables()]
-            return d.header, *shown, gr.update(value=d.parameters, visible=bool(d.parameters))
+            text = d.header + detail.rank_line(ranks.intervals(default_sort()).get(str(key)))
+            return text, *shown, gr.update(value=d.parameters, visible=bool(d.parameters))
 
         self.outputs = [header, *tables, parameters]
         self.system, self.show_detail = system, show_detail

@@ -16,7 +16,7 @@ from freshstack_hf.metrics import HEADLINE
 from leaderboard import first_paint
 from leaderboard.display import datatypes, display
 from leaderboard.page import Page, PageTab
-from leaderboard.tracks.retrieval import deep_links, detail, retrieval_page
+from leaderboard.tracks.retrieval import deep_links, detail, rank_column, retrieval_page
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
 
 TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
@@ -34,11 +34,17 @@ def legend() -> str:
     return " · ".join(f"**{m.name}**: {m.description}" for m in HEADLINE)
 
 
+def rank_legend() -> str:
+    """What the rank column means, under the table (the Detail tab says how it is computed)."""
+    return f"{rank_column.EXPLAINED}; details in the Detail tab."
+
+
 class LeaderboardTab(PageTab):
     label, id = "Leaderboard", "leaderboard"
 
     def layout(self, page: Page) -> None:
         ctx, board, published = page.dataset, retrieval_page.board(page), retrieval_page.published(page)
+        ranks = retrieval_page.ranks(page)
         published_topics = published.attrs["topics"] if published is not None else []
         all_types = [key for _, key in TYPE_CHOICES]
         with gr.Row():
@@ -58,7 +64,7 @@ class LeaderboardTab(PageTab):
         with gr.Row():
             csv_button = gr.DownloadButton("Download CSV", size="sm")
             json_button = gr.DownloadButton("Download JSON", size="sm")
-        gr.Markdown(f"{legend()}. Bold: best value of each column among the rows shown.")
+        gr.Markdown(f"{legend()}. Bold: best value of each column among the rows shown. {rank_legend()}")
 
         def view(
             search: str, types: list[str] | None, sizes: list[str] | None, topic: str, sort: str, order: str
@@ -72,6 +78,7 @@ class LeaderboardTab(PageTab):
                 topic=scope,
                 sort=sort,
                 descending=order != "asc",
+                ranks=ranks.cells,
             )
 
         def render(
@@ -102,7 +109,7 @@ class LeaderboardTab(PageTab):
             """The top rows of the view the address asks for, for the page's plain first paint."""
             v = deep_links.parse_view(params, ctx.topics, published_topics)
             frame = board.frame()
-            shown = tbl.shown_rows(frame, topic=v.topic, sort=v.sort, descending=v.descending)
+            shown = tbl.shown_rows(frame, topic=v.topic, sort=v.sort, descending=v.descending, ranks=ranks.cells)
             return first_paint.payload(shown, len(frame), FIRST_PAINT_ROWS)
 
         pickers = retrieval_page.pickers(page)

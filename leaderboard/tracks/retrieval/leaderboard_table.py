@@ -18,7 +18,7 @@ import hashlib
 import json
 import math
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ SIZE_BUCKETS = {"< 100M": (0, 1e8), "100M–1B": (1e8, 1e9), "1B–10B": (1e9, 1
 UNKNOWN_SIZE = "unknown"
 INFO = ["id", "system", "type"]
 TAIL = ["size", "date", "link"]
+RANK = "rank (95% CI)"  # the page's rank column (`rank_column`), after `INFO`, for the sorted measure
 _INTERNAL = ["_kind", "_params"]  # filter keys, dropped before display
 
 
@@ -139,10 +140,20 @@ def shown_rows(
     topic: str | None = None,
     sort: str | None = None,
     descending: bool = True,
+    ranks: Callable[[str], Mapping[str, str]] | None = None,
 ) -> pd.DataFrame:
-    """The rows and columns the page shows for one state of its controls: filtered, one scope, sorted."""
+    """The rows and columns the page shows for one state of its controls: filtered, one scope, sorted.
+
+    With `ranks` (`RankSource.cells`), a `RANK` column after the system's type holds each row's rank on the
+    sorted column with its interval, computed over the whole board, so a filter hides rows but never re-ranks
+    them; it is blank for a row without one and when the sort is not a measure.
+    """
     view = view_frame(filter_frame(frame, search=search, types=types, sizes=sizes), topic)
     key = sort if sort in view.columns else default_sort(topic)
+    if ranks is not None:
+        cells = ranks(key)
+        view = view.copy()
+        view.insert(len(INFO), RANK, [cells.get(k, "") for k in view["id"]])
     return sort_frame(view, key, descending=descending)
 
 

@@ -1,7 +1,7 @@
 """What the retrieval track's tabs share on one page, each built once (`Page.shared`): the board (its frame built
-at once, so the first visitor does not wait for it), the published figures, and the system pickers of the Detail
-and Plots tabs, which the Leaderboard tab fills in one step of the page's load chain, after the table's first
-rows (1,000 choices would only delay them)."""
+at once, so the first visitor does not wait for it), its rank intervals, the published figures, and the system
+pickers of the Detail and Plots tabs, which the Leaderboard tab fills in one step of the page's load chain, after
+the table's first rows (1,000 choices would only delay them)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pandas as pd
 from leaderboard.page import Page
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.published import load_reference
+from leaderboard.tracks.retrieval.rank_column import RankSource
 
 # A picker: a dropdown of systems and how it is filled from the board's frame and its (label, id) choices.
 Picker = tuple[Any, Callable[[pd.DataFrame, list[tuple[str, str]]], Any]]
@@ -25,6 +26,11 @@ def board(page: Page) -> BoardSource:
         return source
 
     return page.shared("retrieval.board", make)
+
+
+def ranks(page: Page) -> RankSource:
+    """The board's rank intervals (the rank column; the Detail tab's rank line), computed when first asked."""
+    return page.shared("retrieval.ranks", lambda: RankSource(page.store, page.dataset, board(page)))
 
 
 def published(page: Page) -> pd.DataFrame | None:
