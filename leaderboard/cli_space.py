@@ -38,7 +38,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="LINE",
         help="requirements.txt line installing this project (default: freshstack-hf[extras]==<installed version>)",
     )
-    p.add_argument("--force", action="store_true", help="replace an existing folder")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace the files of an existing folder (others, such as a .git clone, are kept)",
+    )
     p.add_argument("--json", action="store_true", help="print the folder and its files as JSON")
 
 

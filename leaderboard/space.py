@@ -178,7 +178,11 @@ def space_files(spec: SpaceSpec) -> dict[str, str]:
 
 
 def write_space(folder: str | Path, spec: SpaceSpec, *, force: bool = False) -> Path:
-    """Write the Space folder at `folder`, atomically; an existing path is replaced only with `force`."""
+    """Write the Space folder at `folder`, atomically; an existing path is replaced only with `force`.
+
+    A replaced folder keeps what this command does not write (a `.git` cloned from the Space, the Hub's
+    `.gitattributes`): regenerating a clone of the Space must leave it a clone, ready to push.
+    """
     target = Path(folder).expanduser()
     if (target.exists() or target.is_symlink()) and not force:
         raise FreshStackError(f"{target} already exists; pass --force to replace it, or give a new folder")
@@ -188,16 +192,23 @@ def write_space(folder: str | Path, spec: SpaceSpec, *, force: bool = False) -> 
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.tmp")
     old = target.with_name(f".{target.name}.{uuid.uuid4().hex[:8]}.old")
+    kept: list[str] = []
     try:
         tmp.mkdir()
         for name, text in files.items():
             (tmp / name).write_text(text, encoding="utf-8")
         if target.exists():
+            for entry in sorted(target.iterdir()):
+                if entry.name not in files:
+                    entry.rename(tmp / entry.name)
+                    kept.append(entry.name)
             target.rename(old)  # kept until the new folder is in place
         tmp.rename(target)
     except BaseException:
         if old.exists() and not target.exists():
             old.rename(target)
+        for name in kept if tmp.exists() else []:
+            (tmp / name).rename(target / name)
         raise
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -72,8 +72,14 @@ def test_an_existing_folder_is_left_alone_without_force(tmp_path):
     assert [p.name for p in target.iterdir()] == ["mine.txt"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["space"]  # no temporary folder left behind
 
+    (target / "app.py").write_text("stale")
+    (target / ".git").mkdir()  # a clone of the Space: regenerating it must leave it a clone
+    (target / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     write_space(target, SPEC, force=True)
-    assert sorted(p.name for p in target.iterdir()) == ["README.md", "WORKER.md", "app.py", "requirements.txt"]
+    names = sorted(p.name for p in target.iterdir())
+    assert names == [".git", "README.md", "WORKER.md", "app.py", "mine.txt", "requirements.txt"]
+    assert (target / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
+    assert "leaderboard.space_app" in (target / "app.py").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["space"]
 
 
