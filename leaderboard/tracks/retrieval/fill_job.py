@@ -5,7 +5,9 @@ button queues it). The job process reads the system's archived ranking and the d
 `FRESHSTACK_JUDGE_BASE_URL` / `FRESHSTACK_JUDGE_MODEL` (the offline judge when none is named; the key,
 `FRESHSTACK_JUDGE_API_KEY`, is the one secret the process keeps) and writes a new qrels revision beside the
 dataset (`leaderboard.fills`, `freshstack_hf.holes`). It returns no scores: the system's row is unchanged, and
-the Holes tab shows every stored system re-scored on the new revision, old -> new.
+the Holes tab shows every stored system re-scored on the new revision, old -> new. The new revision is a folder
+beside the board's dataset, so a fill job needs a worker that sees the board's filesystem and runs archive (the
+app's own `--worker`, or `freshstack-hf worker` on the same machine), not a GPU worker elsewhere.
 """
 
 from __future__ import annotations
