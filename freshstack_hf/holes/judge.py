@@ -16,7 +16,7 @@ from typing import Any
 
 from freshstack_hf.holes.find import Holes
 from freshstack_hf.llm.config import LLMConfig
-from freshstack_hf.pipeline.accounting import delta
+from freshstack_hf.pipeline.accounting import delta, usage_total
 from freshstack_hf.pipeline.topic_config import JudgingConfig
 from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.manifest import read_manifest
@@ -103,17 +103,7 @@ def judge_holes(
     ]
     cost = {
         "calls": calls,
-        "requests": _total(usage, ("calls", "retries", "reasks")),
-        "cache_hits": _total(usage, ("cache_hits",)),
+        "requests": usage_total(usage, "calls", "retries", "reasks"),
+        "cache_hits": usage_total(usage, "cache_hits"),
     }
     return judgments, cost
-
-
-def _total(usage: Any, keys: tuple[str, ...]) -> int:
-    """A counter summed over a backend's per-stage usage mapping (of any depth)."""
-    if isinstance(usage, dict):
-        return sum(
-            v if k in keys and isinstance(v, int) and not isinstance(v, bool) else _total(v, keys)
-            for k, v in usage.items()
-        )
-    return 0

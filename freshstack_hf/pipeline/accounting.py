@@ -35,12 +35,15 @@ def made_by(record: dict[str, Any]) -> str:
     """` (backend), N calls, M cached` for a stage summary: who answered and what it cost; empty when nobody did."""
     who = f" ({record['backend']})" if record.get("backend") else ""
     usage = record.get("usage") or {}
-    calls, hits = _total(usage, "calls"), _total(usage, "cache_hits")
+    calls, hits = usage_total(usage, "calls"), usage_total(usage, "cache_hits")
     return who + (f", {calls} calls, {hits} cached" if (calls or hits) else "")
 
 
-def _total(usage: Any, key: str) -> int:
-    """Sum a counter over a per-stage usage mapping of any depth."""
+def usage_total(usage: Any, *keys: str) -> int:
+    """The counters `keys` summed over a per-stage usage mapping of any depth (a stage may report per sub-stage)."""
     if isinstance(usage, dict):
-        return sum(v if k == key and isinstance(v, int) else _total(v, key) for k, v in usage.items())
+        return sum(
+            v if k in keys and isinstance(v, int) and not isinstance(v, bool) else usage_total(v, *keys)
+            for k, v in usage.items()
+        )
     return 0

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.accounting import _total
+from freshstack_hf.pipeline.accounting import usage_total
 from freshstack_hf.pipeline.topic_config import SnapshotConfig, TopicConfig
 from freshstack_hf.repo.revisions import list_revisions, revision_folder, revision_of
 
@@ -112,10 +112,8 @@ def snapshot_account(stages: dict[str, Any], config: TopicConfig) -> dict[str, A
         "commit_dates": {r["keyword"]: r.get("commit_date", "") for r in corpus.get("repositories", [])},
         "questions_window": {"since": q.since, "until": q.until},
     }
-    cache_hits = sum(
-        _total(stages.get(s, {}).get("usage") or {}, "cache_hits") for s in ("nuggets", "pools", "judgments")
-    )
-    calls = sum(_total(stages.get(s, {}).get("usage") or {}, "calls") for s in ("nuggets", "pools", "judgments"))
+    usage = {s: stages.get(s, {}).get("usage") or {} for s in ("nuggets", "pools", "judgments")}
+    cache_hits, calls = usage_total(usage, "cache_hits"), usage_total(usage, "calls")
     reuse = {
         "files_reused": corpus.get("files_reused", 0),
         "files_chunked": corpus.get("files_chunked", 0),
