@@ -6,22 +6,18 @@ supports; a question left with none is *unanswerable* on the new corpus and is n
 (the filter keeps only fully supported questions, as the paper does, so the record is the one place it shows).
 A supporting document of the previous snapshot whose exact text now lives under another path or repository is a
 *migration* (the "Still Fresh?" study found LangChain's documentation moving between repositories): found by
-content hash, not by name.
+content, not by name, with the drift report's rule (`drift.fate`).
 """
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf.pipeline.inputs import JUDGMENTS, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, read_table
+from freshstack_hf.records import Doc
 from freshstack_hf.repo.revisions import revision_of
-
-
-def text_hash(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def carryover(ctx: StageContext) -> dict[str, Any]:
@@ -58,34 +54,28 @@ def carryover(ctx: StageContext) -> dict[str, Any]:
 
 
 def migrations(ctx: StageContext, old: Any, carried: set[str]) -> list[dict[str, str]]:
-    """Supporting documents of the carried questions whose text left their file and lives elsewhere now."""
-    chunks = read_chunks(ctx, ["_id", "text", "repo", "path"]).to_pylist()
-    by_id = {c["_id"]: c for c in chunks}
-    by_hash: dict[str, dict[str, Any]] = {}
-    for c in chunks:
-        by_hash.setdefault(text_hash(c["text"]), c)
-    old_docs = {d.doc_id: d for d in old.docs}
-    found: list[dict[str, str]] = []
-    seen: set[tuple[str, str]] = set()
-    for j in old.judgments:
-        if j.relevance <= 0 or j.query_id not in carried or (j.query_id, j.doc_id) in seen:
-            continue
-        seen.add((j.query_id, j.doc_id))
-        doc = old_docs.get(j.doc_id)
-        if doc is None:
-            continue
-        same = by_id.get(j.doc_id)
-        if same is not None and same["text"] == doc.text:
-            continue  # unchanged
-        new = by_hash.get(text_hash(doc.text))
-        if new is not None and (new["repo"], new["path"]) != (doc.repo, doc.path):
+    """Supporting documents of the carried questions whose text left their file and lives elsewhere now: the
+    `moved` fate of `drift.fate` (the rule `freshstack-hf drift` reports), so the build and drift agree."""
+    from freshstack_hf.drift.fate import document_fates, file_of
+
+    pairs = list(
+        dict.fromkeys((j.query_id, j.doc_id) for j in old.judgments if j.relevance > 0 and j.query_id in carried)
+    )
+    chunks = read_chunks(ctx, ["_id", "text", "repo", "path", "commit"]).to_pylist()
+    new = {c["_id"]: Doc(c["_id"], c["text"], repo=c["repo"], path=c["path"], commit=c["commit"]) for c in chunks}
+    fates = {f.doc_id: f for f in document_fates({d for _, d in pairs}, old.docs, new.values()).docs}
+    found = []
+    for qid, doc_id in pairs:
+        fate = fates[doc_id]
+        if fate.fate == "moved":
+            repo, path = file_of(new[fate.new_id])
             found.append(
                 {
-                    "query_id": j.query_id,
-                    "old_id": j.doc_id,
-                    "new_id": new["_id"],
-                    "old_path": f"{doc.repo}/{doc.path}",
-                    "new_path": f"{new['repo']}/{new['path']}",
+                    "query_id": qid,
+                    "old_id": doc_id,
+                    "new_id": fate.new_id,
+                    "old_path": f"{fate.repo}/{fate.path}",
+                    "new_path": f"{repo}/{path}",
                 }
             )
     return found
