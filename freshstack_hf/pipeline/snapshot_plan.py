@@ -18,6 +18,7 @@ from typing import Any
 from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit
 from freshstack_hf.pipeline.inputs import QUESTIONS, REPO_CACHE
 from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.repo.revisions import revision_of
 
 # Per-request token estimates, the stages' own (`nuggets.plan`, `judgments.plan`).
 NUGGET_TOKENS = (900, 250)
@@ -49,14 +50,14 @@ def file_changes(config: TopicConfig, shared: Path) -> dict[str, dict[str, int]]
         git_dir = history(repo, REPO_CACHE.path(shared))
         if git_dir is None:
             continue
-        now = _tree(git_dir, pick_commit(repo, git_dir), repo.subdir)
+        commit = pick_commit(repo, git_dir)
+        now = _tree(git_dir, commit, repo.subdir)
         before_sha = prev_commits.get(repo.keyword, "")
         if not before_sha and config.snapshot.previous:  # planned, not built yet: its date's commit
-            date = Path(config.snapshot.previous).name.split("@", 1)[-1]
-            before_sha = pick_commit(replace(repo, snapshot_date=date), git_dir)
+            before_sha = pick_commit(replace(repo, snapshot_date=revision_of(config.snapshot.previous)), git_dir)
         before = _tree(git_dir, before_sha, repo.subdir) if before_sha else {}
         out[repo.keyword] = {
-            "commit": pick_commit(repo, git_dir),
+            "commit": commit,
             "unchanged": sum(1 for p, b in now.items() if before.get(p) == b),
             "changed": sum(1 for p, b in now.items() if p in before and before[p] != b),
             "added": sum(1 for p in now if p not in before),
@@ -83,7 +84,7 @@ def question_dates(config: TopicConfig) -> dict[str, str]:
 def plan_snapshot(config: TopicConfig, shared: Path, echo: Callable[[str], None] = print) -> dict[str, Any]:
     from freshstack_hf.pipeline.runner import with_cost
 
-    previous_date = Path(config.snapshot.previous).name.split("@", 1)[-1] if config.snapshot.previous else ""
+    previous_date = revision_of(config.snapshot.previous) if config.snapshot.previous else ""
     dates = question_dates(config)
     carried = sum(1 for d in dates.values() if previous_date and d <= previous_date)
     new = len(dates) - carried

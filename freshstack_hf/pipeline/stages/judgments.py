@@ -52,9 +52,10 @@ def judge_tasks(
     return tasks
 
 
-def _inputs(ctx: StageContext) -> tuple[dict[str, str], dict[str, tuple[str, ...]], dict[str, list[str]], dict]:
-    """questions, nuggets (texts), each question's pool (in pool order) and the pooled documents' texts."""
-    nuggets = {qid: tuple(t for _, t, _ in items) for qid, items in read_nuggets(ctx).items()}
+def _inputs(ctx: StageContext) -> tuple[dict[str, str], dict[str, list], dict[str, list[str]], dict]:
+    """questions, nuggets ([(id, text, importance)] per question), each question's pool (in pool order) and the
+    pooled documents' texts."""
+    nuggets = read_nuggets(ctx)
     questions = {q.query_id: q.question for q in read_qas(ctx)}
     pools = read_table(POOLS.path(ctx.work), ["query_id", "doc_id"]).to_pylist()
     by_query: dict[str, list[str]] = {}
@@ -72,13 +73,18 @@ def _inputs(ctx: StageContext) -> tuple[dict[str, str], dict[str, tuple[str, ...
 
 def make_tasks(ctx: StageContext) -> list[JudgeTask]:
     """The build's tasks: each question's pool, in pool order."""
-    questions, nuggets, by_query, text_of = _inputs(ctx)
+    questions, items, by_query, text_of = _inputs(ctx)
     judging = ctx.config.judging
-    return judge_tasks(questions, nuggets, by_query, text_of, judging.docs_per_call, judging.max_doc_tokens)
+    return judge_tasks(questions, _texts(items), by_query, text_of, judging.docs_per_call, judging.max_doc_tokens)
+
+
+def _texts(items: dict[str, list]) -> dict[str, tuple[str, ...]]:
+    return {qid: tuple(t for _, t, _ in nuggets) for qid, nuggets in items.items()}
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
-    questions, nuggets, by_query, text_of = _inputs(ctx)
+    questions, items, by_query, text_of = _inputs(ctx)
+    nuggets = _texts(items)
     judging = ctx.config.judging
     backend = ctx.backend()
     before = backend.stats()
@@ -110,7 +116,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
         new = {(q, d): v for (q, d), v in verdicts.items() if (q, d) not in known}
         memo.put_many({k: v for pair, v in new.items() for k, v in zip(keys[pair], v, strict=True)})
         memo.close()
-    nugget_ids = {qid: [n for n, _, _ in items] for qid, items in read_nuggets(ctx).items()}
+    nugget_ids = {qid: [n for n, _, _ in its] for qid, its in items.items()}
     rows: dict[str, list] = {name: [] for name in SCHEMA.names}
     for qid, docs in by_query.items():  # pool order, whether a verdict was memoised or asked now
         if not nuggets.get(qid):
