@@ -15,8 +15,9 @@ import gzip
 import hashlib
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
@@ -55,6 +56,17 @@ class RunArchive:
             return None
         with gzip.open(path, "rt", encoding="utf-8") as fh:
             return json.load(fh)
+
+
+def archived_rankings(store: Any, archive: RunArchive, *, scored_only: bool = False) -> Iterator[tuple[Any, dict]]:
+    """(system, {topic: run}) of every stored system whose ranking the archive keeps (`scored_only`: finished rows
+    only; a ranking is archived before its scores are stored, so a row that then failed may still have one)."""
+    for row in store.leaderboard_rows():
+        if scored_only and row.system.status != "scored":
+            continue
+        runs = archive.load(row.system.content_hash)
+        if runs:
+            yield row.system, runs
 
 
 class AnswersArchive:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from freshstack_hf.drift.systems import SystemPair
-from leaderboard.archive import RunArchive
+from leaderboard.archive import RunArchive, archived_rankings
 from leaderboard.store import Store
 
 
@@ -12,11 +12,7 @@ def stored_pairs(store: Store, archive: RunArchive) -> list[SystemPair]:
     into one run (query ids are unique across topics); a system without an archived ranking cannot be re-scored
     and is left out. Names are made unique with the row id, as two submitters may pick the same name."""
     pairs: list[SystemPair] = []
-    for row in store.leaderboard_rows():
-        system = row.system
-        runs = archive.load(system.content_hash) if system.status == "scored" else None
-        if not runs:
-            continue
+    for system, runs in archived_rankings(store, archive, scored_only=True):
         merged = {qid: docs for topic_run in runs.values() for qid, docs in topic_run.items()}
         pairs.append(SystemPair(f"{system.name} (#{system.id})", f"leaderboard:{system.kind}", merged, merged))
     return pairs

@@ -22,7 +22,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.holes import FillRecord, fill_holes, judge_setup
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive
+from leaderboard.archive import RunArchive, archived_rankings
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 
@@ -46,12 +46,7 @@ class Move:
 
 def archived_runs(store: Any, archive: RunArchive, topic: str) -> dict[int, tuple[str, dict]]:
     """system id -> (name, run on `topic`) of every stored system whose run the archive keeps."""
-    found = {}
-    for row in store.leaderboard_rows():
-        runs = archive.load(row.system.content_hash)
-        if runs and runs.get(topic):
-            found[row.system.id] = (row.system.name, runs[topic])
-    return found
+    return {s.id: (s.name, runs[topic]) for s, runs in archived_rankings(store, archive) if runs.get(topic)}
 
 
 def score_moves(runs: Mapping[int, tuple[str, dict]], old: Dataset, new: Dataset, topic: str) -> list[Move]:

@@ -21,7 +21,7 @@ import pandas as pd
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs.run import top_docs
-from leaderboard.archive import RunArchive
+from leaderboard.archive import RunArchive, archived_rankings
 
 K = next(m for m in HEADLINE if m.family == "coverage").k
 COVERED, MISSED = "✓", ""
@@ -40,13 +40,11 @@ class NuggetViews:
         key = ("systems", topic, self.store.change_marker())
         with self._lock:
             if key not in self._cache:
-                found = {}
-                for row in self.store.leaderboard_rows():
-                    system = row.system
-                    runs = self.archive.load(system.content_hash) if system.status == "scored" else None
-                    if runs and runs.get(topic):
-                        found[f"{system.name} (#{system.id})"] = runs[topic]
-                self._cache[key] = found
+                self._cache[key] = {
+                    f"{system.name} (#{system.id})": runs[topic]
+                    for system, runs in archived_rankings(self.store, self.archive, scored_only=True)
+                    if runs.get(topic)
+                }
             return self._cache[key]
 
     def _support(self, topic: str) -> dict[str, set[str]]:
