@@ -15,7 +15,6 @@ Example:
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 NAME = "drift-board"
 HELP = "the drift report between two snapshots, with every system the leaderboard stores"
@@ -35,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     from leaderboard.drift_systems import stored_pairs
     from leaderboard.store import Store
 
-    def extra(old: Path, new: Path):
+    def extra():
         with Store(args.store) as store:
             return stored_pairs(store, RunArchive(runs_dir(args.runs_dir)))
 

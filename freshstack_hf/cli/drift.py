@@ -51,7 +51,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, extra=None) -> int:
-    """`extra(old_folder, new_folder) -> [SystemPair]` adds systems from elsewhere (the leaderboard's stored ones,
+    """`extra() -> [SystemPair]` adds systems from elsewhere (the leaderboard's stored ones,
     `freshstack-hf drift-board`), scored like the baselines and --run files."""
     from pathlib import Path
 
@@ -74,7 +74,7 @@ def run(args: argparse.Namespace, extra=None) -> int:
         new,
         topics=topics,
         runs=args.run,
-        extra=extra(old, new) if extra else (),
+        extra=extra() if extra else (),
         baselines=not args.no_baselines,
         resamples=args.resamples,
         seed=args.seed,
