@@ -32,8 +32,8 @@ def snapshot_dates(config: TopicConfig, flags: list[str] | None) -> list[str]:
     from freshstack_hf.pipeline.config_reader import YamlReader
     from freshstack_hf.pipeline.topic_config import read_snapshot_dates
 
-    r = YamlReader("--snapshot")
-    dates = read_snapshot_dates(r, list(flags), "value")
+    r = YamlReader("build")
+    dates = tuple(sorted({d for flag in flags for d in read_snapshot_dates(r, flag, "--snapshot")}))
     for i, repo in enumerate(config.corpus.repositories):
         if repo.commit or repo.snapshot_date:
             key = "commit" if repo.commit else "snapshot_date"
@@ -76,7 +76,7 @@ def check_snapshots(config: TopicConfig, dates: list[str], cache: Path) -> dict[
     """Resolve every repository at every date before anything is built: {date: {keyword: sha}}.
 
     Raises one `FreshStackError` naming the repository, the date and the fix (exit 2, nothing written)."""
-    from freshstack_hf.pipeline.corpus.repos import history, pick_commit, source_kind
+    from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit, source_kind
 
     resolved: dict[str, dict[str, str]] = {}
     for i, repo in enumerate(config.corpus.repositories):
@@ -94,8 +94,12 @@ def check_snapshots(config: TopicConfig, dates: list[str], cache: Path) -> dict[
             dated = replace(repo, snapshot_date=date, commit="")
             try:
                 resolved.setdefault(date, {})[repo.keyword] = pick_commit(dated, git_dir)
-            except FreshStackError as exc:
-                raise FreshStackError(f"{config.path}: snapshot {date}: {exc}") from None
+            except FreshStackError:  # pick_commit's fix (pin a commit) does not apply to a snapshot
+                first = git(git_dir, "log", "--reverse", "--format=%cs", check=False).split("\n", 1)[0]
+                raise FreshStackError(
+                    f"{config.path}: snapshot {date}: corpus.repositories[{i}] ({repo.keyword}, {repo.source}) has "
+                    f"no commit on or before {date} (its first commit is from {first or '?'}); choose a later date"
+                ) from None
     return resolved
 
 
