@@ -42,6 +42,26 @@ def test_ties_keep_candidate_order_and_all_pairs_go_in_one_call() -> None:
     assert calls == [4]
 
 
+def test_every_candidate_in_calls_of_consecutive_pairs_in_the_given_query_order() -> None:
+    """MTEB's procedure: every candidate scored, queries in the task's order, one call per batch of consecutive
+    pairs (across queries); `top_k=None` leaves no tail."""
+    calls: list[list[tuple[str, str]]] = []
+
+    def recording(pairs: list[tuple[str, str]]) -> list[float]:
+        calls.append(list(pairs))
+        return by_doc_number(pairs)
+
+    candidates = {"q1": ["d1", "d5", "d3"], "q2": ["d6", "d0", "d4", "d2"]}
+    out = rerank(recording, QUERIES, candidates, DOCS, top_k=None, pairs_per_call=3, query_order=["q2", "q1"])
+    sent = [(q, d) for call in calls for q, d in call]
+    assert [len(call) for call in calls] == [3, 3, 1]
+    assert sent == [("beta", f"doc {i}") for i in (6, 0, 4, 2)] + [("alpha", f"doc {i}") for i in (1, 5, 3)]
+    assert out["q1"] == [("d5", 5.0), ("d3", 3.0), ("d1", 1.0)]
+    assert [d for d, _ in out["q2"]] == ["d6", "d4", "d2", "d0"]
+    with pytest.raises(FreshStackError, match="pairs_per_call"):
+        rerank(recording, QUERIES, candidates, DOCS, pairs_per_call=0)
+
+
 def test_missing_texts_are_reported_together() -> None:
     with pytest.raises(FreshStackError, match=r"2 missing text\(s\).*'nope'.*'q9'"):
         rerank(by_doc_number, QUERIES, {"q1": ["nope"], "q9": ["d1"]}, DOCS)

@@ -89,6 +89,25 @@ def test_lenient_mode_repairs_and_counts(tmp_path):
     assert len(loaded.problems) == 4
 
 
+def test_a_reranking_run_may_rank_only_its_own_query_candidates(tmp_path):
+    """d3 is a candidate of q2, not of q1; q9's docs are reported as an unknown query, once, not per doc."""
+    candidates = {"q1": {"d1", "d2"}, "q2": {"d2", "d3"}}
+    text = "q1 Q0 d2 1 2.0 t\nq1 Q0 d3 2 1.0 t\nq2 Q0 d3 1 2.0 t\nq2 Q0 d1 2 1.0 t\nq9 Q0 d1 1 1.0 t\n"
+    path = write(tmp_path, "rerank.trec", text)
+    with pytest.raises(ValidationError) as info:
+        load_run(path, query_ids=QUERIES, doc_ids=DOCS, strict=True, candidates=candidates)
+    fix = "a reranking run may only reorder the query's own top_ranked candidates"
+    assert [str(p) for p in info.value.problems] == [
+        f"{path} line 2: doc 'd3' is not among the candidates of query 'q1' ({fix})",
+        f"{path} line 4: doc 'd1' is not among the candidates of query 'q2' ({fix})",
+        f"{path} line 5: unknown query 'q9' (1 line)",
+    ]
+    lenient = load_run(path, query_ids=QUERIES, doc_ids=DOCS, candidates=candidates)
+    assert lenient.run == {"q1": {"d2": 2.0}, "q2": {"d3": 2.0}}
+    assert "2 docs outside their query's candidates dropped" in lenient.warnings
+    assert load_run(path, query_ids=QUERIES, doc_ids=DOCS).run["q1"] == {"d2": 2.0, "d3": 1.0}  # no candidates given
+
+
 def test_more_than_twenty_problems_are_counted(tmp_path):
     path = write(tmp_path, "run.trec", "".join(f"q1 Q0 d{i} {i} x t\n" for i in range(25)))
     with pytest.raises(ValidationError) as info:

@@ -1,8 +1,11 @@
 """Reranking candidate lists with a sentence-transformers CrossEncoder (or any pair-scoring function).
 
-Only the first `top_k` candidates of each query are scored (50 by default, as in the FreshStack paper); the
-rest keep their order below them, so the output is still a full run over the same candidates. All pairs of
-all queries go to the model in one call, which lets it batch across queries.
+Only the first `top_k` candidates of each query are scored (50 by default, as in the FreshStack paper; None
+scores them all); the rest keep their order below them, so the output is still a full run over the same
+candidates. By default all pairs of all queries go to the model in one call, which lets it batch across queries
+(sentence-transformers sorts them by length first). MTEB's reranking tasks score differently: every candidate,
+queries in the task's order, one model call per `batch_size` consecutive pairs. `pairs_per_call` and
+`query_order` reproduce that exactly, so a score computed here is bit for bit the score MTEB computes.
 """
 
 from __future__ import annotations
@@ -79,25 +82,36 @@ def rerank(
     candidates: Mapping[str, Ranking],
     doc_texts: Mapping[str, str],
     *,
-    top_k: int = RERANK_TOP_K,
+    top_k: int | None = RERANK_TOP_K,
     batch_size: int = 32,
     max_length: int | None = None,
     device: str | None = None,
     precision: Precision = "auto",
     show_progress: bool = False,
+    pairs_per_call: int | None = None,
+    query_order: Sequence[str] | None = None,
 ) -> dict[str, list[tuple[str, float]]]:
-    """Rerank each query's first `top_k` candidates by the scorer; the rest follow in their given order.
+    """Rerank each query's first `top_k` candidates (None: all of them) by the scorer; the rest follow in their
+    given order.
 
     Candidates are rankings as in `fusion` (pairs with scores, a mapping, or ids in rank order). Reranked
     docs carry the model's score, ties kept in candidate order; docs below `top_k` get scores stepping down
     by 1 from the lowest reranked score, so the run stays sorted by score.
+
+    Pairs go to the scorer query after query, in `query_order` (default: sorted query ids; queries it omits
+    follow, sorted), each query's in candidate order: all in one call, or with `pairs_per_call` in calls of
+    that many consecutive pairs (a model batches within a call only, so the batches are those of MTEB's
+    dataloader when `pairs_per_call` is its batch size).
     """
     heads: dict[str, list[str]] = {}
     tails: dict[str, list[str]] = {}
     problems: list[str] = []
-    for qid in sorted(candidates):
+    if pairs_per_call is not None and pairs_per_call <= 0:
+        raise FreshStackError(f"pairs_per_call must be a positive number of pairs, not {pairs_per_call}")
+    for qid in _pair_order(candidates, query_order):
         docs = [doc for doc, _ in ranked(candidates[qid])]
-        heads[qid], tails[qid] = docs[:top_k], docs[top_k:]
+        cut = len(docs) if top_k is None else top_k
+        heads[qid], tails[qid] = docs[:cut], docs[cut:]
         if heads[qid] and qid not in queries:
             problems.append(f"query {qid!r} has candidates but no query text")
         problems += [f"doc {d!r} (query {qid!r}) has no text" for d in heads[qid] if d not in doc_texts]
@@ -108,7 +122,8 @@ def rerank(
         )
     pairs = [(queries[qid], doc_texts[d]) for qid, head in heads.items() for d in head]
     score = _score_fn(scorer, batch_size, show_progress, device=device, precision=precision, max_length=max_length)
-    scores = [float(s) for s in score(pairs)] if pairs else []
+    step = pairs_per_call or max(len(pairs), 1)
+    scores = [float(s) for start in range(0, len(pairs), step) for s in score(pairs[start : start + step])]
     if len(scores) != len(pairs):
         raise FreshStackError(f"the scorer returned {len(scores)} scores for {len(pairs)} pairs")
     log.info("reranked %d pairs over %d queries", len(pairs), len(heads))
@@ -122,3 +137,11 @@ def rerank(
         floor = min((s for _, s in scored), default=0.0)
         out[qid] = reranked + [(doc, floor - (i + 1)) for i, doc in enumerate(tails[qid])]
     return out
+
+
+def _pair_order(candidates: Mapping[str, Ranking], query_order: Sequence[str] | None) -> list[str]:
+    """The queries whose pairs go to the scorer, in the order they go: `query_order`'s, then the rest sorted."""
+    if query_order is None:
+        return sorted(candidates)
+    first = list(dict.fromkeys(q for q in query_order if q in candidates))
+    return first + sorted(set(candidates) - set(first))

@@ -6,6 +6,10 @@ unknown query ids, doc ids outside the corpus, more docs per query than the allo
 repairs them the way the official evaluator would treat them (unknown docs score as non-relevant, unknown
 queries are dropped, the first occurrence of a repeated doc wins, deep queries are cut to their top docs)
 and says so in a few counted warnings instead of one line per problem.
+
+A reranking run may only reorder each query's candidates (`T-top_ranked`): given `candidates`, a doc ranked
+for a query outside that query's own list is a problem too (a candidate of another query included); lenient
+mode drops it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class RunLimits(TypedDict):
     doc_ids: Container[str] | None
     max_depth: int | None
     strict: bool
+    candidates: Mapping[str, Container[str]] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,8 +74,11 @@ def check_entries(
     max_depth: int | None = DEFAULT_MAX_DEPTH,
     strict: bool = False,
     fmt: str = "",
+    candidates: Mapping[str, Container[str]] | None = None,
 ) -> LoadedRun:
-    """Build the run from parsed entries; raise `ValidationError` listing every problem that blocks it."""
+    """Build the run from parsed entries; raise `ValidationError` listing every problem that blocks it.
+
+    `candidates` (query id -> the docs it may rank) restricts each query to its own candidates (reranking)."""
     malformed = list(malformed)
     if malformed and not strict:
         raise ValidationError(malformed, title=f"run {source} is malformed")
@@ -80,11 +88,18 @@ def check_entries(
     unknown_docs: list[Problem] = []
     unknown_doc_queries: set[str] = set()
     too_deep: dict[str, int | None] = {}  # query -> row of its first doc past the depth
+    outside: list[Problem] = []  # docs not among their query's candidates
+    no_candidates: frozenset[str] = frozenset()
     tag = ""
     limit = max_depth + 1 if max_depth is not None else -1
     for query_id, doc_id, score, row, line_tag in entries:
         if query_ids is not None and query_id not in query_ids:
             unknown_queries.setdefault(query_id, []).append(row)
+            continue
+        if candidates is not None and doc_id not in candidates.get(query_id, no_candidates):
+            message = f"doc {doc_id!r} is not among the candidates of query {query_id!r}"
+            fix = "a reranking run may only reorder the query's own top_ranked candidates"
+            outside.append(Problem(source, message, row=row, fix=fix, unit="line"))
             continue
         docs = run.get(query_id)
         if docs is None:
@@ -111,7 +126,7 @@ def check_entries(
         Problem(source, f"unknown query {q!r} ({_plural(len(rows), 'line')})", row=rows[0], unit="line")
         for q, rows in unknown_queries.items()
     ]
-    found = malformed + repeated + unknown_docs + deep + unknown
+    found = malformed + repeated + unknown_docs + outside + deep + unknown
     found.sort(key=lambda p: (p.row is None, p.row or 0))
     if strict and found:
         raise ValidationError(found, title=f"run {source} is not valid")
@@ -128,6 +143,8 @@ def check_entries(
         warnings.append(f"{_plural(len(unknown_docs), 'doc id')} not in the corpus ({queries}), scored as non-relevant")
     if repeated:
         warnings.append(f"{_plural(len(repeated), 'repeated doc')} ignored, the first occurrence kept")
+    if outside:
+        warnings.append(f"{_plural(len(outside), 'doc')} outside their query's candidates dropped")
     if too_deep:
         for q in too_deep:
             run[q] = {d: run[q][d] for d in top_docs(run[q], max_depth or 0)}
@@ -145,10 +162,12 @@ def load_run(
     max_depth: int | None = DEFAULT_MAX_DEPTH,
     strict: bool = False,
     fmt: str | None = None,
+    candidates: Mapping[str, Container[str]] | None = None,
 ) -> LoadedRun:
-    """Read and check a TREC or JSON run file (format from the name or the content; `.gz` allowed)."""
+    """Read and check a TREC or JSON run file (format from the name or the content; `.gz` allowed);
+    `candidates`: each query's allowed docs, for a reranking run (see the module docstring)."""
     entries, malformed, fmt = read_entries(path, fmt)
-    limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict)
+    limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict, candidates=candidates)
     return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, **limits)
 
 
@@ -170,5 +189,5 @@ def check_run(
                 entries.append(RunEntry(str(q), str(d), float(s)))
             else:
                 malformed.append(Problem(source, f"query {q!r} doc {d!r}: score {s!r} is not a number"))
-    limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict)
+    limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict, candidates=None)
     return check_entries(entries, source=source, malformed=malformed, **limits)
