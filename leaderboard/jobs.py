@@ -5,6 +5,8 @@ A track adds a kind of job by listing it in its jobs module (`tracks.retrieval.m
 default evaluate function) runs a job with the handler its kind names. The kinds (their handlers, their payloads):
 
 * `model` (retrieval): a submitted sentence-transformers model, vetted, run and scored;
+* `reranker` (retrieval, the Reranking tab): a submitted CrossEncoder, vetted, reranking the fixed candidates as
+  MTEB's `FreshStackReranking` does, scored;
 * `fill` (retrieval): a stored system's unjudged top-k documents judged into a new qrels revision;
 * `answers_judge` (answers): All/Vital of stored answers, judged at the endpoint the app named;
 * `answers_generate` (answers): the LLM answer baseline, generated, scored and judged.
@@ -22,8 +24,9 @@ from leaderboard.schema import JobOutput, JobRecord
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
+from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
 
-JOB_KINDS: dict[str, JobKind] = {**RETRIEVAL_JOBS, **FILL_JOBS, **ANSWER_JOBS}
+JOB_KINDS: dict[str, JobKind] = {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS}
 
 
 def evaluate_job(job: JobRecord, **options: Any) -> JobOutput:

@@ -15,11 +15,13 @@ from leaderboard.tracks.retrieval.holes_tab import HolesTab
 from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
 from leaderboard.tracks.retrieval.plots_tab import PlotsTab
 from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
+from leaderboard.tracks.retrieval.rerank_tab import RerankTab
 from leaderboard.tracks.retrieval.submit_tab import SubmitTab
 from leaderboard.tracks.retrieval.window_tab import WindowTab
 
 TABS: tuple[type[PageTab], ...] = (
     LeaderboardTab,
+    RerankTab,
     WindowTab,
     AnswersTab,
     ReferenceTab,

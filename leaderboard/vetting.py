@@ -59,6 +59,43 @@ def check_model_dir(model_dir: Path, max_bytes: int = DEFAULT_MAX_MODEL_BYTES) -
     return sum(safetensors_parameters(p) for p in weights)
 
 
+def check_cross_encoder_dir(model_dir: Path, max_bytes: int = DEFAULT_MAX_MODEL_BYTES) -> int:
+    """`check_model_dir`, then: the folder holds a sentence-transformers CrossEncoder with one output (a relevance
+    score per pair), not an embedding model; returns its parameter count.
+
+    Read from the files sentence-transformers itself reads (`config_sentence_transformers.json`'s model type,
+    else a `...ForSequenceClassification` architecture), so an embedding model is refused at the door instead of
+    being loaded with a fresh, random scoring head.
+    """
+    params = check_model_dir(model_dir, max_bytes)
+    where = f"model {model_dir}"
+    declared = _json_file(model_dir / "config_sentence_transformers.json").get("model_type")
+    config = _json_file(model_dir / "config.json")
+    architectures = config.get("architectures") or []
+    classifier = any(str(a).endswith("ForSequenceClassification") for a in architectures)
+    if declared not in (None, "CrossEncoder") or (declared is None and not classifier):
+        what = declared or "model without a sequence-classification head"
+        raise FreshStackError(
+            f"{where} is a {what}, not a CrossEncoder: submit rerankers saved by sentence-transformers' "
+            "CrossEncoder (embedding models go to the Submit tab)"
+        )
+    labels = config.get("num_labels") or len(config.get("id2label") or {0: ""})
+    if labels != 1:
+        raise FreshStackError(f"{where} has {labels} output labels; reranking needs one relevance score per pair")
+    return params
+
+
+def _json_file(path: Path) -> dict:
+    """A model's JSON config, {} when absent; unreadable JSON is the submitter's to fix."""
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise FreshStackError(f"{path.name} of model {path.parent} is not readable JSON ({exc})") from exc
+    return data if isinstance(data, dict) else {}
+
+
 def model_dir(name: str, revision: str | None) -> Path:
     """A local folder or cached snapshot as is; else a download of config, tokenizer and weights, never code."""
     from freshstack_hf.retrieval.models import resolve_model_source

@@ -25,6 +25,9 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "submit_run": ["file", "scope", "name", "desc", "link", "cutoff"],  # cutoff last: older clients still work
     "submit_model": ["model", "revision", "track", "name", "desc", "link", "cutoff"],
     "after_cutoff": [],
+    "rerank_table": [],
+    "submit_rerank_run": ["file", "scope", "name", "desc", "link"],
+    "submit_reranker": ["model", "revision", "name", "desc", "link"],
     "answers_table": [],
     "submit_answers": ["file", "name", "desc", "link"],
 }
@@ -34,9 +37,10 @@ ELEM_IDS = {
     "answers-submit",
     "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",
     "detail-uncovered", "detail-per-query", "detail-parameters", "detail-ranks", "size-scatter", "run-file", "run-name",
-    "run-submit", "submit-outcome", "run-cutoff", "window-table",
+    "run-submit", "submit-outcome", "run-cutoff", "window-table", "rerank-table", "rerank-run-file",
+    "rerank-run-name", "rerank-run-submit", "rerank-model", "rerank-model-submit", "rerank-outcome",
 }  # fmt: skip
-LABELS = ["Leaderboard", "After cutoff", "Answers", "Detail", "Plots", "Holes", "Submit", "About"]
+LABELS = ["Leaderboard", "Reranking", "After cutoff", "Answers", "Detail", "Plots", "Holes", "Submit", "About"]
 
 
 class HiddenTab(ToyTab):

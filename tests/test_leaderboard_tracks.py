@@ -19,6 +19,7 @@ from leaderboard.tracks import answers, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
+from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
 
 
 def job(kind: str, payload: dict | None = None) -> JobRecord:
@@ -27,8 +28,9 @@ def job(kind: str, payload: dict | None = None) -> JobRecord:
 
 
 def test_the_job_table_is_the_tracks_tables():
-    assert jobs.JOB_KINDS == {**RETRIEVAL_JOBS, **FILL_JOBS, **ANSWER_JOBS}
-    kinds = {retrieval.MODEL_JOB_KIND, retrieval.FILL_JOB_KIND, answers.JUDGE_JOB_KIND, answers.GENERATE_JOB_KIND}
+    assert jobs.JOB_KINDS == {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS}
+    kinds = {retrieval.MODEL_JOB_KIND, retrieval.RERANK_JOB_KIND, retrieval.FILL_JOB_KIND}
+    kinds |= {answers.JUDGE_JOB_KIND, answers.GENERATE_JOB_KIND}
     assert set(jobs.JOB_KINDS) == kinds
     assert worker.KIND_SECRETS == {
         retrieval.FILL_JOB_KIND: (answers.JUDGE_KEY_ENV,),
@@ -58,7 +60,9 @@ def test_a_kind_registered_in_the_table_is_run_by_the_worker(tmp_path, monkeypat
 def test_there_is_no_run_job_kind():
     """Run files are validated strictly and scored when submitted; a `run` job (never queued by the app, and it
     skipped strict validation) is refused like any unknown kind, naming the kinds this worker runs."""
-    with pytest.raises(FreshStackError, match=r"unknown kind 'run'; this worker runs 'model', 'fill', 'answers_judge'"):
+    with pytest.raises(
+        FreshStackError, match=r"unknown kind 'run'; this worker runs 'model', 'reranker', 'fill', 'answers_judge'"
+    ):
         jobs.evaluate_job(job("run", {"run": {"alpha": {"q": {"d": 1.0}}}}))
     with pytest.raises(TypeError, match="cache_path"):  # options are the worker's, spelled as JobOptions spells them
         jobs.evaluate_job(job("model"), cache_path="x")
@@ -92,8 +96,8 @@ def test_the_store_accepts_the_kinds_the_tracks_declare(tmp_path):
 
 
 def test_a_store_of_the_previous_release_opens_and_works(store_url):
-    """Its CHECK still allows `reported` (more than the tracks declare): it is left as it is, rows kept, and every
-    current kind is stored in it."""
+    """Its CHECK allows `reported` (which no track declares any more) but not the reranking kinds: widened, rows
+    kept and `reported` still allowed, every current kind is stored in it."""
     make_earlier_store(store_url, EARLIER_KINDS, {"b": "baseline", "a": "answers"})
     with Store(store_url) as store:
         store.create_all()

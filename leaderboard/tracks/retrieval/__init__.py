@@ -1,10 +1,14 @@
 """The retrieval track: ranked runs and sentence-transformers models scored against the nuggets (α-nDCG, Coverage,
 Recall), the Leaderboard table with its Detail, Plots and Submit tabs, the published figures' Reference tab and the
-baseline rows (BM25, dense, RRF hybrid, reranked).
+baseline rows (BM25, dense, RRF hybrid, reranked); and its reranking view: reranked runs and CrossEncoder models
+scored on the fixed hybrid candidates (`T-top_ranked`), in the Reranking tab only.
 
 Declares the kinds of systems this track stores and the job kind its submissions queue; imports nothing.
 """
 
-SYSTEM_KINDS = ("baseline", "run", "model")  # the project's baselines, submitted run files, submitted models
+# Rows of the Reranking tab: limited to each query's candidates, so never ranked beside full retrieval rows.
+RERANK_KINDS = ("reranked_run", "reranker")  # an uploaded reranked run, a submitted CrossEncoder
+SYSTEM_KINDS = ("baseline", "run", "model", *RERANK_KINDS)  # also: the project's baselines, runs, models
 MODEL_JOB_KIND = "model"  # a submitted model, retrieved and scored by a worker
+RERANK_JOB_KIND = "reranker"  # a submitted CrossEncoder, reranking the candidates in a worker
 FILL_JOB_KIND = "fill"  # a stored system's holes judged into a new qrels revision (a side job: no scores)

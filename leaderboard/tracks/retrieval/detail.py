@@ -233,7 +233,7 @@ def system_detail(
     scores = _grouped(stored)
     lines = [
         f"### {escape_markdown(system.name)} (#{system.id})",
-        f"type: {TYPES[system.kind]}; status: {system.status}",
+        f"type: {TYPES.get(system.kind, system.kind)}; status: {system.status}",
     ]
     if system.error:
         lines.append(f"error: {escape_markdown(system.error[:500])}")

@@ -55,23 +55,31 @@ def build_frame(
     topics: Sequence[str],
     *,
     revision: str | None = None,
+    types: Mapping[str, str] = TYPES,
+    extra: Sequence[dict[str, Any]] = (),
 ) -> pd.DataFrame:
-    """Every row and column, unfiltered and unsorted; the topic columns are the dataset's `topics` only."""
-    records: list[dict[str, Any]] = []
+    """Every row and column, unfiltered and unsorted; the topic columns are the dataset's `topics` only.
+
+    `types` (kind -> shown type) are the kinds of this table: the Reranking tab builds its own table of the
+    reranking kinds the same way; `extra` are rows that are no stored system (`row_record`s: its reference line).
+    """
+    records: list[dict[str, Any]] = list(extra)
     for row in rows:
         system = row.system
         if row.scores and revision is not None and row.dataset_revision not in (None, revision):
             continue
-        if system.kind not in TYPES:  # only what was computed here (a "reported" kind never reaches the store)
+        if system.kind not in types:  # only what was computed here (a "reported" kind never reaches the store)
             continue
-        label = TYPES[system.kind]
+        label = types[system.kind]
         if system.kind == "model" and system.content_hash.startswith("model:nano:"):
             label += " · nano"
         if system.status != "scored":
             label += f" ({system.status})"
         scores = {t: {m: s.value for m, s in ms.items()} for t, ms in row.scores.items()}
         date = system.created_at.strftime("%Y-%m-%d") if system.created_at else ""
-        records.append(_record(str(system.id), system.name, system.kind, label, scores, system.size, date, system.link))
+        records.append(
+            row_record(str(system.id), system.name, system.kind, label, scores, system.size, date, system.link)
+        )
     frame = pd.DataFrame.from_records(records, columns=[*INFO, *metric_columns(topics), *TAIL, *_INTERNAL])
     for name in metric_columns(topics):
         frame[name] = frame[name].astype("float64")
@@ -84,7 +92,7 @@ def build_frame(
     return frame
 
 
-def _record(
+def row_record(
     key: str,
     name: str,
     kind: str,
@@ -94,6 +102,7 @@ def _record(
     date: str,
     link: str | None,
 ) -> dict[str, Any]:
+    """One row of the table before its averages: `scores[topic][measure id]`, the headline measures kept."""
     record = {
         "id": key,
         "system": name,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable, Container, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -30,15 +31,45 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 _REVISION = re.compile(r"^[A-Za-z0-9][\w./-]{0,99}$")
 
 
-def run_content_hash(file_hash: str, scope: str, dataset_revision: str) -> str:
-    """The same file scored on the same topics of the same dataset revision is one system."""
+def run_content_hash(file_hash: str, scope: str, dataset_revision: str, kind: str = "run") -> str:
+    """The same file scored on the same topics of the same dataset revision is one system (of each kind: a file
+    submitted as a run and as a reranked run is two)."""
     setting = hashlib.sha256(f"{scope}\n{dataset_revision}".encode()).hexdigest()[:16]
-    return f"run:{file_hash}:{setting}"
+    return f"{kind}:{file_hash}:{setting}"
 
 
 def model_content_hash(track: str, model: str, revision: str, dataset_revision: str) -> str:
     key = hashlib.sha256(f"{model}@{revision}\n{dataset_revision}".encode()).hexdigest()[:48]
     return f"model:{track}:{key}"
+
+
+def local_model_source(
+    model: str, roots: tuple[Path, ...], check: Callable[[Path], int] = check_model_dir
+) -> tuple[str, str, int] | None:
+    """(folder, content revision, parameter count) of a local model folder under one of `roots`, vetted by `check`
+    at the door; None when `model` is not a path (or no roots are configured: then it must be a Hub id)."""
+    if not roots or not (model.startswith(("/", ".", "~")) or Path(model).is_absolute()):
+        return None
+    path = Path(model).expanduser().resolve()
+    if not any(path.is_relative_to(root) for root in roots) or not path.is_dir():
+        raise FreshStackError(f"model path {model!r} is not a folder under this server's model roots")
+    params = check(path)
+    digest = hashlib.sha256()
+    for weights in sorted(path.rglob("*.safetensors")):
+        digest.update(file_sha256(weights).encode())
+    return str(path), "sha256-" + digest.hexdigest()[:16], params
+
+
+def hub_model_source(model: str, revision: str) -> tuple[str, str]:
+    """(Hub id, revision for the dedupe key: the cached snapshot's commit, else the one asked for, else main)."""
+    from freshstack_hf.retrieval.models import cached_snapshot
+
+    if not _HUB_ID.match(model) or ".." in model:
+        raise FreshStackError(f"model {model[:100]!r} is not a Hub id like org/name (sentence-transformers)")
+    if revision and (not _REVISION.match(revision) or ".." in revision):
+        raise FreshStackError(f"revision {revision[:100]!r} is not a branch, tag or commit id")
+    snapshot = cached_snapshot(model, revision or None)
+    return model, snapshot.name if snapshot is not None else (revision or "main")
 
 
 class Submitter(BaseSubmitter):
@@ -75,19 +106,37 @@ class Submitter(BaseSubmitter):
     ) -> SubmitOutcome:
         """Validate strictly, score at once and store; every refusal stores nothing. `cutoff` (optional,
         YYYY-MM-DD): the release or training cutoff of the model behind the run, for the After-cutoff view."""
+        text = (name, description, link)
+        return self._scored_file(path, "run", text, scope, identity, display_name, cutoff=cutoff)
+
+    def _scored_file(
+        self,
+        path: str | Path | None,
+        kind: str,
+        text: tuple[str, str, str],
+        scope: str,
+        identity: str,
+        display_name: str | None,
+        *,
+        cutoff: str = "",
+        allowed: Callable[[list[str]], Mapping[str, Container[str]]] | None = None,
+    ) -> SubmitOutcome:
+        """A run file of `kind` checked, scored and stored (`submit_run`'s path); `allowed(topics)` gives each
+        query's candidates when a query may rank only those (a reranked run), read after the cheap refusals."""
         try:
-            text = self._checked_upload(path, "run", "a TREC (6 columns) or JSON run", name, description, link)
+            checked = self._checked_upload(path, "run", "a TREC (6 columns) or JSON run", *text)
             topics = self._topics_for(scope or AUTO)
             day = submitted_cutoff(cutoff)
         except (FreshStackError, OSError) as exc:
             return SubmitOutcome("refused", str(exc))
         file_hash = file_sha256(path)
-        content_hash = run_content_hash(file_hash, scope or AUTO, self.dataset.revision)
+        content_hash = run_content_hash(file_hash, scope or AUTO, self.dataset.revision, kind)
         label = display_name or Path(path).name
 
         def parse() -> Any:  # the dataset's ids are read only once the cheap refusals have passed
             ids = {"query_ids": self.dataset.query_ids(topics), "doc_ids": self.dataset.doc_ids(topics)}
-            return load_run(path, **ids, max_depth=MAX_DEPTH, strict=True)
+            limits = {"candidates": allowed(topics)} if allowed is not None else {}
+            return load_run(path, **ids, max_depth=MAX_DEPTH, strict=True, **limits)
 
         loaded = self._parsed_upload(path, "run", label, content_hash, identity, parse)
         if isinstance(loaded, SubmitOutcome):
@@ -98,7 +147,7 @@ class Submitter(BaseSubmitter):
             return SubmitOutcome("refused", f"run {label} has no query of this dataset")
         scored = score_for_store(self.dataset, loaded.run, topics, resamples=self.resamples)
         params = {
-            "job": "run",
+            "job": kind,
             "file_sha256": file_hash,
             "format": loaded.fmt,
             "scope": scope or AUTO,
@@ -110,7 +159,7 @@ class Submitter(BaseSubmitter):
         }
         meta = ResultMeta(self.dataset.revision, __version__, params)
         stored = {"results": scored.results, "meta": meta, "cutoff": day}
-        system, created = self._add(text, "run", content_hash, identity, **stored)
+        system, created = self._add(checked, kind, content_hash, identity, **stored)
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
         if self.archive is not None:
@@ -122,25 +171,14 @@ class Submitter(BaseSubmitter):
 
     def _model_source(self, model: str, revision: str) -> tuple[str, str, int | None]:
         """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
-        from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL, cached_snapshot
+        from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 
-        if self.model_roots and (model.startswith(("/", ".", "~")) or Path(model).is_absolute()):
-            path = Path(model).expanduser().resolve()
-            if not any(path.is_relative_to(root) for root in self.model_roots) or not path.is_dir():
-                raise FreshStackError(f"model path {model!r} is not a folder under this server's model roots")
-            params = check_model_dir(path)
-            digest = hashlib.sha256()
-            for weights in sorted(path.rglob("*.safetensors")):
-                digest.update(file_sha256(weights).encode())
-            return str(path), "sha256-" + digest.hexdigest()[:16], params
+        local = local_model_source(model, self.model_roots)
+        if local is not None:
+            return local
         if model == DEFAULT_DENSE_MODEL:
             return model, revision or "packaged", None
-        if not _HUB_ID.match(model) or ".." in model:
-            raise FreshStackError(f"model {model[:100]!r} is not a Hub id like org/name (sentence-transformers)")
-        if revision and (not _REVISION.match(revision) or ".." in revision):
-            raise FreshStackError(f"revision {revision[:100]!r} is not a branch, tag or commit id")
-        snapshot = cached_snapshot(model, revision or None)
-        return model, snapshot.name if snapshot is not None else (revision or "main"), None
+        return (*hub_model_source(model, revision), None)
 
     def submit_model(
         self,

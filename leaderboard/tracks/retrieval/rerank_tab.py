@@ -1,0 +1,108 @@
+"""The Reranking tab, beside the Leaderboard: the reranking table (`rerank_table`, with the first-stage reference
+line) and its two submit forms (`rerank_submit`): a reranked run, checked against each query's candidates and
+scored at once, and a sentence-transformers CrossEncoder, queued for a worker (`rerank_job`). Both are signed
+like the Submit tab's (the signed-in identity under OAuth); an accepted submission refreshes the table.
+
+Shown only when every topic of the dataset has its `top_ranked` candidates: without them there is nothing to
+rerank. The API: `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import gradio as gr
+
+from leaderboard.page import Page, PageTab, Path_, Profile
+from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
+from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
+
+INTRO = (
+    "Rerankers scored on fixed candidates: each query's RRF hybrid top-100 (`top_ranked`, the candidates of MTEB's "
+    "`FreshStackReranking`). A reranker can only reorder them, so its rows are ranked here only, never beside full "
+    "retrieval in the Leaderboard tab. A CrossEncoder's numbers equal `mteb run -t FreshStackReranking -m MODEL` "
+    "on this dataset."
+)
+
+
+class RerankTab(PageTab):
+    label, id = "Reranking", "reranking"
+
+    def shown(self, page: Page) -> bool:
+        return not self._submitter(page).missing_candidates()
+
+    def _submitter(self, page: Page) -> RerankSubmitter:
+        settings = page.settings
+        return page.shared(
+            "retrieval.rerank_submitter",
+            lambda: RerankSubmitter(
+                page.store,
+                page.dataset,
+                max_file_bytes=settings.max_file_bytes,
+                rate_limit=settings.rate_limit,
+                archive=page.archive,
+                model_roots=settings.model_roots,
+                resamples=settings.resamples,
+            ),
+        )
+
+    def layout(self, page: Page) -> None:
+        submitter = self._submitter(page)
+        source = RerankSource(page.store, page.dataset)
+        gr.Markdown(INTRO)
+        table = gr.Dataframe(interactive=False, elem_id="rerank-table", max_height=480, wrap=False, pinned_columns=2)
+        gr.Markdown(f"{legend()} Bold: best value of each column.")
+        with gr.Row():
+            with gr.Column():
+                gr.Markdown("### A reranked run\nEach query ranks its own candidates only; scored at once.")
+                run_file = gr.File(label="Reranked run (TREC or JSON)", type="filepath", elem_id="rerank-run-file")
+                scope = gr.Dropdown(submitter.scopes(), value="auto", label="Topics (auto: those the run covers)")
+                run_name = gr.Textbox(label="Name", elem_id="rerank-run-name")
+                run_desc = gr.Textbox(label="Description", lines=2)
+                run_link = gr.Textbox(label="Link (http/https)")
+                run_button = gr.Button("Submit reranked run", variant="primary", elem_id="rerank-run-submit")
+            with gr.Column():
+                gr.Markdown("### A CrossEncoder\nsentence-transformers, safetensors only; queued for a worker.")
+                model = gr.Textbox(label="Model (Hub id org/name)", elem_id="rerank-model")
+                revision = gr.Textbox(label="Revision (branch, tag or commit; default main)")
+                model_name = gr.Textbox(label="Name (default: the model id)")
+                model_desc = gr.Textbox(label="Description", lines=2)
+                model_link = gr.Textbox(label="Link (http/https)")
+                model_button = gr.Button("Submit reranker", variant="primary", elem_id="rerank-model-submit")
+        outcome = gr.Markdown(elem_id="rerank-outcome")
+        status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
+
+        def rerank_table() -> Any:
+            return gr.update(value=source.display(), datatype=source.datatypes())
+
+        def submit_rerank_run(
+            file: Path_, scope: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
+        ) -> Any:
+            shown = os.path.basename(file) if file else None
+            options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
+            return page.signed(
+                request, profile, source, lambda who: submitter.submit_reranked_run(file, identity=who, **options)
+            )
+
+        def submit_reranker(
+            model: str, revision: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
+        ) -> Any:
+            options = {"revision": revision, "name": name, "description": desc, "link": link}
+            return page.signed(
+                request, profile, source, lambda who: submitter.submit_reranker(model, identity=who, **options)
+            )
+
+        self.table, self.outputs = table, [outcome, status]
+        self.forms = (
+            (run_button, submit_rerank_run, [run_file, scope, run_name, run_desc, run_link], "submit_rerank_run"),
+            (model_button, submit_reranker, [model, revision, model_name, model_desc, model_link], "submit_reranker"),
+        )
+        self.refresh = rerank_table
+
+    def wire(self, page: Page) -> None:
+        page.demo.load(self.refresh, None, self.table, api_name="rerank_table")  # beside the load chain
+        for button, submit, inputs, api_name in self.forms:
+            button.click(submit, inputs, self.outputs, api_name=api_name, concurrency_limit=4).then(
+                self.refresh, None, self.table, api_name=False
+            )

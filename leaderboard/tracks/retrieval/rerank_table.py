@@ -1,0 +1,111 @@
+"""The Reranking table as plain pandas: reranked runs and CrossEncoders scored on the fixed hybrid candidates,
+with the candidates themselves as the reference line.
+
+A reranker can only reorder each query's `T-top_ranked` list, so its numbers are bounded by those candidates and
+never comparable with full retrieval: these rows (the reranking kinds, `RERANK_KINDS`) live here only, and the
+Leaderboard table never shows them. The first stage, the hybrid top-100 as it comes (its ids in rank order,
+scored as a run by `leaderboard.scoring` like every row), is the line a reranker has to beat: it is computed from
+the dataset, never stored, and labelled as the reference in its own type.
+
+Columns are the Leaderboard's (`leaderboard_table`: the headline measures for the average and each topic, sizes,
+dates, links), built by the same `build_frame`; best first by the average α-nDCG@10, shown through
+`leaderboard.display` (3 decimals, best of each column in bold).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs import from_ids
+from leaderboard.display import datatypes, display, sort_frame
+from leaderboard.schema import LeaderboardRow
+from leaderboard.scoring import score_for_store
+from leaderboard.store_frame import StoreFrame
+from leaderboard.tracks.retrieval import RERANK_KINDS
+from leaderboard.tracks.retrieval.leaderboard_table import build_frame, default_sort, row_record, view_frame
+
+RERANK_TYPES = {"reranked_run": "reranked run", "reranker": "reranker (CrossEncoder)"}
+REFERENCE_ID = "first stage"
+REFERENCE_NAME = "RRF hybrid top-100: the candidates, not reranked"
+REFERENCE_TYPE = "reference: first stage"
+
+
+def first_stage_scores(dataset: Dataset) -> dict[str, dict[str, float]]:
+    """{topic: {measure id: value}} of the candidates as they come (ids in rank order, scored as a run), for the
+    topics that have them."""
+    from freshstack_hf.repo import layout
+
+    topics = [t for t in dataset.topics if layout.config_path(dataset.folder, t, "top_ranked").exists()]
+    if not topics:
+        return {}
+    runs = {t: from_ids(dataset.candidates(t)) for t in topics}
+    scored = score_for_store(dataset, runs, topics, by_topic=True, resamples=0)  # values only: no intervals shown
+    return {t: dict(scored.results[t]["metrics"]) for t in topics}
+
+
+def reference_record(scores: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
+    """The reference line's row (no stored system: its id is a label, it has no size, date nor link)."""
+    return row_record(REFERENCE_ID, REFERENCE_NAME, "reference", REFERENCE_TYPE, scores, None, "", None)
+
+
+def build_rerank_frame(
+    rows: list[LeaderboardRow],
+    topics: list[str],
+    *,
+    revision: str | None = None,
+    reference: Mapping[str, Mapping[str, float]] | None = None,
+) -> pd.DataFrame:
+    """Every reranker row, and the reference line when `reference` has scores; unsorted."""
+    extra = [reference_record(reference)] if reference else []
+    return build_frame(rows, topics, revision=revision, types=RERANK_TYPES, extra=extra)
+
+
+def sorted_view(frame: pd.DataFrame) -> pd.DataFrame:
+    """The displayed columns, best first by the average α-nDCG@10 (rows without one last)."""
+    return sort_frame(view_frame(frame), default_sort(), descending=True)
+
+
+def legend() -> str:
+    """What the table ranks and what its reference line is, under the table."""
+    measures = " · ".join(f"**{m.name}**: {m.description}" for m in HEADLINE)
+    return (
+        f"Each query's candidates are the RRF hybrid top-100 (`top_ranked`, MTEB's `FreshStackReranking`); a "
+        f"reranker only reorders them. **{REFERENCE_TYPE}** is that list unchanged: the line to beat. {measures}."
+    )
+
+
+class RerankSource(StoreFrame):
+    """The Reranking table from the store (rebuilt when the store changes), with the reference line, whose
+    scores are computed once, when the table is first asked for."""
+
+    def __init__(self, store: Any, dataset: Dataset) -> None:
+        self.dataset = dataset
+        self._reference: dict[str, dict[str, float]] | None = None
+        self._reference_lock = threading.Lock()
+        measures = tuple(m.id for m in HEADLINE)
+
+        def build(s: Any) -> pd.DataFrame:
+            stored = s.leaderboard_rows(kinds=RERANK_KINDS, measures=measures)
+            topics = list(dataset.topics)
+            return build_rerank_frame(stored, topics, revision=dataset.revision, reference=self.reference())
+
+        super().__init__(store, build)
+
+    def reference(self) -> dict[str, dict[str, float]]:
+        with self._reference_lock:
+            if self._reference is None:
+                self._reference = first_stage_scores(self.dataset)
+            return self._reference
+
+    def display(self) -> dict[str, Any]:
+        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.display`)."""
+        return display(sorted_view(self.frame()))
+
+    def datatypes(self) -> list[str]:
+        return datatypes(sorted_view(self.frame()))
