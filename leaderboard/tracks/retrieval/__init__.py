@@ -8,3 +8,4 @@ Declares the kinds of systems this track stores and the job kind its submissions
 SYSTEM_KINDS = ("baseline", "run", "model")  # the project's baselines, submitted run files, submitted models
 MODEL_JOB_KIND = "model"  # a submitted model, retrieved and scored by a worker
 FILL_JOB_KIND = "fill"  # a stored system's holes judged into a new qrels revision (a side job: no scores)
+BASELINE_JOB_KIND = "baseline"  # a project baseline row (BM25, dense, hybrid, reranked), computed and scored
