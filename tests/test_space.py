@@ -122,7 +122,7 @@ def test_space_settings_become_leaderboard_arguments(tmp_path):
     argv = leaderboard_argv("org/freshstack", "v1", pg)
     assert argv[argv.index("--store") + 1] == pg["FRESHSTACK_STORE"]
     assert "--worker" not in argv and "--oauth" not in argv and "--no-baselines" in argv  # GPU workers claim
-    assert "--no-baseline-worker" in leaderboard_argv("org/freshstack", "v1", {**pg, "FRESHSTACK_BASELINES": ""})
+    assert "--no-baseline-worker" in argv  # nor do the baselines: they are the GPU workers' too
 
     local = leaderboard_argv("org/freshstack", "v1", {"FRESHSTACK_DATASET": str(tmp_path)})
     assert local[:2] == ["--dataset", str(tmp_path)] and "--revision" not in local  # the pin is the Hub's
