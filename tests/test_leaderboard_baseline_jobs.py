@@ -178,3 +178,40 @@ def test_a_dense_baseline_job_on_two_devices_stores_the_one_process_numbers(tmp_
     pooled = {(t, m): v for t, result in output.results.items() for m, v in result["metrics"].items()}
     assert pooled.keys() == expected.keys()
     assert pooled == pytest.approx(expected, abs=1e-6)
+
+
+def test_the_dedupe_key_is_the_configuration_hash_stores_already_hold(lb_dataset):
+    """A store filled by an earlier release (rows computed before serving) is found, not queued again: the key is
+    the same hash of the same configuration."""
+    from leaderboard.baseline_key import config_hash
+    from leaderboard.tracks.retrieval.baseline_rows import plan_baselines
+
+    bm25 = {"method": "bm25", "k": 500, "k1": 0.9, "b": 0.4}
+    plan = plan_baselines(lb_dataset, ["bm25"])
+    assert plan.hashes == {"bm25": config_hash(bm25, lb_dataset.revision)}
+    assert plan.hashes["bm25"].startswith("baseline:") and len(plan.hashes["bm25"]) == len("baseline:") + 48
+
+
+@pytest.mark.slow  # MiniLM for the hybrid, and a cross-encoder made from it
+def test_a_reranked_hybrid_job_computes_its_inputs_and_matches_the_in_process_row(tmp_path):
+    from sentence_transformers import CrossEncoder
+    from synthetic_repo import build_small_repo
+
+    from freshstack_hf.repo.dataset import Dataset
+    from freshstack_hf.retrieval.models import packaged_model_dir
+
+    cross_encoder = tmp_path / "cross-encoder"  # random one-label head: meaningless scores, real code path
+    CrossEncoder(str(packaged_model_dir()), num_labels=1, device="cpu").save(str(cross_encoder))
+    ctx = Dataset(build_small_repo(tmp_path / "freshstack", queries=2, docs=40, doc_chars=100))
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store, Store(f"sqlite:///{tmp_path / 'sync.db'}") as sync:
+        store.create_all()
+        sync.create_all()
+        rows = queue_baselines(store, ctx, methods=["bm25"], cross_encoder=str(cross_encoder), resamples=200)
+        assert [(r.method, r.status) for r in rows] == [("bm25", "queued"), ("rerank", "queued")]
+        evaluate = functools.partial(evaluate_job, dataset=str(ctx.folder), device="cpu")
+        stats = run_worker(store, evaluate, isolate=False, kinds=BASELINE_JOB_KINDS, max_idle_seconds=0.1)
+        assert stats.done == 2, store.list_jobs()
+        made = compute_baselines(sync, ctx, methods=["bm25"], cross_encoder=str(cross_encoder), resamples=200)
+        assert [r.name for r in made] == ["BM25", "Reranked hybrid (cross-encoder)"] == [r.name for r in rows]
+        for queued, computed in zip(rows, made, strict=True):
+            assert _values(store, queued.system_id) == _values(sync, computed.system_id), queued.name
