@@ -215,3 +215,18 @@ def test_a_reranked_hybrid_job_computes_its_inputs_and_matches_the_in_process_ro
         assert [r.name for r in made] == ["BM25", "Reranked hybrid (cross-encoder)"] == [r.name for r in rows]
         for queued, computed in zip(rows, made, strict=True):
             assert _values(store, queued.system_id) == _values(sync, computed.system_id), queued.name
+
+
+def test_worker_devices_flag_reaches_the_jobs():
+    import argparse
+
+    from leaderboard import cli_worker
+
+    parser = argparse.ArgumentParser()
+    cli_worker.add_arguments(parser)
+    evaluate = cli_worker._evaluator(parser.parse_args(["--devices", "cuda:0, cuda:1"]))
+    assert evaluate.keywords["devices"] == ("cuda:0", "cuda:1")
+    assert JobOptions(**evaluate.keywords).devices == ("cuda:0", "cuda:1")
+    assert cli_worker._evaluator(parser.parse_args([])).keywords["devices"] is None  # every GPU when several
+    with pytest.raises(FreshStackError, match=r"--devices ',' names no device: give e\.g\. cuda:0,cuda:1"):
+        cli_worker.parse_devices(",")
