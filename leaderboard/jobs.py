@@ -31,7 +31,7 @@ from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 
-JOB_KINDS: dict[str, JobKind] = {**RETRIEVAL_JOBS, **BASELINE_JOBS, **FILL_JOBS, **ANSWER_JOBS}
+JOB_KINDS: dict[str, JobKind] = {**RETRIEVAL_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS}
 BASELINE_JOB_KINDS = (RETRIEVAL_BASELINE, ANSWERS_BASELINE)
 
 

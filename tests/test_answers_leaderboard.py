@@ -303,6 +303,8 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     for row in rows:
         assert store.get_system(row.system_id).status == "scored"
         assert judged <= {r["measure"] for r in store.results_for(row.system_id)}
-    assert "gen-model" in [b["model"] for b in llm_server.chat_bodies]
+    generated = store.results_for(rows[1].system_id)[0]["parameters"]
+    assert generated["job"] == GENERATE_JOB_KIND and "gen-model" in generated["generator"]
+    assert generated["answered"] > 0
     assert store.live_jobs() == 0
     assert [r.status for r in queue_answer_baselines(store, lb_dataset, **options)] == ["scored", "scored"]

@@ -19,6 +19,7 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "nuggets_by_query": ["name", "qid"],
     "table": FILTERS,
     "export": FILTERS,
+    "computing": [],  # the rows a worker still computes (the Leaderboard tab's "Computing" line)
     "detail": ["key"],
     "plots": ["measure", "keys"],
     "draw": ["measure", "keys"],
@@ -34,7 +35,7 @@ ELEM_IDS = {
     "answers-submit",
     "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",
     "detail-uncovered", "detail-per-query", "detail-parameters", "detail-ranks", "size-scatter", "run-file", "run-name",
-    "run-submit", "submit-outcome", "run-cutoff", "window-table",
+    "run-submit", "submit-outcome", "run-cutoff", "window-table", "computing",
 }  # fmt: skip
 LABELS = ["Leaderboard", "After cutoff", "Answers", "Detail", "Plots", "Holes", "Submit", "About"]
 
