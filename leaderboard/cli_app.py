@@ -1,15 +1,23 @@
-"""Serve the FreshStack leaderboard: computes the missing baseline rows, then serves the Gradio app.
+"""Serve the FreshStack leaderboard: it answers at once; missing baseline rows are queued and computed by a worker.
 
-Baselines (BM25, dense, RRF hybrid; a reranked hybrid with --cross-encoder) are computed once per dataset
-revision and stored; a restart finds them and starts at once. Reported figures (--reported, e.g. the official
-leaderboard's JSON) are shown in a tab of their own, "Reference (published)", never in the main table, and
-never stored. Model submissions are queued for evaluation workers: start some with
-`freshstack-hf worker --store URL`, or pass --worker to run one here.
+Baselines (BM25, dense, RRF hybrid; a reranked hybrid with --cross-encoder; the Answers tab's extractive row) are
+computed once per dataset revision and stored. On start each missing row is stored at once in state queued, with
+a job on the store's queue, and the app serves right away: the table shows those rows as queued or running, a
+line above it says what is still being computed, and the rows fill in when a worker has scored them. A restart
+finds the stored rows and queues nothing (a row still queued or running is not queued twice; a failed one is
+queued again). By default a background worker in this process computes the baseline jobs, and only those, then
+stops; --no-baseline-worker leaves them to the workers sharing the store (`freshstack-hf worker --store URL`,
+e.g. GPU machines on a PostgreSQL store), and --worker runs one full worker here (submissions included).
+
+Reported figures (--reported, e.g. the official leaderboard's JSON) are shown in a tab of their own, "Reference
+(published)", never in the main table, and never stored. Model submissions are queued for evaluation workers:
+start some with `freshstack-hf worker --store URL`, or pass --worker to run one here.
 
 Example:
   freshstack-hf leaderboard --dataset out/freshstack --port 7860
   freshstack-hf leaderboard --dataset out/freshstack --store postgresql://lb@db/leaderboard \\
       --reported freshstack-official-leaderboard.json --max-file-mb 50 --rate-limit 5 --worker
+  freshstack-hf leaderboard --dataset out/freshstack --store postgresql://lb@db/leaderboard --no-baseline-worker
   freshstack-hf leaderboard --dataset out/freshstack --no-baselines --host 0.0.0.0 --port 8080
   freshstack-hf leaderboard --dataset out/freshstack@2025-10-31 --drift drift/drift.json   # + a Drift tab
 """
@@ -22,7 +30,7 @@ import threading
 from typing import Any
 
 NAME = "leaderboard"
-HELP = "serve the Gradio leaderboard (computes baseline rows on first start)"
+HELP = "serve the Gradio leaderboard (missing baseline rows are queued and computed in the background)"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -41,9 +49,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="REPORT.json",
         help="a report of `freshstack-hf drift OLD NEW --json`, shown in a Drift tab (repeatable)",
     )
-    p.add_argument("--no-baselines", action="store_true", help="do not compute missing baseline rows")
+    p.add_argument("--no-baselines", action="store_true", help="do not queue missing baseline rows")
     p.add_argument(
         "--baselines", default="bm25,dense,hybrid", help="baseline methods to compute (default: %(default)s)"
+    )
+    p.add_argument(
+        "--no-baseline-worker",
+        action="store_true",
+        help="leave queued baseline rows to the workers sharing the store, instead of computing them here",
     )
     p.add_argument("--dense-model", help="dense baseline model (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--cross-encoder", help="cross-encoder for a reranked-hybrid row (local folder or cached id)")
@@ -57,31 +70,78 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--model-root", action="append", default=[], metavar="DIR", help="accept local model folders under DIR"
     )
     p.add_argument("--oauth", action="store_true", help="require Hugging Face sign-in to submit (on Spaces)")
-    p.add_argument("--worker", action="store_true", help="also run one evaluation worker in this process")
+    p.add_argument(
+        "--worker", action="store_true", help="also run one evaluation worker (every job kind) in this process"
+    )
 
 
 def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def _start_worker(store: Any, dataset: str, archive: Any) -> threading.Event:
-    """A worker thread; its jobs run in spawned child processes that drop secret-looking variables."""
+# The baselines encode whole corpora, hours on a CPU (a five-topic release, about 250,000 chunks at 8 chunks/s, is
+# nine hours): an in-app worker gives their jobs this long, and keeps the worker's usual cap for submissions.
+BASELINE_TIME_CAP_SECONDS = 48 * 3600.0
+POLL_SECONDS = 5.0  # how often the baseline worker looks for a job when it has none
+
+
+def _evaluate(args: argparse.Namespace, dataset: Any, archive: Any) -> Any:
+    """The in-app workers' evaluate function: the app's dataset, runs archive and embedding cache."""
     import functools
 
     from leaderboard.jobs import evaluate_job
+
+    options = {"dataset": str(dataset.folder), "archive_dir": str(archive.root), "cache_dir": args.cache_dir}
+    return functools.partial(evaluate_job, **options)
+
+
+def _start_worker(
+    store: Any, evaluate: Any, archive: Any, kinds: tuple[str, ...] | None, stop: threading.Event
+) -> threading.Thread:
+    """A worker thread (`kinds`: only those job kinds, and it ends once none is left); its jobs run in spawned
+    child processes that drop secret-looking variables."""
+    from leaderboard.jobs import BASELINE_JOB_KINDS
     from leaderboard.worker import run_worker
 
-    stop = threading.Event()
-    evaluate = functools.partial(evaluate_job, dataset=dataset, archive_dir=str(archive.root))
-    thread = threading.Thread(
-        target=run_worker,
-        args=(store, evaluate),
-        kwargs={"stop": stop, "archive": archive},
-        name="leaderboard-worker",
-        daemon=True,
-    )
+    caps = {kind: BASELINE_TIME_CAP_SECONDS for kind in BASELINE_JOB_KINDS}
+    options = {"stop": stop, "archive": archive, "kinds": kinds, "kind_time_caps": caps}
+
+    def baselines_only() -> None:
+        while not stop.is_set():
+            run_worker(store, evaluate, max_idle_seconds=POLL_SECONDS, poll_seconds=POLL_SECONDS, **options)
+            if not store.live_jobs(kinds):  # none left anywhere (another worker may still hold one: wait for it)
+                _say("baselines: no baseline job is left; the baseline worker stops")
+                return
+
+    def every_kind() -> None:
+        run_worker(store, evaluate, **options)
+
+    name = "leaderboard-baselines" if kinds else "leaderboard-worker"
+    thread = threading.Thread(target=baselines_only if kinds else every_kind, name=name, daemon=True)
     thread.start()
-    return stop
+    return thread
+
+
+def _queue_baselines(args: argparse.Namespace, store: Any, dataset: Any) -> None:
+    """Store every missing baseline row, queued for a worker (cheap: no model is loaded here)."""
+    from leaderboard.tracks.answers.answer_baselines import queue_answer_baselines
+    from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+    from leaderboard.tracks.retrieval.baseline_rows import queue_baselines
+
+    methods = [m.strip() for m in args.baselines.split(",") if m.strip()]
+    model, cross_encoder = args.dense_model, args.cross_encoder
+    rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=_say)
+    rows += queue_answer_baselines(  # the Answers tab's extractive row, from the hybrid when it is computed
+        store,
+        dataset,
+        retrieval="hybrid" if "hybrid" in methods else "bm25",
+        model=model,
+        judge=JudgeEndpoint.from_env(),
+        generator=JudgeEndpoint.generator_from_env(),
+        say=_say,
+    )
+    stored = sum(r.status == "scored" for r in rows)
+    _say(f"baselines: {stored} of {len(rows)} rows stored for dataset revision {dataset.revision}")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,7 +153,6 @@ def run(args: argparse.Namespace) -> int:
     from leaderboard.archive import RunArchive, runs_dir
     from leaderboard.store import Store
     from leaderboard.tracks.retrieval import drift
-    from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
     from leaderboard.tracks.retrieval.published import load_reported
 
     if args.max_file_mb <= 0 or args.rate_limit < 0:
@@ -105,42 +164,16 @@ def run(args: argparse.Namespace) -> int:
     for path in args.drift:  # a bad report is a user error before anything is created
         _say(f"drift: {drift.title(drift.load_report(path))} from {path}")
     store = Store(args.store)
-    stop = None
+    stop = threading.Event()
     try:
         store.create_all()
         _say(f"store: {store!r}")
         archive = RunArchive(runs_dir(args.runs_dir))
         if not args.no_baselines:
-            methods = [m.strip() for m in args.baselines.split(",") if m.strip()]
-            compute_baselines(
-                store,
-                dataset,
-                methods=methods,
-                model=args.dense_model,
-                cross_encoder=args.cross_encoder,
-                cache_dir=args.cache_dir,
-                archive=archive,
-                say=_say,
-                show_progress=True,
-            )
-            from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
-            from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
-
-            compute_answer_baselines(  # the Answers tab's extractive row, from the hybrid when it is computed
-                store,
-                dataset,
-                retrieval="hybrid" if "hybrid" in methods else "bm25",
-                model=args.dense_model,
-                cache_dir=args.cache_dir,
-                judge=JudgeEndpoint.from_env(),
-                generator=JudgeEndpoint.generator_from_env(),
-                archive=archive,
-                say=_say,
-                show_progress=True,
-            )
+            _queue_baselines(args, store, dataset)
         from leaderboard.app import build_app, launch_app
+        from leaderboard.jobs import BASELINE_JOB_KINDS
 
-        stop = _start_worker(store, str(dataset.folder), archive) if args.worker else None
         demo = build_app(
             dataset,
             store,
@@ -153,9 +186,21 @@ def run(args: argparse.Namespace) -> int:
             drift_reports=args.drift,
         )
         print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
-        launch_app(demo, host=args.host, port=args.port, max_file_mb=args.max_file_mb, quiet=True)
+        launch_app(
+            demo, host=args.host, port=args.port, max_file_mb=args.max_file_mb, quiet=True, prevent_thread_lock=True
+        )
+        # Serving now; the work starts after, so it never delays the first answer.
+        evaluate = _evaluate(args, dataset, archive)
+        if args.worker:
+            _start_worker(store, evaluate, archive, None, stop)
+        elif args.no_baseline_worker:
+            if store.live_jobs(BASELINE_JOB_KINDS):
+                _say("baselines: queued for the workers sharing the store (--no-baseline-worker)")
+        elif store.live_jobs(BASELINE_JOB_KINDS):
+            _say("baselines: computing the queued rows in a background worker")
+            _start_worker(store, evaluate, archive, BASELINE_JOB_KINDS, stop)
+        demo.block_thread()
     finally:
-        if stop is not None:
-            stop.set()
+        stop.set()
         store.close()
     return 0

@@ -5,14 +5,17 @@ time, and a job whose worker dies goes back to the queue when its lease lapses. 
 worker after its current job; a second one hands the job back at once.
 
 Job kinds (each track registers its own, `leaderboard.jobs`): `model` (a submitted sentence-transformers
-model, vetted, run and scored; its ranking is archived under --runs-dir for the detail view), and the RAG
-track's `answers_judge` and `answers_generate` (an LLM judges or writes answers at the endpoint the app
-named). Job processes drop every secret-looking variable; the RAG jobs keep only FRESHSTACK_JUDGE_API_KEY, the
-judge endpoint's key.
+model, vetted, run and scored; its ranking is archived under --runs-dir for the detail view), `baseline` and
+`answers_baseline` (the baseline rows the leaderboard queued when it started), and the RAG track's
+`answers_judge` and `answers_generate` (an LLM judges or writes answers at the endpoint the app named). Job
+processes drop every secret-looking variable; the LLM jobs keep only FRESHSTACK_JUDGE_API_KEY, the judge
+endpoint's key. A corpus is encoded on every visible GPU when there are several (sentence-transformers'
+multi-process pool); --devices names them, a --device naming one (cuda:1) keeps the worker on it.
 
 Example:
   freshstack-hf worker --store sqlite:///lb/leaderboard.db --dataset out/freshstack
   freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --lease-seconds 120 --device cuda
+  freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --devices cuda:0,cuda:1
   python -m leaderboard.cli_worker --store sqlite:///lb/leaderboard.db --once --json
 """
 
@@ -47,6 +50,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--max-model-gb", type=float, default=4.0, help="largest model evaluated, in GB of weights (%(default)s)"
     )
     p.add_argument("--device", help="torch device for models (default: cuda when available)")
+    p.add_argument(
+        "--devices",
+        metavar="LIST",
+        help="devices to encode corpora on together, e.g. cuda:0,cuda:1 (default: every visible GPU when there are "
+        "several, unless --device names one)",
+    )
     p.add_argument("--cache-dir", help="embedding cache, so a retried or repeated job re-encodes nothing")
     p.add_argument(
         "--runs-dir", help="the app's archive: runs behind rows, answers to judge (default: <data dir>/runs)"
@@ -59,6 +68,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--in-process", action="store_true", help="run jobs in a thread (no isolation, no hard cap)")
     p.add_argument("--json", action="store_true", help="print job counts as JSON on exit")
+
+
+def parse_devices(value: str | None) -> tuple[str, ...] | None:
+    """`--devices cuda:0,cuda:1` as a tuple (None when not given: the encoder picks every GPU when several)."""
+    from freshstack_hf.errors import FreshStackError
+
+    if value is None:
+        return None
+    devices = tuple(d.strip() for d in value.split(",") if d.strip())
+    if not devices:
+        raise FreshStackError(f"--devices {value!r} names no device: give e.g. cuda:0,cuda:1")
+    return devices
 
 
 def _evaluator(args: argparse.Namespace) -> Any:
@@ -74,6 +95,7 @@ def _evaluator(args: argparse.Namespace) -> Any:
     from leaderboard.jobs import evaluate_job
 
     options = {"dataset": args.dataset, "cache_dir": args.cache_dir, "device": args.device}
+    options["devices"] = parse_devices(args.devices)
     options["archive_dir"] = str(runs_dir(args.runs_dir))  # judge jobs read answers from the app's archive
     return functools.partial(evaluate_job, max_model_bytes=int(args.max_model_gb * 1e9), **options)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from freshstack_hf.repo.dataset import Dataset
@@ -25,6 +26,7 @@ class JobOptions:
     dataset: str | None = None  # the dataset of jobs that name none ($FRESHSTACK_DATASET, else `freshstack`)
     cache_dir: str | None = None  # embedding cache of model jobs
     device: str | None = None  # torch device of model jobs
+    devices: tuple[str, ...] | None = None  # the encoding pool's devices (default: every GPU when there are several)
     max_model_bytes: int = DEFAULT_MAX_MODEL_BYTES  # the largest model a model job loads
     archive_dir: str | None = None  # the app's --runs-dir (`archive.runs_dir`), where judge jobs read answers
 
@@ -39,6 +41,17 @@ class JobKind:
 
     handler: Handler
     keeps: tuple[str, ...] = ()
+
+
+def payload_dataset(dataset: Dataset) -> dict[str, str]:
+    """Where a worker finds the dataset a queued job is for: a Hub id with the commit the app serves (any machine
+    can fetch it), else the local folder's absolute path (workers that share the app's filesystem)."""
+    folder = Path(dataset.folder)
+    from_hub = folder.name == dataset.revision and not Path(dataset.source).expanduser().exists()
+    return {
+        "dataset": dataset.source if from_hub else str(folder.resolve()),
+        "dataset_revision": dataset.revision,
+    }
 
 
 def open_job_dataset(payload: Mapping[str, Any], dataset: str | None, topics: list[str] | None = None) -> Dataset:

@@ -9,7 +9,12 @@ default evaluate function) runs a job with the handler its kind names. The kinds
   MTEB's `FreshStackReranking` does, scored;
 * `fill` (retrieval): a stored system's unjudged top-k documents judged into a new qrels revision;
 * `answers_judge` (answers): All/Vital of stored answers, judged at the endpoint the app named;
-* `answers_generate` (answers): the LLM answer baseline, generated, scored and judged.
+* `answers_generate` (answers): the LLM answer baseline, generated, scored and judged;
+* `baseline` (retrieval): one of the project's baseline rows (BM25, dense, hybrid, reranked), computed and scored;
+* `answers_baseline` (answers): the extractive answer baseline, written and scored by citation, its judge queued.
+
+`BASELINE_JOB_KINDS` are the jobs the app queues for its own baseline rows when it starts (`cli_app`): the
+leaderboard's built-in baseline worker runs those, and only those.
 
 There is no `run` kind: run files are validated strictly and scored when they are submitted (`run_submit`).
 """
@@ -21,12 +26,16 @@ from typing import Any
 from freshstack_hf.errors import FreshStackError
 from leaderboard.job_contract import JobKind, JobOptions
 from leaderboard.schema import JobOutput, JobRecord
+from leaderboard.tracks.answers import BASELINE_JOB_KIND as ANSWERS_BASELINE
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
+from leaderboard.tracks.retrieval import BASELINE_JOB_KIND as RETRIEVAL_BASELINE
+from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
 
-JOB_KINDS: dict[str, JobKind] = {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS}
+JOB_KINDS: dict[str, JobKind] = {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS}
+BASELINE_JOB_KINDS = (RETRIEVAL_BASELINE, ANSWERS_BASELINE)
 
 
 def evaluate_job(job: JobRecord, **options: Any) -> JobOutput:

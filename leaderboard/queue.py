@@ -7,7 +7,7 @@ of the store that needs the most careful reading. See `leaderboard.store` for th
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,7 +29,8 @@ def _job(row: Any) -> JobRecord:
 
 
 class JobQueue:
-    """Methods that need `_write`, `_read`, `_now` and `_insert_results` from the class they are mixed into."""
+    """Methods that need `_write`, `_read`, `_now`, `_pg_lock` and `_insert_results` from the class they are mixed
+    into."""
 
     # ---- queueing -------------------------------------------------------------------------------------------
     def _insert_job(
@@ -60,6 +61,28 @@ class JobQueue:
         with self._read() as conn:
             return [_job(row) for row in conn.execute(query)]
 
+    def enqueue_unless_pending(
+        self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3
+    ) -> JobRecord | None:
+        """Queue a job for `system_id` unless one of its jobs is still queued or running; returns the new job or
+        None. Checked and inserted in one transaction (serialised per system), so two processes starting at once
+        (e.g. two apps re-queueing a failed baseline) never queue it twice."""
+        with self._write() as conn:
+            self._pg_lock(conn, f"enqueue:{system_id}")
+            live = select(jobs.c.id).where(jobs.c.system_id == system_id, jobs.c.state.in_(("queued", "running")))
+            if conn.execute(live.limit(1)).first() is not None:
+                return None
+            job_id = self._insert_job(conn, system_id, kind, payload, max_attempts, self._now(conn))
+            return _job(conn.execute(select(jobs).where(jobs.c.id == job_id)).one())
+
+    def live_jobs(self, kinds: Iterable[str] | None = None) -> int:
+        """How many jobs (of `kinds`, else of any kind) are queued or running: work some worker still has to do."""
+        query = select(func.count()).select_from(jobs).where(jobs.c.state.in_(("queued", "running")))
+        if kinds is not None:
+            query = query.where(jobs.c.kind.in_(tuple(kinds)))
+        with self._read() as conn:
+            return conn.execute(query).scalar_one()
+
     def queue_counts(self) -> dict[str, int]:
         with self._read() as conn:
             return {state: n for state, n in conn.execute(select(jobs.c.state, func.count()).group_by(jobs.c.state))}
@@ -73,8 +96,12 @@ class JobQueue:
         if kind not in SIDE_JOB_KINDS:
             conn.execute(update(systems).where(systems.c.id == system_id).values(status=status, error=error))
 
-    def claim_job(self, worker_id: str, lease_seconds: float = 300.0) -> JobRecord | None:
-        """Take the oldest claimable job (queued, or running with an expired lease) for `worker_id`, or None."""
+    def claim_job(
+        self, worker_id: str, lease_seconds: float = 300.0, kinds: Iterable[str] | None = None
+    ) -> JobRecord | None:
+        """Take the oldest claimable job (queued, or running with an expired lease) for `worker_id`, or None.
+
+        `kinds` limits the claim to those job kinds (the app's baseline worker takes only baseline jobs)."""
         with self._write() as conn:
             now = self._now(conn)
             expired = and_(jobs.c.state == "running", jobs.c.lease_expires_at < now)
@@ -86,9 +113,12 @@ class JobQueue:
             ).all()
             for system_id, kind in exhausted:
                 self._set_system(conn, system_id, "failed", _GAVE_UP, kind=kind)
+            claimable = [or_(jobs.c.state == "queued", expired), jobs.c.attempts < jobs.c.max_attempts]
+            if kinds is not None:
+                claimable.append(jobs.c.kind.in_(tuple(kinds)))
             pick = (
                 select(jobs.c.id)
-                .where(or_(jobs.c.state == "queued", expired), jobs.c.attempts < jobs.c.max_attempts)
+                .where(*claimable)
                 .order_by(jobs.c.id)
                 .limit(1)
                 .with_for_update(skip_locked=True)
@@ -127,10 +157,13 @@ class JobQueue:
         *,
         size: int | None = None,
         cutoff: str | None = None,
+        follow_up: tuple[str, Mapping[str, Any]] | None = None,
     ) -> bool:
         """Store the results and mark the job done, atomically and only while `worker_id` owns the job.
 
         `cutoff` (a date the job found, e.g. in a model card) is kept only where the submitter gave none.
+        `follow_up` = (kind, payload) queues the system's next job in the same transaction (the answer baseline's
+        judge: its citation scores are stored, its All/Vital wait for a worker holding the judge's key).
 
         Returns False (and stores nothing) when the lease was lost: another worker has the job, or it ended.
         """
@@ -147,6 +180,8 @@ class JobQueue:
             scored = {"status": "scored", "error": None, "size": func.coalesce(size, systems.c.size)}
             scored["cutoff"] = func.coalesce(systems.c.cutoff, cutoff)
             conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
+            if follow_up is not None:
+                self._insert_job(conn, system_id, follow_up[0], follow_up[1], 3, now)
         return True
 
     def fail_job(self, job_id: int, worker_id: str, error: str) -> bool:

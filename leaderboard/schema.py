@@ -216,7 +216,8 @@ class JobOutput:
     `results` maps topic -> a `freshstack_hf.metrics.TopicResult` (or any object or dict with `metrics`, and
     optionally `per_query` and `ci` = {measure: (low, high)}); `size` is the model's parameter count, if known;
     `runs` (topic -> top of the ranking) is archived by the worker, so the row's detail can list missed nuggets;
-    `cutoff` is a date the job found (a model card's), kept only where the submitter gave none.
+    `cutoff` is a date the job found (a model card's), kept only where the submitter gave none; `follow_up` =
+    (job kind, payload) is the system's next job, queued when these results are stored (the answer baseline's judge).
     """
 
     results: dict[str, Any]
@@ -224,6 +225,7 @@ class JobOutput:
     size: int | None = None
     runs: dict[str, Any] | None = None
     cutoff: str | None = None
+    follow_up: tuple[str, dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True, slots=True)

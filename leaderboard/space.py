@@ -21,7 +21,7 @@ from pathlib import Path
 from freshstack_hf.errors import FreshStackError
 
 PROJECT = "freshstack-hf"
-# The extras the Space's app uses: the page and its store, the baselines it computes on first start (BM25 and
+# The extras the Space's app uses: the page and its store, the baselines its in-Space worker computes (BM25 and
 # dense), and the answers track's judge client.
 EXTRAS = ("leaderboard", "bm25", "dense", "llm")
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -104,7 +104,7 @@ def front_matter(spec: SpaceSpec) -> str:
         "hf_oauth": True,
         "pinned": False,
         "short_description": spec.short_description,
-        "startup_duration_timeout": "1h",  # the first start computes the baseline rows
+        "startup_duration_timeout": "1h",  # the first start installs and fetches the dataset (baselines come after)
     }
     import yaml
 
@@ -120,9 +120,11 @@ def readme(spec: SpaceSpec) -> str:
         "(`postgresql://user:password@host/db`) to share the job queue with GPU workers (see `WORKER.md`). "
         "Without it the store is a SQLite file on the Space's persistent storage (`/data/leaderboard.db`; enable "
         "persistent storage in the Space's settings, or the store is lost on every restart), and one worker "
-        "runs inside the Space.\n\n"
+        "runs inside the Space. The page serves at once; the baseline rows are queued on first start and computed by "
+        "a worker (the in-Space one with SQLite, the GPU workers with PostgreSQL), and a line over the table says "
+        "which are still being computed.\n\n"
         "**Variables.** `FRESHSTACK_DATASET` / `FRESHSTACK_REVISION` override the dataset (a local folder for a "
-        "test run); `FRESHSTACK_BASELINES` picks the baseline rows computed on first start (`bm25,dense,hybrid`; "
+        "test run); `FRESHSTACK_BASELINES` picks the baseline rows queued on first start (`bm25,dense,hybrid`; "
         "`none` for none); `FRESHSTACK_SPACE_WORKER=0|1` turns the in-Space worker off or on; "
         "`FRESHSTACK_OAUTH=0` accepts submissions without sign-in (off a Space, e.g. `FRESHSTACK_DATASET=FOLDER "
         "python app.py` on your machine, sign-in is off unless `FRESHSTACK_OAUTH=1`).\n"
@@ -150,9 +152,9 @@ if __name__ == "__main__":
 def worker_md(spec: SpaceSpec) -> str:
     return (
         "# Evaluation workers\n\n"
-        "Model submissions are queued in the store. With `FRESHSTACK_STORE` set to a PostgreSQL URL (a Space "
-        "secret), run workers on GPU machines against the same database; each job is claimed by one worker under "
-        "a lease, so a killed worker's job returns to the queue:\n\n"
+        "Model submissions and the baseline rows are queued in the store. With `FRESHSTACK_STORE` set to a "
+        "PostgreSQL URL (a Space secret), run workers on GPU machines against the same database; each job is "
+        "claimed by one worker under a lease, so a killed worker's job returns to the queue:\n\n"
         "```bash\n"
         f"pip install '{PROJECT}[{','.join(EXTRAS)}]'   # or: pip install -r requirements.txt\n"
         "export FRESHSTACK_STORE='postgresql://user:password@db-host/freshstack'   # the Space's secret\n"

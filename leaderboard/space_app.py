@@ -8,7 +8,8 @@ into `freshstack-hf leaderboard` arguments and runs that command: the Space serv
 * dataset: the Hub id and revision the Space folder was written for, or `FRESHSTACK_DATASET` (a local folder
   for a test run) and `FRESHSTACK_REVISION`;
 * worker: one in the Space when nothing else can reach the store (SQLite), none when GPU workers share a
-  PostgreSQL store (`FRESHSTACK_SPACE_WORKER=0|1` decides otherwise);
+  PostgreSQL store (`FRESHSTACK_SPACE_WORKER=0|1` decides otherwise); without one the baseline rows are left to
+  those workers too (`--no-baseline-worker`), so the Space never encodes a corpus on its own CPU;
 * sign-in: required to submit on a Space (`hf_oauth: true` in the README), unless `FRESHSTACK_OAUTH=0`; off a
   Space (a local test run of app.py) only with `FRESHSTACK_OAUTH=1`;
 * address: Gradio's `GRADIO_SERVER_NAME` / `GRADIO_SERVER_PORT`, else 0.0.0.0:7860, where a Space expects it.
@@ -69,8 +70,7 @@ def leaderboard_argv(dataset: str, revision: str | None, env: Mapping[str, str])
     worker = _flag(env.get("FRESHSTACK_SPACE_WORKER"))
     if worker is None:
         worker = not (store or "").startswith("postgresql")  # a SQLite queue is reached by no other machine
-    if worker:
-        argv.append("--worker")
+    argv.append("--worker" if worker else "--no-baseline-worker")
     oauth = _flag(env.get("FRESHSTACK_OAUTH"))
     if oauth is None:  # off a Space, Gradio's sign-in is a mock that needs a Hub login: a local test run skips it
         oauth = env.get("SYSTEM") == "spaces"

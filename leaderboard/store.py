@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, case, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -180,6 +180,14 @@ class Store(JobQueue):
         with self._read() as conn:
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).first()
         return _system(row) if row else None
+
+    def systems_in_progress(self) -> list[SystemRecord]:
+        """The systems a worker is still computing (queued or running), running first, then oldest first: what the
+        page's "Computing" line names."""
+        running_first = case((systems.c.status == "running", 0), else_=1)
+        query = select(systems).where(systems.c.status.in_(("queued", "running"))).order_by(running_first, systems.c.id)
+        with self._read() as conn:
+            return [_system(row) for row in conn.execute(query)]
 
     def _insert_results(
         self, conn: Connection, system_id: int, topic_results: Mapping[str, Any], meta: ResultMeta, now: datetime

@@ -18,7 +18,7 @@ import socket
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -151,7 +151,8 @@ def run_job(
         if system is not None:
             archive.save(system.content_hash, value.runs)
     try:
-        stored = store.finish_job(job.id, worker_id, value.results, value.meta, size=value.size, cutoff=value.cutoff)
+        extra = {"size": value.size, "cutoff": value.cutoff, "follow_up": value.follow_up}
+        stored = store.finish_job(job.id, worker_id, value.results, value.meta, **extra)
     except (ValueError, TypeError, SQLAlchemyError) as exc:
         store.fail_job(job.id, worker_id, f"results could not be stored: {describe_error(exc)}")
         return "failed"
@@ -171,8 +172,13 @@ def run_worker(
     max_idle_seconds: float | None = None,
     stop: threading.Event | None = None,
     archive: RunArchive | None = None,
+    kinds: tuple[str, ...] | None = None,
+    kind_time_caps: Mapping[str, float] | None = None,
 ) -> WorkerStats:
-    """Claim and run jobs until stopped (signal or `stop`), after one job with `once`, or when idle too long."""
+    """Claim and run jobs until stopped (signal or `stop`), after one job with `once`, or when idle too long.
+
+    `kinds` limits the worker to those job kinds (the leaderboard's own baseline worker); default: every kind.
+    `kind_time_caps` gives some kinds a time cap of their own (the app's baselines, which encode whole corpora)."""
     evaluate_job = evaluate_job or default_evaluate_job
     worker_id = worker_id or default_worker_id()
     flags = _Flags(stop or threading.Event(), threading.Event())
@@ -183,7 +189,7 @@ def run_worker(
     try:
         while not flags.stop.is_set():
             try:
-                job = store.claim_job(worker_id, lease_seconds)
+                job = store.claim_job(worker_id, lease_seconds, kinds)
             except SQLAlchemyError as exc:
                 log.warning("claiming failed (%s); retrying in %g s", exc.__class__.__name__, poll_seconds)
                 job = None
@@ -198,7 +204,7 @@ def run_worker(
                 evaluate_job,
                 worker_id,
                 lease_seconds=lease_seconds,
-                time_cap_seconds=time_cap_seconds,
+                time_cap_seconds=(kind_time_caps or {}).get(job.kind, time_cap_seconds),
                 isolate=isolate,
                 abort=flags.abort,
                 archive=archive,

@@ -250,3 +250,61 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
         store, lb_dataset, retrieval="bm25", judge=judge, generator=generator, archive=archive
     )
     assert [r.created for r in again] == [False, False] and len(store.list_jobs()) == 2
+
+
+def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
+    store, lb_dataset, llm_server, monkeypatch, tmp_path
+):
+    """The app queues both answer rows and computes nothing; the baseline worker writes the extractive answers and
+    scores them by citation (the numbers `compute_answer_baselines` stores), queueing their judge; a worker holding
+    the key judges them and generates the LLM row."""
+    from freshstack_hf.answers.measures import CITATION_IDS
+    from leaderboard.jobs import BASELINE_JOB_KINDS, evaluate_job
+    from leaderboard.store import Store
+    from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND
+    from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines, queue_answer_baselines
+    from leaderboard.worker import run_worker
+
+    monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
+    judge = JudgeEndpoint(llm_server.base_url, "judge-model")
+    generator = JudgeEndpoint(llm_server.base_url, "gen-model")
+    options = {"retrieval": "bm25", "judge": judge, "generator": generator, "resamples": 200}
+    rows = queue_answer_baselines(store, lb_dataset, **options)
+    assert [(r.method, r.created, r.status) for r in rows] == [("extractive", True, "queued"), ("llm", True, "queued")]
+    assert llm_server.requests == 0 and store.results_for(rows[0].system_id) == []  # the app computed nothing
+    jobs = {j.kind: j for j in store.list_jobs()}
+    assert set(jobs) == {BASELINE_JOB_KIND, GENERATE_JOB_KIND}
+    assert "ranked" not in jobs[GENERATE_JOB_KIND].payload  # its worker retrieves the top docs itself
+    assert KEY not in json.dumps([j.payload for j in jobs.values()])
+    again = queue_answer_baselines(store, lb_dataset, **options)
+    assert [r.created for r in again] == [False, False] and len(store.list_jobs()) == 2
+
+    archive = RunArchive(tmp_path / "runs")
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), archive_dir=str(archive.root))
+    idle = {"poll_seconds": 0.05, "max_idle_seconds": 0.2, "isolate": False}
+    stats = run_worker(store, evaluate, kinds=BASELINE_JOB_KINDS, **idle)  # the app's baseline worker
+    assert stats.done == 1 and llm_server.requests == 0
+    extractive = store.get_system(rows[0].system_id)
+    assert extractive.status == "queued"  # its citation scores are in; its judge waits for a keyed worker
+    citation = {measure_key(m) for m in CITATION_IDS}
+    assert {r["measure"] for r in store.results_for(extractive.id)} == citation
+    (judge_job,) = store.list_jobs(state="queued", system_id=extractive.id)
+    assert judge_job.kind == JOB_KIND and judge_job.payload["judge"] == judge.as_payload()
+
+    with Store(f"sqlite:///{tmp_path / 'in-process.db'}") as sync:
+        sync.create_all()
+        made = compute_answer_baselines(sync, lb_dataset, retrieval="bm25", resamples=200)
+        values = {(r["topic"], r["measure"]): r["value"] for r in sync.results_for(made[0].system_id)}
+    assert {(r["topic"], r["measure"]): r["value"] for r in store.results_for(extractive.id)} == values
+
+    stats = run_worker(store, evaluate, **idle)  # a worker that holds the judge's key
+    assert stats.done == 2, store.list_jobs()
+    judged = {measure_key(m) for m in ("nugget_all", "nugget_all_strict")}
+    for row in rows:
+        assert store.get_system(row.system_id).status == "scored"
+        assert judged <= {r["measure"] for r in store.results_for(row.system_id)}
+    generated = store.results_for(rows[1].system_id)[0]["parameters"]
+    assert generated["job"] == GENERATE_JOB_KIND and "gen-model" in generated["generator"]
+    assert generated["answered"] > 0
+    assert store.live_jobs() == 0
+    assert [r.status for r in queue_answer_baselines(store, lb_dataset, **options)] == ["scored", "scored"]

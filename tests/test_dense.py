@@ -13,10 +13,12 @@ from freshstack_hf.retrieval import models
 from freshstack_hf.retrieval.dense import DenseRetriever
 from freshstack_hf.retrieval.embedding_cache import EmbeddingCache
 from freshstack_hf.retrieval.encoding import (
+    MIN_POOL_TEXTS,
     _cut_at_space,
     effective_max_length,
     encode_cached,
     encode_texts,
+    pool_devices,
     token_lengths,
 )
 from freshstack_hf.retrieval.exact_search import exact_search
@@ -173,6 +175,44 @@ def test_retriever_finds_the_matching_docs(minilm: models.DenseModel, tmp_path: 
     assert again == run and stats2.encoded == 0 and stats2.cached == 6
     with pytest.raises(FreshStackError, match="duplicate document id 'a'"):
         retriever.retrieve(["a", "a"], ["x", "y"], ["q"], ["x"])
+
+
+def test_the_pool_spans_every_gpu_only_when_there_are_several_and_the_input_is_big() -> None:
+    assert pool_devices(None, 100_000, gpus=0) is None  # a CPU: the one-process path
+    assert pool_devices(None, 100_000, gpus=1) is None  # one GPU: the same
+    assert pool_devices(None, MIN_POOL_TEXTS, gpus=2) == ["cuda:0", "cuda:1"]
+    assert pool_devices(None, MIN_POOL_TEXTS - 1, gpus=4) is None  # a pool would start slower than this encodes
+    assert pool_devices(["cpu", "cpu"], 3, gpus=0) == ["cpu", "cpu"]  # asked for: whatever the size
+    assert pool_devices(["cuda:1"], 100_000, gpus=4) is None and pool_devices([], 100_000, gpus=4) is None
+
+
+def test_a_device_naming_one_device_keeps_the_encoding_on_it(minilm: models.DenseModel) -> None:
+    assert DenseRetriever(minilm).devices is None and DenseRetriever(minilm, device="cuda").devices is None
+    assert DenseRetriever(minilm, device="cpu").devices == [] and DenseRetriever(minilm, device="cuda:1").devices == []
+    both = ["cuda:0", "cuda:1"]
+    assert DenseRetriever(minilm, device="cuda:0", devices=both).devices == both
+
+
+@pytest.mark.slow
+def test_a_retriever_on_two_devices_ranks_as_on_one(minilm: models.DenseModel, monkeypatch) -> None:
+    """The path model jobs and the dense baseline take, for real: sentence-transformers' pool on ["cpu", "cpu"]."""
+    from freshstack_hf.retrieval import encoding
+
+    model = minilm.model
+    started = []  # the devices of each pool the encoder starts (the choice is recorded, the pool is real)
+    monkeypatch.setattr(encoding, "pool_devices", lambda *a, **k: started.append(pool_devices(*a, **k)) or started[-1])
+    ids = [f"d{i}" for i in range(len(TEXTS) * 3)]
+    docs = [f"{t} ({i})" for i, t in enumerate(TEXTS * 3)]
+    queries = ["queue worker retries", "numpy zeros float32"]
+    one, _ = DenseRetriever(minilm, batch_size=4).retrieve(ids, docs, ["q1", "q2"], queries, k=10)
+    assert started and set(started) == {None}  # a CPU: never a pool
+    started.clear()
+    pooled, _ = DenseRetriever(minilm, batch_size=4, devices=["cpu", "cpu"]).retrieve(ids, docs, ["q1", "q2"], queries)
+    assert started == [["cpu", "cpu"], ["cpu", "cpu"]]  # documents, then queries
+    for qid in ("q1", "q2"):
+        assert [d for d, _ in pooled[qid][:10]] == [d for d, _ in one[qid]]
+        np.testing.assert_allclose([s for _, s in pooled[qid][:10]], [s for _, s in one[qid]], atol=1e-5)
+    assert str(model.device) == "cpu"
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 """The leaderboard served without the shared test app: the page with no published figures, the `leaderboard`
-command computing its baselines before it serves, dense and hybrid baselines computed once, and a queued model
-scored by a worker."""
+command serving at once while its worker computes the baselines, dense and hybrid baselines computed once, and a
+queued model scored by a worker."""
 
 from __future__ import annotations
 
@@ -11,13 +11,16 @@ import time
 
 import httpx
 import pytest
+from app_client import table
+from browser_checks import CHROMIUM, headless_chromium
 from ports import free_port
 from synthetic_repo import build_small_repo
 
+from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
 from leaderboard.store import Store
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.baseline_rows import compute_baselines, queue_baselines
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB
 
 pytestmark = pytest.mark.slow
@@ -34,42 +37,109 @@ def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset
     assert REFERENCE_TAB not in labels and "reference-table" not in ids
 
 
-def test_the_cli_computes_baselines_and_serves(tmp_path, lb_dataset):
+def _start_leaderboard(tmp_path, dataset, *extra: str, env: dict | None = None) -> tuple[subprocess.Popen, str]:
+    """`python -m freshstack_hf leaderboard` on a free port, as a user starts it; returns (process, address)."""
     port = free_port()
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    args = [
-        sys.executable,
-        "-m",
-        "freshstack_hf",
-        "leaderboard",
-        "--dataset",
-        str(lb_dataset.folder),
-        "--port",
-        str(port),
-        "--store",
-        f"sqlite:///{tmp_path / 'cli.db'}",
-        "--runs-dir",
-        str(tmp_path / "runs"),
-        "--baselines",
-        "bm25",
-    ]
+    args = [sys.executable, "-m", "freshstack_hf", "leaderboard", "--dataset", str(dataset), "--port", str(port)]
+    args += ["--store", f"sqlite:///{tmp_path / 'cli.db'}", "--runs-dir", str(tmp_path / "runs"), *extra]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False", **(env or {})}
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    return proc, f"http://127.0.0.1:{port}/"
+
+
+def _wait_for_page(url: str, proc: subprocess.Popen, limit: float) -> float:
+    """Seconds until `url` answers 200 (the process started just before); fails past `limit`."""
+    start = time.monotonic()
+    while time.monotonic() - start < limit + 5:
+        assert proc.poll() is None, proc.communicate(timeout=10)[1][-3000:]
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return time.monotonic() - start
+        except httpx.TransportError:
+            time.sleep(0.1)
+    pytest.fail(f"the leaderboard did not answer within {limit + 5:g} s")
+
+
+def _watch_the_page_fill_in(url: str, release) -> None:
+    """In Chromium: the line names the baselines; released, they are computed and the open page shows their rows."""
+    from playwright.sync_api import expect
+
+    with headless_chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(url)
+        line = page.locator("#computing")
+        expect(line).to_contain_text("Computing:", timeout=60_000)
+        expect(line).to_contain_text("RRF hybrid (BM25 + all-MiniLM-L6-v2) — queued")
+        release.touch()  # the worker may compute the baselines now; the open page updates by itself
+        expect(line).to_be_hidden(timeout=240_000)
+        board = page.locator("#leaderboard-table")
+        for name in ("BM25", "Dense (all-MiniLM-L6-v2)", "RRF hybrid (BM25 + all-MiniLM-L6-v2)"):
+            expect(board.get_by_text(name, exact=True).first).to_be_attached()
+        expect(board.get_by_text("baseline (queued)")).to_have_count(0)
+        expect(board.get_by_text("baseline (running)")).to_have_count(0)
+        page.close()
+
+
+def test_the_cli_serves_at_once_and_its_worker_fills_the_baselines(tmp_path):
+    """Acceptance: on a dataset whose baselines are not stored, `/` answers within 10 s while they are queued or
+    running, the page and the API say what is being computed, and the rows come when the worker is done.
+
+    The baseline jobs are held back by the test-only hook FRESHSTACK_TEST_HOLD_BASELINES until the test has looked
+    at the page, so "still being computed" does not depend on the speed of the machine of the day."""
+    from gradio_client import Client
+
+    from leaderboard.baseline_hold import HOLD_ENV
+
+    repo = build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120)
+    release = tmp_path / "release-baselines"
+    proc, url = _start_leaderboard(tmp_path, repo, env={HOLD_ENV: str(release)})
     try:
-        line = proc.stdout.readline()
-        assert line.strip() == f"leaderboard: http://127.0.0.1:{port}/"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/", timeout=5).status_code == 200:
-                    break
-            except httpx.TransportError:
-                time.sleep(0.3)
+        waited = _wait_for_page(url, proc, limit=10)
+        print(f"/ answered {waited:.1f} s after the leaderboard command started")
+        assert waited < 10, f"/ answered after {waited:.1f} s"
+        client = Client(url, verbose=False)
+        computing = client.predict(api_name="/computing")
+        names = [item["name"] for item in computing]
+        expected = ["BM25", "Dense (all-MiniLM-L6-v2)", "RRF hybrid (BM25 + all-MiniLM-L6-v2)"]
+        assert set(names) == {*expected, "Extractive top-3 (RRF hybrid)"}, computing
+        assert {item["state"] for item in computing} <= {"queued", "running"}
+        rows = table(client)
+        shown = {row["system"]: row["type"] for row in rows.values()}
+        assert {shown[name] for name in expected} <= {"baseline (queued)", "baseline (running)"}
+        assert all(row["average α-nDCG@10"] is None for row in rows.values())  # nothing scored yet
+
+        if CHROMIUM.is_file():  # the page itself: the line, then the rows, with no reload
+            _watch_the_page_fill_in(url, release)
         else:
-            pytest.fail("the leaderboard did not answer within 60 s")
+            release.touch()
+            deadline = time.monotonic() + 240
+            while client.predict(api_name="/computing") and time.monotonic() < deadline:
+                time.sleep(1)
+        assert client.predict(api_name="/computing") == []
+        rows = table(client)
+        scored = {row["system"]: row for row in rows.values()}
+        assert {scored[name]["type"] for name in expected} == {"baseline"}
+        assert all(0 < scored[name]["average α-nDCG@10"] <= 1.5 for name in expected)
     finally:
         proc.terminate()
-        _, err = proc.communicate(timeout=30)
-    assert "stored BM25 as system #1" in err
+        _, err = proc.communicate(timeout=60)
+    assert "baselines: queued BM25 as system #1 for a worker" in err, err[-3000:]
+    assert "baselines: computing the queued rows in a background worker" in err, err[-3000:]
+
+    # The worker's rows are the numbers `compute_baselines` stores in-process, and a restart queues nothing.
+    with Store(f"sqlite:///{tmp_path / 'cli.db'}") as store, Store(f"sqlite:///{tmp_path / 'sync.db'}") as sync:
+        sync.create_all()
+        ctx = Dataset(repo)
+        made = {r.name: r.system_id for r in compute_baselines(sync, ctx, resamples=RESAMPLES)}
+        served = {r.system.name: r for r in store.leaderboard_rows()}
+        for name, system_id in made.items():
+            assert served[name].system.status == "scored"
+            mine = {(r["topic"], r["measure"]): r["value"] for r in store.results_for(served[name].system.id)}
+            theirs = {(r["topic"], r["measure"]): r["value"] for r in sync.results_for(system_id)}
+            assert mine == theirs, name
+        again = queue_baselines(store, ctx)
+        assert [r.status for r in again] == ["scored"] * 3 and not any(r.created for r in again)
+        assert store.live_jobs() == 0 and len(store.list_jobs()) == 4
 
 
 def test_dense_and_hybrid_baselines_are_computed_once(tmp_path, monkeypatch):

@@ -19,6 +19,7 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "nuggets_by_query": ["name", "qid"],
     "table": FILTERS,
     "export": FILTERS,
+    "computing": [],  # the rows a worker still computes (the Leaderboard tab's "Computing" line)
     "detail": ["key"],
     "plots": ["measure", "keys"],
     "draw": ["measure", "keys"],
@@ -38,7 +39,7 @@ ELEM_IDS = {
     "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",
     "detail-uncovered", "detail-per-query", "detail-parameters", "detail-ranks", "size-scatter", "run-file", "run-name",
     "run-submit", "submit-outcome", "run-cutoff", "window-table", "rerank-table", "rerank-run-file",
-    "rerank-run-name", "rerank-run-submit", "rerank-model", "rerank-model-submit", "rerank-outcome",
+    "rerank-run-name", "rerank-run-submit", "rerank-model", "rerank-model-submit", "rerank-outcome", "computing",
 }  # fmt: skip
 LABELS = ["Leaderboard", "Reranking", "After cutoff", "Answers", "Detail", "Plots", "Holes", "Submit", "About"]
 

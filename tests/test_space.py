@@ -115,12 +115,14 @@ def test_space_settings_become_leaderboard_arguments(tmp_path):
     assert argv[:4] == ["--dataset", "org/freshstack", "--revision", "v1"]
     assert argv[4:8] == ["--host", "0.0.0.0", "--port", "7860"]
     assert "--store" not in argv and "--worker" in argv and "--oauth" in argv  # SQLite: nobody else claims jobs
+    assert "--no-baseline-worker" not in argv  # and the in-Space worker computes the baselines too
     assert "--oauth" not in leaderboard_argv("org/freshstack", "v1", {})  # off a Space Gradio's login is a mock
 
     pg = {"FRESHSTACK_STORE": "postgresql://lb@db/freshstack", "FRESHSTACK_OAUTH": "0", "FRESHSTACK_BASELINES": "none"}
     argv = leaderboard_argv("org/freshstack", "v1", pg)
     assert argv[argv.index("--store") + 1] == pg["FRESHSTACK_STORE"]
     assert "--worker" not in argv and "--oauth" not in argv and "--no-baselines" in argv  # GPU workers claim
+    assert "--no-baseline-worker" in argv  # nor do the baselines: they are the GPU workers' too
 
     local = leaderboard_argv("org/freshstack", "v1", {"FRESHSTACK_DATASET": str(tmp_path)})
     assert local[:2] == ["--dataset", str(tmp_path)] and "--revision" not in local  # the pin is the Hub's

@@ -1,13 +1,13 @@
 """The main job on real material, offline: build the sample topic with the build pipeline, score it, serve it.
 
-The sample topic `pylibs` is 44 Stack-Overflow-style questions (written for this project, in the real Stack
-Exchange dump format) about the datasets, huggingface_hub, gradio, pandas and sentence-transformers versions
-installed beside freshstack-hf; its corpus is chunked from those libraries' installed source. The build pipeline
-makes nuggets, pools and nugget-level judgments (the offline heuristic backend, or the LLM named by
-FRESHSTACK_LLM_BASE_URL), writes `./freshstack` (so `load_dataset("freshstack", "pylibs")` works from here) with
-BM25, dense (packaged MiniLM) and RRF-hybrid candidates; then a BM25 run is scored and the leaderboard serves the
-baselines. A second run reuses everything and serves within seconds; Ctrl-C at any point leaves nothing
-half-written, and the next run resumes.
+The sample topic `pylibs` is 44 Stack-Overflow-style questions (written for this project, in the real Stack Exchange
+dump format) about the datasets, huggingface_hub, gradio, pandas and sentence-transformers versions installed beside
+freshstack-hf; its corpus is chunked from those libraries' installed source. The build pipeline makes nuggets, pools
+and nugget-level judgments (the offline heuristic backend, or the LLM named by FRESHSTACK_LLM_BASE_URL), writes
+`./freshstack` (so `load_dataset("freshstack", "pylibs")` works from here) with BM25, dense (packaged MiniLM) and
+RRF-hybrid candidates; then a BM25 run is scored and the leaderboard serves, its baseline rows computed by its
+background worker from the embeddings already cached. A second run reuses everything and serves within seconds;
+Ctrl-C at any point leaves nothing half-written, and the next run resumes.
 
 Example:
   freshstack-hf demo                     # repo ./freshstack, work files and caches in demo-out/

@@ -55,6 +55,9 @@ class DenseRetriever:
     """Any sentence-transformers model (name, path or loaded `DenseModel`) as a top-k retriever with a cache.
 
     Prompts default to the model's own `query` and `document` (or `passage`) prompts; pass "" to disable.
+    Devices: by default a big input is encoded on every visible GPU when there are several (`encoding.pool_devices`);
+    `devices` names the pool's devices instead, and a `device` naming one device (`cuda:1`, `cpu`) keeps the
+    encoding there, so workers pinned one per GPU do not each spread over all of them.
     """
 
     def __init__(
@@ -79,6 +82,8 @@ class DenseRetriever:
         doc_default = prompts.get("document", prompts.get("passage", ""))
         self.doc_prompt = doc_default if doc_prompt is None else doc_prompt
         self.max_seq_length = effective_max_length(self.dense.model, max_seq_length)
+        if devices is None and device not in (None, "cuda"):
+            devices = []  # pinned to one device: no pool
         self.batch_size, self.devices, self.show_progress = batch_size, devices, show_progress
         self.cache_dir = cache_dir
 

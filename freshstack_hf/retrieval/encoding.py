@@ -23,6 +23,9 @@ from freshstack_hf.retrieval.models import model_length_limit
 
 log = logging.getLogger(__name__)
 
+# A pool costs seconds to start (one process and one copy of the model per device): below this many texts a
+# single device is done before the pool would be.
+MIN_POOL_TEXTS = 2048
 LENGTH_PROBE_CHARS_PER_TOKEN = 10  # prefix tokenized to measure a text: prose runs ~4.5 characters a token
 _LAST_WORD_END = re.compile(r"(.*\S)\s", re.DOTALL)
 
@@ -148,21 +151,39 @@ def _window(model: Any, requested: int | None) -> Iterator[int | None]:
         model.max_seq_length = old
 
 
+def pool_devices(devices: Sequence[str] | None, texts: int, gpus: int) -> list[str] | None:
+    """The devices to encode `texts` texts on with a multi-process pool, or None for the plain one-process path.
+
+    `devices` given: those, when there are at least two (`[]` or one device: no pool). Not given (None): every
+    visible GPU (`gpus` of them) when there are several and the input is big enough to pay for starting a pool
+    (`MIN_POOL_TEXTS`); else None, so one GPU or a CPU encodes exactly as without a pool.
+    """
+    if devices is not None:
+        return list(devices) if len(devices) >= 2 else None
+    if gpus > 1 and texts >= MIN_POOL_TEXTS:
+        return [f"cuda:{i}" for i in range(gpus)]
+    return None
+
+
+def visible_gpus() -> int:
+    """How many CUDA devices torch sees (0 without CUDA)."""
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
 @contextmanager
 def _maybe_pool(model: Any, devices: list[str] | None, n: int, pool: Any = None) -> Iterator[Any]:
-    """The caller's pool, a new one for several devices and a big input, or None (a pool takes seconds to
-    start, and its workers copy the model as it is then, so the window must already be set)."""
+    """The caller's pool, a new one on `pool_devices`, or None (a pool takes seconds to start, and its workers
+    copy the model as it is then, so the window must already be set)."""
     if pool is not None:
         yield pool
         return
-    if devices is None and n >= 2048:
-        import torch
-
-        if torch.cuda.is_available() and torch.cuda.device_count() > 1:
-            devices = [f"cuda:{i}" for i in range(torch.cuda.device_count())]
-    if not devices or len(devices) < 2:
+    devices = pool_devices(devices, n, visible_gpus() if devices is None else 0)
+    if devices is None:
         yield None
         return
+    log.info("encoding %d texts with a pool on %s", n, ", ".join(devices))
     home = model.device  # starting a pool moves the model to the CPU
     pool = model.start_multi_process_pool(devices)
     try:

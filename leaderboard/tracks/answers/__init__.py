@@ -9,4 +9,5 @@ SYSTEM_KIND = "answers"
 SYSTEM_KINDS = (SYSTEM_KIND,)
 JUDGE_JOB_KIND = "answers_judge"  # All/Vital of stored answers, judged at the endpoint the app named
 GENERATE_JOB_KIND = "answers_generate"  # the LLM answer baseline: generated, then scored and judged
+BASELINE_JOB_KIND = "answers_baseline"  # the extractive answer baseline: retrieved, written, scored by citation
 JUDGE_KEY_ENV = "FRESHSTACK_JUDGE_API_KEY"  # read by the worker's job process, never stored nor queued

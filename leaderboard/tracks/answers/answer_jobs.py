@@ -1,5 +1,6 @@
 """The worker's RAG-track jobs: `answers_judge` (All/Vital of stored answers, judged by the endpoint the app
-named) and `answers_generate` (the LLM answer baseline: generated, then scored and judged).
+named), `answers_generate` (the LLM answer baseline: generated, then scored and judged) and `answers_baseline` (the
+extractive answer baseline, `answer_baseline_job`).
 
 For a judge job the app stored the citation scores, archived the checked answers (`AnswersArchive`, TREC RAG JSONL)
 and queued their hash with the dataset and the judge's URL and model: the worker reads the answers by that hash and
@@ -24,9 +25,12 @@ from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.transport import endpoint_label
 from leaderboard.archive import AnswersArchive, runs_dir
+from leaderboard.baseline_hold import hold_for_tests
 from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
-from leaderboard.tracks.answers import GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV
+from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV
+from leaderboard.tracks.answers.answer_baseline_job import evaluate_answers_baseline, planned_dataset
+from leaderboard.tracks.answers.answer_baselines import LLM_DOCS, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
 
 
@@ -73,12 +77,27 @@ def evaluate_answers_judge(payload: Mapping[str, Any], options: JobOptions) -> J
 
 
 def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
-    """The LLM answer baseline: answers generated from the payload's top docs, then every measure of them."""
+    """The LLM answer baseline: answers generated from each query's top docs, then every measure of them.
+
+    The top docs are the payload's `ranked` (jobs of the synchronous `compute_answer_baselines`), or retrieved
+    here (jobs the app queued before serving, `queue_answer_baselines`: no `ranked`, the row's `content_hash`).
+    """
     generator, judge_cfg = payload.get("generator") or {}, payload.get("judge")
     ranked = payload.get("ranked")
-    if not generator.get("base_url") or not generator.get("model") or not isinstance(ranked, Mapping):
-        raise FreshStackError("answers_generate job without 'ranked' docs and a generator {base_url, model}")
-    data = open_job_dataset(payload, options.dataset, payload.get("topics"))
+    if not generator.get("base_url") or not generator.get("model"):
+        raise FreshStackError("answers_generate job without a generator {base_url, model}")
+    if not isinstance(ranked, Mapping) and not payload.get("content_hash"):
+        raise FreshStackError("answers_generate job without 'ranked' docs nor the row's 'content_hash'")
+    if isinstance(ranked, Mapping):
+        data = open_job_dataset(payload, options.dataset, payload.get("topics"))
+    else:
+        hold_for_tests()
+        data, plan = planned_dataset(payload, options, "llm")
+        devices = list(options.devices) if options.devices else None
+        top = top_docs(
+            data, plan.retrieval, plan.dense_dir, cache_dir=options.cache_dir, device=options.device, devices=devices
+        )
+        ranked = {t: {q: ids[:LLM_DOCS] for q, ids in r.items()} for t, r in top.items()}
     cache = default_judge_cache()
     merged: dict[str, Any] = {}
     for name in data.topics:
@@ -114,8 +133,10 @@ def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -
     return JobOutput(results, ResultMeta(data.revision, __version__, params))
 
 
-# What the worker runs for this track (`leaderboard.jobs`): both kinds keep the endpoint's key, and nothing else.
+# What the worker runs for this track (`leaderboard.jobs`): the LLM kinds keep the endpoint's key, and nothing
+# else; the extractive baseline sends nothing anywhere, so its process keeps no secret.
 JOB_KINDS = {
     JUDGE_JOB_KIND: JobKind(evaluate_answers_judge, keeps=(JUDGE_KEY_ENV,)),
     GENERATE_JOB_KIND: JobKind(evaluate_answers_generate, keeps=(JUDGE_KEY_ENV,)),
+    BASELINE_JOB_KIND: JobKind(evaluate_answers_baseline),
 }

@@ -14,6 +14,7 @@ import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE
 from leaderboard import first_paint
+from leaderboard.computing import StatusLine
 from leaderboard.display import datatypes, display
 from leaderboard.page import Page, PageTab
 from leaderboard.tracks.retrieval import deep_links, detail, rank_column, retrieval_page
@@ -58,6 +59,7 @@ class LeaderboardTab(PageTab):
             types = gr.CheckboxGroup(TYPE_CHOICES, value=all_types, label="Type (untick to hide a group)")
             sizes = gr.CheckboxGroup(SIZE_CHOICES, value=SIZE_CHOICES, label="Size (parameters)")
         notice = gr.Markdown()
+        status = StatusLine()  # what is still being computed (`leaderboard.computing`)
         table = gr.Dataframe(
             interactive=False, elem_id="leaderboard-table", max_height=640, wrap=False, pinned_columns=2
         )
@@ -129,6 +131,7 @@ class LeaderboardTab(PageTab):
         page.first_paint_rows = first_paint_rows  # served by launch_app (see leaderboard.first_paint)
         page.publish(TABLE, table)
         page.publish(REFRESH, (render, filters, table))
+        status.wire(page, *page.part(REFRESH))  # after the table's load steps; re-renders it when a row is done
         self.parts = search, types, sizes, topic, sort, order, table, filters, downloads
         self.events = render, exports, topic_changed
 

@@ -53,7 +53,10 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
     data = open_job_dataset(payload, options.dataset, payload.get("topics"))
     k = int(payload.get("k") or max(100, *(m.k for m in MEASURES)))
     settings = {"batch_size": int(payload.get("batch_size", 32)), "max_seq_length": payload.get("max_seq_length")}
-    retriever = DenseRetriever(str(folder), cache_dir=options.cache_dir, device=options.device, **settings)
+    devices = list(options.devices) if options.devices is not None else None  # None: every GPU when several
+    retriever = DenseRetriever(
+        str(folder), cache_dir=options.cache_dir, device=options.device, devices=devices, **settings
+    )
     runs = {}
     meter, query_texts = EfficiencyMeter(), []
     for name in data.topics:
