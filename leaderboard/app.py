@@ -20,7 +20,8 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard import first_paint, tabs
 from leaderboard.archive import RunArchive, runs_dir
-from leaderboard.page import Page, Settings
+from leaderboard.page import Page, Profile, Settings
+from leaderboard.sign_in import signed_in_note
 from leaderboard.store import Store
 
 SANS = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Ubuntu", "Cantarell", "DejaVu Sans", "sans-serif"]
@@ -49,23 +50,36 @@ def build_app(
     resamples: int = RESAMPLES,
     title: str = "FreshStack leaderboard",
     drift_reports: Sequence[str | Path] = (),
+    admins: Sequence[str] = (),
 ) -> gr.Blocks:
-    """The whole app for one dataset and one store (tables are created if missing)."""
+    """The whole app for one dataset and one store (tables are created if missing).
+
+    With `oauth`, the page shows the Hugging Face sign-in button and who is signed in, and takes submissions
+    from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
+    """
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
     roots = tuple(Path(p) for p in model_roots)
     drift = tuple(Path(p) for p in drift_reports)
-    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift)
+    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, tuple(admins))
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
         if oauth:
-            gr.LoginButton()
+            with gr.Row():
+                gr.LoginButton(elem_id="sign-in", size="md", scale=0, min_width=280)
+                who = gr.Markdown(signed_in_note(None), elem_id="signed-in")
+
+            def signed_in(profile: Profile) -> str:
+                return signed_in_note(profile.username if profile else None)
+
+            demo.load(signed_in, None, who, api_name=False)
         with gr.Tabs() as tab_row:
             page = Page(demo, tab_row, ctx, store, RunArchive(runs_dir(archive_dir)), settings)
             shown = [tab for tab in (kind() for kind in tabs.TABS) if tab.shown(page)]
             for tab in shown:
-                with gr.Tab(tab.label, id=tab.id):
+                with gr.Tab(tab.label, id=tab.id, visible=not tab.private) as item:
+                    page.publish(f"tab.{tab.id}", item)  # a private tab shows itself to whom it may
                     tab.layout(page)
         page.chain_load()
         for tab in shown:
