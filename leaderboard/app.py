@@ -62,7 +62,8 @@ def build_app(
     ctx.warm()
     roots = tuple(Path(p) for p in model_roots)
     drift = tuple(Path(p) for p in drift_reports)
-    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, tuple(admins))
+    admin_names = tuple(name.strip() for name in admins if name and name.strip())
+    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, admin_names)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
         if oauth:
