@@ -20,8 +20,8 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard import first_paint, tabs
 from leaderboard.archive import RunArchive, runs_dir
-from leaderboard.page import Page, Profile, Settings
-from leaderboard.sign_in import signed_in_note
+from leaderboard.page import Page, Settings
+from leaderboard.sign_in import sign_in_row
 from leaderboard.store import Store
 
 SANS = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Ubuntu", "Cantarell", "DejaVu Sans", "sans-serif"]
@@ -67,14 +67,7 @@ def build_app(
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
         if oauth:
-            with gr.Row():
-                gr.LoginButton(elem_id="sign-in", size="md", scale=0, min_width=280)
-                who = gr.Markdown(signed_in_note(None), elem_id="signed-in")
-
-            def signed_in(profile: Profile) -> str:
-                return signed_in_note(profile.username if profile else None)
-
-            demo.load(signed_in, None, who, api_name=False)
+            sign_in_row(demo)
         with gr.Tabs() as tab_row:
             page = Page(demo, tab_row, ctx, store, RunArchive(runs_dir(archive_dir)), settings)
             shown = [tab for tab in (kind() for kind in tabs.TABS) if tab.shown(page)]

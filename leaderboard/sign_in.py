@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from typing import Any
+
+import gradio as gr
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.sanitize import escape_markdown
@@ -80,3 +83,16 @@ def signed_in_note(username: str | None) -> str:
     if not username:
         return "Not signed in: sign in with Hugging Face to submit."
     return f"Signed in as **{escape_markdown(username)}**: your submissions are recorded under this name."
+
+
+def sign_in_row(demo: Any) -> None:
+    """The page's sign-in button and, beside it, who is signed in (filled when the page loads; Gradio passes the
+    profile to the parameter annotated `gr.OAuthProfile | None`, a name it resolves in this module)."""
+    with gr.Row():
+        gr.LoginButton(elem_id="sign-in", size="md", scale=0, min_width=280)
+        who = gr.Markdown(signed_in_note(None), elem_id="signed-in")
+
+    def signed_in(profile: gr.OAuthProfile | None) -> str:
+        return signed_in_note(profile.username if profile else None)
+
+    demo.load(signed_in, None, who, api_name=False)
