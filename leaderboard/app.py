@@ -22,6 +22,7 @@ from freshstack_hf.repo.dataset import Dataset
 from leaderboard import first_paint, tabs
 from leaderboard.archive import RunArchive, runs_dir
 from leaderboard.page import Page, Settings
+from leaderboard.sign_in import sign_in_row
 from leaderboard.store import Store
 
 SANS = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Ubuntu", "Cantarell", "DejaVu Sans", "sans-serif"]
@@ -50,23 +51,30 @@ def build_app(
     resamples: int = RESAMPLES,
     title: str = "FreshStack leaderboard",
     drift_reports: Sequence[str | Path] = (),
+    admins: Sequence[str] = (),
 ) -> gr.Blocks:
-    """The whole app for one dataset and one store (tables are created if missing)."""
+    """The whole app for one dataset and one store (tables are created if missing).
+
+    With `oauth`, the page shows the Hugging Face sign-in button and who is signed in, and takes submissions
+    from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
+    """
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
     roots = tuple(Path(p) for p in model_roots)
     drift = tuple(Path(p) for p in drift_reports)
-    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift)
+    admin_names = tuple(name.strip() for name in admins if name and name.strip())
+    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, admin_names)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
         if oauth:
-            gr.LoginButton()
+            sign_in_row(demo)
         with gr.Tabs() as tab_row:
             page = Page(demo, tab_row, ctx, store, RunArchive(runs_dir(archive_dir)), settings)
             shown = [tab for tab in (kind() for kind in tabs.TABS) if tab.shown(page)]
             for tab in shown:
-                with gr.Tab(tab.label, id=tab.id):
+                with gr.Tab(tab.label, id=tab.id, visible=not tab.private) as item:
+                    page.publish(f"tab.{tab.id}", item)  # a private tab shows itself to whom it may
                     tab.layout(page)
         page.chain_load()
         for tab in shown:

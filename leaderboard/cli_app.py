@@ -20,6 +20,11 @@ Example:
   freshstack-hf leaderboard --dataset out/freshstack --store postgresql://lb@db/leaderboard --no-baseline-worker
   freshstack-hf leaderboard --dataset out/freshstack --no-baselines --host 0.0.0.0 --port 8080
   freshstack-hf leaderboard --dataset out/freshstack@2025-10-31 --drift drift/drift.json   # + a Drift tab
+  freshstack-hf leaderboard --dataset out/freshstack --oauth --admin alice --admin bob   # sign-in, Admin tab
+
+--oauth takes submissions from signed-in Hugging Face users only (their name is their rate-limit identity). On
+a Space that is the Space's own sign-in; anywhere else Gradio mocks it: whoever signs in is the account this
+machine is logged in to (`hf auth login`), which Gradio asks the Hub about once at start.
 """
 
 from __future__ import annotations
@@ -70,6 +75,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--model-root", action="append", default=[], metavar="DIR", help="accept local model folders under DIR"
     )
     p.add_argument("--oauth", action="store_true", help="require Hugging Face sign-in to submit (on Spaces)")
+    p.add_argument(
+        "--admin",
+        action="append",
+        default=[],
+        metavar="USER",
+        help="a Hugging Face user who sees the Admin tab (hide, unhide, delete; the audit log); needs --oauth",
+    )
     p.add_argument(
         "--worker", action="store_true", help="also run one evaluation worker (every job kind) in this process"
     )
@@ -157,6 +169,12 @@ def run(args: argparse.Namespace) -> int:
 
     if args.max_file_mb <= 0 or args.rate_limit < 0:
         raise FreshStackError("--max-file-mb must be > 0 and --rate-limit >= 0")
+    if args.admin and not args.oauth:
+        raise FreshStackError("--admin needs --oauth: admins are recognised by their Hugging Face sign-in")
+    if args.oauth:
+        from leaderboard.sign_in import check_sign_in
+
+        _say(f"sign-in: {check_sign_in()}")
     dataset = Dataset(args.dataset, args.revision)  # user errors first, before anything is created
     _say(f"dataset: {dataset.source} ({', '.join(dataset.topics)}; revision {dataset.revision})")
     if args.reported:
@@ -184,6 +202,7 @@ def run(args: argparse.Namespace) -> int:
             model_roots=args.model_root,
             oauth=args.oauth,
             drift_reports=args.drift,
+            admins=args.admin,
         )
         print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
         launch_app(

@@ -1,6 +1,7 @@
 """Opening a store made before a column existed: `create_all` creates missing tables but never alters existing
-ones, so a nullable column added since (`systems.cutoff`) is added here in place, rows and ids kept. Only
-nullable columns with no default are ever added this way, so old rows simply read NULL ("not given").
+ones, so a nullable column added since (`systems.cutoff`, the moderation columns) is added here in place, rows
+and ids kept. Only nullable columns with no default are ever added this way, so old rows simply read NULL ("not
+given", "listed").
 """
 
 from __future__ import annotations
@@ -14,7 +15,13 @@ from leaderboard.schema import systems
 log = logging.getLogger(__name__)
 
 # (table, column) pairs added after the first release, in the order they were added.
-ADDED = ((systems, "cutoff"),)
+ADDED = (
+    (systems, "cutoff"),
+    (systems, "moderation"),
+    (systems, "moderation_reason"),
+    (systems, "moderated_by"),
+    (systems, "moderated_at"),
+)
 
 
 def add_missing_columns(conn: Connection) -> None:

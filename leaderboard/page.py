@@ -10,7 +10,9 @@ every tab is laid out, so a tab may wire to another's components. Tabs share, th
 * the page's load chain (`on_load`): the steps run one after the other when a page opens, in the order the tabs
   add them (the Leaderboard's first rows first, so the page shows them as early as it can);
 * the signed submit (`signed`): who submits (the signed-in user under OAuth, else the client address, for the
-  rate limit), refused unsigned under OAuth.
+  rate limit), refused unsigned under OAuth (and that refusal logged like any other outcome);
+* who moderates (`is_admin`): the signed-in users named with `--admin`, checked on every admin action's call,
+  never only by hiding the Admin tab (a hidden tab's events can still be called).
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ import gradio as gr
 
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
+from leaderboard.audit import SUBMISSION, kind_of
 from leaderboard.store import Store
 from leaderboard.submission import identity_of
 
 Profile = gr.OAuthProfile | None  # Gradio passes the signed-in profile to a parameter annotated so
+SIGN_IN_FIRST = "not signed in: this board takes submissions from signed-in Hugging Face users only"
 Path_ = str | None  # an uploaded file's path, or None
 
 
@@ -42,6 +46,7 @@ class Settings:
     oauth: bool
     resamples: int
     drift_reports: tuple[Path, ...] = ()  # `--drift` reports, shown in the Drift tab
+    admins: tuple[str, ...] = ()  # `--admin` Hugging Face users: the Admin tab's moderators (OAuth only)
 
     @property
     def max_file_bytes(self) -> int:
@@ -99,10 +104,26 @@ class Page:
         host = request.client.host if request is not None and request.client else None
         return identity_of(profile.username if profile else None, host)
 
-    def signed(self, request: gr.Request | None, profile: Profile, source: Any, submit: Callable[[str], Any]) -> Any:
-        """Submit as the caller's identity (refused unsigned under OAuth); a stored row refreshes `source`."""
+    def is_admin(self, profile: gr.OAuthProfile | None) -> bool:
+        """Whether the caller may moderate: signed in (OAuth on) as one of the `--admin` users."""
+        if not self.settings.oauth or profile is None or not getattr(profile, "username", None):
+            return False
+        return profile.username.casefold() in {a.casefold() for a in self.settings.admins}
+
+    def signed(
+        self,
+        request: gr.Request | None,
+        profile: Profile,
+        source: Any,
+        submit: Callable[[str], Any],
+        what: str = "upload",
+    ) -> Any:
+        """Submit as the caller's identity (refused unsigned under OAuth, the refusal logged as `submit:<what>`);
+        a stored row refreshes `source`."""
         who = self.identity(request, profile)
         if who is None:
+            host = request.client.host if request is not None and request.client else None
+            self.store.audit(identity_of(None, host), kind_of(SUBMISSION, what), "refused", detail=SIGN_IN_FIRST)
             return "Sign in with Hugging Face to submit.", {"status": "refused", "message": "sign in to submit"}
         outcome = submit(who)
         if outcome.accepted:
@@ -116,6 +137,7 @@ class PageTab:
 
     label: str = ""
     id: str = ""
+    private: bool = False  # laid out hidden; the tab shows itself (`page.part("tab.<id>")`) to whom it may
 
     def shown(self, page: Page) -> bool:
         """Whether this page has the tab (e.g. the Reference tab only when published figures were given)."""

@@ -2,6 +2,8 @@
 
 A mixin of `Store` (which owns the engine and transactions); kept apart because the lease rules are the part
 of the store that needs the most careful reading. See `leaderboard.store` for the guarantees on each database.
+Every outcome (done, failed, released back to the queue, given up, or lost to another worker) appends a row to
+the audit log (`leaderboard.audit`) in the transaction that records it, the worker as its identity.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, case, func, insert, or_, select, update
 
-from leaderboard.schema import JobRecord, ResultMeta, jobs, systems
+from leaderboard.audit import JOB, kind_of
+from leaderboard.moderation import LISTED
+from leaderboard.schema import JobRecord, ResultMeta, SystemRecord, jobs, system_record, systems
 from leaderboard.tracks.retrieval import FILL_JOB_KIND
 
 log = logging.getLogger(__name__)
@@ -29,8 +33,8 @@ def _job(row: Any) -> JobRecord:
 
 
 class JobQueue:
-    """Methods that need `_write`, `_read`, `_now`, `_pg_lock` and `_insert_results` from the class they are mixed
-    into."""
+    """Methods that need `_write`, `_read`, `_now`, `_pg_lock`, `_audit` and `_insert_results` from the class they
+    are mixed into."""
 
     # ---- queueing -------------------------------------------------------------------------------------------
     def _insert_job(
@@ -87,6 +91,15 @@ class JobQueue:
         with self._read() as conn:
             return {state: n for state, n in conn.execute(select(jobs.c.state, func.count()).group_by(jobs.c.state))}
 
+    def systems_in_progress(self) -> list[SystemRecord]:
+        """The systems a worker is still computing (queued or running), running first, then oldest first: what the
+        page's "Computing" line names."""
+        running_first = case((systems.c.status == "running", 0), else_=1)
+        busy = systems.c.status.in_(("queued", "running"))
+        query = select(systems).where(busy, LISTED).order_by(running_first, systems.c.id)
+        with self._read() as conn:
+            return [system_record(row) for row in conn.execute(query)]
+
     # ---- claiming, leases, outcomes ---------------------------------------------------------------------------
     def _set_system(
         self, conn: Connection, system_id: int, status: str, error: str | None = None, *, kind: str = ""
@@ -109,10 +122,11 @@ class JobQueue:
                 update(jobs)
                 .where(expired, jobs.c.attempts >= jobs.c.max_attempts)
                 .values(state="failed", updated_at=now, finished_at=now, error=_GAVE_UP)
-                .returning(jobs.c.system_id, jobs.c.kind)
+                .returning(jobs.c.system_id, jobs.c.kind, jobs.c.lease_owner)
             ).all()
-            for system_id, kind in exhausted:
+            for system_id, kind, owner in exhausted:
                 self._set_system(conn, system_id, "failed", _GAVE_UP, kind=kind)
+                self._audit_job(conn, owner or worker_id, kind, system_id, "failed", _GAVE_UP)
             claimable = [or_(jobs.c.state == "queued", expired), jobs.c.attempts < jobs.c.max_attempts]
             if kinds is not None:
                 claimable.append(jobs.c.kind.in_(tuple(kinds)))
@@ -136,6 +150,20 @@ class JobQueue:
             self._set_system(conn, row.system_id, "running", kind=row.kind)
         log.info("worker %s claimed job %d (attempt %d of %d)", worker_id, row.id, row.attempts, row.max_attempts)
         return _job(row)
+
+    def _audit_job(
+        self, conn: Connection, worker_id: str, kind: str, system_id: int | None, outcome: str, detail: str = ""
+    ) -> None:
+        self._audit(
+            conn, identity=worker_id, kind=kind_of(JOB, kind), outcome=outcome, system_id=system_id, detail=detail
+        )
+
+    def _lost(self, conn: Connection, job_id: int, worker_id: str, what: str) -> None:
+        """A worker reported on a job it no longer owns (its lease lapsed, or the job was deleted): nothing is
+        stored, and the log says so."""
+        row = conn.execute(select(jobs.c.kind, jobs.c.system_id).where(jobs.c.id == job_id)).first()
+        kind, system_id = (row.kind, row.system_id) if row is not None else ("unknown", None)
+        self._audit_job(conn, worker_id, kind, system_id, "lost", f"job #{job_id}: {what} refused, not its lease")
 
     def _owned(self, job_id: int, worker_id: str) -> Any:
         return and_(jobs.c.id == job_id, jobs.c.state == "running", jobs.c.lease_owner == worker_id)
@@ -170,10 +198,13 @@ class JobQueue:
         with self._write() as conn:
             now = self._now(conn)
             done = {"state": "done", "lease_expires_at": None, "updated_at": now, "finished_at": now}
-            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**done).returning(jobs.c.system_id)
-            system_id = conn.execute(stmt).scalar_one_or_none()
-            if system_id is None:
+            stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**done)
+            row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.kind)).first()
+            if row is None:
+                self._lost(conn, job_id, worker_id, "result")
                 return False
+            system_id = row.system_id
+            self._audit_job(conn, worker_id, row.kind, system_id, "done", f"job #{job_id}")
             if not topic_results:  # a side job (a hole fill) leaves files, not scores: the system stays as it is
                 return True
             self._insert_results(conn, system_id, topic_results, meta, now)
@@ -193,6 +224,9 @@ class JobQueue:
             row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.kind)).first()
             if row is not None:
                 self._set_system(conn, row.system_id, "failed", error[:4000], kind=row.kind)
+                self._audit_job(conn, worker_id, row.kind, row.system_id, "failed", f"job #{job_id}: {error}")
+            else:
+                self._lost(conn, job_id, worker_id, "failure")
         return row is not None
 
     def release_job(self, job_id: int, worker_id: str, error: str | None = None) -> bool:
@@ -206,4 +240,9 @@ class JobQueue:
             if row is not None:
                 failed = error if row.state == "failed" else None
                 self._set_system(conn, row.system_id, row.state, failed, kind=row.kind)
+                outcome = "failed" if row.state == "failed" else "released"
+                detail = f"job #{job_id}: {error}" if error else f"job #{job_id}"
+                self._audit_job(conn, worker_id, row.kind, row.system_id, outcome, detail)
+            else:
+                self._lost(conn, job_id, worker_id, "release")
         return row is not None

@@ -87,6 +87,12 @@ class System(Base):
     # After-cutoff view scores the system only on questions asked after it. Added after release 1: an older
     # store gets the column from `columns_migration`.
     cutoff: Mapped[str | None] = mapped_column(String(10), nullable=True)
+    # `leaderboard.moderation`: NULL (listed), "hidden" (off every view, restorable) or "deleted" (the row is the
+    # tombstone refusing the same content). Added after release 1: an older store gets them from `columns_migration`.
+    moderation: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    moderation_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    moderated_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    moderated_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
 
 
 class Result(Base):
@@ -163,6 +169,20 @@ class SystemRecord:
     status: str
     error: str | None
     cutoff: str | None = None
+    moderation: str | None = None  # None (listed), "hidden" or "deleted"
+    moderation_reason: str | None = None
+    moderated_by: str | None = None
+    moderated_at: datetime | None = None
+
+    @property
+    def listed(self) -> bool:
+        """Whether the board shows this system: neither hidden nor deleted by a moderator."""
+        return self.moderation is None
+
+
+def system_record(row: Any) -> SystemRecord:
+    """The record of a `systems` row."""
+    return SystemRecord(**{k: row._mapping[k] for k in SystemRecord.__slots__})
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,14 +24,16 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, case, delete, func, insert, select, update
+from sqlalchemy import Connection, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
+from leaderboard.audit import AuditLog, install_append_only_guard
 from leaderboard.columns_migration import add_missing_columns
 from leaderboard.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
+from leaderboard.moderation import HIDDEN, LISTED, Moderation
 from leaderboard.queue import JobQueue
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.schema import (
@@ -46,6 +48,7 @@ from leaderboard.schema import (
     rate_events,
     result_rows,
     results,
+    system_record,
     systems,
 )
 from leaderboard.store_engine import WRITE, default_store_url, make_engine
@@ -53,11 +56,7 @@ from leaderboard.store_engine import WRITE, default_store_url, make_engine
 _PG_LOCK_SPACE = 0x46534846  # first key of our PostgreSQL advisory locks ("FSHF"), apart from other apps'
 
 
-def _system(row: Any) -> SystemRecord:
-    return SystemRecord(**{k: row._mapping[k] for k in SystemRecord.__slots__})
-
-
-class Store(JobQueue):
+class Store(JobQueue, Moderation, AuditLog):
     """Submissions, results and jobs in a SQLAlchemy database; see the module docstring for the guarantees."""
 
     def __init__(self, url: str | None = None) -> None:
@@ -102,12 +101,13 @@ class Store(JobQueue):
             conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_SPACE, zlib.crc32(key.encode()) - 2**31)))
 
     def create_all(self) -> None:
-        """Create missing tables, add columns an older store lacks and widen its allowed system kinds; safe from
-        several processes."""
+        """Create missing tables, add columns an older store lacks, guard the audit log against changes and widen
+        its allowed system kinds; safe from several processes."""
         with self._write() as conn:
             self._pg_lock(conn, "create_all")
             Base.metadata.create_all(conn)
             add_missing_columns(conn)
+            install_append_only_guard(conn)
             if self.is_postgres:
                 widen_kinds_postgres(conn)
         if not self.is_postgres:
@@ -168,26 +168,18 @@ class Store(JobQueue):
                 if job is not None:
                     self._insert_job(conn, new_id, job[0], job[1], max_attempts, now)
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
-        return _system(row), new_id is not None
+        return system_record(row), new_id is not None
 
     def get_system(self, system_id: int) -> SystemRecord | None:
         with self._read() as conn:
             row = conn.execute(select(systems).where(systems.c.id == system_id)).first()
-        return _system(row) if row else None
+        return system_record(row) if row else None
 
     def find_system(self, content_hash: str) -> SystemRecord | None:
         """The system already stored for this file hash or model revision, if any (check before scoring)."""
         with self._read() as conn:
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).first()
-        return _system(row) if row else None
-
-    def systems_in_progress(self) -> list[SystemRecord]:
-        """The systems a worker is still computing (queued or running), running first, then oldest first: what the
-        page's "Computing" line names."""
-        running_first = case((systems.c.status == "running", 0), else_=1)
-        query = select(systems).where(systems.c.status.in_(("queued", "running"))).order_by(running_first, systems.c.id)
-        with self._read() as conn:
-            return [_system(row) for row in conn.execute(query)]
+        return system_record(row) if row else None
 
     def _insert_results(
         self, conn: Connection, system_id: int, topic_results: Mapping[str, Any], meta: ResultMeta, now: datetime
@@ -221,13 +213,20 @@ class Store(JobQueue):
             return [dict(row._mapping) for row in rows]
 
     def leaderboard_rows(
-        self, kinds: tuple[str, ...] | None = None, measures: tuple[str, ...] | None = None
+        self,
+        kinds: tuple[str, ...] | None = None,
+        measures: tuple[str, ...] | None = None,
+        *,
+        include_hidden: bool = False,
     ) -> list[LeaderboardRow]:
-        """Every system with its scores pivoted to topic -> measure, in two queries whatever the system count.
+        """Every listed system with its scores pivoted to topic -> measure, in two queries whatever the system count.
 
-        `measures` keeps only those measure ids (a table showing three measures need not read ten).
+        `measures` keeps only those measure ids (a table showing three measures need not read ten). Systems a
+        moderator hid or deleted are left out (`leaderboard.moderation`), so every view built from these rows
+        leaves them out too; `include_hidden` adds the hidden ones (never the deleted: they have no scores).
         """
         query = select(systems).order_by(systems.c.id)
+        query = query.where(LISTED | (systems.c.moderation == HIDDEN) if include_hidden else LISTED)
         if kinds:
             query = query.where(systems.c.kind.in_(kinds))
         cols = (results.c.system_id, results.c.topic, results.c.measure, results.c.value, results.c.ci_low)
@@ -243,28 +242,35 @@ class Store(JobQueue):
             if sid in scores:  # a system added between the two queries (PostgreSQL) waits for the next render
                 scores[sid].setdefault(topic, {})[measure] = Score(value, low, high)
                 versions.setdefault(sid, (evaluator, revision))
-        return [
-            LeaderboardRow(_system(row), scores[sid], *versions.get(sid, (None, None))) for sid, row in found.items()
-        ]
+        rows = [(system_record(row), scores[sid], *versions.get(sid, (None, None))) for sid, row in found.items()]
+        return [LeaderboardRow(*row) for row in rows]
 
-    def per_query_scores(self, measures: tuple[str, ...]) -> list[tuple[int, str, str, str, float, Any]]:
-        """(system id, topic, measure, dataset revision, value, per-query scores) of `measures` for every system:
-        the After-cutoff view re-averages the stored per-query scores (the bulky column a table scan skips)."""
+    def per_query_scores(
+        self, measures: tuple[str, ...], *, include_hidden: bool = False
+    ) -> list[tuple[int, str, str, str, float, Any]]:
+        """(system id, topic, measure, dataset revision, value, per-query scores) of `measures` for every listed
+        system (as `leaderboard_rows`): the After-cutoff view re-averages the stored per-query scores (the bulky
+        column a table scan skips), the rank column resamples them."""
         cols = (results.c.system_id, results.c.topic, results.c.measure, results.c.dataset_revision)
         query = select(*cols, results.c.value, results.c.per_query).where(results.c.measure.in_(measures))
+        if not include_hidden:
+            query = query.where(results.c.system_id.in_(select(systems.c.id).where(LISTED)))
         with self._read() as conn:
             return [tuple(row) for row in conn.execute(query.order_by(results.c.system_id, results.c.topic))]
 
     # ---- what changed ---------------------------------------------------------------------------------------
     def change_marker(self) -> tuple[Any, ...]:
-        """A value that changes whenever a system, a result set or a job is added or changes state.
+        """A value that changes whenever a system, a result set or a job is added or changes state, and whenever
+        a moderator hides, unhides or deletes a system (the count of moderated systems or the latest moderation
+        time moves).
 
         Cheap (indexed aggregates), so a page can check it on every render and rebuild its table only when
         another process (a worker, a second app) has written something.
         """
+        moderated = (func.count(systems.c.moderation), func.max(systems.c.moderated_at))
         with self._read() as conn:
             return (
-                *conn.execute(select(func.count(), func.max(systems.c.id))).one(),
+                *conn.execute(select(func.count(), func.max(systems.c.id), *moderated)).one(),
                 conn.execute(select(func.max(results.c.id))).scalar(),
                 *conn.execute(select(func.count(), func.max(jobs.c.updated_at))).one(),
             )

@@ -6,13 +6,16 @@ lookup (a content hash, always together with the dataset revision, so a resubmis
 row and never scored twice nor counted against the quota), then the per-identity rate limit, a gzip bomb, and
 only then the expensive part: the track's strict parser (every problem listed with its line; nothing is stored
 on any problem) and scoring. The store's unique content hash settles races between identical submissions
-arriving together. The tracks' submitters (`tracks.retrieval.run_submit`, `tracks.answers.answer_submit`) build on
-`BaseSubmitter`.
+arriving together; a content hash a moderator deleted stays in the store as a tombstone, so the same content is
+refused, naming the reason, whichever check meets it. The tracks' submitters (`tracks.retrieval.run_submit`,
+`tracks.answers.answer_submit`) build on `BaseSubmitter`, and mark each public submit method `@audited`: every
+call, whatever its outcome, appends one row to the store's audit log (`leaderboard.audit`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gzip
 import hashlib
 import os
@@ -26,6 +29,8 @@ from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.archive import RunArchive
+from leaderboard.audit import SUBMISSION, kind_of
+from leaderboard.moderation import DELETED, HIDDEN
 from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
 from leaderboard.schema import SystemRecord
 from leaderboard.store import Store
@@ -36,13 +41,15 @@ GZIP_RATIO = 25  # a .gz upload may expand to this many times the upload cap, no
 
 @dataclass(frozen=True, slots=True)
 class SubmitOutcome:
-    """What the submitter is told. `status`: scored, queued, duplicate, refused or rate_limited."""
+    """What the submitter is told. `status`: scored, queued, duplicate, refused or rate_limited. `content_hash`:
+    the submission's dedupe key, once it was computed (the audit log keeps it; the submitter is not told)."""
 
     status: str
     message: str
     system_id: int | None = None
     problems: tuple[str, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
+    content_hash: str | None = None
 
     @property
     def accepted(self) -> bool:
@@ -66,6 +73,10 @@ class SubmitOutcome:
         """How the average table names a measure id (a retrieval measure: its display name)."""
         return parse_measure(measure).name
 
+    def logged(self) -> str:
+        """The audit log's detail: the message and the first problems, on one line."""
+        return "; ".join([self.message, *self.problems[:5]]).replace("\n", " ")
+
     def as_json(self) -> dict[str, Any]:
         return {
             "status": self.status,
@@ -82,6 +93,29 @@ def refused_with_problems(exc: ValidationError, what: str, label: str) -> Submit
     if len(exc.problems) > MAX_PROBLEMS:
         problems.append(f"... and {len(exc.problems) - MAX_PROBLEMS} more")
     return SubmitOutcome("refused", f"{what} refused: {len(exc.problems)} problem(s)", problems=tuple(problems))
+
+
+def audited(what: str) -> Callable[[Callable[..., SubmitOutcome]], Callable[..., SubmitOutcome]]:
+    """Mark a submitter's public submit method: each call's outcome becomes one audit row (`submit:<what>`), as
+    the `identity` keyword it was given, with the outcome's content hash, system and message."""
+
+    def wrap(submit: Callable[..., SubmitOutcome]) -> Callable[..., SubmitOutcome]:
+        @functools.wraps(submit)
+        def logged(self: BaseSubmitter, *args: Any, **options: Any) -> SubmitOutcome:
+            outcome = submit(self, *args, **options)
+            self.store.audit(
+                options.get("identity", ""),
+                kind_of(SUBMISSION, what),
+                outcome.status,
+                content_hash=outcome.content_hash,
+                system_id=outcome.system_id,
+                detail=outcome.logged(),
+            )
+            return outcome
+
+        return logged
+
+    return wrap
 
 
 def file_sha256(path: str | Path) -> str:
@@ -114,11 +148,23 @@ class BaseSubmitter:
         self.max_file_bytes, self.rate_limit, self.resamples = max_file_bytes, rate_limit, resamples
 
     def _duplicate(self, content_hash: str) -> SubmitOutcome | None:
+        """The stored system of `content_hash`: a duplicate, or refused when a moderator deleted it (its reason
+        named); None when it is new."""
         found = self.store.find_system(content_hash)
         if found is None:
             return None
-        message = f"already submitted: see system #{found.id} '{found.name}' ({found.status}); not scored again"
-        return SubmitOutcome("duplicate", message, found.id)
+        if found.moderation == DELETED:
+            day = found.moderated_at.strftime("%Y-%m-%d") if found.moderated_at else "an earlier day"
+            message = (
+                f"refused: deleted from the board on {day} (system #{found.id}), reason: {found.moderation_reason}; "
+                "the same content is not accepted again"
+            )
+            return SubmitOutcome("refused", message, found.id, content_hash=content_hash)
+        if found.moderation == HIDDEN:
+            message = f"already submitted as system #{found.id}, which the moderators have hidden; not scored again"
+        else:
+            message = f"already submitted: see system #{found.id} '{found.name}' ({found.status}); not scored again"
+        return SubmitOutcome("duplicate", message, found.id, content_hash=content_hash)
 
     def _rate_limited(self, identity: str) -> SubmitOutcome | None:
         if not self.rate_limit or self.rate_limit <= 0:
@@ -161,13 +207,14 @@ class BaseSubmitter:
         located in the file as uploaded (`label`, never the server's path)."""
         refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path)
         if refusal is not None:
-            return refusal
+            return dataclasses.replace(refusal, content_hash=content_hash)
         try:
             return parse()
         except ValidationError as exc:
-            return refused_with_problems(exc, f"{what} {label}", label)
+            refused = refused_with_problems(exc, f"{what} {label}", label)
+            return dataclasses.replace(refused, content_hash=content_hash)
         except FreshStackError as exc:
-            return SubmitOutcome("refused", str(exc).replace(str(path), label))
+            return SubmitOutcome("refused", str(exc).replace(str(path), label), content_hash=content_hash)
 
     def _add(
         self, text: SubmissionText, kind: str, content_hash: str, identity: str, **stored: Any

@@ -7,6 +7,7 @@ listed here that `shown` keeps for the page. Add a tab by writing its module and
 from __future__ import annotations
 
 from leaderboard.about_tab import AboutTab
+from leaderboard.admin_tab import AdminTab
 from leaderboard.page import PageTab
 from leaderboard.tracks.answers.answers_tab import AnswersTab
 from leaderboard.tracks.retrieval.detail_tab import DetailTab
@@ -31,4 +32,5 @@ TABS: tuple[type[PageTab], ...] = (
     HolesTab,
     SubmitTab,
     AboutTab,
+    AdminTab,  # only for `--admin` users, and only shown to them
 )

@@ -28,6 +28,7 @@ from leaderboard.archive import RunArchive
 from leaderboard.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
 from leaderboard.jobs import evaluate_job as default_evaluate_job
 from leaderboard.jobs import kept_secrets
+from leaderboard.moderation import DELETED
 from leaderboard.schema import JobOutput, JobRecord
 from leaderboard.store import Store
 
@@ -148,7 +149,7 @@ def run_job(
         return "failed"
     if archive is not None and value.runs:  # before the scores: a row never shows without its run
         system = store.get_system(job.system_id)
-        if system is not None:
+        if system is not None and system.moderation != DELETED:  # a deleted system's files stay deleted
             archive.save(system.content_hash, value.runs)
     try:
         extra = {"size": value.size, "cutoff": value.cutoff, "follow_up": value.follow_up}

@@ -137,6 +137,18 @@ def store_on_each_backend(store_url):
         yield s
 
 
+@pytest.fixture(scope="session")
+def freshstack_main(tmp_path_factory):
+    """`freshstack_hf.cli.main.main`, the console script's dispatcher, with every subcommand pyproject.toml declares
+    (one declared since the last `pip install -e .` is added for the session: tests/plugin_commands.py)."""
+    from plugin_commands import declare_missing_commands
+
+    from freshstack_hf.cli.main import main
+
+    declare_missing_commands(tmp_path_factory.mktemp("commands"))
+    return main
+
+
 # ---- the leaderboard's dataset and runs -------------------------------------------------------------------
 @pytest.fixture(scope="session")
 def lb_dataset(tmp_path_factory):

@@ -26,7 +26,7 @@ from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.archive import AnswersArchive
 from leaderboard.schema import ResultMeta, SystemRecord
-from leaderboard.submission import BaseSubmitter, SubmitOutcome, file_sha256
+from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
@@ -81,6 +81,7 @@ class AnswerSubmitter(BaseSubmitter):
         self.judge, self.max_words = judge, max_words
         self.answers_archive = AnswersArchive.beside(self.archive.root) if self.archive is not None else None
 
+    @audited("answers")
     def submit_answers(
         self,
         path: str | Path | None,
@@ -121,7 +122,8 @@ class AnswerSubmitter(BaseSubmitter):
             params={"job": "answers", "file_sha256": file_hash, "format": answers.fmt, "run_id": answers.run_id},
         )
         if stored is None:
-            return SubmitOutcome("refused", f"answers {label}: none of the answered queries has nuggets to score")
+            message = f"answers {label}: none of the answered queries has nuggets to score"
+            return SubmitOutcome("refused", message, content_hash=content_hash)
         system, created, scores = stored
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
@@ -129,7 +131,8 @@ class AnswerSubmitter(BaseSubmitter):
         message = f"scored: answers #{system.id} '{system.name}' on {len(topics)} topic{plural} (citations)"
         message += "; judge queued" if self.judge is not None else "; no judge configured, so no All/Vital"
         average = {measure_key(m): v for m, v in scores.average.items()}
-        return AnswerOutcome("scored", message, system.id, details={"topics": topics, "average": average})
+        details = {"topics": topics, "average": average}
+        return AnswerOutcome("scored", message, system.id, details=details, content_hash=content_hash)
 
     def store_answers(
         self,

@@ -56,7 +56,11 @@ class AnswersTab(PageTab):
             shown = os.path.basename(file) if file else None
             options = {"name": name, "description": desc, "link": link, "display_name": shown}
             return page.signed(
-                request, profile, board, lambda who: submitter.submit_answers(file, identity=who, **options)
+                request,
+                profile,
+                board,
+                lambda who: submitter.submit_answers(file, identity=who, **options),
+                what="answers",
             )
 
         self.parts = table, button, [file, name, desc, link], [outcome, status]

@@ -227,7 +227,7 @@ def system_detail(
 ) -> Detail:
     """The whole detail view of the stored system `key`; `frame` = the full board (published figures have none)."""
     system = store.get_system(int(key)) if str(key).isdigit() else None
-    if system is None:
+    if system is None or not system.listed:  # a hidden or deleted system has no detail either
         return Detail(f"no system {escape_markdown(str(key)[:40])}", pd.DataFrame())
     stored = store.results_for(system.id)
     scores = _grouped(stored)

@@ -17,7 +17,7 @@ from pathlib import Path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from leaderboard.sanitize import sanitize_submission
-from leaderboard.submission import SubmitOutcome
+from leaderboard.submission import SubmitOutcome, audited
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.rerank_job import RERANK_BATCH_SIZE
 from leaderboard.tracks.retrieval.run_submit import AUTO, Submitter, hub_model_source, local_model_source
@@ -46,6 +46,7 @@ class RerankSubmitter(Submitter):
             raise FreshStackError(f"no {CANDIDATES} candidates for topic(s) {', '.join(missing)}: nothing to rerank")
         return {q: frozenset(ids) for t in topics for q, ids in self.dataset.candidates(t).items()}
 
+    @audited("reranked_run")
     def submit_reranked_run(
         self,
         path: str | Path | None,
@@ -62,6 +63,7 @@ class RerankSubmitter(Submitter):
         text = (name, description, link)
         return self._scored_file(path, "reranked_run", text, scope, identity, display_name, allowed=self._candidates)
 
+    @audited("reranker")
     def submit_reranker(
         self,
         model: str,

@@ -82,7 +82,11 @@ class RerankTab(PageTab):
             shown = os.path.basename(file) if file else None
             options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
             return page.signed(
-                request, profile, source, lambda who: submitter.submit_reranked_run(file, identity=who, **options)
+                request,
+                profile,
+                source,
+                lambda who: submitter.submit_reranked_run(file, identity=who, **options),
+                what="reranked_run",
             )
 
         def submit_reranker(
@@ -90,7 +94,11 @@ class RerankTab(PageTab):
         ) -> Any:
             options = {"revision": revision, "name": name, "description": desc, "link": link}
             return page.signed(
-                request, profile, source, lambda who: submitter.submit_reranker(model, identity=who, **options)
+                request,
+                profile,
+                source,
+                lambda who: submitter.submit_reranker(model, identity=who, **options),
+                what="reranker",
             )
 
         self.table, self.outputs = table, [outcome, status]

@@ -8,6 +8,7 @@ computes none. A model's `model` job is run by a worker (`tracks.retrieval.model
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 from collections.abc import Callable, Container, Mapping
@@ -21,7 +22,7 @@ from leaderboard.cutoff import card_cutoff, submitted_cutoff
 from leaderboard.sanitize import sanitize_submission
 from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
-from leaderboard.submission import BaseSubmitter, SubmitOutcome, file_sha256
+from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
 from leaderboard.vetting import check_model_dir
 
 AUTO, ALL = "auto", "all"  # run scopes besides one topic: the topics the run touches, or every topic
@@ -92,6 +93,7 @@ class Submitter(BaseSubmitter):
             raise FreshStackError(f"unknown topic {scope!r}: choose {AUTO}, {ALL} or one of {self.dataset.topics}")
         return [scope]
 
+    @audited("run")
     def submit_run(
         self,
         path: str | Path | None,
@@ -144,7 +146,7 @@ class Submitter(BaseSubmitter):
         if scope in (AUTO, None, ""):
             topics = [t for t in topics if self.dataset.query_ids([t]) & loaded.run.keys()]
         if not topics or not loaded.run:
-            return SubmitOutcome("refused", f"run {label} has no query of this dataset")
+            return SubmitOutcome("refused", f"run {label} has no query of this dataset", content_hash=content_hash)
         scored = score_for_store(self.dataset, loaded.run, topics, resamples=self.resamples)
         params = {
             "job": kind,
@@ -167,7 +169,8 @@ class Submitter(BaseSubmitter):
         averages = scored.scores.average
         plural = "s" if len(topics) != 1 else ""
         message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
-        return SubmitOutcome("scored", message, system.id, details={"topics": topics, "average": averages})
+        details = {"topics": topics, "average": averages}
+        return SubmitOutcome("scored", message, system.id, details=details, content_hash=content_hash)
 
     def _model_source(self, model: str, revision: str) -> tuple[str, str, int | None]:
         """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
@@ -180,6 +183,7 @@ class Submitter(BaseSubmitter):
             return model, revision or "packaged", None
         return (*hub_model_source(model, revision), None)
 
+    @audited("model")
     def submit_model(
         self,
         model: str,
@@ -217,7 +221,7 @@ class Submitter(BaseSubmitter):
         content_hash = model_content_hash(track, reference, resolved, self.dataset.revision)
         refusal = self._duplicate(content_hash) or self._rate_limited(identity)
         if refusal is not None:
-            return refusal
+            return dataclasses.replace(refusal, content_hash=content_hash)
         payload = {
             "model": reference,
             "revision": revision or None,
@@ -233,4 +237,5 @@ class Submitter(BaseSubmitter):
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
         message = f"queued: system #{system.id} '{system.name}' ({track} track) waits for an evaluation worker"
-        return SubmitOutcome("queued", message, system.id, details={"track": track, "revision": resolved})
+        details = {"track": track, "revision": resolved}
+        return SubmitOutcome("queued", message, system.id, details=details, content_hash=content_hash)

@@ -68,7 +68,9 @@ class SubmitTab(PageTab):
             shown = os.path.basename(file) if file else None
             options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
             options["cutoff"] = cutoff or ""
-            return page.signed(request, profile, board, lambda who: submitter.submit_run(file, identity=who, **options))
+            return page.signed(
+                request, profile, board, lambda who: submitter.submit_run(file, identity=who, **options), what="run"
+            )
 
         def submit_model(
             model: str,
@@ -84,7 +86,11 @@ class SubmitTab(PageTab):
             options = {"revision": revision, "track": track, "name": name, "description": desc, "link": link}
             options["cutoff"] = cutoff or ""
             return page.signed(
-                request, profile, board, lambda who: submitter.submit_model(model, identity=who, **options)
+                request,
+                profile,
+                board,
+                lambda who: submitter.submit_model(model, identity=who, **options),
+                what="model",
             )
 
         self.run = run_button, submit_run, [run_file, scope, run_name, run_desc, run_link, run_cutoff]

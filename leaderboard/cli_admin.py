@@ -1,0 +1,140 @@
+"""`freshstack-hf admin`: moderate the leaderboard's store and read its audit trail.
+
+  hide ID --reason TEXT     take system ID off the board: the table, its CSV/JSON exports, the plots, paired
+                            tests and rank intervals; it stays in the store with the reason, who and when
+  unhide ID                 put a hidden system back, as it was
+  delete ID --reason TEXT   remove its results, jobs and archived files; a tombstone (id, content hash, reason)
+                            stays, so the same file or model submitted again is refused as deleted
+  log [--since DATE]        the audit trail, oldest first: every submission (accepted, duplicate or refused, with
+                            the reason), every job outcome and every moderation action; --json for JSON
+
+ID is the number in the table's id column. Actions run against the same store as the leaderboard (--store, else
+$FRESHSTACK_STORE, else the SQLite file in the data folder) and are logged as `local:<your user name>` unless
+--by says otherwise; on the page, the Admin tab does the same for the users named with `leaderboard --admin`.
+
+Example:
+  freshstack-hf admin hide 7 --reason "trained on the test questions" --store sqlite:///lb/leaderboard.db
+  freshstack-hf admin unhide 7 --store sqlite:///lb/leaderboard.db
+  freshstack-hf admin delete 9 --reason "spam" --store sqlite:///lb/leaderboard.db --runs-dir lb/runs
+  freshstack-hf admin log --since 2026-01-01 --store sqlite:///lb/leaderboard.db --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+NAME = "admin"
+HELP = "moderate the leaderboard (hide, unhide, delete a system) and print its audit log"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    by = "who is acting, as the log records it (default: local:<your user name>)"
+
+    hide = actions.add_parser("hide", parents=[common], help="take a system off the board (restorable)")
+    hide.add_argument("system", type=int, metavar="ID", help="the system's id (the table's id column)")
+    hide.add_argument("--reason", required=True, help="why: kept with the system and in the log")
+    hide.add_argument("--by", help=by)
+
+    unhide = actions.add_parser("unhide", parents=[common], help="put a hidden system back on the board")
+    unhide.add_argument("system", type=int, metavar="ID", help="the system's id")
+    unhide.add_argument("--by", help=by)
+
+    remove = actions.add_parser("delete", parents=[common], help="remove a system's results and files for good")
+    remove.add_argument("system", type=int, metavar="ID", help="the system's id")
+    remove.add_argument("--reason", required=True, help="why: kept in its tombstone, told to a resubmitter")
+    remove.add_argument("--by", help=by)
+    remove.add_argument("--runs-dir", help="the archive of runs behind rows (default: <data dir>/runs, as the app)")
+
+    log = actions.add_parser("log", parents=[common], help="print the audit trail, oldest first")
+    log.add_argument("--since", metavar="DATE", help="rows at or after DATE (YYYY-MM-DD, or YYYY-MM-DDTHH:MM UTC)")
+    log.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+
+
+def parse_since(text: str) -> datetime:
+    """A day or a time as naive UTC (the store's clock); a time with an offset is converted to UTC."""
+    from freshstack_hf.errors import FreshStackError
+
+    try:
+        when = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise FreshStackError(
+            f"--since {text!r} is not a date: give a day (YYYY-MM-DD) or a UTC time (YYYY-MM-DDTHH:MM)"
+        ) from None
+    return when.astimezone(UTC).replace(tzinfo=None) if when.tzinfo else when
+
+
+def default_moderator() -> str:
+    import getpass
+
+    try:
+        return f"local:{getpass.getuser()}"
+    except (OSError, KeyError):  # no user name in this environment (a container without one)
+        return "local:unknown"
+
+
+def log_lines(rows: list[Any]) -> list[str]:
+    """One line per audit row: time (UTC), who, kind, outcome, system, content hash (shortened), detail."""
+    from leaderboard.audit import short_hash
+
+    lines = []
+    for row in rows:
+        digest = short_hash(row.content_hash)
+        system = f"#{row.system_id}" if row.system_id is not None else "-"
+        when = row.at.strftime("%Y-%m-%d %H:%M:%S")
+        cells = [when, row.identity, row.kind, row.outcome, system, digest, row.detail.replace("\n", " ")]
+        lines.append("  ".join(cells))
+    return lines
+
+
+def _open_store(url: str | None) -> Any:
+    """The leaderboard's store, migrated like the app opens it; a SQLite file that does not exist is a wrong
+    --store, not a new board."""
+    from pathlib import Path
+
+    from sqlalchemy.engine import make_url
+
+    from freshstack_hf.errors import FreshStackError
+    from leaderboard.store import Store
+    from leaderboard.store_engine import default_store_url
+
+    url = url or default_store_url()
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).expanduser().is_file():
+        raise FreshStackError(f"no leaderboard store at {parsed.database}: give --store, the URL the leaderboard uses")
+    store = Store(url)
+    store.create_all()
+    return store
+
+
+def run(args: argparse.Namespace) -> int:
+    from leaderboard.archive import RunArchive, runs_dir
+    from leaderboard.moderation import delete_with_files
+
+    with _open_store(args.store) as store:
+        if args.action == "log":
+            rows = store.audit_rows(since=parse_since(args.since) if args.since else None)
+            if args.json:
+                print(json.dumps([row.as_json() for row in rows], indent=1, ensure_ascii=False))
+            else:
+                print("\n".join(log_lines(rows)) if rows else "the audit log has no rows yet")
+            return 0
+        who = args.by or default_moderator()
+        if args.action == "hide":
+            system = store.hide_system(args.system, reason=args.reason, by=who)
+            print(f"hidden: system #{system.id} '{system.name}' ({system.moderation_reason})")
+        elif args.action == "unhide":
+            system = store.unhide_system(args.system, by=who)
+            print(f"back on the board: system #{system.id} '{system.name}'")
+        else:
+            deleted, removed = delete_with_files(
+                store, RunArchive(runs_dir(args.runs_dir)), args.system, reason=args.reason, by=who
+            )
+            files = f"{len(removed)} archived file(s) removed" if removed else "no archived file found"
+            print(f"deleted: system #{deleted.system.id} '{deleted.system.name}' (results and jobs removed; {files})")
+    return 0
