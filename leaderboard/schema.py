@@ -191,12 +191,17 @@ class Score:
 
 @dataclass(frozen=True, slots=True)
 class LeaderboardRow:
-    """A system and its scores, `scores[topic][measure]`; empty until the system is scored."""
+    """A system and its scores, `scores[topic][measure]`; empty until the system is scored.
+
+    `efficiency` is what the worker measured while scoring it (`tracks.retrieval.efficiency`: documents/s,
+    query latency, dimension, index bytes, hardware), read only when asked for and only where recorded.
+    """
 
     system: SystemRecord
     scores: dict[str, dict[str, Score]]
     evaluator_version: str | None = None
     dataset_revision: str | None = None
+    efficiency: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.columns_migration import add_missing_columns
+from leaderboard.efficiency_rows import efficiency_by_system
 from leaderboard.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
 from leaderboard.queue import JobQueue
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
@@ -213,11 +214,16 @@ class Store(JobQueue):
             return [dict(row._mapping) for row in rows]
 
     def leaderboard_rows(
-        self, kinds: tuple[str, ...] | None = None, measures: tuple[str, ...] | None = None
+        self,
+        kinds: tuple[str, ...] | None = None,
+        measures: tuple[str, ...] | None = None,
+        *,
+        efficiency: bool = False,
     ) -> list[LeaderboardRow]:
         """Every system with its scores pivoted to topic -> measure, in two queries whatever the system count.
 
-        `measures` keeps only those measure ids (a table showing three measures need not read ten).
+        `measures` keeps only those measure ids (a table showing three measures need not read ten). With
+        `efficiency`, a third query reads what the worker measured (`LeaderboardRow.efficiency`).
         """
         query = select(systems).order_by(systems.c.id)
         if kinds:
@@ -229,6 +235,7 @@ class Store(JobQueue):
         with self._read() as conn:
             found = {row.id: row for row in conn.execute(query)}
             scored = conn.execute(scores_query).all()
+            costs = efficiency_by_system(conn) if efficiency else {}
         scores: dict[int, dict[str, dict[str, Score]]] = {sid: {} for sid in found}
         versions: dict[int, tuple[str, str]] = {}
         for sid, topic, measure, value, low, high, evaluator, revision in scored:
@@ -236,7 +243,8 @@ class Store(JobQueue):
                 scores[sid].setdefault(topic, {})[measure] = Score(value, low, high)
                 versions.setdefault(sid, (evaluator, revision))
         return [
-            LeaderboardRow(_system(row), scores[sid], *versions.get(sid, (None, None))) for sid, row in found.items()
+            LeaderboardRow(_system(row), scores[sid], *versions.get(sid, (None, None)), costs.get(sid))
+            for sid, row in found.items()
         ]
 
     def per_query_scores(self, measures: tuple[str, ...]) -> list[tuple[int, str, str, str, float, Any]]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, parse_measure
-from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, column, default_sort, metric_columns
+from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, EFFICIENCY, column, default_sort, metric_columns
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB
 
 
@@ -29,7 +29,7 @@ def parse_view(params: Mapping[str, str], topics: Sequence[str], reference_topic
     pointing to the reference tab, where those figures are; the table itself shows all of its topics.
 
     `sort` takes a measure (`coverage@20`, `Coverage@20`, `alpha-nDCG@10`, applied to the chosen topic or
-    the average), `topic:measure`, a column name, or `name`, `size`, `date`.
+    the average), `topic:measure`, a column name (an efficiency column's too), or `name`, `size`, `date`.
     """
     notes = []
     raw_topic = (params.get("topic") or "").strip().lower()
@@ -62,7 +62,7 @@ def _sort_column(text: str, topic: str | None, topics: Sequence[str]) -> str | N
     aliases = {"name": "system", "system": "system", "size": "size", "date": "date", "id": "id"}
     if text.lower() in aliases:
         return aliases[text.lower()]
-    if text in metric_columns(topics, topic):
+    if text in metric_columns(topics, topic) or text in EFFICIENCY:
         return text
     scope, rest = (topic or AVERAGE), text
     if ":" in text:
