@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, Text, cast, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -254,6 +254,13 @@ class Store(JobQueue):
         query = select(*cols, results.c.value, results.c.per_query).where(results.c.measure.in_(measures))
         with self._read() as conn:
             return [tuple(row) for row in conn.execute(query.order_by(results.c.system_id, results.c.topic))]
+
+    def per_query_texts(self, measure: str) -> list[tuple[int, str, str, str]]:
+        """(system id, topic, dataset revision, per-query scores as stored JSON text) of `measure`: left undecoded,
+        so a reader that keeps what it decoded before decodes only the rows whose text changed."""
+        cols = (results.c.system_id, results.c.topic, results.c.dataset_revision, cast(results.c.per_query, Text))
+        with self._read() as conn:
+            return [tuple(r) for r in conn.execute(select(*cols).where(results.c.measure == measure))]
 
     # ---- what changed ---------------------------------------------------------------------------------------
     def change_marker(self) -> tuple[Any, ...]:

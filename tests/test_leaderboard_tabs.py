@@ -17,7 +17,7 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "holes": [],
     "nuggets_uncovered": ["name"],
     "nuggets_by_query": ["name", "qid"],
-    "table": FILTERS,
+    "table": [*FILTERS, "page"],  # the page last: older clients get the first page
     "export": FILTERS,
     "detail": ["key"],
     "plots": ["measure", "keys"],
@@ -30,7 +30,7 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "submit_answers": ["file", "name", "desc", "link"],
 }
 ELEM_IDS = {
-    "search", "leaderboard-table", "speed", "speed-caption",
+    "search", "leaderboard-table", "page-previous", "page-number", "page-next", "speed", "speed-caption",
     "holes-served", "holes-table", "nuggets-topic", "nuggets-query",
     "nuggets-matrix", "nuggets-uncovered", "answers-table", "answers-file", "answers-name",
     "answers-submit",
