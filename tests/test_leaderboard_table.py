@@ -333,3 +333,26 @@ def test_speed_plot_data_and_its_log_scale_chart():
     assert len(spec["encoding"]["color"]["scale"]["range"]) == 2  # one colour per hardware
     empty, _ = plots.speed_scatter(tbl.build_frame([row(4, "run", {"alpha": 0.9})], TOPICS))
     assert empty.empty and speed_chart(empty, "y") is None
+
+
+def test_per_query_scores_read_as_text_and_decoded_once_on_both_backends(store):
+    from leaderboard.schema import ResultMeta
+    from leaderboard.tracks.retrieval.rank_column import PerQueryVectors
+
+    per_query = {"q2": {A10: 0.25}, "q1": {A10: 0.5}}
+    scores = {"metrics": {A10: 0.375}, "per_query": per_query}
+    run, _ = store.add_system(
+        name="r", kind="run", content_hash="r", results={"alpha": scores}, meta=ResultMeta("rev1")
+    )
+    bare, _ = store.add_system(
+        name="b", kind="run", content_hash="b", results={"beta": {"metrics": {A10: 0.1}}}, meta=ResultMeta("rev1")
+    )
+    rows = sorted(store.per_query_texts(A10))
+    assert [(sid, topic, rev) for sid, topic, rev, _ in rows] == [(run.id, "alpha", "rev1"), (bare.id, "beta", "rev1")]
+    assert json.loads(rows[0][3]) == {"q1": 0.5, "q2": 0.25} and rows[1][3] in (None, "null")  # JSON's null
+    vectors = PerQueryVectors(lambda topic: ["q1", "q2", "q3"], TOPICS)
+    found = vectors.update(rows)
+    assert list(found) == [(str(run.id), "alpha")]  # no per-query scores: no vector
+    assert found[str(run.id), "alpha"][1].tolist() == [0.5, 0.25, 0.0]  # a query the run lacks counts 0
+    again = vectors.update(store.per_query_texts(A10))  # the same text read again: the same vector, not re-decoded
+    assert again[str(run.id), "alpha"][1] is found[str(run.id), "alpha"][1]
