@@ -2,10 +2,11 @@
 
 Nothing here lays out a component of a tab nor computes, filters or formats a number: the tabs do, through their
 track's plain functions (tested without Gradio). Every event has an `api_name`, so the page's API (`/load`,
-`/table`, `/export`, `/computing`, `/detail`, `/plots`, `/draw`, `/submit_run`, `/submit_model`, for the
-Reranking tab `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`, and for the Answers tab `/answers_table`,
-`/submit_answers`) is what the tests and `gradio_client` users drive. The upload cap is
-enforced twice: by Gradio's server (`launch(max_file_size=...)`, before the file reaches us) and by the submitter.
+`/table` (one page), `/export` (every row), `/computing`, `/detail`, `/plots`, `/draw`, `/speed`, `/submit_run`,
+`/submit_model`, for the Reranking tab `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`, and for the
+Answers tab `/answers_table`, `/submit_answers`) is what the tests and `gradio_client` users drive. The upload cap
+is enforced twice: by Gradio's server (`launch(max_file_size=...)`, before the file reaches us) and by the
+submitter.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Shared by the Leaderboard table (`tracks.retrieval.leaderboard_table`), the Answ
 table and the first paint. Values stay floats at full precision (exports, sorting); `display` builds the
 `gr.Dataframe` value with the text shown and the styles beside the raw cells, so no markup is ever built from
 stored text. Which columns hold measures is read from the headline measures' names, plus the columns a view names
-in `attrs["metric_columns"]`; `attrs["lower_is_better"]` names the columns whose best value is the lowest.
+in `attrs["metric_columns"]`; `attrs["lower_is_better"]` names the columns whose best value is the lowest;
+`attrs["formats"]` gives other number columns their text (`{column: "{:,.1f}"}`, never bold).
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def sort_frame(frame: pd.DataFrame, by: str, descending: bool = True) -> pd.Data
 
 def datatypes(view: pd.DataFrame) -> list[str]:
     """Column types for `gr.Dataframe`: numbers sort as numbers; only the link column is Markdown."""
-    return ["markdown" if c == "link" else "number" if c == "size" or c in _metric_set(view) else "str" for c in view]
+    numbers = {"size", *_metric_set(view), *view.attrs.get("formats", {})}
+    return ["markdown" if c == "link" else "number" if c in numbers else "str" for c in view]
 
 
 def _metric_set(view: pd.DataFrame) -> set[str]:
@@ -66,27 +68,36 @@ def best_values(view: pd.DataFrame) -> dict[str, float]:
     }
 
 
-def _column_cells(name: str, values: list[Any], metric: bool, top: float | None) -> tuple[list, list, list]:
+def _column_cells(
+    name: str, values: list[Any], metric: bool, top: float | None, fmt: str | None = None
+) -> tuple[list, list, list]:
     """(raw values, shown text, styles) of one column; blanks are None raw and "" shown."""
     raw = [None if v is None or v != v else v for v in values]  # NaN != NaN
     if metric:
         shown = ["" if v is None else f"{v:.3f}" for v in raw]
         styles = ["font-weight: bold" if v is not None and v == top else "" for v in raw]
         return raw, shown, styles
-    shown = [format_size(v) for v in raw] if name == "size" else ["" if v is None else str(v) for v in raw]
+    if fmt is not None:
+        shown = ["" if v is None else fmt.format(v) for v in raw]
+    elif name == "size":
+        shown = [format_size(v) for v in raw]
+    else:
+        shown = ["" if v is None else str(v) for v in raw]
     return raw, shown, [""] * len(raw)
 
 
-def display(view: pd.DataFrame, rows: int | None = None) -> dict[str, Any]:
+def display(view: pd.DataFrame, rows: int | None = None, start: int = 0) -> dict[str, Any]:
     """The `gr.Dataframe` value: raw cells (sorting, the API), shown text and styles (3 decimals, best in bold).
 
-    With `rows`, only the top `rows` rows are sent (a page's first paint), still bolding the best of all of
-    `view`. Built directly rather than through a pandas Styler, which costs ten times more on 1,000 rows;
-    Gradio shows `display_value` and applies `styling` cell by cell, and keeps the raw value for sorting.
+    With `rows` (and `start`), only the rows `start` to `start + rows` are sent (one page of the table, or its
+    first paint), still bolding the best of all of `view`. Built directly rather than through a pandas Styler,
+    which costs ten times more on 1,000 rows; Gradio shows `display_value` and applies `styling` cell by cell,
+    and keeps the raw value for sorting.
     """
-    best, metrics = best_values(view), _metric_set(view)
-    view = view.head(rows) if rows else view
-    columns = [_column_cells(c, view[c].tolist(), c in metrics, best.get(c)) for c in view.columns]
+    best, metrics, formats = best_values(view), _metric_set(view), view.attrs.get("formats", {})
+    if rows or start:
+        view = view.iloc[start : start + rows if rows else None]
+    columns = [_column_cells(c, view[c].tolist(), c in metrics, best.get(c), formats.get(c)) for c in view.columns]
     if not len(view):
         return {"headers": list(view.columns), "data": [], "metadata": None}
 

@@ -2,29 +2,36 @@
 
 On a modest machine Gradio needs about a second to load and start its scripts before any component, the
 table included, can show a row (a blank Gradio page measures 0.9 to 1.0 s here). The page's served HTML
-therefore carries a small script that asks `ROUTE` for the top rows of the view the address asks for
-(`?topic=&sort=&order=`, read by the same `parse_view` as the app) and draws them as a plain table
+therefore carries a small script that asks `ROUTE` for the rows of the view and page the address asks for
+(`?topic=&sort=&order=&page=`, read by the same `parse_view` as the app) and draws them as a plain table
 over the page. It removes itself as soon as the interactive table holds rows, so what the visitor reads first
 is the same ranking, with the same three-decimal cells, as what follows.
 
 Nothing from the store becomes markup: cells are set with `textContent`. The script is put into the HTML by
 wrapping the ASGI app of Gradio's index route, so Gradio's own handler (and its dependencies, OAuth
-included) still produces the page.
+included) still produces the page. The same wrapper keeps the table's `?page=` away from that handler, which
+would read it as the page of a multipage Gradio app (this app has one page) and fail on `?page=2`.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from leaderboard.display import display
 
+logger = logging.getLogger(__name__)
 ROUTE = "/first-paint.json"
 ELEMENT_ID = "first-paint"
+OWN_PARAMS = ("page",)  # the table's query parameters that Gradio's index route also reads (its multipage page)
 
 SCRIPT = """<script>(function () {
   var data = fetch("%(route)s" + location.search).then(function (r) { return r.ok ? r.json() : null; });
@@ -70,23 +77,47 @@ def script() -> bytes:
     return (SCRIPT % {"route": ROUTE, "id": ELEMENT_ID}).encode()
 
 
-def payload(shown: Any, total: int, limit: int) -> dict[str, Any]:
-    """Headers, shown text of the top `limit` rows (as the table formats them) and a caption, for the script."""
-    drawn = display(shown, rows=limit)
+def payload(shown: Any, total: int, limit: int, start: int = 0) -> dict[str, Any]:
+    """Headers, shown text of `limit` rows from `start` (one page, as the table formats it) and a caption."""
+    drawn = display(shown, rows=limit, start=start)
     rows = drawn["metadata"]["display_value"] if drawn["metadata"] else []
     link = drawn["headers"].index("link") if "link" in drawn["headers"] else None
     if link is not None:  # a Markdown link cell reads as its host name in plain text
         rows = [[*r[:link], str(r[link]).split("](", 1)[0].lstrip("["), *r[link + 1 :]] for r in rows]
     rows = [["" if v is None else str(v) for v in r] for r in rows]
-    caption = f"Top {min(limit, len(shown))} of {total} systems; the interactive table is loading…"
+    stop = min(start + limit, len(shown))
+    where = f"Top {stop}" if not start else f"Rows {start + 1:,}–{stop:,}"
+    caption = f"{where} of {total:,} systems; the interactive table is loading…"
     return {"headers": drawn["headers"], "rows": rows, "caption": caption}
 
 
-def _with_script(asgi: Callable[..., Any], snippet: bytes) -> Callable[..., Any]:
-    """The index route's ASGI app, with `snippet` put before `</head>` of its HTML answers."""
+def _without(scope: Mapping[str, Any], names: tuple[str, ...]) -> Mapping[str, Any]:
+    """The request `scope` with the query parameters `names` taken out (the browser's address keeps them)."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    pairs = parse_qsl(query, keep_blank_values=True)
+    if not any(key in names for key, _ in pairs):
+        return scope
+    kept = urlencode([(key, value) for key, value in pairs if key not in names])
+    return {**scope, "query_string": kept.encode("latin-1")}
+
+
+def _with_script(
+    asgi: Callable[..., Any],
+    snippet: bytes,
+    own: tuple[str, ...] = OWN_PARAMS,
+    warm: Callable[[Mapping[str, str]], Any] | None = None,
+) -> Callable[..., Any]:
+    """The index route's ASGI app, with `snippet` put before `</head>` of its HTML answers, and without the
+    table's own query parameters (`own`) in what Gradio's handler reads. With `warm`, once a page is sent,
+    `warm(query params)` starts in a worker thread (nobody waits for it): the rows the page's script will ask for
+    are then being computed while the browser is still reading the HTML. Not before the page is sent: the
+    computation holds the interpreter, and Gradio builds the page in Python too."""
 
     async def app(scope: Mapping[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
-        if scope.get("type") != "http" or scope.get("method") != "GET":
+        page = scope.get("type") == "http" and scope.get("method") == "GET"
+        params = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1"))) if page else {}
+        scope = _without(scope, own) if scope.get("type") == "http" else scope
+        if not page:
             await asgi(scope, receive, send)
             return
         start: dict[str, Any] = {}
@@ -110,12 +141,27 @@ def _with_script(asgi: Callable[..., Any], snippet: bytes) -> Callable[..., Any]
             await send({"type": "http.response.body", "body": body})
 
         await asgi(scope, receive, capture)
+        if warm is not None:
+            _started.add(asyncio.ensure_future(run_in_threadpool(_quietly, warm, params)))
+            _started.difference_update([task for task in _started if task.done()])
 
     return app
 
 
+_started: set[asyncio.Future[Any]] = set()  # warm-ups under way (a task nobody holds may be collected early)
+
+
+def _quietly(warm: Callable[[Mapping[str, str]], Any], params: Mapping[str, str]) -> None:
+    """A warm-up's failure is the first-paint request's to report (it computes the same rows), not the page's."""
+    try:
+        warm(params)
+    except Exception:  # logged here; the first-paint request that follows raises it again
+        logger.debug("first-paint warm-up failed", exc_info=True)
+
+
 def install(server_app: Any, rows: Callable[[Mapping[str, str]], dict[str, Any]]) -> bool:
-    """Add `ROUTE` (answered by `rows(query params)`) and the script to the index page of a started Gradio app.
+    """Add `ROUTE` (answered by `rows(query params)`) and the script to the index page of a started Gradio app;
+    once a page is sent, its rows are computed before the script asks for them (`_with_script`'s `warm`).
 
     Returns False, changing nothing, when the app has no index route of the expected kind (a Gradio release
     that serves its page otherwise): the page then simply has no first paint.
@@ -126,8 +172,11 @@ def install(server_app: Any, rows: Callable[[Mapping[str, str]], dict[str, Any]]
         return False
 
     async def endpoint(request: Request) -> JSONResponse:
-        return JSONResponse(rows(dict(request.query_params)))  # plain strings and numbers already
+        # In a worker thread: after a write the rows take a store read and the rank bootstrap, and on the server's
+        # event loop they would hold back Gradio's scripts, which the browser is fetching at the same moment.
+        answer = await run_in_threadpool(rows, dict(request.query_params))
+        return JSONResponse(answer)  # plain strings and numbers already
 
-    index.app = _with_script(index.app, script())
+    index.app = _with_script(index.app, script(), warm=rows)
     routes.insert(0, Route(ROUTE, endpoint, methods=["GET"]))
     return True

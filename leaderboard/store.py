@@ -21,10 +21,10 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select, update
+from sqlalchemy import Connection, Text, cast, delete, func, insert, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -32,20 +32,20 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.audit import AuditLog, install_append_only_guard
 from leaderboard.columns_migration import add_missing_columns
+from leaderboard.efficiency_rows import efficiency_by_system
 from leaderboard.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
 from leaderboard.moderation import HIDDEN, LISTED, Moderation
 from leaderboard.queue import JobQueue
+from leaderboard.rate_limit import RateLimit
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.schema import (
     SYSTEM_KINDS,
     Base,
     LeaderboardRow,
-    RateDecision,
     ResultMeta,
     Score,
     SystemRecord,
     jobs,
-    rate_events,
     result_rows,
     results,
     system_record,
@@ -56,7 +56,7 @@ from leaderboard.store_engine import WRITE, default_store_url, make_engine
 _PG_LOCK_SPACE = 0x46534846  # first key of our PostgreSQL advisory locks ("FSHF"), apart from other apps'
 
 
-class Store(JobQueue, Moderation, AuditLog):
+class Store(JobQueue, RateLimit, Moderation, AuditLog):
     """Submissions, results and jobs in a SQLAlchemy database; see the module docstring for the guarantees."""
 
     def __init__(self, url: str | None = None) -> None:
@@ -218,12 +218,14 @@ class Store(JobQueue, Moderation, AuditLog):
         measures: tuple[str, ...] | None = None,
         *,
         include_hidden: bool = False,
+        efficiency: bool = False,
     ) -> list[LeaderboardRow]:
         """Every listed system with its scores pivoted to topic -> measure, in two queries whatever the system count.
 
         `measures` keeps only those measure ids (a table showing three measures need not read ten). Systems a
         moderator hid or deleted are left out (`leaderboard.moderation`), so every view built from these rows
-        leaves them out too; `include_hidden` adds the hidden ones (never the deleted: they have no scores).
+        leaves them out too; `include_hidden` adds the hidden ones (never the deleted: they have no scores). With
+        `efficiency`, a third query reads what the worker measured (`LeaderboardRow.efficiency`).
         """
         query = select(systems).order_by(systems.c.id)
         query = query.where(LISTED | (systems.c.moderation == HIDDEN) if include_hidden else LISTED)
@@ -236,14 +238,17 @@ class Store(JobQueue, Moderation, AuditLog):
         with self._read() as conn:
             found = {row.id: row for row in conn.execute(query)}
             scored = conn.execute(scores_query).all()
+            costs = efficiency_by_system(conn) if efficiency else {}
         scores: dict[int, dict[str, dict[str, Score]]] = {sid: {} for sid in found}
         versions: dict[int, tuple[str, str]] = {}
         for sid, topic, measure, value, low, high, evaluator, revision in scored:
             if sid in scores:  # a system added between the two queries (PostgreSQL) waits for the next render
                 scores[sid].setdefault(topic, {})[measure] = Score(value, low, high)
                 versions.setdefault(sid, (evaluator, revision))
-        rows = [(system_record(row), scores[sid], *versions.get(sid, (None, None))) for sid, row in found.items()]
-        return [LeaderboardRow(*row) for row in rows]
+        return [
+            LeaderboardRow(system_record(row), scores[sid], *versions.get(sid, (None, None)), costs.get(sid))
+            for sid, row in found.items()
+        ]
 
     def per_query_scores(
         self, measures: tuple[str, ...], *, include_hidden: bool = False
@@ -257,6 +262,15 @@ class Store(JobQueue, Moderation, AuditLog):
             query = query.where(results.c.system_id.in_(select(systems.c.id).where(LISTED)))
         with self._read() as conn:
             return [tuple(row) for row in conn.execute(query.order_by(results.c.system_id, results.c.topic))]
+
+    def per_query_texts(self, measure: str) -> list[tuple[int, str, str, str]]:
+        """(system id, topic, dataset revision, per-query scores as stored JSON text) of `measure` for every listed
+        system (as `leaderboard_rows`): left undecoded, so a reader that keeps what it decoded before decodes only
+        the rows whose text changed."""
+        cols = (results.c.system_id, results.c.topic, results.c.dataset_revision, cast(results.c.per_query, Text))
+        listed = results.c.system_id.in_(select(systems.c.id).where(LISTED))
+        with self._read() as conn:
+            return [tuple(r) for r in conn.execute(select(*cols).where(results.c.measure == measure, listed))]
 
     # ---- what changed ---------------------------------------------------------------------------------------
     def change_marker(self) -> tuple[Any, ...]:
@@ -274,23 +288,3 @@ class Store(JobQueue, Moderation, AuditLog):
                 conn.execute(select(func.max(results.c.id))).scalar(),
                 *conn.execute(select(func.count(), func.max(jobs.c.updated_at))).one(),
             )
-
-    # ---- rate limit -----------------------------------------------------------------------------------------
-    def check_rate_limit(self, identity: str, max_per_hour: int, *, window_seconds: float = 3600.0) -> RateDecision:
-        """Count this submission against `identity`, or refuse it when the window already holds the maximum."""
-        with self._write() as conn:
-            self._pg_lock(conn, f"rate:{identity}")
-            now = self._now(conn)
-            start = now - timedelta(seconds=window_seconds)
-            conn.execute(delete(rate_events).where(rate_events.c.identity == identity, rate_events.c.at < start))
-            times = conn.execute(
-                select(rate_events.c.at).where(rate_events.c.identity == identity).order_by(rate_events.c.at)
-            ).scalars()
-            times = times.all()
-            if len(times) >= max_per_hour:
-                wait = (
-                    (times[len(times) - max_per_hour] - start).total_seconds() if max_per_hour > 0 else window_seconds
-                )
-                return RateDecision(False, len(times), max_per_hour, max(wait, 0.0))
-            conn.execute(insert(rate_events).values(identity=identity, at=now))
-        return RateDecision(True, len(times) + 1, max_per_hour)

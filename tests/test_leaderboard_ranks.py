@@ -87,10 +87,28 @@ def test_the_cache_is_kept_until_the_store_changes(store, board, monkeypatch):
     _, ranks, _ = board
     first = ranks.intervals(default_sort())
     calls = []
-    monkeypatch.setattr(store, "per_query_scores", lambda m, f=store.per_query_scores: calls.append(m) or f(m))
+    monkeypatch.setattr(store, "per_query_texts", lambda m, f=store.per_query_texts: calls.append(m) or f(m))
     assert ranks.intervals(default_sort()) is first and calls == []
     store.add_system(name="queued", kind="run", content_hash="queued")
     assert ranks.intervals(default_sort()) == first and len(calls) == 1  # recomputed, the same numbers
+
+
+def test_after_a_write_only_the_new_rows_are_decoded(store, lb_dataset, board, bm25_runs, tmp_path, monkeypatch):
+    """The per-query scores of the rows already on the board are not decoded again after a new submission, and
+    the intervals are those of a source that decodes everything afresh."""
+    from leaderboard.tracks.retrieval import rank_column
+
+    source, ranks, _ = board
+    ranks.intervals(default_sort())
+    decoded = []
+    original = rank_column.PerQueryVectors._vector
+    monkeypatch.setattr(rank_column.PerQueryVectors, "_vector", lambda s, t, x: decoded.append(t) or original(s, t, x))
+    run = write_trec(tmp_path / "late.trec", merged(bm25_runs), depth=50)
+    Submitter(store, lb_dataset, resamples=50).submit_run(run, name="late")
+    after = ranks.intervals(default_sort())
+    assert sorted(decoded) == sorted(lb_dataset.topics)  # the new run's row of each topic, and nothing else
+    fresh = RankSource(store, lb_dataset, source, resamples=RESAMPLES).intervals(default_sort())
+    assert after == fresh and len(after) == 5
 
 
 def test_two_leaders_that_score_alike_both_show_the_tied_marker(store, lb_dataset, bm25_runs, tmp_path):

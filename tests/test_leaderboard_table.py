@@ -195,8 +195,8 @@ def test_board_source_rebuilds_only_when_the_store_changes():
         def change_marker(self):
             return self.marker
 
-        def leaderboard_rows(self, measures=None):
-            assert measures == ("alpha_ndcg@10", "coverage@20", "recall@50")
+        def leaderboard_rows(self, measures=None, efficiency=False):
+            assert measures == ("alpha_ndcg@10", "coverage@20", "recall@50") and efficiency
             self.reads += 1
             return [row(1, "BM25", {"alpha": 0.3, "beta": 0.2}, "baseline")]
 
@@ -230,3 +230,129 @@ def test_the_store_marker_and_headline_read_on_both_backends(store):
     assert store.change_marker() == marks[-1]  # nothing written: the same marker, the cached board is reused
     (row,) = [r for r in store.leaderboard_rows(measures=(A10, C20)) if r.system.id == run.id]
     assert set(row.scores["alpha"]) == {A10, C20}
+
+
+COST = {  # as `efficiency.EfficiencyMeter.report` records it for a model row
+    "docs_per_second": 1234.56,
+    "docs_encoded": 600,
+    "query_latency_ms": 4.25,
+    "embedding_dim": 384,
+    "index_bytes": 600 * 384 * 4,
+    "hardware": "GPU: NVIDIA H100 80GB HBM3",
+}
+
+
+def test_efficiency_columns_show_what_the_worker_measured_and_are_blank_elsewhere():
+    measured = row(1, "minilm", {"alpha": 0.3, "beta": 0.2}, "model")
+    rows = [
+        type(measured)(measured.system, measured.scores, "0.1.0", "rev1", COST),
+        row(2, "a run", {"alpha": 0.4, "beta": 0.1}),
+        type(measured)(row(3, "odd", {"alpha": 0.1}, "model").system, {}, efficiency={"embedding_dim": "x"}),
+    ]
+    frame = tbl.build_frame(rows, TOPICS, revision="rev1")
+    view = tbl.view_frame(frame)
+    assert list(view.columns[-8:]) == [*tbl.EFFICIENCY_COLUMNS, "size", "date", "link"]  # after the measures
+    by_id = frame.set_index("id")
+    assert by_id.at["1", "docs/s"] == 1234.56 and by_id.at["1", "index MB"] == pytest.approx(0.9216)
+    assert (by_id.at["1", "dim"], by_id.at["1", "hardware"]) == (384, "GPU: NVIDIA H100 80GB HBM3")
+    assert by_id.loc[["2", "3"], tbl.EFFICIENCY_COLUMNS].isna().all().all()  # a run, and a nonsense figure
+    value = display.display(display.sort_frame(view, tbl.default_sort()))
+    shown = {r[0]: r for r in value["metadata"]["display_value"]}
+    at = {name: i for i, name in enumerate(value["headers"])}
+    model = [shown["1"][at[c]] for c in tbl.EFFICIENCY_COLUMNS]
+    assert model == ["1,234.6", "4.2", "384", "0.9", "GPU: NVIDIA H100 80GB HBM3"]
+    assert [shown["2"][at[c]] for c in tbl.EFFICIENCY_COLUMNS] == [""] * 5
+    assert all("bold" not in s for r in value["metadata"]["styling"] for s in r[at["docs/s"] : at["hardware"]])
+    types = dict(zip(view.columns, display.datatypes(view), strict=True))
+    assert [types[c] for c in tbl.EFFICIENCY_COLUMNS] == ["number"] * 4 + ["str"]
+    assert tbl.shown_rows(frame, sort="docs/s")["id"].iloc[0] == "1"  # a sort choice and a deep-link sort
+    assert "docs/s" in tbl.sort_choices(TOPICS) and deep_links.parse_view({"sort": "docs/s"}, TOPICS).sort == "docs/s"
+
+
+def test_exports_carry_the_efficiency_columns(tmp_path):
+    measured = row(1, "minilm", {"alpha": 0.3, "beta": 0.2}, "model")
+    rows = [type(measured)(measured.system, measured.scores, "0.1.0", "rev1", COST), row(2, "r", {"alpha": 0.1})]
+    csv_path, json_path = tbl.export_files(tbl.view_frame(tbl.build_frame(rows, TOPICS)), tmp_path)
+    back = pd.read_csv(csv_path, dtype={"id": str}).set_index("id")
+    assert back.at["1", "docs/s"] == 1234.56 and back.at["1", "hardware"] == COST["hardware"]
+    assert math.isnan(back.at["2", "docs/s"])
+    exported = {r["id"]: r for r in json.loads(json_path.read_text())["rows"]}
+    assert exported["1"]["query ms"] == 4.25 and exported["2"]["hardware"] is None
+
+
+def test_the_store_reads_efficiency_only_when_asked_on_both_backends(store):
+    from leaderboard.schema import ResultMeta
+
+    scores = {t: {"metrics": {A10: 0.5, C20: 0.4}} for t in TOPICS}
+    model, _ = store.add_system(
+        name="m",
+        kind="model",
+        content_hash="m",
+        results=scores,
+        meta=ResultMeta("rev1", parameters={"efficiency": COST}),
+    )
+    run, _ = store.add_system(  # a run's parameters never put figures on the board, whatever they say
+        name="r", kind="run", content_hash="r", results=scores, meta=ResultMeta("rev1", parameters={"efficiency": COST})
+    )
+    plain, _ = store.add_system(name="p", kind="model", content_hash="p", results=scores, meta=ResultMeta("rev1"))
+    rows = {r.system.id: r for r in store.leaderboard_rows(measures=(A10,), efficiency=True)}
+    assert rows[model.id].efficiency == COST
+    assert rows[run.id].efficiency is None and rows[plain.id].efficiency is None
+    assert all(r.efficiency is None for r in store.leaderboard_rows(measures=(A10,)))
+    frame = tbl.BoardSource(store, TOPICS, "rev1").frame().set_index("id")
+    assert frame.at[str(model.id), "hardware"] == COST["hardware"] and frame.at[str(model.id), "dim"] == 384
+
+
+def test_speed_plot_data_and_its_log_scale_chart():
+    from leaderboard.tracks.retrieval.speed_chart import speed_chart
+
+    def measured(sid, name, value, speed, hardware):
+        base = row(sid, name, {"alpha": value, "beta": value}, "model")
+        cost = COST | {"docs_per_second": speed, "hardware": hardware}
+        return type(base)(base.system, base.scores, "0.1.0", "rev1", cost)
+
+    rows = [
+        measured(1, "fast", 0.2, 5000.0, "GPU: NVIDIA H100 80GB HBM3"),
+        measured(2, "slow", 0.6, 8.5, "CPU: AMD EPYC 7B13 64-Core Processor"),
+        type(row(3, "x", {}))(row(3, "half", {"alpha": 0.9}, "model").system, {"alpha": {}}, efficiency=COST),
+        row(4, "run", {"alpha": 0.9, "beta": 0.9}),
+    ]
+    frame = tbl.build_frame(rows, TOPICS)
+    points, caption = plots.speed_scatter(frame, "alpha_ndcg@10")
+    assert points["system"].tolist() == ["slow", "fast"]  # slowest first; no average or no speed: no point
+    assert points[["docs_per_second", "value"]].values.tolist() == [[8.5, 0.6], [5000.0, 0.2]]
+    assert points["hardware"].tolist() == ["CPU: AMD EPYC 7B13 64-Core Processor", "GPU: NVIDIA H100 80GB HBM3"]
+    assert caption.startswith("2 model rows") and "not placed (no average α-nDCG@10): half" in caption
+    chart = speed_chart(points, plots.axis_title("alpha_ndcg@10"))
+    spec = json.loads(chart.plot)
+    assert chart.type == "altair" and chart.chart == "scatter"
+    assert spec["encoding"]["x"]["scale"] == {"type": "log"} and spec["encoding"]["x"]["field"] == "docs_per_second"
+    assert spec["encoding"]["y"]["title"] == "average α-nDCG@10"
+    assert {t["field"] for t in spec["encoding"]["tooltip"]} >= {"system", "hardware", "docs_per_second", "value"}
+    assert [p["hardware"] for p in spec["data"]["values"]] == points["hardware"].tolist()
+    assert len(spec["encoding"]["color"]["scale"]["range"]) == 2  # one colour per hardware
+    empty, _ = plots.speed_scatter(tbl.build_frame([row(4, "run", {"alpha": 0.9})], TOPICS))
+    assert empty.empty and speed_chart(empty, "y") is None
+
+
+def test_per_query_scores_read_as_text_and_decoded_once_on_both_backends(store):
+    from leaderboard.schema import ResultMeta
+    from leaderboard.tracks.retrieval.rank_column import PerQueryVectors
+
+    per_query = {"q2": {A10: 0.25}, "q1": {A10: 0.5}}
+    scores = {"metrics": {A10: 0.375}, "per_query": per_query}
+    run, _ = store.add_system(
+        name="r", kind="run", content_hash="r", results={"alpha": scores}, meta=ResultMeta("rev1")
+    )
+    bare, _ = store.add_system(
+        name="b", kind="run", content_hash="b", results={"beta": {"metrics": {A10: 0.1}}}, meta=ResultMeta("rev1")
+    )
+    rows = sorted(store.per_query_texts(A10))
+    assert [(sid, topic, rev) for sid, topic, rev, _ in rows] == [(run.id, "alpha", "rev1"), (bare.id, "beta", "rev1")]
+    assert json.loads(rows[0][3]) == {"q1": 0.5, "q2": 0.25} and rows[1][3] in (None, "null")  # JSON's null
+    vectors = PerQueryVectors(lambda topic: ["q1", "q2", "q3"], TOPICS)
+    found = vectors.update(rows)
+    assert list(found) == [(str(run.id), "alpha")]  # no per-query scores: no vector
+    assert found[str(run.id), "alpha"][1].tolist() == [0.5, 0.25, 0.0]  # a query the run lacks counts 0
+    again = vectors.update(store.per_query_texts(A10))  # the same text read again: the same vector, not re-decoded
+    assert again[str(run.id), "alpha"][1] is found[str(run.id), "alpha"][1]

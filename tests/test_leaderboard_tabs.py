@@ -17,12 +17,13 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "holes": [],
     "nuggets_uncovered": ["name"],
     "nuggets_by_query": ["name", "qid"],
-    "table": FILTERS,
+    "table": [*FILTERS, "page"],  # the page last: older clients get the first page
     "export": FILTERS,
     "computing": [],  # the rows a worker still computes (the Leaderboard tab's "Computing" line)
     "detail": ["key"],
     "plots": ["measure", "keys"],
     "draw": ["measure", "keys"],
+    "speed": ["measure"],
     "submit_run": ["file", "scope", "name", "desc", "link", "cutoff"],  # cutoff last: older clients still work
     "submit_model": ["model", "revision", "track", "name", "desc", "link", "cutoff"],
     "after_cutoff": [],
@@ -33,7 +34,8 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "submit_answers": ["file", "name", "desc", "link"],
 }
 ELEM_IDS = {
-    "search", "leaderboard-table", "holes-served", "holes-table", "nuggets-topic", "nuggets-query",
+    "search", "leaderboard-table", "page-previous", "page-number", "page-next", "speed", "speed-caption",
+    "holes-served", "holes-table", "nuggets-topic", "nuggets-query",
     "nuggets-matrix", "nuggets-uncovered", "answers-table", "answers-file", "answers-name",
     "answers-submit",
     "answers-outcome", "detail-system", "detail-header", "detail-metrics", "detail-tests", "detail-holes",

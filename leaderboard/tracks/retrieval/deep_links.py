@@ -1,35 +1,42 @@
-"""Deep links to the Leaderboard table: `?topic=T&sort=S&order=asc|desc` read into a `View`, with a notice for
-every value that fell back to the default (the app's first render and the first paint read the same view)."""
+"""Deep links to the Leaderboard table: `?topic=T&sort=S&order=asc|desc&page=N` read into a `View`, with a notice
+for every value that fell back to the default (the app's first render and the first paint read the same view), and
+the script that writes the table's view back into the address as a visitor pages and sorts (`ADDRESS_SCRIPT`), so
+the address bar always opens what is on screen."""
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, parse_measure
-from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, column, default_sort, metric_columns
+from leaderboard.paging import page_number
+from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, EFFICIENCY, column, default_sort, metric_columns
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB
 
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """What a deep link asks for: one topic (or all), a sort column and direction; `notice` explains fallbacks."""
+    """What a deep link asks for: one topic (or all), a sort column and direction, a page (1-based; one beyond
+    the end shows the last); `notice` explains fallbacks."""
 
     topic: str | None
     sort: str
     descending: bool = True
     notice: str = ""
+    page: int = 1
 
 
 def parse_view(params: Mapping[str, str], topics: Sequence[str], reference_topics: Sequence[str] = ()) -> View:
-    """Read `?topic=T&sort=S&order=asc|desc`; unknown values fall back to the defaults, with a notice.
+    """Read `?topic=T&sort=S&order=asc|desc&page=N`; unknown values fall back to the defaults, with a notice.
 
     A topic that is not the dataset's but is one of the published figures' (`reference_topics`) gets a notice
     pointing to the reference tab, where those figures are; the table itself shows all of its topics.
 
     `sort` takes a measure (`coverage@20`, `Coverage@20`, `alpha-nDCG@10`, applied to the chosen topic or
-    the average), `topic:measure`, a column name, or `name`, `size`, `date`.
+    the average), `topic:measure`, a column name (an efficiency column's too), or `name`, `size`, `date`.
     """
     notes = []
     raw_topic = (params.get("topic") or "").strip().lower()
@@ -55,14 +62,18 @@ def parse_view(params: Mapping[str, str], topics: Sequence[str], reference_topic
     order = (params.get("order") or "").strip().lower()
     if order in ("asc", "desc"):
         descending = order == "desc"
-    return View(topic, sort, descending, "; ".join(notes))
+    raw_page = (params.get("page") or "").strip()
+    page = page_number(raw_page) if raw_page else 1
+    if raw_page and not re.fullmatch(r"0*[1-9][0-9]*", raw_page):
+        notes.append(f"page {raw_page[:20]!r} is not a page number; showing page {page}")
+    return View(topic, sort, descending, "; ".join(notes), page)
 
 
 def _sort_column(text: str, topic: str | None, topics: Sequence[str]) -> str | None:
     aliases = {"name": "system", "system": "system", "size": "size", "date": "date", "id": "id"}
     if text.lower() in aliases:
         return aliases[text.lower()]
-    if text in metric_columns(topics, topic):
+    if text in metric_columns(topics, topic) or text in EFFICIENCY:
         return text
     scope, rest = (topic or AVERAGE), text
     if ":" in text:
@@ -75,3 +86,25 @@ def _sort_column(text: str, topic: str | None, topics: Sequence[str]) -> str | N
     if measure not in HEADLINE or (scope != AVERAGE and scope not in topics) or (topic and scope != topic):
         return None
     return column(scope, measure)
+
+
+# The page's view written back into the address (`history.replaceState`: no reload, no history entry), run in
+# the browser after each change of topic, sort, order or page; defaults are left out, so a plain visit keeps a
+# plain address. Arguments: the topic box, sort box, order radio and page box values.
+ADDRESS_SCRIPT = """(topic, sort, order, page) => {
+    const url = new URL(window.location.href), all = %(all)s, head = %(head)s;
+    const scope = topic === all ? "" : topic;
+    const keep = (key, value) => value ? url.searchParams.set(key, value) : url.searchParams.delete(key);
+    keep("topic", scope);
+    keep("sort", sort === (scope || %(average)s) + " " + head ? "" : sort);
+    keep("order", order === "desc" ? "" : order);
+    keep("page", Number(page) > 1 ? String(Math.floor(Number(page))) : "");
+    window.history.replaceState(window.history.state, "", url);
+    return [];
+}"""
+
+
+def address_script(all_topics: str) -> str:
+    """`ADDRESS_SCRIPT` for a page whose topic box names every topic `all_topics`."""
+    quoted = {"all": all_topics, "head": HEADLINE[0].name, "average": AVERAGE}
+    return ADDRESS_SCRIPT % {k: json.dumps(v, ensure_ascii=False) for k, v in quoted.items()}

@@ -78,7 +78,7 @@ class EfficiencyMeter:
 
     def report(self, retriever: Any, query_texts: Sequence[str], device: str | None) -> dict[str, Any]:
         model = getattr(retriever.dense, "model", None)
-        dim = model.get_sentence_embedding_dimension() if model is not None else None
+        dim = _dimension(model) if model is not None else None
         if not self.encoded and model is not None and self.sample:  # everything came from the cache: measure now
             start = time.perf_counter()
             model.encode(self.sample, prompt=retriever.doc_prompt or None, batch_size=retriever.batch_size)
@@ -91,3 +91,9 @@ class EfficiencyMeter:
             "index_bytes": self.documents * dim * 4 if dim else None,
             "hardware": hardware(device),
         }
+
+
+def _dimension(model: Any) -> int | None:
+    """The embedding dimension, by the name sentence-transformers gives the method (renamed in its 5.x)."""
+    method = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return method()

@@ -1,9 +1,17 @@
-"""The Leaderboard tab: the retrieval table with its search, filters, topic, sort and downloads, the page's first
-rows (and the plain first paint of `leaderboard.first_paint`), and the load chain's first steps.
+"""The Leaderboard tab: the retrieval table, one page at a time, with its search, filters, topic, sort, pager and
+downloads, the page's first rows (and the plain first paint of `leaderboard.first_paint`), and the load chain's
+first step.
 
-Every number and row comes from `leaderboard_table` (and `deep_links` for `?topic=&sort=&order=`); this module only
-lays out the components and wires them. Its table and the event refreshing it are published for the other tabs
-(`TABLE`, `REFRESH`): a click on a row opens the Detail tab, a submission refreshes the table.
+Every number and row comes from `leaderboard_table` (`leaderboard.paging` for the page, `deep_links` for
+`?topic=&sort=&order=&page=`); this module only lays out the components and wires them. Sorting, filtering, search
+and the rank column run on the server over every row, then one page is sent; the downloads hold every row of the
+current filter. Changing a filter, the search or the sort goes back to page 1; the address follows the view.
+Its table and the event refreshing it are published for the other tabs (`TABLE`, `REFRESH`): a click on a row
+opens the Detail tab, a submission refreshes the table.
+
+API: `/table` (search, types, sizes, topic, sort, order[, page]) answers one page (page 1 when left out; a page
+beyond the end is the last), its caption (`rows 51–100 of 1,001 · page 2 of 21`) in the table's label;
+`/export` answers the CSV and JSON of every row.
 """
 
 from __future__ import annotations
@@ -17,16 +25,13 @@ from leaderboard import first_paint
 from leaderboard.computing import StatusLine
 from leaderboard.display import datatypes, display
 from leaderboard.page import Page, PageTab
+from leaderboard.paging import PAGE_ROWS, page_number, page_slice
 from leaderboard.tracks.retrieval import deep_links, detail, rank_column, retrieval_page
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
 
 TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
 SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
 TOPIC_ALL = "all topics"
-# The page's first render shows the top rows at once; the rest follow in a second event. 25 rows fill the
-# table's first screen; with 100 the browser took longer to draw them (median first rows 2.23 s vs 2.02 s,
-# every row 3.32 s vs 3.09 s, 1,000 systems, `benchmarks/bench_leaderboard.py`'s store, 10 loads each).
-FIRST_PAINT_ROWS = 25
 TABLE, REFRESH = "leaderboard.table", "leaderboard.refresh"  # published parts: the table, (render, inputs, table)
 
 
@@ -38,6 +43,14 @@ def legend() -> str:
 def rank_legend() -> str:
     """What the rank column means, under the table (the Detail tab says how it is computed)."""
     return f"{rank_column.EXPLAINED}; details in the Detail tab."
+
+
+def paging_legend() -> str:
+    """How the pages read: the server sorts every row; a column's own menu only reorders the page on screen."""
+    return (
+        f"{PAGE_ROWS} rows a page; *Sort by* orders every row, a column's own menu only the rows of this page. "
+        "Bold: best value of each column among every row of the current filter; downloads hold every row."
+    )
 
 
 class LeaderboardTab(PageTab):
@@ -61,12 +74,17 @@ class LeaderboardTab(PageTab):
         notice = gr.Markdown()
         status = StatusLine()  # what is still being computed (`leaderboard.computing`)
         table = gr.Dataframe(
-            interactive=False, elem_id="leaderboard-table", max_height=640, wrap=False, pinned_columns=2
+            interactive=False, elem_id="leaderboard-table", max_height=640, wrap=False, pinned_columns=2, label=" "
         )
         with gr.Row():
-            csv_button = gr.DownloadButton("Download CSV", size="sm")
-            json_button = gr.DownloadButton("Download JSON", size="sm")
-        gr.Markdown(f"{legend()}. Bold: best value of each column among the rows shown. {rank_legend()}")
+            previous = gr.Button("◀ Previous", size="sm", elem_id="page-previous", scale=0, min_width=110)
+            number = gr.Number(
+                1, precision=0, label="Page", elem_id="page-number", scale=0, min_width=80, container=False
+            )
+            following = gr.Button("Next ▶", size="sm", elem_id="page-next", scale=0, min_width=110)
+            csv_button = gr.DownloadButton("Download CSV", size="sm", scale=0, min_width=140)
+            json_button = gr.DownloadButton("Download JSON", size="sm", scale=0, min_width=140)
+        gr.Markdown(f"{legend()}. {tbl.EFFICIENCY_LEGEND}. {paging_legend()} {rank_legend()}")
 
         def view(
             search: str, types: list[str] | None, sizes: list[str] | None, topic: str, sort: str, order: str
@@ -84,10 +102,31 @@ class LeaderboardTab(PageTab):
             )
 
         def render(
-            search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str, limit: int | None = None
+            search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str, page: Any = 1
         ) -> Any:
+            """One page of the view (the `/table` API): the rows, their types and the caption as the label."""
+            return turn(search, types, sizes, topic, sort, order, page)[0]
+
+        def turn(
+            search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str, page: Any = 1
+        ) -> tuple[Any, int]:
+            """(the table's update, the page shown): a page beyond the end shows, and puts in the box, the last."""
             shown = view(search, types, sizes, topic, sort, order)
-            return gr.update(value=display(shown, rows=limit), datatype=datatypes(shown))
+            part = page_slice(len(shown), page)
+            table = display(shown, rows=part.rows, start=part.start)
+            return gr.update(value=table, datatype=datatypes(shown), label=part.caption()), part.page
+
+        def first_page(search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str) -> Any:
+            """After a filter, the search or the sort changed: page 1 of the new view."""
+            return turn(search, types, sizes, topic, sort, order, 1)
+
+        def previous_page(*state: Any) -> Any:
+            *filters, page = state
+            return turn(*filters, max(1, page_number(page) - 1))
+
+        def next_page(*state: Any) -> Any:
+            *filters, page = state
+            return turn(*filters, page_number(page) + 1)
 
         def exports(search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str) -> Any:
             csv_path, json_path = tbl.export_files(view(search, types, sizes, topic, sort, order))
@@ -99,20 +138,22 @@ class LeaderboardTab(PageTab):
             return gr.update(choices=choices, value=sort if sort in choices else tbl.default_sort(scope))
 
         def on_load(request: gr.Request) -> Any:
+            """The view and page the address asks for, in one step: the page's rows are its first event's answer."""
             v = deep_links.parse_view(dict(request.query_params) if request else {}, ctx.topics, published_topics)
             topic = v.topic or TOPIC_ALL
             order = "desc" if v.descending else "asc"
             notice = f"Note: {v.notice}" if v.notice else ""
             sort_update = gr.update(choices=tbl.sort_choices(ctx.topics, v.topic), value=v.sort)
-            first = render("", all_types, SIZE_CHOICES, topic, v.sort, order, limit=FIRST_PAINT_ROWS)
-            return topic, sort_update, order, first, notice
+            rows, shown_page = turn("", all_types, SIZE_CHOICES, topic, v.sort, order, v.page)
+            return topic, sort_update, order, rows, shown_page, notice
 
         def first_paint_rows(params: dict[str, str]) -> dict[str, Any]:
-            """The top rows of the view the address asks for, for the page's plain first paint."""
+            """The rows of the view and page the address asks for, for the page's plain first paint."""
             v = deep_links.parse_view(params, ctx.topics, published_topics)
             frame = board.frame()
             shown = tbl.shown_rows(frame, topic=v.topic, sort=v.sort, descending=v.descending, ranks=ranks.cells)
-            return first_paint.payload(shown, len(frame), FIRST_PAINT_ROWS)
+            part = page_slice(len(shown), v.page)
+            return first_paint.payload(shown, len(frame), part.rows, part.start)
 
         pickers = retrieval_page.pickers(page)
 
@@ -124,22 +165,42 @@ class LeaderboardTab(PageTab):
             return updates[0] if len(updates) == 1 else tuple(updates)
 
         filters, downloads = [search, types, sizes, topic, sort, order], [csv_button, json_button]
-        page.on_load(on_load, None, [topic, sort, order, table, notice], api_name="load")
-        page.on_load(render, filters, table, api_name=False)  # the top rows are up; now all of them
+        page.on_load(on_load, None, [topic, sort, order, table, number, notice], api_name="load")
         page.on_load(fill_choices, None, lambda: [picker for picker, _ in pickers], api_name=False)
         page.on_load(exports, filters, downloads, api_name="export")
         page.first_paint_rows = first_paint_rows  # served by launch_app (see leaderboard.first_paint)
         page.publish(TABLE, table)
-        page.publish(REFRESH, (render, filters, table))
+        page.publish(REFRESH, (render, [*filters, number], table))
         status.wire(page, *page.part(REFRESH))  # after the table's load steps; re-renders it when a row is done
-        self.parts = search, types, sizes, topic, sort, order, table, filters, downloads
-        self.events = render, exports, topic_changed
+        self.parts = search, types, sizes, topic, sort, order, table, number, previous, following, filters, downloads
+        self.events = render, first_page, previous_page, next_page, turn, exports, topic_changed
+        self.address = deep_links.address_script(TOPIC_ALL)
 
     def wire(self, page: Page) -> None:
-        search, types, sizes, topic, sort, order, table, filters, downloads = self.parts
-        render, exports, topic_changed = self.events
+        search, types, sizes, topic, sort, order, table, number, previous, following, filters, downloads = self.parts
+        render, first_page, previous_page, next_page, turn, exports, topic_changed = self.events
+        shown, state = [table, number], [*filters, number]
+
+        def follow(event: Any) -> Any:
+            """After the table changed: the address names its view (browser only, no server round trip)."""
+            return event.then(None, [topic, sort, order, number], None, js=self.address, api_name=False)
+
         for control in (types, sizes, sort, order):
-            control.input(render, filters, table, api_name=False).then(exports, filters, downloads, api_name=False)
-        search.change(render, filters, table, api_name="table", trigger_mode="always_last", concurrency_limit=8)
-        search.submit(exports, filters, downloads, api_name=False)
-        topic.input(topic_changed, [topic, sort], sort, api_name=False).then(render, filters, table, api_name=False)
+            follow(control.input(first_page, filters, shown, api_name=False)).then(
+                exports, filters, downloads, api_name=False
+            )
+        follow(
+            search.change(first_page, filters, shown, api_name=False, trigger_mode="always_last", concurrency_limit=8)
+        )
+        # The `/table` API: one page of any view (Enter in the search box draws the page the box names).
+        search.submit(render, state, table, api_name="table", concurrency_limit=8).then(
+            exports, filters, downloads, api_name=False
+        )
+        follow(
+            topic.input(topic_changed, [topic, sort], sort, api_name=False).then(
+                first_page, filters, shown, api_name=False
+            )
+        )
+        follow(previous.click(previous_page, state, shown, api_name=False))
+        follow(following.click(next_page, state, shown, api_name=False))
+        follow(number.submit(turn, state, shown, api_name=False))

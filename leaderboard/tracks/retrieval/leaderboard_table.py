@@ -10,6 +10,10 @@ Rows scored on another dataset revision are left out, since their numbers descri
 Values stay floats at full precision (exports, sorting); the page shows them with 3 decimals and the best of
 each column in bold (`leaderboard.display`), so no markup is ever built from stored text. Names stay plain
 text cells; the only Markdown cell is the link, built from an already validated http(s) URL.
+
+After the measures come a model row's efficiency columns (`EFFICIENCY`, then `HARDWARE`), as the worker that
+scored it measured them (`efficiency`); they are blank for rows nobody measured (runs, most baselines), and
+never bold: faster is not better on its own, it is the trade-off the Plots tab shows.
 """
 
 from __future__ import annotations
@@ -38,6 +42,21 @@ INFO = ["id", "system", "type"]
 TAIL = ["size", "date", "link"]
 RANK = "rank (95% CI)"  # the page's rank column (`rank_column`), after `INFO`, for the sorted measure
 _INTERNAL = ["_kind", "_params"]  # filter keys, dropped before display
+# Efficiency columns: name -> (key in the recorded `efficiency`, scale, how the page shows it). Short names,
+# explained under the table (`EFFICIENCY_LEGEND`): the table already has 3 + 15 measure columns.
+EFFICIENCY = {
+    "docs/s": ("docs_per_second", 1.0, "{:,.1f}"),
+    "query ms": ("query_latency_ms", 1.0, "{:,.1f}"),
+    "dim": ("embedding_dim", 1.0, "{:,.0f}"),
+    "index MB": ("index_bytes", 1e-6, "{:,.1f}"),
+}
+HARDWARE = "hardware"
+EFFICIENCY_COLUMNS = [*EFFICIENCY, HARDWARE]
+EFFICIENCY_LEGEND = (
+    "**docs/s**: corpus documents encoded per second; **query ms**: median time to encode one query; **dim**: "
+    "embedding dimension; **index MB**: the float32 vectors of every document; **hardware**: where the worker "
+    "measured them (model rows only)"
+)
 
 
 def column(scope: str, measure: Measure) -> str:
@@ -64,6 +83,8 @@ def build_frame(
     reranking kinds the same way; `extra` are rows that are no stored system (`row_record`s: its reference line).
     """
     records: list[dict[str, Any]] = list(extra)
+    # Column names made once: a measure's name and id are formatted on every access, 30,000 times for 1,000 rows.
+    names = [(m.id, m.name) for m in HEADLINE]
     for row in rows:
         system = row.system
         if row.scores and revision is not None and row.dataset_revision not in (None, revision):
@@ -75,13 +96,18 @@ def build_frame(
             label += " · nano"
         if system.status != "scored":
             label += f" ({system.status})"
-        scores = {t: {m: s.value for m, s in ms.items()} for t, ms in row.scores.items()}
+        scores = {
+            f"{topic} {name}": by_measure[key].value
+            for topic, by_measure in row.scores.items()
+            for key, name in names
+            if key in by_measure
+        }
         date = system.created_at.strftime("%Y-%m-%d") if system.created_at else ""
-        records.append(
-            row_record(str(system.id), system.name, system.kind, label, scores, system.size, date, system.link)
-        )
-    frame = pd.DataFrame.from_records(records, columns=[*INFO, *metric_columns(topics), *TAIL, *_INTERNAL])
-    for name in metric_columns(topics):
+        record = row_record(str(system.id), system.name, system.kind, label, scores, system.size, date, system.link)
+        records.append(record | efficiency_cells(row.efficiency))
+    columns = [*INFO, *metric_columns(topics), *EFFICIENCY_COLUMNS, *TAIL, *_INTERNAL]
+    frame = pd.DataFrame.from_records(records, columns=columns)
+    for name in [*metric_columns(topics), *EFFICIENCY]:
         frame[name] = frame[name].astype("float64")
     frame["size"] = frame["size"].astype("float64")
     # The average over the dataset's topics, NaN unless the row has every one of them (the module's rule).
@@ -89,7 +115,27 @@ def build_frame(
         matrix = frame[[column(t, m) for t in topics]].to_numpy(dtype="float64")
         frame[column(AVERAGE, m)] = topic_averages(matrix)
     frame.attrs["topics"] = list(topics)
+    frame.attrs["formats"] = {name: fmt for name, (_, _, fmt) in EFFICIENCY.items()}  # `leaderboard.display`
     return frame
+
+
+def efficiency_cells(cost: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The efficiency columns of one row from its recorded `efficiency` (none: no cells, i.e. blanks)."""
+    if not cost:
+        return {}
+    cells: dict[str, Any] = {}
+    for name, (key, scale, _) in EFFICIENCY.items():
+        value = cost.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+            cells[name] = value * scale
+    if isinstance(cost.get("hardware"), str) and cost["hardware"].strip():
+        cells[HARDWARE] = cost["hardware"].strip()
+    return cells
+
+
+def score_cells(scores: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
+    """`{topic: {measure id: value}}` as the table's cells (`{column: value}`), the headline measures kept."""
+    return {column(t, m): by[m.id] for t, by in scores.items() for m in HEADLINE if m.id in by}
 
 
 def row_record(
@@ -97,12 +143,13 @@ def row_record(
     name: str,
     kind: str,
     label: str,
-    scores: Mapping[str, Mapping[str, float]],
+    scores: Mapping[str, float],
     size: float | None,
     date: str,
     link: str | None,
 ) -> dict[str, Any]:
-    """One row of the table before its averages: `scores[topic][measure id]`, the headline measures kept."""
+    """One row of the table before its averages; `scores` are its measure cells (`{column: value}`, see
+    `score_cells`)."""
     record = {
         "id": key,
         "system": name,
@@ -113,11 +160,7 @@ def row_record(
         "_kind": kind,
         "_params": size,
     }
-    for topic, by_measure in scores.items():
-        for m in HEADLINE:
-            if m.id in by_measure:
-                record[column(topic, m)] = by_measure[m.id]
-    return record
+    return record | dict(scores)  # {column: value} of the measures the row has
 
 
 def size_bucket(params: float | None) -> str:
@@ -169,7 +212,7 @@ def shown_rows(
 def view_frame(frame: pd.DataFrame, topic: str | None = None) -> pd.DataFrame:
     """The displayed columns: all scopes, or one topic's (a `?topic=` view); internal columns dropped."""
     topics = frame.attrs.get("topics", [])
-    return frame[[*INFO, *metric_columns(topics, topic), *TAIL]]
+    return frame[[*INFO, *metric_columns(topics, topic), *EFFICIENCY_COLUMNS, *TAIL]]
 
 
 def default_sort(topic: str | None = None) -> str:
@@ -177,7 +220,7 @@ def default_sort(topic: str | None = None) -> str:
 
 
 def sort_choices(topics: Sequence[str], topic: str | None = None) -> list[str]:
-    return [*metric_columns(topics, topic), "system", "size", "date"]
+    return [*metric_columns(topics, topic), *EFFICIENCY, "system", "size", "date"]
 
 
 def export_files(view: pd.DataFrame, directory: str | Path | None = None) -> tuple[Path, Path]:
@@ -215,4 +258,7 @@ class BoardSource(StoreFrame):
 
     def __init__(self, store: Any, topics: Sequence[str], revision: str | None):
         measures = tuple(m.id for m in HEADLINE)
-        super().__init__(store, lambda s: build_frame(s.leaderboard_rows(measures=measures), topics, revision=revision))
+        super().__init__(
+            store,
+            lambda s: build_frame(s.leaderboard_rows(measures=measures, efficiency=True), topics, revision=revision),
+        )

@@ -1,4 +1,4 @@
-"""Data for the two plots: a measure against model size, and the selected systems topic by topic.
+"""Data for the plots: a measure against model size, against encoding speed, and the selected systems topic by topic.
 
 Both return long-format DataFrames that Gradio's native plots (`gr.ScatterPlot`, `gr.BarPlot`) draw as
 they are, so the plotting library is the browser's and nothing here needs matplotlib. Sizes span four orders
@@ -7,6 +7,10 @@ under 1B into one column, and a log10 axis reads `7.356`. So the x axis is the p
 write it (`22.7M`, `110M`, `1.3B`), one column per size in increasing order (`size_order`). Systems of unknown
 size (BM25, API models) cannot be placed and are listed in the caption instead of being dropped silently.
 Values are rounded to 3 decimals: the plots and their tooltips show them as the tables do.
+
+Speed (`speed_scatter`) is the documents/s a worker measured for a model row (`leaderboard_table.EFFICIENCY`),
+so only rows with that figure are placed, each with the hardware it was measured on: a GPU row and a CPU row
+differ by the machine as much as by the model. Its chart (`speed_chart`) has the log axis this needs.
 """
 
 from __future__ import annotations
@@ -17,9 +21,11 @@ import pandas as pd
 
 from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
 from leaderboard.display import format_size
-from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, column
+from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, HARDWARE, column
 
 SCATTER_COLUMNS = ["system", "type", "parameters", "value"]
+SPEED = "docs/s"  # the board's documents/s column
+SPEED_COLUMNS = ["system", "type", "hardware", "docs_per_second", "query_ms", "value"]
 DECIMALS = 3
 AXIS_FORMAT = ".3~f"  # d3 format of the value axes: at most 3 decimals, trailing zeros dropped (0.2, 0.324)
 BAR_COLUMNS = ["topic", "system", "value", "bar"]
@@ -66,6 +72,31 @@ def size_scatter(frame: pd.DataFrame, measure: str | Measure = HEADLINE[0]) -> t
         shown = ", ".join(unsized[:8]) + (f" and {len(unsized) - 8} more" if len(unsized) > 8 else "")
         caption += f"; not placed (size unknown): {shown}"
     return points, caption
+
+
+def speed_scatter(frame: pd.DataFrame, measure: str | Measure = HEADLINE[0]) -> tuple[pd.DataFrame, str]:
+    """(points, caption): each row with a measured documents/s and an average of `measure`, slowest first."""
+    col = column(AVERAGE, _measure(measure))
+    if SPEED not in frame.columns:
+        return pd.DataFrame(columns=SPEED_COLUMNS), "no row records its encoding speed"
+    measured = frame[frame[SPEED].notna() & (frame[SPEED] > 0)]
+    placed = measured[measured[col].notna()].sort_values(SPEED, kind="stable")
+    points = pd.DataFrame(
+        {
+            "system": placed["system"].astype(str),
+            "type": placed["type"].astype(str),
+            "hardware": placed[HARDWARE].fillna("unknown hardware").astype(str),
+            "docs_per_second": placed[SPEED].astype(float).round(1),
+            "query_ms": placed["query ms"].astype(float).round(1),
+            "value": placed[col].astype(float).round(DECIMALS),
+        },
+        columns=SPEED_COLUMNS,
+    )
+    caption = f"{len(points)} model rows with the speed their worker measured (documents encoded per second)"
+    unplaced = measured[~measured.index.isin(placed.index)]["system"].tolist()
+    if unplaced:
+        caption += f"; not placed (no {col}): {', '.join(unplaced[:8])}" + (" and more" if len(unplaced) > 8 else "")
+    return points, caption + "; rows nobody measured (runs, baselines) have no speed"
 
 
 def size_order(points: pd.DataFrame) -> list[str]:

@@ -1,5 +1,7 @@
-"""The Plots tab: a measure's average against model size, and the chosen systems topic by topic (data from
-`plots`); drawn once the pickers are filled, in the page's load chain, then on every choice."""
+"""The Plots tab: a measure's average against model size and against encoding speed (documents/s, log scale,
+by hardware), and the chosen systems topic by topic (data from `plots`, the speed chart from `speed_chart`); drawn
+once the pickers are filled, in the page's load chain, then on every choice. The speed chart has its own event
+(`/speed`), so `/plots` answers what it always has."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import gradio as gr
 from freshstack_hf.metrics import HEADLINE
 from leaderboard.page import Page, PageTab
 from leaderboard.tracks.retrieval import plots, retrieval_page
+from leaderboard.tracks.retrieval.speed_chart import speed_chart
 
 
 class PlotsTab(PageTab):
@@ -29,6 +32,8 @@ class PlotsTab(PageTab):
             tooltip=["system", "parameters", "value"],
             elem_id="size-scatter",
         )
+        speed = gr.Plot(label="Average vs encoding speed (model rows, as their worker measured them)", elem_id="speed")
+        speed_caption = gr.Markdown(elem_id="speed-caption")
         chosen = gr.Dropdown(label="Systems to compare", multiselect=True, choices=[], allow_custom_value=True)
         bars = gr.BarPlot(
             x="bar",
@@ -55,10 +60,17 @@ class PlotsTab(PageTab):
             scatter_update = gr.update(value=points, caption=caption, sort=plots.size_order(points), y_title=title)
             return scatter_update, gr.update(value=bars, sort=bars["bar"].tolist(), y_title=plots.measure_name(measure))
 
+        def draw_speed(measure: str) -> Any:
+            points, caption = plots.speed_scatter(board.frame(), measure)
+            return speed_chart(points, plots.axis_title(measure)), caption
+
         page.on_load(draw, [measure, chosen], [scatter, bars])  # after the pickers: its API name is "draw"
-        self.parts = measure, chosen, scatter, bars, draw
+        page.on_load(draw_speed, [measure], [speed, speed_caption], api_name="speed")
+        self.parts = measure, chosen, scatter, bars, draw, speed, speed_caption, draw_speed
 
     def wire(self, page: Page) -> None:
-        measure, chosen, scatter, bars, draw = self.parts
-        measure.input(draw, [measure, chosen], [scatter, bars], api_name="plots")
+        measure, chosen, scatter, bars, draw, speed, speed_caption, draw_speed = self.parts
+        measure.input(draw, [measure, chosen], [scatter, bars], api_name="plots").then(
+            draw_speed, [measure], [speed, speed_caption], api_name=False
+        )
         chosen.input(draw, [measure, chosen], [scatter, bars], api_name=False)

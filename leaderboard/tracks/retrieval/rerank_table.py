@@ -28,7 +28,14 @@ from leaderboard.schema import LeaderboardRow
 from leaderboard.scoring import score_for_store
 from leaderboard.store_frame import StoreFrame
 from leaderboard.tracks.retrieval import RERANK_KINDS
-from leaderboard.tracks.retrieval.leaderboard_table import build_frame, default_sort, row_record, view_frame
+from leaderboard.tracks.retrieval.leaderboard_table import (
+    EFFICIENCY_COLUMNS,
+    build_frame,
+    default_sort,
+    row_record,
+    score_cells,
+    view_frame,
+)
 
 RERANK_TYPES = {"reranked_run": "reranked run", "reranker": "reranker (CrossEncoder)"}
 REFERENCE_ID = "first stage"
@@ -51,7 +58,8 @@ def first_stage_scores(dataset: Dataset) -> dict[str, dict[str, float]]:
 
 def reference_record(scores: Mapping[str, Mapping[str, float]]) -> dict[str, Any]:
     """The reference line's row (no stored system: its id is a label, it has no size, date nor link)."""
-    return row_record(REFERENCE_ID, REFERENCE_NAME, "reference", REFERENCE_TYPE, scores, None, "", None)
+    cells = score_cells(scores)
+    return row_record(REFERENCE_ID, REFERENCE_NAME, "reference", REFERENCE_TYPE, cells, None, "", None)
 
 
 def build_rerank_frame(
@@ -68,7 +76,8 @@ def build_rerank_frame(
 
 def sorted_view(frame: pd.DataFrame) -> pd.DataFrame:
     """The displayed columns, best first by the average α-nDCG@10 (rows without one last)."""
-    return sort_frame(view_frame(frame), default_sort(), descending=True)
+    shown = view_frame(frame).drop(columns=EFFICIENCY_COLUMNS)  # a reranker's costs are not measured
+    return sort_frame(shown, default_sort(), descending=True)
 
 
 def legend() -> str:
