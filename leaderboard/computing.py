@@ -51,7 +51,9 @@ class StatusLine:
     def __init__(self) -> None:
         self.line = gr.Markdown(visible=False, elem_id=ELEMENT_ID)
         self.timer = gr.Timer(POLL_SECONDS, active=False)
-        self.seen = gr.State([])
+        # The rows last seen computing, kept in the page. Not a `gr.State`: a page holding one keeps its event
+        # stream open for as long as it is open (measured: the browser never sees the page settle).
+        self.seen = gr.JSON([], visible=False)
 
     def wire(self, page: Page, render: Callable[..., Any], inputs: Sequence[Any], table: Any) -> None:
         """Show the line when the page loads (after the table), check again every `POLL_SECONDS` while it shows,

@@ -298,3 +298,14 @@ def test_the_first_paint_shows_the_top_rows_before_gradio_starts_then_gives_way(
     expect(page.locator("#leaderboard-table").get_by_text("BM25", exact=True).first).to_be_attached(timeout=60_000)
     expect(box).to_have_count(0, timeout=30_000)
     page.close()
+
+
+def test_a_page_with_nothing_computing_settles(browser, page_url):
+    """Once its load steps are done, a page holds no connection open: no event stream waits on a session state
+    or a timer. A page that never settles costs the server one open stream per visitor for as long as the tab
+    is open (and made the browser benchmark wait forever)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 900})
+    page.goto(page_url, wait_until="commit")
+    page.wait_for_load_state("networkidle", timeout=30_000)  # raises when a request is still open after 30 s
+    assert page.locator("#computing").is_hidden()  # nothing is being computed on this board
+    page.close()
