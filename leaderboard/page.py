@@ -66,6 +66,17 @@ class Page:
         self._parts: dict[str, Any] = {}
         self._load: list[tuple[Callable[..., Any], Any, Any, dict[str, Any]]] = []
 
+    def submitter_options(self) -> dict[str, Any]:
+        """The settings every submitter of this page is built with (`submission.BaseSubmitter`): one upload cap,
+        one rate limit, one run archive and one resample count for runs, models, rerankers and answers alike."""
+        settings = self.settings
+        return {
+            "max_file_bytes": settings.max_file_bytes,
+            "rate_limit": settings.rate_limit,
+            "archive": self.archive,
+            "resamples": settings.resamples,
+        }
+
     def shared(self, key: str, make: Callable[[], Any]) -> Any:
         """The page's one `key` service, made by `make()` the first time a tab asks for it."""
         if key not in self._shared:

@@ -18,16 +18,12 @@ class AnswersTab(PageTab):
     label, id = "Answers", "answers"
 
     def layout(self, page: Page) -> None:
-        settings = page.settings
         board = AnswersSource(page.store, page.dataset.topics, page.dataset.revision)
         submitter = AnswerSubmitter(
             page.store,
             page.dataset,
             judge=JudgeEndpoint.from_env(),  # FRESHSTACK_JUDGE_BASE_URL / _MODEL; the key stays with the workers
-            max_file_bytes=settings.max_file_bytes,
-            rate_limit=settings.rate_limit,
-            archive=page.archive,
-            resamples=settings.resamples,
+            **page.submitter_options(),
         )
         judged_by = (
             f"All/Vital by the judge {submitter.judge.name} (blank until a worker has judged)"

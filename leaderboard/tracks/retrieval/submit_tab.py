@@ -26,11 +26,8 @@ class SubmitTab(PageTab):
         submitter = Submitter(
             page.store,
             page.dataset,
-            max_file_bytes=settings.max_file_bytes,
-            rate_limit=settings.rate_limit,
-            archive=page.archive,
             model_roots=settings.model_roots,
-            resamples=settings.resamples,
+            **page.submitter_options(),
         )
         with gr.Row():
             with gr.Column():
