@@ -32,7 +32,7 @@ from freshstack_hf.atomic import atomic_path
 from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
 from freshstack_hf.metrics.report import AVERAGE
 from leaderboard.display import link_cell, sort_frame
-from leaderboard.schema import LeaderboardRow
+from leaderboard.schema import LeaderboardRow, Score
 from leaderboard.store_frame import StoreFrame
 
 TYPES = {"baseline": "baseline", "run": "submitted run", "model": "submitted model"}
@@ -42,6 +42,9 @@ INFO = ["id", "system", "type"]
 TAIL = ["size", "date", "link"]
 RANK = "rank (95% CI)"  # the page's rank column (`rank_column`), after `INFO`, for the sorted measure
 _INTERNAL = ["_kind", "_params"]  # filter keys, dropped before display
+# (id, name) of each headline measure, made once: a measure formats its name on every access, and a table of 1,000
+# rows reads 30,000 cells.
+_HEADLINE_NAMES = [(m.id, m.name) for m in HEADLINE]
 # Efficiency columns: name -> (key in the recorded `efficiency`, scale, how the page shows it). Short names,
 # explained under the table (`EFFICIENCY_LEGEND`): the table already has 3 + 15 measure columns.
 EFFICIENCY = {
@@ -83,8 +86,6 @@ def build_frame(
     reranking kinds the same way; `extra` are rows that are no stored system (`row_record`s: its reference line).
     """
     records: list[dict[str, Any]] = list(extra)
-    # Column names made once: a measure's name and id are formatted on every access, 30,000 times for 1,000 rows.
-    names = [(m.id, m.name) for m in HEADLINE]
     for row in rows:
         system = row.system
         if row.scores and revision is not None and row.dataset_revision not in (None, revision):
@@ -96,12 +97,7 @@ def build_frame(
             label += " · nano"
         if system.status != "scored":
             label += f" ({system.status})"
-        scores = {
-            f"{topic} {name}": by_measure[key].value
-            for topic, by_measure in row.scores.items()
-            for key, name in names
-            if key in by_measure
-        }
+        scores = score_cells(row.scores)
         date = system.created_at.strftime("%Y-%m-%d") if system.created_at else ""
         record = row_record(str(system.id), system.name, system.kind, label, scores, system.size, date, system.link)
         records.append(record | efficiency_cells(row.efficiency))
@@ -133,9 +129,15 @@ def efficiency_cells(cost: Mapping[str, Any] | None) -> dict[str, Any]:
     return cells
 
 
-def score_cells(scores: Mapping[str, Mapping[str, float]]) -> dict[str, float]:
-    """`{topic: {measure id: value}}` as the table's cells (`{column: value}`), the headline measures kept."""
-    return {column(t, m): by[m.id] for t, by in scores.items() for m in HEADLINE if m.id in by}
+def score_cells(scores: Mapping[str, Mapping[str, float | Score]]) -> dict[str, float]:
+    """`{topic: {measure id: value or stored Score}}` as the table's cells (`{column: value}`, named as `column`
+    names them), the headline measures kept."""
+    return {
+        f"{topic} {name}": getattr(by[key], "value", by[key])
+        for topic, by in scores.items()
+        for key, name in _HEADLINE_NAMES
+        if key in by
+    }
 
 
 def row_record(
