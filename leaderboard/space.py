@@ -25,7 +25,8 @@ PROJECT = "freshstack-hf"
 # dense), and the answers track's judge client.
 EXTRAS = ("leaderboard", "bm25", "dense", "llm")
 HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
-# `hf_oauth: true` needs Gradio's OAuth extra (authlib, itsdangerous), which the project's own extras leave out.
+# `hf_oauth: true` needs Gradio's OAuth extra (authlib, itsdangerous); the `leaderboard` extra lists them too, and
+# naming the extra keeps the Space's requirements right whatever Gradio's OAuth needs in a later release.
 ADDED_EXTRAS = {"gradio": {"oauth"}}
 SHORT_DESCRIPTION_MAX = 60  # the Hub refuses a longer `short_description`
 

@@ -17,7 +17,6 @@ into `freshstack-hf leaderboard` arguments and runs that command: the Space serv
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from collections.abc import Mapping
@@ -101,10 +100,6 @@ def serve(dataset: str, revision: str | None, env: Mapping[str, str] | None = No
     cli_app.add_arguments(parser)
     try:
         args = parser.parse_args(leaderboard_argv(dataset, revision, env))
-        if args.oauth and importlib.util.find_spec("itsdangerous") is None:  # Gradio says so only mid-build
-            raise FreshStackError(
-                "sign-in needs Gradio's OAuth extra: pip install 'gradio[oauth]', or FRESHSTACK_OAUTH=0"
-            )
         return cli_app.run(args)
     except FreshStackError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
