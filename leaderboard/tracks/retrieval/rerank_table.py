@@ -81,12 +81,10 @@ def sorted_view(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def legend() -> str:
-    """What the table ranks and what its reference line is, under the table."""
+    """What the reference line is and what the measures mean, under the table (the tab's introduction says what
+    the candidates are)."""
     measures = " · ".join(f"**{m.name}**: {m.description}" for m in HEADLINE)
-    return (
-        f"Each query's candidates are the RRF hybrid top-100 (`top_ranked`, MTEB's `FreshStackReranking`); a "
-        f"reranker only reorders them. **{REFERENCE_TYPE}** is that list unchanged: the line to beat. {measures}."
-    )
+    return f"**{REFERENCE_TYPE}**: the candidates unchanged, the line to beat. {measures}."
 
 
 class RerankSource(StoreFrame):
