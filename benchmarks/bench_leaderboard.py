@@ -72,7 +72,6 @@ def main() -> None:
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.synth import SynthConfig, synth_topic
     from leaderboard.app import build_app, launch_app
-    from leaderboard.archive import RunArchive
     from leaderboard.paging import PAGE_ROWS
     from leaderboard.store import Store
     from leaderboard.tracks.retrieval import leaderboard_table as tbl
@@ -86,13 +85,13 @@ def main() -> None:
         store = Store(f"sqlite:///{root / 'lb.db'}")
         store.create_all()
         start = time.perf_counter()
-        compute_baselines(store, ctx, methods=["bm25"], archive=RunArchive(root / "runs"), resamples=1000)
+        compute_baselines(store, ctx, methods=["bm25"], resamples=1000)
         fill_store(store, ctx.revision)
         print(f"store: {SYSTEMS + 1:,} systems x {len(TOPICS)} topics, built in {time.perf_counter() - start:.1f} s")
 
         _plain_functions(store, ctx)
 
-        demo = build_app(ctx, store, archive_dir=root / "runs")
+        demo = build_app(ctx, store)
         port = _free_port()
         launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
         url = f"http://127.0.0.1:{port}/"

@@ -17,7 +17,6 @@ import pandas as pd
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.audit import short_hash
-from leaderboard.moderation import delete_with_files
 from leaderboard.page import Page, PageTab, Profile
 from leaderboard.sanitize import escape_markdown
 from leaderboard.submission import identity_of
@@ -43,9 +42,9 @@ def moderate(page: Page, action: str, system_id: float | int | None, reason: str
         if action == "unhide":
             system = page.store.unhide_system(key, by=by)
             return f"System #{key} '{escape_markdown(system.name)}' is back on the board."
-        deleted, removed = delete_with_files(page.store, page.archive, key, reason=reason, by=by)
+        deleted = page.store.delete_system(key, reason=reason, by=by)
         name = escape_markdown(deleted.system.name)
-        return f"System #{key} '{name}' is deleted: its results, jobs and {len(removed)} archived file(s) removed."
+        return f"System #{key} '{name}' is deleted: its results, jobs and {len(deleted.blobs)} stored blob(s) removed."
     except FreshStackError as exc:
         return f"Not done: {escape_markdown(str(exc))}"
 

@@ -21,7 +21,6 @@ import gradio as gr
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard import first_paint, tabs
-from leaderboard.archive import RunArchive, runs_dir
 from leaderboard.page import Page, Settings
 from leaderboard.sign_in import sign_in_row
 from leaderboard.store import Store
@@ -46,7 +45,6 @@ def build_app(
     reported_path: str | Path | None = None,
     max_file_mb: float = 20.0,
     rate_limit: int | None = 10,
-    archive_dir: str | Path | None = None,
     model_roots: Sequence[str | Path] = (),
     oauth: bool = False,
     resamples: int = RESAMPLES,
@@ -71,7 +69,7 @@ def build_app(
         if oauth:
             sign_in_row(demo)
         with gr.Tabs() as tab_row:
-            page = Page(demo, tab_row, ctx, store, RunArchive(runs_dir(archive_dir)), settings)
+            page = Page(demo, tab_row, ctx, store, settings)
             shown = [tab for tab in (kind() for kind in tabs.TABS) if tab.shown(page)]
             for tab in shown:
                 with gr.Tab(tab.label, id=tab.id, visible=not tab.private) as item:

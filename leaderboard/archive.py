@@ -1,12 +1,11 @@
-"""What lies behind stored rows, kept in one folder the app and the workers share (`--runs-dir`, by default
-`<data dir>/runs`): the runs behind rows (`RunArchive`) and, under `answers/`, the answer files judge jobs read
-(`AnswersArchive`). Files are written atomically: a reader never sees half a file.
+"""Opening a board's store, and moving what older releases kept in a folder into it.
 
-Scores alone cannot say which nugget a system missed; the archived ranking can, so the detail view lists
-"nuggets never covered" and runs paired analyses for every row kind (submitted runs, baselines and models
-alike). An answer file is archived by the hash of its content, and a judge job names that hash instead of
-carrying the answers: the job stays small whatever the file's size, and the worker reads exactly what the app
-checked (the hash is verified on reading).
+Before the store held blobs (`leaderboard.blobs`), the ranking behind each row was a gzipped JSON file in the runs
+archive (`--runs-dir`, by default `<data dir>/runs`), named by a hash of the row's content hash, and the answers
+judge jobs read were gzipped files under its `answers/` folder, named by their own sha256. `open_store` imports
+every such file a stored system still lacks into the store, on every open (app, worker, admin and board commands),
+so nothing archived is lost and the folder is left as it was: from then on it is only an optional local cache.
+The import is idempotent and cheap once done (a system that has its blob is skipped without touching the folder).
 """
 
 from __future__ import annotations
@@ -14,96 +13,88 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-import re
-from collections.abc import Iterator, Mapping
+import logging
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.runs import Run
+from leaderboard.blobs import ANSWERS, Blob, sha256_of
+from leaderboard.ranking_blob import MEDIA as RANKING
+from leaderboard.store import Store
 from leaderboard.store_engine import default_data_dir
 
-ARCHIVE_DEPTH = 100
-ANSWERS_FOLDER = "answers"  # under the runs archive's root
-_SHA256 = re.compile(r"[0-9a-f]{64}")
+log = logging.getLogger(__name__)
+
+ANSWERS_FOLDER = "answers"  # under an older runs archive's root
 
 
-def runs_dir(folder: str | Path | None = None) -> Path:
-    """The archive's folder: `folder` (`--runs-dir`), else `<data dir>/runs`, the same for the app and workers."""
-    return Path(folder).expanduser() if folder else default_data_dir() / "runs"
+RUNS_DIR_HELP = (
+    "optional local cache of the rankings and files the store keeps (an older release's runs archive found there, "
+    "or in <data dir>/runs, is imported into the store)"
+)
 
 
-class RunArchive:
-    """Top-k runs of stored rows ({topic: {query: {doc: score}}}), one file per content hash."""
-
-    def __init__(self, root: str | Path, depth: int = ARCHIVE_DEPTH) -> None:
-        self.root, self.depth = Path(root).expanduser(), depth
-
-    def path(self, content_hash: str) -> Path:
-        return self.root / f"{hashlib.sha256(content_hash.encode()).hexdigest()[:32]}.json.gz"
-
-    def save(self, content_hash: str, runs: Mapping[str, Run]) -> Path:
-        self.root.mkdir(parents=True, exist_ok=True)
-        target = self.path(content_hash)
-        with atomic_path(target) as tmp, gzip.open(tmp, "wb") as fh:
-            fh.write(json.dumps(runs, separators=(",", ":")).encode())
-        return target
-
-    def load(self, content_hash: str) -> dict[str, dict[str, dict[str, float]]] | None:
-        path = self.path(content_hash)
-        if not path.is_file():
-            return None
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            return json.load(fh)
+def default_runs_dir() -> Path:
+    """Where older releases archived runs by default (`<data dir>/runs`), shared by the app and its workers."""
+    return default_data_dir() / "runs"
 
 
-def archived_rankings(store: Any, archive: RunArchive, *, scored_only: bool = False) -> Iterator[tuple[Any, dict]]:
-    """(system, {topic: run}) of every stored system whose ranking the archive keeps (`scored_only`: finished rows
-    only; a ranking is archived before its scores are stored, so a row that then failed may still have one)."""
-    for row in store.leaderboard_rows():
-        if scored_only and row.system.status != "scored":
+def legacy_ranking_path(root: str | Path, content_hash: str) -> Path:
+    """Where an older release archived the ranking of the row with `content_hash`."""
+    return Path(root) / f"{hashlib.sha256(content_hash.encode()).hexdigest()[:32]}.json.gz"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedArchive:
+    rankings: int = 0
+    answers: int = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.rankings or self.answers)
+
+
+def import_archive_folder(store: Store, folder: str | Path) -> ImportedArchive:
+    """Store every ranking and answers file of an older runs archive at `folder` that a stored system lacks."""
+    root = Path(folder).expanduser()
+    if not root.is_dir():
+        return ImportedArchive()
+    rankings = answers = 0
+    for sid, content_hash, _ in store.systems_lacking(RANKING):
+        path = legacy_ranking_path(root, content_hash)
+        if path.is_file():
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                store.attach_blobs(sid, {RANKING: Blob.ranking(json.load(fh))})
+            rankings += 1
+    for sid, _, payloads in store.systems_lacking(ANSWERS):
+        named = [p["answers_sha256"] for p in payloads if isinstance(p.get("answers_sha256"), str)]
+        path = next((p for sha in named if (p := root / ANSWERS_FOLDER / f"{sha}.jsonl.gz").is_file()), None)
+        if path is None:
             continue
-        runs = archive.load(row.system.content_hash)
-        if runs:
-            yield row.system, runs
-
-
-class AnswersArchive:
-    """Checked answer files (TREC RAG JSONL text), gzipped, one file per sha256 of the text: its name is its hash."""
-
-    def __init__(self, root: str | Path) -> None:
-        self.root = Path(root).expanduser()
-
-    @classmethod
-    def beside(cls, runs_root: str | Path) -> AnswersArchive:
-        """The answers archive kept in the runs archive's folder (`answers/` under it)."""
-        return cls(Path(runs_root).expanduser() / ANSWERS_FOLDER)
-
-    def path(self, sha256: str) -> Path:
-        if not isinstance(sha256, str) or not _SHA256.fullmatch(sha256):
-            raise FreshStackError(f"{str(sha256)[:80]!r} is not the sha256 of archived answers")
-        return self.root / f"{sha256}.jsonl.gz"
-
-    def save(self, text: str) -> str:
-        """Archive `text` (kept once: the same answers are one file); returns its sha256."""
-        data = text.encode("utf-8")
-        sha256 = hashlib.sha256(data).hexdigest()
-        target = self.path(sha256)
-        if not target.is_file():
-            self.root.mkdir(parents=True, exist_ok=True)
-            with atomic_path(target) as tmp, gzip.open(tmp, "wb") as fh:
-                fh.write(data)
-        return sha256
-
-    def load(self, sha256: str) -> str:
-        """The archived text of `sha256`; refused when it is missing or its content no longer has that hash."""
-        path = self.path(sha256)
-        if not path.is_file():
-            where = f"no archived answers {sha256} under {self.root}"
-            raise FreshStackError(f"{where}: run the worker with the app's --runs-dir")
         with gzip.open(path, "rb") as fh:
             data = fh.read()
-        if hashlib.sha256(data).hexdigest() != sha256:
-            raise FreshStackError(f"archived answers {path} do not match their hash {sha256}: the file was changed")
-        return data.decode("utf-8")
+        if sha256_of(data) != path.name.split(".")[0]:
+            raise FreshStackError(
+                f"{path}: the archived answers do not match their hash; restore the file from a backup, or move it "
+                "out of the folder (the judge job that names it then fails, saying so)"
+            )
+        store.attach_blobs(sid, {ANSWERS: Blob.of(data, ANSWERS)})
+        answers += 1
+    done = ImportedArchive(rankings, answers)
+    if done:
+        log.warning("store: imported %d ranking(s) and %d answers file(s) from %s", rankings, answers, root)
+    return done
+
+
+def open_store(url: str | None = None, runs_dir: str | Path | None = None) -> Store:
+    """The store at `url`, its tables migrated to this release and an older runs archive imported into it.
+
+    `runs_dir` (`--runs-dir`) is the optional local cache of blobs; the archive of an older release is looked for
+    there, else in the default folder where older releases kept it."""
+    store = Store(url, cache_dir=runs_dir)
+    try:
+        store.create_all()
+        import_archive_folder(store, Path(runs_dir).expanduser() if runs_dir else default_runs_dir())
+    except BaseException:
+        store.close()
+        raise
+    return store

@@ -3,7 +3,7 @@
   hide ID --reason TEXT     take system ID off the board: the table, its CSV/JSON exports, the plots, paired
                             tests and rank intervals; it stays in the store with the reason, who and when
   unhide ID                 put a hidden system back, as it was
-  delete ID --reason TEXT   remove its results, jobs and archived files; a tombstone (id, content hash, reason)
+  delete ID --reason TEXT   remove its results, jobs and stored blobs; a tombstone (id, content hash, reason)
                             stays, so the same file or model submitted again is refused as deleted
   log [--since DATE]        the audit trail, oldest first: every submission (accepted, duplicate or refused, with
                             the reason), every job outcome and every moderation action; --json for JSON
@@ -15,7 +15,7 @@ $FRESHSTACK_STORE, else the SQLite file in the data folder) and are logged as `l
 Example:
   freshstack-hf admin hide 7 --reason "trained on the test questions" --store sqlite:///lb/leaderboard.db
   freshstack-hf admin unhide 7 --store sqlite:///lb/leaderboard.db
-  freshstack-hf admin delete 9 --reason "spam" --store sqlite:///lb/leaderboard.db --runs-dir lb/runs
+  freshstack-hf admin delete 9 --reason "spam" --store sqlite:///lb/leaderboard.db
   freshstack-hf admin log --since 2026-01-01 --store sqlite:///lb/leaderboard.db --json
 """
 
@@ -31,8 +31,11 @@ HELP = "moderate the leaderboard (hide, unhide, delete a system) and print its a
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from leaderboard.archive import RUNS_DIR_HELP
+
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
+    common.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     by = "who is acting, as the log records it (default: local:<your user name>)"
 
@@ -49,7 +52,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     remove.add_argument("system", type=int, metavar="ID", help="the system's id")
     remove.add_argument("--reason", required=True, help="why: kept in its tombstone, told to a resubmitter")
     remove.add_argument("--by", help=by)
-    remove.add_argument("--runs-dir", help="the archive of runs behind rows (default: <data dir>/runs, as the app)")
 
     log = actions.add_parser("log", parents=[common], help="print the audit trail, oldest first")
     log.add_argument("--since", metavar="DATE", help="rows at or after DATE (YYYY-MM-DD, or YYYY-MM-DDTHH:MM UTC)")
@@ -92,7 +94,7 @@ def log_lines(rows: list[Any]) -> list[str]:
     return lines
 
 
-def _open_store(url: str | None) -> Any:
+def _open_store(url: str | None, runs_dir: str | None = None) -> Any:
     """The leaderboard's store, migrated like the app opens it; a SQLite file that does not exist is a wrong
     --store, not a new board."""
     from pathlib import Path
@@ -100,23 +102,18 @@ def _open_store(url: str | None) -> Any:
     from sqlalchemy.engine import make_url
 
     from freshstack_hf.errors import FreshStackError
-    from leaderboard.store import Store
+    from leaderboard.archive import open_store
     from leaderboard.store_engine import default_store_url
 
     url = url or default_store_url()
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).expanduser().is_file():
         raise FreshStackError(f"no leaderboard store at {parsed.database}: give --store, the URL the leaderboard uses")
-    store = Store(url)
-    store.create_all()
-    return store
+    return open_store(url, runs_dir)
 
 
 def run(args: argparse.Namespace) -> int:
-    from leaderboard.archive import RunArchive, runs_dir
-    from leaderboard.moderation import delete_with_files
-
-    with _open_store(args.store) as store:
+    with _open_store(args.store, args.runs_dir) as store:
         if args.action == "log":
             rows = store.audit_rows(since=parse_since(args.since) if args.since else None)
             if args.json:
@@ -132,9 +129,7 @@ def run(args: argparse.Namespace) -> int:
             system = store.unhide_system(args.system, by=who)
             print(f"back on the board: system #{system.id} '{system.name}'")
         else:
-            deleted, removed = delete_with_files(
-                store, RunArchive(runs_dir(args.runs_dir)), args.system, reason=args.reason, by=who
-            )
-            files = f"{len(removed)} archived file(s) removed" if removed else "no archived file found"
-            print(f"deleted: system #{deleted.system.id} '{deleted.system.name}' (results and jobs removed; {files})")
+            deleted = store.delete_system(args.system, reason=args.reason, by=who)
+            blobs = f"{len(deleted.blobs)} stored blob(s) removed" if deleted.blobs else "no stored blob to remove"
+            print(f"deleted: system #{deleted.system.id} '{deleted.system.name}' (results and jobs removed; {blobs})")
     return 0

@@ -39,6 +39,8 @@ HELP = "serve the Gradio leaderboard (missing baseline rows are queued and compu
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from leaderboard.archive import RUNS_DIR_HELP
+
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
     p.add_argument(
         "--revision", help="dataset revision: a Hub tag or commit, or a dated snapshot of a folder (DIR@REVISION)"
@@ -70,7 +72,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--rate-limit", type=int, default=10, help="submissions per hour per identity, 0 = off (default: %(default)s)"
     )
-    p.add_argument("--runs-dir", help="archive of runs behind rows and answers to judge (default: <data dir>/runs)")
+    p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument(
         "--model-root", action="append", default=[], metavar="DIR", help="accept local model folders under DIR"
     )
@@ -97,26 +99,24 @@ BASELINE_TIME_CAP_SECONDS = 48 * 3600.0
 POLL_SECONDS = 5.0  # how often the baseline worker looks for a job when it has none
 
 
-def _evaluate(args: argparse.Namespace, dataset: Any, archive: Any) -> Any:
-    """The in-app workers' evaluate function: the app's dataset, runs archive and embedding cache."""
+def _evaluate(args: argparse.Namespace, dataset: Any) -> Any:
+    """The in-app workers' evaluate function: the app's dataset and embedding cache."""
     import functools
 
     from leaderboard.jobs import evaluate_job
 
-    options = {"dataset": str(dataset.folder), "archive_dir": str(archive.root), "cache_dir": args.cache_dir}
+    options = {"dataset": str(dataset.folder), "cache_dir": args.cache_dir}
     return functools.partial(evaluate_job, **options)
 
 
-def _start_worker(
-    store: Any, evaluate: Any, archive: Any, kinds: tuple[str, ...] | None, stop: threading.Event
-) -> threading.Thread:
+def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop: threading.Event) -> threading.Thread:
     """A worker thread (`kinds`: only those job kinds, and it ends once none is left); its jobs run in spawned
     child processes that drop secret-looking variables."""
     from leaderboard.jobs import BASELINE_JOB_KINDS
     from leaderboard.worker import run_worker
 
     caps = {kind: BASELINE_TIME_CAP_SECONDS for kind in BASELINE_JOB_KINDS}
-    options = {"stop": stop, "archive": archive, "kinds": kinds, "kind_time_caps": caps}
+    options = {"stop": stop, "kinds": kinds, "kind_time_caps": caps}
 
     def baselines_only() -> None:
         while not stop.is_set():
@@ -162,8 +162,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.archive import RunArchive, runs_dir
-    from leaderboard.store import Store
+    from leaderboard.archive import open_store
     from leaderboard.tracks.retrieval import drift
     from leaderboard.tracks.retrieval.published import load_reported
 
@@ -181,12 +180,10 @@ def run(args: argparse.Namespace) -> int:
         _say(f"reported: {len(load_reported(args.reported))} published rows from {args.reported}")
     for path in args.drift:  # a bad report is a user error before anything is created
         _say(f"drift: {drift.title(drift.load_report(path))} from {path}")
-    store = Store(args.store)
+    store = open_store(args.store, args.runs_dir)  # an older release's runs archive is imported here
     stop = threading.Event()
     try:
-        store.create_all()
         _say(f"store: {store!r}")
-        archive = RunArchive(runs_dir(args.runs_dir))
         if not args.no_baselines:
             _queue_baselines(args, store, dataset)
         from leaderboard.app import build_app, launch_app
@@ -198,7 +195,6 @@ def run(args: argparse.Namespace) -> int:
             reported_path=args.reported,
             max_file_mb=args.max_file_mb,
             rate_limit=args.rate_limit,
-            archive_dir=archive.root,
             model_roots=args.model_root,
             oauth=args.oauth,
             drift_reports=args.drift,
@@ -209,15 +205,15 @@ def run(args: argparse.Namespace) -> int:
             demo, host=args.host, port=args.port, max_file_mb=args.max_file_mb, quiet=True, prevent_thread_lock=True
         )
         # Serving now; the work starts after, so it never delays the first answer.
-        evaluate = _evaluate(args, dataset, archive)
+        evaluate = _evaluate(args, dataset)
         if args.worker:
-            _start_worker(store, evaluate, archive, None, stop)
+            _start_worker(store, evaluate, None, stop)
         elif args.no_baseline_worker:
             if store.live_jobs(BASELINE_JOB_KINDS):
                 _say("baselines: queued for the workers sharing the store (--no-baseline-worker)")
         elif store.live_jobs(BASELINE_JOB_KINDS):
             _say("baselines: computing the queued rows in a background worker")
-            _start_worker(store, evaluate, archive, BASELINE_JOB_KINDS, stop)
+            _start_worker(store, evaluate, BASELINE_JOB_KINDS, stop)
         demo.block_thread()
     finally:
         stop.set()

@@ -25,17 +25,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     drift.add_arguments(p)
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
-    p.add_argument("--runs-dir", help="the archived rankings (default: <data dir>/runs, as the app and workers)")
+    from leaderboard.archive import RUNS_DIR_HELP
+
+    p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli import drift
-    from leaderboard.archive import RunArchive, runs_dir
+    from leaderboard.archive import open_store
     from leaderboard.drift_systems import stored_pairs
-    from leaderboard.store import Store
 
     def extra():
-        with Store(args.store) as store:
-            return stored_pairs(store, RunArchive(runs_dir(args.runs_dir)))
+        with open_store(args.store, args.runs_dir) as store:
+            return stored_pairs(store)
 
     return drift.run(args, extra=extra)

@@ -1,11 +1,12 @@
 """`freshstack-hf fill-board`: fill a stored system's holes with the board's judge, as a worker job or at once.
 
-The system's archived ranking (uploads and model rows are archived when scored) is read, its top-k documents that
+The system's archived ranking (the store keeps one behind every scored row) is read, its top-k documents that
 no judgment covers are judged at `FRESHSTACK_JUDGE_BASE_URL` / `FRESHSTACK_JUDGE_MODEL` (key
 `FRESHSTACK_JUDGE_API_KEY`; the offline judge when none is named), and the verdicts become a new qrels revision
 beside the dataset (`DIR@REV.fillN`); the served revision is never rewritten. By default the fill is queued for a
-worker (`freshstack-hf worker`, which must see the same dataset folder and runs archive); `--now` runs it here and
-prints every stored system's scores old -> new. The board's Holes tab shows the same table.
+worker (`freshstack-hf worker`, on any machine that reaches the store and has the dataset: the ranking comes from
+the store, and the fill goes back to it, so the board writes the revision beside its own dataset); `--now` runs it
+here and prints every stored system's scores old -> new. The board's Holes tab shows the same table.
 
 Example:
   freshstack-hf fill-board --store sqlite:///lb/leaderboard.db --dataset out/freshstack --system 7 --topic langchain
@@ -28,39 +29,39 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system", type=int, required=True, help="the stored system's id (the table's # column)")
     p.add_argument("--topic", required=True, help="the topic to fill")
     p.add_argument("--k", type=int, default=10, help="depth of the ranking to fill (default: 10)")
-    p.add_argument("--runs-dir", help="the archived rankings (default: <data dir>/runs, as the app and workers)")
+    from leaderboard.archive import RUNS_DIR_HELP
+
+    p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument("--now", action="store_true", help="judge here and now instead of queueing a worker job")
 
 
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.archive import RunArchive, runs_dir
-    from leaderboard.store import Store
+    from leaderboard.archive import open_store
+    from leaderboard.fills import board_fill_name
     from leaderboard.tracks.retrieval.fill_job import FILL_JOB_KIND, fill_payload
 
     if args.k < 1:
         raise FreshStackError(f"--k must be a positive cutoff, not {args.k}")
     dataset = Dataset(args.dataset, args.revision, [args.topic])
-    archive = RunArchive(runs_dir(args.runs_dir))
-    with Store(args.store) as store:
-        store.create_all()
+    with open_store(args.store, args.runs_dir) as store:
         system = store.get_system(args.system)
         if system is None or system.status != "scored":
             raise FreshStackError(f"--system {args.system}: no scored system with that id in {store.url}")
-        runs = archive.load(system.content_hash) or {}
+        runs = store.ranking_of(system.id) or {}
         if not runs.get(args.topic):
             raise FreshStackError(
-                f"--system {args.system} ({system.name!r}): no archived ranking on topic {args.topic!r} under "
-                f"{archive.root} (give the app's --runs-dir)"
+                f"--system {args.system} ({system.name!r}): the store keeps no ranking of it on topic {args.topic!r}"
             )
         if not args.now:
-            job = store.enqueue(system.id, FILL_JOB_KIND, fill_payload(dataset, args.topic, system, args.k))
+            name = board_fill_name(store, dataset)
+            job = store.enqueue(system.id, FILL_JOB_KIND, fill_payload(dataset, args.topic, system, args.k, name))
             print(f"queued fill job #{job.id} for {system.name!r} on {args.topic}; a worker judges it")
             return 0
         from leaderboard.fills import fill_stored_system, moves_table
 
-        record, moves = fill_stored_system(store, archive, dataset, system.id, args.topic, k=args.k)
+        record, moves = fill_stored_system(store, dataset, system.id, args.topic, k=args.k)
     if record.revision is None:
         print(f"{system.name!r} has no unjudged document in its top {args.k} on {args.topic}: nothing to fill")
         return 0

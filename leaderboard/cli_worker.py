@@ -4,10 +4,13 @@ Start as many as you like, on as many machines as share the store: each job is c
 time, and a job whose worker dies goes back to the queue when its lease lapses. SIGTERM or Ctrl-C stops the
 worker after its current job; a second one hands the job back at once.
 
-Job kinds (each track registers its own, `leaderboard.jobs`): `model` (a submitted sentence-transformers
-model, vetted, run and scored; its ranking is archived under --runs-dir for the detail view), `baseline` and
-`answers_baseline` (the baseline rows the leaderboard queued when it started), and the RAG track's
-`answers_judge` and `answers_generate` (an LLM judges or writes answers at the endpoint the app named). Job
+A worker needs only the store URL and the dataset (`--dataset`, the board's Hub id or a copy of its folder): what a
+job reads (the ranking a fill starts from, the answers a judge reads) comes from the store, and what it makes (the
+ranking behind a model's scores, a fill's judgments) goes back to it with the scores; nothing is shared with the
+app's machine. Job kinds (each track registers its own, `leaderboard.jobs`): `model` and `reranker` (a submitted
+sentence-transformers model or CrossEncoder, vetted, run and scored), `baseline` and `answers_baseline` (the
+baseline rows the leaderboard queued when it started), `fill` (a stored system's holes judged), and the RAG
+track's `answers_judge` and `answers_generate` (an LLM judges or writes answers at the endpoint the app named). Job
 processes drop every secret-looking variable; the LLM jobs keep only FRESHSTACK_JUDGE_API_KEY, the judge
 endpoint's key. A corpus is encoded on every visible GPU when there are several (sentence-transformers'
 multi-process pool); --devices names them, a --device naming one (cuda:1) keeps the worker on it.
@@ -33,6 +36,8 @@ HELP = "run an evaluation worker for the leaderboard's job queue"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from leaderboard.archive import RUNS_DIR_HELP
+
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
     p.add_argument("--dataset", help="dataset repo (folder or Hub id) for jobs that name none ($FRESHSTACK_DATASET)")
     p.add_argument("--once", action="store_true", help="run one job (waiting for it if needed), then exit")
@@ -57,9 +62,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "several, unless --device names one)",
     )
     p.add_argument("--cache-dir", help="embedding cache, so a retried or repeated job re-encodes nothing")
-    p.add_argument(
-        "--runs-dir", help="the app's archive: runs behind rows, answers to judge (default: <data dir>/runs)"
-    )
+    p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument("--worker-id", help="name in the job table (default: host:pid:random)")
     p.add_argument(
         "--evaluator",
@@ -91,29 +94,24 @@ def _evaluator(args: argparse.Namespace) -> Any:
             return getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError, ValueError) as exc:
             raise FreshStackError(f"--evaluator {args.evaluator!r}: {exc}; give MODULE:FUNCTION") from exc
-    from leaderboard.archive import runs_dir
     from leaderboard.jobs import evaluate_job
 
     options = {"dataset": args.dataset, "cache_dir": args.cache_dir, "device": args.device}
     options["devices"] = parse_devices(args.devices)
-    options["archive_dir"] = str(runs_dir(args.runs_dir))  # judge jobs read answers from the app's archive
     return functools.partial(evaluate_job, max_model_bytes=int(args.max_model_gb * 1e9), **options)
 
 
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from leaderboard.archive import RunArchive, runs_dir
-    from leaderboard.store import Store
+    from leaderboard.archive import open_store
     from leaderboard.worker import run_worker
 
     evaluate = _evaluator(args)
     loop = {"worker_id": args.worker_id, "once": args.once, "max_idle_seconds": args.exit_when_idle}
     timing = {k: getattr(args, k) for k in ("poll_seconds", "lease_seconds", "time_cap_seconds")}
-    archive = RunArchive(runs_dir(args.runs_dir))
-    with Store(args.store) as store:
-        store.create_all()
-        stats = run_worker(store, evaluate, isolate=not args.in_process, archive=archive, **loop, **timing)
+    with open_store(args.store, args.runs_dir) as store:
+        stats = run_worker(store, evaluate, isolate=not args.in_process, **loop, **timing)
     if args.json:
         print(json.dumps(vars(stats)))
     return 0

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 from freshstack_hf.drift.systems import SystemPair
-from leaderboard.archive import RunArchive, archived_rankings
 from leaderboard.store import Store
 
 
-def stored_pairs(store: Store, archive: RunArchive) -> list[SystemPair]:
+def stored_pairs(store: Store) -> list[SystemPair]:
     """Every finished system whose ranking is archived (uploads, model rows, stored baselines), topics merged
     into one run (query ids are unique across topics); a system without an archived ranking cannot be re-scored
     and is left out. Names are made unique with the row id, as two submitters may pick the same name."""
     pairs: list[SystemPair] = []
-    for system, runs in archived_rankings(store, archive, scored_only=True):
+    for system, runs in store.rankings(scored_only=True):
         merged = {qid: docs for topic_run in runs.values() for qid, docs in topic_run.items()}
         pairs.append(SystemPair(f"{system.name} (#{system.id})", f"leaderboard:{system.kind}", merged, merged))
     return pairs

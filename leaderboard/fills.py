@@ -3,30 +3,39 @@ system's scores move on the new qrels revision (issue 18).
 
 The store keeps one result set per system, filed by dataset revision, and the board serves one revision; this
 module therefore computes and returns, touching neither the store nor the old revision: `fill_stored_system`
-reads the asking system's archived run (`RunArchive`, under its content hash), judges its holes with the
+reads the asking system's archived run (kept in the store, `Store.ranking_of`), judges its holes with the
 answers track's judge endpoint (`FRESHSTACK_JUDGE_BASE_URL`/`_MODEL`, key `FRESHSTACK_JUDGE_API_KEY`; the
 offline heuristic judge when none is named) through the library (`freshstack_hf.holes`), and `score_moves`
 scores every archived system on both revisions: Judged@10 and the headline measures, old -> new, per system.
 Which revision the board then serves stays the operator's choice (`leaderboard --revision`).
+
+A fill made by a worker is kept in the store too, as a blob of the asking system (role `fill:<revision>`: the
+judgments it added and its provenance), so a worker on another machine needs no folder shared with the board: the
+board writes the revision beside its own dataset from that blob when it first shows it (`materialize_fills`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.holes import FillRecord, fill_holes, judge_setup
+from freshstack_hf.holes import FillRecord, fill_holes, judge_setup, write_filled_revision
+from freshstack_hf.holes.revision import FILL_SUFFIX, base_name
 from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive, archived_rankings
+from freshstack_hf.repo.revisions import list_revisions, revision_folder
+from leaderboard.blobs import FILL, Blob
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 
 JUDGED = "judged@10"
+FILL_ROLE = "fill:"  # + the revision name: a worker's fill, kept with the system it filled for
 MOVE_MEASURES = (JUDGED, *(m.id for m in HEADLINE))
 
 
@@ -44,9 +53,9 @@ class Move:
         return self.new[measure] - self.old[measure]
 
 
-def archived_runs(store: Any, archive: RunArchive, topic: str) -> dict[int, tuple[str, dict]]:
-    """system id -> (name, run on `topic`) of every stored system whose run the archive keeps."""
-    return {s.id: (s.name, runs[topic]) for s, runs in archived_rankings(store, archive) if runs.get(topic)}
+def archived_runs(store: Any, topic: str) -> dict[int, tuple[str, dict]]:
+    """system id -> (name, run on `topic`) of every listed system whose ranking the store keeps."""
+    return {s.id: (s.name, runs[topic]) for s, runs in store.rankings() if runs.get(topic)}
 
 
 def score_moves(runs: Mapping[int, tuple[str, dict]], old: Dataset, new: Dataset, topic: str) -> list[Move]:
@@ -63,7 +72,6 @@ def score_moves(runs: Mapping[int, tuple[str, dict]], old: Dataset, new: Dataset
 
 def fill_stored_system(
     store: Any,
-    archive: RunArchive,
     dataset: Dataset,
     system_id: int,
     topic: str,
@@ -75,15 +83,17 @@ def fill_stored_system(
 ) -> tuple[FillRecord, list[Move]]:
     """Fill the holes of stored system `system_id`'s archived run on `topic`, then the moves of every stored
     system; `judge` defaults to the endpoint the environment names (offline when none)."""
-    runs = archived_runs(store, archive, topic)
+    runs = archived_runs(store, topic)
     if system_id not in runs:
-        raise FreshStackError(f"system #{system_id}: no archived run on topic {topic!r} (runs archive {archive.root})")
+        raise FreshStackError(f"system #{system_id}: the store keeps no ranking of it on topic {topic!r}")
     system = store.get_system(system_id)
+    name = name or board_fill_name(store, dataset)
     record = fill_archived_run(
         dataset, topic, runs[system_id][1], system.name, system.content_hash, judge=judge, k=k, name=name, work=work
     )
     if record.revision is None:
         return record, []
+    store.attach_blobs(system_id, fill_blob(record))  # a board on another machine writes the revision from it
     return record, score_moves(runs, dataset, Dataset(record.revision_folder), topic)
 
 
@@ -122,6 +132,56 @@ def fill_archived_run(
         k=k,
         name=name,
     )
+
+
+def fill_blob(record: FillRecord) -> dict[str, Blob]:
+    """{role: blob} of a written fill: what `materialize_fills` needs to write the same revision elsewhere."""
+    if record.revision is None:
+        return {}
+    body = {
+        "topic": record.topic,
+        "revision": record.revision,
+        "base_revision": record.base_revision,
+        "added": [[j.query_id, j.nugget_id, j.doc_id, j.relevance] for j in record.added],
+        "provenance": record.provenance,
+    }
+    raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+    return {FILL_ROLE + record.revision: Blob.of(raw, FILL)}
+
+
+def stored_fills(store: Any) -> list[dict[str, Any]]:
+    """Every fill kept in the store (the decoded blob, with `system_id`), oldest revision name first."""
+    found = []
+    for system_id, _role, sha in store.blob_refs_like(FILL_ROLE):
+        body = json.loads(store.blob(sha))
+        found.append({**body, "system_id": system_id, "sha256": sha})
+    return sorted(found, key=lambda f: f["revision"])
+
+
+def board_fill_name(store: Any, dataset: Dataset) -> str:
+    """The next fill name of the served revision (`<base>.fillN`, as `holes.next_fill_name`), counting the fills
+    written beside this dataset and those the store keeps (a worker elsewhere writes none here), so two fills never
+    share a name."""
+    stem = FILL_SUFFIX.sub("", base_name(dataset.folder))
+    names = [*list_revisions(dataset.folder), *(f["revision"] for f in stored_fills(store))]
+    taken = [int(m.group(1)) for r in names if r.startswith(stem) and (m := FILL_SUFFIX.search(r))]
+    return f"{stem}.fill{max(taken, default=0) + 1}"
+
+
+def materialize_fills(store: Any, dataset: Dataset) -> list[str]:
+    """Write beside the served dataset every stored fill of its revision that is not there yet (a worker on
+    another machine made it); returns the revisions written. A revision already there is left as it is."""
+    written = []
+    served = base_name(dataset.folder)
+    for fill in stored_fills(store):
+        target = revision_folder(dataset.folder, fill["revision"])
+        if fill["base_revision"] != served or target.exists():
+            continue
+        topic = dataset.topic(fill["topic"])
+        added = [NuggetJudgment(q, n, d, int(r)) for q, n, d, r in fill["added"]]
+        write_filled_revision(dataset.folder, target, topic, added, fill["provenance"])
+        written.append(fill["revision"])
+    return written
 
 
 def moves_table(moves: list[Move], revision: str) -> list[dict[str, Any]]:

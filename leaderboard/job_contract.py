@@ -3,7 +3,10 @@ tracks (the registry itself is `leaderboard.jobs`).
 
 A handler takes a job's payload (JSON, written by the app) and the worker's `JobOptions`, and returns a
 `JobOutput` (`leaderboard.schema`). It runs in the worker's job process, which never sees the store nor any
-secret-looking environment variable, except those its `JobKind.keeps`.
+secret-looking environment variable, except those its `JobKind.keeps`. What it needs from the store (the
+ranking a fill starts from, the answers a judge reads) its `JobKind.inputs` names: the worker reads those blobs
+of the job's system, verified, and hands them over in the payload (`job_inputs`), so a job runs on any machine
+that can reach the store, with no folder shared with the app.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.schema import JobOutput
 from leaderboard.vetting import DEFAULT_MAX_MODEL_BYTES
@@ -28,7 +32,6 @@ class JobOptions:
     device: str | None = None  # torch device of model jobs
     devices: tuple[str, ...] | None = None  # the encoding pool's devices (default: every GPU when there are several)
     max_model_bytes: int = DEFAULT_MAX_MODEL_BYTES  # the largest model a model job loads
-    archive_dir: str | None = None  # the app's --runs-dir (`archive.runs_dir`), where judge jobs read answers
 
 
 Handler = Callable[[Mapping[str, Any], JobOptions], JobOutput]
@@ -41,6 +44,18 @@ class JobKind:
 
     handler: Handler
     keeps: tuple[str, ...] = ()
+    inputs: tuple[str, ...] = ()  # roles of the system's blobs the worker reads for the job (`blobs.Store.blob`)
+
+
+INPUTS = "stored_inputs"  # the payload key under which a handler finds its inputs: {role: bytes}
+
+
+def job_inputs(payload: Mapping[str, Any], role: str, what: str) -> bytes:
+    """The blob `role` the worker read for this job; refused naming `what` when the system keeps none."""
+    found = (payload.get(INPUTS) or {}).get(role)
+    if found is None:
+        raise FreshStackError(f"the store keeps no {what} for this job's system: it cannot be run")
+    return found
 
 
 def payload_dataset(dataset: Dataset) -> dict[str, str]:
@@ -55,6 +70,21 @@ def payload_dataset(dataset: Dataset) -> dict[str, str]:
 
 
 def open_job_dataset(payload: Mapping[str, Any], dataset: str | None, topics: list[str] | None = None) -> Dataset:
-    """The dataset a payload names (else the worker's default, else $FRESHSTACK_DATASET, else `freshstack`)."""
-    source = str(payload.get("dataset") or dataset or os.environ.get("FRESHSTACK_DATASET") or "freshstack")
-    return Dataset(source, payload.get("dataset_revision"), topics)
+    """The dataset a payload names (else the worker's default, else $FRESHSTACK_DATASET, else `freshstack`).
+
+    A payload naming a folder this machine does not have (the app's own path, on a worker elsewhere) is run on the
+    worker's `--dataset` instead, provided it holds the same data: its revision (a content hash for a folder, the
+    commit for a Hub download) must be the one the job was queued for, so a row is never scored on other data."""
+    default = dataset or os.environ.get("FRESHSTACK_DATASET") or "freshstack"
+    named = payload.get("dataset")
+    wanted = payload.get("dataset_revision")
+    if named and Path(str(named)).is_absolute() and not Path(str(named)).exists():
+        found = Dataset(default, wanted, topics)
+        if wanted and found.revision != wanted:
+            raise FreshStackError(
+                f"the job was queued for the dataset at {named} (revision {wanted}), which this machine does not "
+                f"have, and the worker's dataset {found.source} is at revision {found.revision}: run the worker "
+                "with --dataset naming the board's dataset (its Hub id, or a copy of its folder)"
+            )
+        return found
+    return Dataset(str(named or default), wanted, topics)

@@ -4,20 +4,19 @@
   intervals, the After-cutoff and Answers tables, archived-ranking readers) because the store's reads of the
   board (`Store.leaderboard_rows`, `Store.per_query_scores`) keep `LISTED` systems only; its row, scores and
   files stay, with the reason, who and when, and `unhide` restores it as it was.
-* deleted: its results and jobs are removed and, once that is committed, its archived files; the system's row
-  stays as the tombstone (id, content hash, reason; description and link cleared). Its content hash stays
-  unique, so the same file or model resubmitted is refused as deleted, naming the reason, and no race can store
-  it again. A row is never removed: a database may reuse a removed row's id (SQLite does), and the audit trail
-  names systems by id.
+* deleted: its results, jobs and the blobs only it needed (its archived ranking, its answers file) are removed
+  in one transaction; the system's row stays as the tombstone (id, content hash, reason; description and link
+  cleared). Its content hash stays unique, so the same file or model resubmitted is refused as deleted, naming the
+  reason, and no race can store it again. A row is never removed: a database may reuse a removed row's id (SQLite
+  does), and the audit trail names systems by id.
 
-A mixin of `Store` (like `leaderboard.queue`); `delete_with_files` adds the archive's part.
+A mixin of `Store` (like `leaderboard.queue`).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, delete, select, update
@@ -36,10 +35,10 @@ MAX_REASON = 500
 
 @dataclass(frozen=True, slots=True)
 class Deleted:
-    """A deleted system's tombstone, and the archived answer files only it referenced (removed after commit)."""
+    """A deleted system's tombstone, and the sha256 of each blob removed with it (those no other system needs)."""
 
     system: SystemRecord
-    answer_files: tuple[str, ...] = ()
+    blobs: tuple[str, ...] = ()
 
 
 def _reason(reason: str | None, action: str) -> str:
@@ -49,12 +48,9 @@ def _reason(reason: str | None, action: str) -> str:
     return text
 
 
-def _answer_hashes(payloads: list[Any]) -> set[str]:
-    return {p["answers_sha256"] for p in payloads if isinstance(p, dict) and p.get("answers_sha256")}
-
-
 class Moderation:
-    """Methods that need `_write`, `_read`, `_now`, `_audit` and `get_system` from the class they are mixed into."""
+    """Methods that need `_write`, `_read`, `_now`, `_audit`, `_drop_blob_refs` and `get_system` from the class they
+    are mixed into."""
 
     def _locked_system(self, conn: Connection, system_id: int) -> Any:
         row = conn.execute(select(systems).where(systems.c.id == system_id).with_for_update()).first()
@@ -101,17 +97,15 @@ class Moderation:
         return self.get_system(system_id)
 
     def delete_system(self, system_id: int, *, reason: str, by: str) -> Deleted:
-        """Remove a system's results and jobs and keep its tombstone (see the module docstring); the archived
-        files are the caller's to remove once this has committed (`delete_with_files`)."""
+        """Remove a system's results, jobs and blobs and keep its tombstone (see the module docstring)."""
         text = _reason(reason, "delete")
         with self._write() as conn:
             row = self._locked_system(conn, system_id)
             if row.moderation == DELETED:
                 raise FreshStackError(f"system #{system_id} is already deleted ({row.moderation_reason})")
-            own = _answer_hashes(conn.execute(select(jobs.c.payload).where(jobs.c.system_id == system_id)).scalars())
             conn.execute(delete(results).where(results.c.system_id == system_id))
             conn.execute(delete(jobs).where(jobs.c.system_id == system_id))
-            shared = _answer_hashes(conn.execute(select(jobs.c.payload)).scalars()) if own else set()
+            removed = self._drop_blob_refs(conn, system_id)
             tombstone = {
                 "moderation": DELETED,
                 "moderation_reason": text,
@@ -125,29 +119,15 @@ class Moderation:
                 conn, identity=by, kind=kind_of(ADMIN, "delete"), outcome=DELETED, system_id=system_id, detail=text
             )
         log.info("system #%d deleted by %s: %s", system_id, by, text)
+        if self.cache is not None:
+            for sha in removed:
+                self.cache.drop(sha)
         record = self.get_system(system_id)
         assert record is not None
-        return Deleted(record, tuple(sorted(own - shared)))
+        return Deleted(record, tuple(removed))
 
     def moderated_systems(self) -> list[SystemRecord]:
         """Every hidden or deleted system, most recently moderated first (the admin view)."""
         query = select(systems).where(systems.c.moderation.is_not(None)).order_by(systems.c.moderated_at.desc())
         with self._read() as conn:
             return [system_record(row) for row in conn.execute(query)]
-
-
-def delete_with_files(store: Any, archive: Any, system_id: int, *, reason: str, by: str) -> tuple[Deleted, list[Path]]:
-    """`Store.delete_system`, then the files behind the row: its archived ranking and the answer files only its
-    jobs named; returns the tombstone and the files removed. The files go after the commit, so a failed delete
-    never leaves a listed row without its files."""
-    from leaderboard.archive import AnswersArchive
-
-    deleted = store.delete_system(system_id, reason=reason, by=by)
-    removed: list[Path] = []
-    if archive is not None:
-        answers = AnswersArchive.beside(archive.root)
-        for path in [archive.path(deleted.system.content_hash), *map(answers.path, deleted.answer_files)]:
-            if path.is_file():
-                path.unlink()
-                removed.append(path)
-    return deleted, removed

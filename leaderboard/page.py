@@ -3,7 +3,7 @@
 A tab (`PageTab`) lays out its components inside its `gr.Tab` (`layout`), then wires its events (`wire`), once
 every tab is laid out, so a tab may wire to another's components. Tabs share, through the `Page`:
 
-* the dataset, the store, the run archive and the app's settings;
+* the dataset, the store (with the rankings and files behind rows) and the app's settings;
 * services built once for the whole page (`shared`: e.g. the retrieval board, read by four tabs);
 * parts a tab publishes for others (`publish` / `part`: e.g. the Leaderboard table, which the Detail tab
   listens to, and the event that refreshes it, which the Submit tab chains);
@@ -25,7 +25,6 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive
 from leaderboard.audit import SUBMISSION, kind_of
 from leaderboard.store import Store
 from leaderboard.submission import identity_of
@@ -56,10 +55,8 @@ class Settings:
 class Page:
     """One page being built: see the module docstring."""
 
-    def __init__(
-        self, demo: gr.Blocks, tabs: gr.Tabs, dataset: Dataset, store: Store, archive: RunArchive, settings: Settings
-    ) -> None:
-        self.demo, self.tabs, self.dataset, self.store, self.archive = demo, tabs, dataset, store, archive
+    def __init__(self, demo: gr.Blocks, tabs: gr.Tabs, dataset: Dataset, store: Store, settings: Settings) -> None:
+        self.demo, self.tabs, self.dataset, self.store = demo, tabs, dataset, store
         self.settings = settings
         self.first_paint_rows: Callable[[dict[str, str]], dict[str, Any]] | None = None  # see `first_paint`
         self._shared: dict[str, Any] = {}
@@ -68,12 +65,11 @@ class Page:
 
     def submitter_options(self) -> dict[str, Any]:
         """The settings every submitter of this page is built with (`submission.BaseSubmitter`): one upload cap,
-        one rate limit, one run archive and one resample count for runs, models, rerankers and answers alike."""
+        one rate limit and one resample count for runs, models, rerankers and answers alike."""
         settings = self.settings
         return {
             "max_file_bytes": settings.max_file_bytes,
             "rate_limit": settings.rate_limit,
-            "archive": self.archive,
             "resamples": settings.resamples,
         }
 

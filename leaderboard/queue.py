@@ -33,8 +33,8 @@ def _job(row: Any) -> JobRecord:
 
 
 class JobQueue:
-    """Methods that need `_write`, `_read`, `_now`, `_pg_lock`, `_audit` and `_insert_results` from the class they
-    are mixed into."""
+    """Methods that need `_write`, `_read`, `_now`, `_pg_lock`, `_audit`, `_insert_results` and `_store_blobs` from
+    the class they are mixed into."""
 
     # ---- queueing -------------------------------------------------------------------------------------------
     def _insert_job(
@@ -186,8 +186,12 @@ class JobQueue:
         size: int | None = None,
         cutoff: str | None = None,
         follow_up: tuple[str, Mapping[str, Any]] | None = None,
+        blobs: Mapping[str, Any] | None = None,
     ) -> bool:
         """Store the results and mark the job done, atomically and only while `worker_id` owns the job.
+
+        `blobs` ({role: `blobs.Blob`}: the ranking behind the results, the answers a follow-up judges, a fill's
+        judgments) are stored in the same transaction, so the results never show without them.
 
         `cutoff` (a date the job found, e.g. in a model card) is kept only where the submitter gave none.
         `follow_up` = (kind, payload) queues the system's next job in the same transaction (the answer baseline's
@@ -205,6 +209,7 @@ class JobQueue:
                 return False
             system_id = row.system_id
             self._audit_job(conn, worker_id, row.kind, system_id, "done", f"job #{job_id}")
+            self._store_blobs(conn, system_id, blobs or {}, now)
             if not topic_results:  # a side job (a hole fill) leaves files, not scores: the system stays as it is
                 return True
             self._insert_results(conn, system_id, topic_results, meta, now)

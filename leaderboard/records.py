@@ -101,7 +101,9 @@ class JobOutput:
 
     `results` maps topic -> a `freshstack_hf.metrics.TopicResult` (or any object or dict with `metrics`, and
     optionally `per_query` and `ci` = {measure: (low, high)}); `size` is the model's parameter count, if known;
-    `runs` (topic -> top of the ranking) is archived by the worker, so the row's detail can list missed nuggets;
+    `runs` (topic -> top of the ranking) is stored with the results, so the row's detail can list missed nuggets;
+    `blobs` ({role: `blobs.Blob`}) are any other content the results depend on (the answers a follow-up judges, a
+    fill's judgments), stored in the same transaction;
     `cutoff` is a date the job found (a model card's), kept only where the submitter gave none; `follow_up` =
     (job kind, payload) is the system's next job, queued when these results are stored (the answer baseline's judge).
     """
@@ -112,6 +114,7 @@ class JobOutput:
     runs: dict[str, Any] | None = None
     cutoff: str | None = None
     follow_up: tuple[str, dict[str, Any]] | None = None
+    blobs: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from sqlalchemy import (
     JSON,
     BigInteger,
     CheckConstraint,
+    Connection,
     DateTime,
     Float,
     ForeignKey,
@@ -26,10 +27,15 @@ from sqlalchemy import (
     String,
     Text,
     UniqueConstraint,
+    insert,
+    inspect,
+    select,
+    update,
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from freshstack_hf.errors import FreshStackError
 from leaderboard.records import (  # the plain records the store hands out, importable from here too
     SCHEMA_VERSION as SCHEMA_VERSION,
 )
@@ -171,7 +177,50 @@ class RateEvent(Base):
     at: Mapped[datetime] = mapped_column(DateTime)
 
 
+class StoreMeta(Base):
+    """Facts about the store itself, one row each: `schema` is the `STORE_SCHEMA` that last opened it."""
+
+    __tablename__ = "store_meta"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(String(200))
+
+
 systems = System.__table__
+store_meta = StoreMeta.__table__
+
+# The layout of the store's tables: 1 = before blobs (rankings and answers in a folder), 2 = blobs, blob_refs and
+# store_meta. A release opens stores of its own layout or older (it migrates them) and refuses newer ones.
+STORE_SCHEMA = 2
+
+
+def stored_schema(conn: Connection) -> int | None:
+    """The `STORE_SCHEMA` a store records, 1 for a store made before it was recorded, None for an empty database."""
+    names = set(inspect(conn).get_table_names())
+    if "store_meta" not in names:
+        return 1 if "systems" in names else None
+    value = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "schema")).scalar()
+    return int(value) if value is not None else 1
+
+
+def check_store_version(conn: Connection, where: object) -> None:
+    """Refuse, before anything is created or altered, a store that a newer release has laid out."""
+    found = stored_schema(conn)
+    if found is not None and found > STORE_SCHEMA:
+        raise FreshStackError(
+            f"{where}: this store was laid out by a newer freshstack-hf (store schema {found}; this release knows "
+            f"up to {STORE_SCHEMA}). Upgrade freshstack-hf on this machine (pip install -U 'freshstack-hf"
+            "[leaderboard]') before opening it; nothing was changed"
+        )
+
+
+def record_store_version(conn: Connection) -> None:
+    """Record that the store now has this release's layout (after `create_all` migrated it)."""
+    done = conn.execute(update(store_meta).where(store_meta.c.key == "schema").values(value=str(STORE_SCHEMA))).rowcount
+    if not done:
+        conn.execute(insert(store_meta).values(key="schema", value=str(STORE_SCHEMA)))
+
+
 results = Result.__table__
 jobs = Job.__table__
 rate_events = RateEvent.__table__

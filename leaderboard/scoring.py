@@ -15,7 +15,10 @@ from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics import HEADLINE, MEASURES, RunScores
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, cut
-from leaderboard.archive import ARCHIVE_DEPTH
+from leaderboard.blobs import Blob
+from leaderboard.ranking_blob import MEDIA as RANKING
+
+ARCHIVE_DEPTH = 100  # the top of each query's ranking the store keeps behind a row
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +29,14 @@ class Scored:
     archived: dict[str, dict[str, dict[str, float]]]  # topic -> top ARCHIVE_DEPTH of the run, own queries only
     scores: RunScores
     parameters: dict[str, Any]  # how the numbers were made (`scoring_parameters`), recorded with the row
+
+    def blobs(self) -> dict[str, Blob]:
+        return ranking_blobs(self.archived)
+
+
+def ranking_blobs(archived: Mapping[str, Any] | None) -> dict[str, Blob]:
+    """What the store keeps behind a row ({role: blob}): the archived ranking, stored with the scores."""
+    return {RANKING: Blob.ranking(archived)} if archived else {}
 
 
 def score_for_store(

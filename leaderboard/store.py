@@ -22,6 +22,7 @@ import zlib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Text, cast, delete, func, insert, select, update
@@ -31,6 +32,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.audit import AuditLog, install_append_only_guard
+from leaderboard.blobs import Blob, BlobStore, init_blob_store
 from leaderboard.columns_migration import add_missing_columns
 from leaderboard.efficiency_rows import efficiency_by_system
 from leaderboard.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
@@ -45,7 +47,9 @@ from leaderboard.schema import (
     ResultMeta,
     Score,
     SystemRecord,
+    check_store_version,
     jobs,
+    record_store_version,
     result_rows,
     results,
     system_record,
@@ -56,13 +60,15 @@ from leaderboard.store_engine import WRITE, default_store_url, make_engine
 _PG_LOCK_SPACE = 0x46534846  # first key of our PostgreSQL advisory locks ("FSHF"), apart from other apps'
 
 
-class Store(JobQueue, RateLimit, Moderation, AuditLog):
-    """Submissions, results and jobs in a SQLAlchemy database; see the module docstring for the guarantees."""
+class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore):
+    """Submissions, results, jobs and the blobs behind rows in a SQLAlchemy database; see the module docstring for
+    the guarantees. `cache_dir` (`--runs-dir`) is an optional local copy of blobs read, never their place of record."""
 
-    def __init__(self, url: str | None = None) -> None:
+    def __init__(self, url: str | None = None, *, cache_dir: str | Path | None = None) -> None:
         self.url = url or default_store_url()
         self.engine = make_engine(self.url)
         self.is_postgres = self.engine.dialect.name == "postgresql"
+        init_blob_store(self, cache_dir)
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -101,10 +107,12 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog):
             conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_SPACE, zlib.crc32(key.encode()) - 2**31)))
 
     def create_all(self) -> None:
-        """Create missing tables, add columns an older store lacks, guard the audit log against changes and widen
-        its allowed system kinds; safe from several processes."""
+        """Create missing tables, add columns an older store lacks, guard the audit log against changes, widen
+        its allowed system kinds and record the store's schema; safe from several processes. A store written by a
+        newer release is refused before anything is changed (`store_version`)."""
         with self._write() as conn:
             self._pg_lock(conn, "create_all")
+            check_store_version(conn, self)
             Base.metadata.create_all(conn)
             add_missing_columns(conn)
             install_append_only_guard(conn)
@@ -112,6 +120,8 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog):
                 widen_kinds_postgres(conn)
         if not self.is_postgres:
             widen_kinds_sqlite(self.engine)
+        with self._write() as conn:
+            record_store_version(conn)
 
     # ---- systems and results --------------------------------------------------------------------------------
     def add_system(
@@ -129,12 +139,15 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog):
         results: Mapping[str, Any] | None = None,
         meta: ResultMeta | None = None,
         max_attempts: int = 3,
+        blobs: Mapping[str, Blob] | None = None,
     ) -> tuple[SystemRecord, bool]:
         """Store a system unless one with `content_hash` exists; returns (stored system, created).
 
         `job=(kind, payload)` queues its evaluation and `results` (with `meta`) stores its scores, in the same
         transaction as the insert and only when it is created, so a duplicate is never queued or scored twice.
-        `cutoff` (YYYY-MM-DD, a model's release or training cutoff) is stored as the day it names.
+        `cutoff` (YYYY-MM-DD, a model's release or training cutoff) is stored as the day it names. `blobs`
+        ({role: Blob}: the ranking behind the scores, the answers a judge job reads) go in the same transaction, so
+        a row is never stored without them.
         """
         if kind not in SYSTEM_KINDS:
             raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
@@ -162,6 +175,7 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog):
                 stmt.on_conflict_do_nothing(index_elements=["content_hash"]).returning(systems.c.id)
             ).scalar_one_or_none()
             if new_id is not None:
+                self._store_blobs(conn, new_id, blobs or {}, now)
                 if results is not None:
                     assert meta is not None
                     self._insert_results(conn, new_id, results, meta, now)
@@ -190,9 +204,16 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog):
             conn.execute(insert(results), result_rows(system_id, topic, result, meta, now))
 
     def save_results(
-        self, system_id: int, topic_results: Mapping[str, Any], meta: ResultMeta, *, replace: bool = False
+        self,
+        system_id: int,
+        topic_results: Mapping[str, Any],
+        meta: ResultMeta,
+        *,
+        replace: bool = False,
+        blobs: Mapping[str, Blob] | None = None,
     ) -> None:
-        """Store a system's scores, all rows or none. Without `replace`, existing scores make this fail."""
+        """Store a system's scores, all rows or none, with the `blobs` behind them. Without `replace`, existing
+        scores make this fail."""
         with self._write() as conn:
             now = self._now(conn)
             marked = conn.execute(
@@ -202,6 +223,7 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog):
                 raise FreshStackError(f"no system with id {system_id}")
             if replace:
                 conn.execute(delete(results).where(results.c.system_id == system_id))
+            self._store_blobs(conn, system_id, blobs or {}, now)
             self._insert_results(conn, system_id, topic_results, meta, now)
 
     def results_for(self, system_id: int) -> list[dict[str, Any]]:

@@ -31,7 +31,7 @@ def default_store_url() -> str:
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself (see _sqlite_begin)
     cursor = dbapi_connection.cursor()
-    for pragma in ("busy_timeout = 30000", "journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON"):
+    for pragma in ("busy_timeout = 30000", "journal_mode = WAL", "synchronous = FULL", "foreign_keys = ON"):
         cursor.execute(f"PRAGMA {pragma}")
     cursor.close()
 

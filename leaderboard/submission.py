@@ -28,7 +28,6 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive
 from leaderboard.audit import SUBMISSION, kind_of
 from leaderboard.moderation import DELETED, HIDDEN
 from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
@@ -141,10 +140,9 @@ class BaseSubmitter:
         *,
         max_file_bytes: int = 20 * 2**20,
         rate_limit: int | None = 10,
-        archive: RunArchive | None = None,
         resamples: int = RESAMPLES,
     ) -> None:
-        self.store, self.dataset, self.archive = store, dataset, archive
+        self.store, self.dataset = store, dataset
         self.max_file_bytes, self.rate_limit, self.resamples = max_file_bytes, rate_limit, resamples
 
     def _duplicate(self, content_hash: str) -> SubmitOutcome | None:

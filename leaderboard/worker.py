@@ -6,11 +6,14 @@ process dies, the child notices and exits, the lease lapses and another worker t
 its late result is refused by the store.
 
 The worker never computes a metric: `evaluate_job` (by default `leaderboard.jobs.evaluate_job`, which runs the
-handler a track registered for the job's kind) turns a job into a `JobOutput`.
+handler a track registered for the job's kind) turns a job into a `JobOutput`. The store is the only thing a
+worker shares with the app: what a job needs from it (its kind's `inputs`) is read here and handed to the job, and
+what a job leaves (the ranking behind its scores, a fill) is stored with its results, in one transaction.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import signal
@@ -24,12 +27,13 @@ from typing import Any
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from leaderboard.archive import RunArchive
+from freshstack_hf.errors import FreshStackError
+from leaderboard.job_contract import INPUTS
 from leaderboard.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
+from leaderboard.jobs import JOB_KINDS, kept_secrets
 from leaderboard.jobs import evaluate_job as default_evaluate_job
-from leaderboard.jobs import kept_secrets
-from leaderboard.moderation import DELETED
 from leaderboard.schema import JobOutput, JobRecord
+from leaderboard.scoring import ranking_blobs
 from leaderboard.store import Store
 
 log = logging.getLogger(__name__)
@@ -91,6 +95,16 @@ def _heartbeat(store: Store, job: JobRecord, worker_id: str, lease_seconds: floa
         return True
 
 
+def with_inputs(store: Store, job: JobRecord) -> JobRecord:
+    """`job` with the blobs its kind reads (`JobKind.inputs`) in its payload, verified; a role the system keeps
+    no blob for is left out (the handler says what is missing)."""
+    kind = JOB_KINDS.get(job.kind)
+    if kind is None or not kind.inputs:
+        return job
+    found = {role: data for role in kind.inputs if (data := store.system_blob(job.system_id, role)) is not None}
+    return dataclasses.replace(job, payload={**job.payload, INPUTS: found})
+
+
 def run_job(
     store: Store,
     job: JobRecord,
@@ -101,12 +115,16 @@ def run_job(
     time_cap_seconds: float = 3600.0,
     isolate: bool = True,
     abort: threading.Event | None = None,
-    archive: RunArchive | None = None,
 ) -> str:
     """Run one claimed job to its end; returns the outcome: done, failed, released or lost.
 
-    The run a job returns (`JobOutput.runs`) goes to `archive` under the system's content hash.
+    The run a job returns (`JobOutput.runs`) is stored with its results, as the system's ranking blob.
     """
+    try:
+        job = with_inputs(store, job)
+    except FreshStackError as exc:
+        store.fail_job(job.id, worker_id, str(exc))
+        return "failed"
     runner = ProcessRun(evaluate_job, job, KIND_SECRETS.get(job.kind, ())) if isolate else ThreadRun(evaluate_job, job)
     started = time.monotonic()
     beat_every = max(lease_seconds / 3.0, 0.05)
@@ -147,14 +165,11 @@ def run_job(
     if status == "error":
         store.fail_job(job.id, worker_id, value)
         return "failed"
-    if archive is not None and value.runs:  # before the scores: a row never shows without its run
-        system = store.get_system(job.system_id)
-        if system is not None and system.moderation != DELETED:  # a deleted system's files stay deleted
-            archive.save(system.content_hash, value.runs)
     try:
-        extra = {"size": value.size, "cutoff": value.cutoff, "follow_up": value.follow_up}
+        blobs = {**(value.blobs or {}), **ranking_blobs(value.runs)}
+        extra = {"size": value.size, "cutoff": value.cutoff, "follow_up": value.follow_up, "blobs": blobs}
         stored = store.finish_job(job.id, worker_id, value.results, value.meta, **extra)
-    except (ValueError, TypeError, SQLAlchemyError) as exc:
+    except (ValueError, TypeError, FreshStackError, SQLAlchemyError) as exc:
         store.fail_job(job.id, worker_id, f"results could not be stored: {describe_error(exc)}")
         return "failed"
     return "done" if stored else "lost"
@@ -172,7 +187,6 @@ def run_worker(
     isolate: bool = True,
     max_idle_seconds: float | None = None,
     stop: threading.Event | None = None,
-    archive: RunArchive | None = None,
     kinds: tuple[str, ...] | None = None,
     kind_time_caps: Mapping[str, float] | None = None,
 ) -> WorkerStats:
@@ -208,7 +222,6 @@ def run_worker(
                 time_cap_seconds=(kind_time_caps or {}).get(job.kind, time_cap_seconds),
                 isolate=isolate,
                 abort=flags.abort,
-                archive=archive,
             )
             log.info("job %d: %s", job.id, outcome)
             stats.record(outcome)

@@ -29,7 +29,7 @@ def answers_page(tmp_path_factory, lb_dataset, bm25_runs):
     good.write_text(answers_text(lb_dataset, bm25_runs))
     bad = root / "broken.jsonl"
     bad.write_text(good.read_text().splitlines()[0] + "\n{not json\n")
-    demo = build_app(lb_dataset, store, archive_dir=root / "runs", resamples=200)
+    demo = build_app(lb_dataset, store, resamples=200)
     port = free_port()
     launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
     with headless_chromium() as browser:

@@ -1,12 +1,11 @@
-"""The judge job of the answers track: the app archives the checked answers by their hash and the job names that
-hash, never the text; the worker reads them back by hash and only judges them (the citation scores are stored
-already), with the numbers the library gives; a job queued by an older release (answers text in its payload)
-still runs."""
+"""The judge job of the answers track: the app stores the checked answers in the store (a blob of the system, by
+their hash) and the job names that hash, never the text; the worker reads them from the store, checks the hash and
+only judges them (the citation scores are stored already), with the numbers the library gives; a job queued by an
+older release (answers text in its payload) still runs."""
 
 from __future__ import annotations
 
 import dataclasses
-import gzip
 import json
 import re
 
@@ -17,7 +16,8 @@ from freshstack_hf.answers import LLMJudge, default_judge_cache, parse_answers, 
 from freshstack_hf.answers import scores as answer_scores
 from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.errors import FreshStackError
-from leaderboard.archive import AnswersArchive, RunArchive
+from leaderboard.blobs import ANSWERS, BlobCorrupt, blobs
+from leaderboard.job_contract import INPUTS
 from leaderboard.jobs import evaluate_job
 from leaderboard.schema import JobRecord
 from leaderboard.store import Store
@@ -32,25 +32,28 @@ JUDGE_MODEL = "judge-of-archived-answers"  # its own judge cache entries: no oth
 
 @pytest.fixture
 def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):
-    """An answer file submitted with a judge configured: the store, the archive, the file and its judge job."""
+    """An answer file submitted with a judge configured: the store, the file and its judge job."""
     monkeypatch.setenv(JUDGE_KEY_ENV, "sk-judge-test")
     path = tmp_path / "answers.jsonl"
     path.write_text(answers_text(lb_dataset, bm25_runs))
-    archive = RunArchive(tmp_path / "runs")
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
         judge = JudgeEndpoint(llm_server.base_url, JUDGE_MODEL)
-        submitter = AnswerSubmitter(store, lb_dataset, judge=judge, archive=archive, resamples=RESAMPLES)
+        submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=RESAMPLES)
         outcome = submitter.submit_answers(path, name="judged")
         assert outcome.status == "scored", outcome
         (job,) = store.list_jobs()
-        yield store, archive, path, job
+        yield store, path, job
 
 
-def run(job: JobRecord, lb_dataset, archive_dir, payload: dict | None = None):
-    """The worker's evaluate function on `job` (or on `job` with another payload), in this process."""
+def run(job: JobRecord, lb_dataset, store: Store | None, payload: dict | None = None):
+    """The worker's evaluate function on `job` (or on `job` with another payload), in this process, given the
+    answers the worker reads from `store` for it (none when `store` is None)."""
+    from leaderboard.worker import with_inputs
+
     job = job if payload is None else dataclasses.replace(job, payload=payload)
-    return evaluate_job(job, dataset=str(lb_dataset.folder), archive_dir=str(archive_dir))
+    job = with_inputs(store, job) if store is not None else job
+    return evaluate_job(job, dataset=str(lb_dataset.folder))
 
 
 def library_judge_scores(lb_dataset, path, base_url: str):
@@ -61,15 +64,14 @@ def library_judge_scores(lb_dataset, path, base_url: str):
     return score_answers(topics, answers, judge, resamples=RESAMPLES)
 
 
-def test_the_judge_job_names_the_archived_answers_by_hash_not_their_text(queued, lb_dataset):
-    _, archive, path, job = queued
+def test_the_judge_job_names_the_stored_answers_by_hash_not_their_text(queued, lb_dataset):
+    store, path, job = queued
     assert job.kind == JUDGE_JOB_KIND and "answers" not in job.payload
     sha256 = job.payload["answers_sha256"]
     assert re.fullmatch(r"[0-9a-f]{64}", sha256)
     checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
-    assert AnswersArchive.beside(archive.root).load(sha256) == checked  # the checked answers, as TREC RAG JSONL
-    stored = archive.root / "answers" / f"{sha256}.jsonl.gz"
-    assert gzip.decompress(stored.read_bytes()).decode() == checked
+    assert store.blob_refs_of(job.system_id) == {ANSWERS: sha256}  # kept with the row, by its text's hash
+    assert store.blob(sha256).decode() == checked  # the checked answers, as TREC RAG JSONL
     assert checked.splitlines()[0] not in json.dumps(job.payload)
     assert len(json.dumps(job.payload)) < 1000  # small whatever the file's size
 
@@ -77,11 +79,11 @@ def test_the_judge_job_names_the_archived_answers_by_hash_not_their_text(queued,
 def test_the_worker_judges_only_and_stores_the_librarys_numbers(queued, lb_dataset, llm_server, monkeypatch):
     """No citation score is computed again in the job (they are stored already); the judge's measures are the
     library's, values, intervals and per-query scores."""
-    _, archive, path, job = queued
+    store, path, job = queued
     calls = []
     citation_scores = answer_scores.citation_scores
     monkeypatch.setattr(answer_scores, "citation_scores", lambda *a: calls.append(a) or citation_scores(*a))
-    output = run(job, lb_dataset, archive.root)
+    output = run(job, lb_dataset, store)
     assert calls == []
     monkeypatch.undo()
     expected = library_judge_scores(lb_dataset, path, llm_server.base_url)
@@ -98,40 +100,47 @@ def test_the_worker_judges_only_and_stores_the_librarys_numbers(queued, lb_datas
 
 
 def test_a_judge_job_queued_by_an_older_release_still_runs(queued, lb_dataset):
-    """Older payloads carried the answers text; they are judged the same, and need no archived file."""
-    _, archive, _, job = queued
-    new = run(job, lb_dataset, archive.root)
-    text = AnswersArchive.beside(archive.root).load(job.payload["answers_sha256"])
+    """Older payloads carried the answers text; they are judged the same, and need nothing from the store."""
+    store, _, job = queued
+    new = run(job, lb_dataset, store)
+    text = store.blob(job.payload["answers_sha256"]).decode()
     old_payload = {k: v for k, v in job.payload.items() if k != "answers_sha256"} | {"answers": text}
-    old = run(job, lb_dataset, archive.root / "elsewhere", old_payload)
+    old = run(job, lb_dataset, None, old_payload)
     assert old.results == new.results and old.meta == new.meta
 
 
-def test_archived_answers_are_read_back_only_as_they_were_written(tmp_path):
-    archive = AnswersArchive(tmp_path / "answers")
-    sha256 = archive.save("one answer\n")
-    assert archive.save("one answer\n") == sha256 and archive.load(sha256) == "one answer\n"
-    archive.path(sha256).write_bytes(gzip.compress(b"another answer\n"))
-    with pytest.raises(FreshStackError, match="do not match their hash"):
-        archive.load(sha256)
-    with pytest.raises(FreshStackError, match="run the worker with the app's --runs-dir"):
-        archive.load("0" * 64)
-    with pytest.raises(FreshStackError, match="not the sha256"):
-        archive.load("../../etc/passwd")
+def test_stored_answers_are_read_back_only_as_they_were_written(queued, lb_dataset):
+    """A blob whose bytes changed in the database is refused, naming it and the fix; answers other than the ones
+    the job was queued for are refused too; no judge is asked either way."""
+    store, _, job = queued
+    sha256 = job.payload["answers_sha256"]
+    with store._write() as conn:  # damage the stored bytes behind the store's back
+        conn.execute(blobs.update().where(blobs.c.sha256 == sha256).values(data=b"not what was stored"))
+    with pytest.raises(BlobCorrupt, match=f"stored blob {sha256} is damaged.*admin import"):
+        run(job, lb_dataset, store)
+    other = {**job.payload, INPUTS: {ANSWERS: b"another answer\n"}}
+    with pytest.raises(FreshStackError, match="not the ones this job was queued for"):
+        evaluate_job(dataclasses.replace(job, payload=other), dataset=str(lb_dataset.folder))
+    with pytest.raises(FreshStackError, match="the store keeps no answers file for this job's system"):
+        run(job, lb_dataset, None)
 
 
-def test_a_judge_needs_the_archive_its_jobs_read(tmp_path, lb_dataset):
+def test_answers_are_stored_with_the_row_whether_or_not_a_judge_is_named(tmp_path, lb_dataset, bm25_runs):
+    path = tmp_path / "answers.jsonl"
+    path.write_text(answers_text(lb_dataset, bm25_runs))
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
-        with pytest.raises(FreshStackError, match="archive"):
-            AnswerSubmitter(store, lb_dataset, judge=JudgeEndpoint("http://127.0.0.1:9/v1", "m"))
-        assert AnswerSubmitter(store, lb_dataset).answers_archive is None  # no judge, no archive needed
+        store.create_all()
+        outcome = AnswerSubmitter(store, lb_dataset, resamples=0).submit_answers(path, name="no judge")
+        assert outcome.status == "scored" and store.list_jobs() == []
+        checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
+        assert store.system_blob(outcome.system_id, ANSWERS).decode() == checked
 
 
 def test_the_judge_job_refuses_a_payload_naming_no_answers(queued, lb_dataset):
-    _, archive, _, job = queued
+    store, _, job = queued
     payload = {k: v for k, v in job.payload.items() if k != "answers_sha256"}
     with pytest.raises(FreshStackError, match="without 'answers_sha256'"):
-        run(job, lb_dataset, archive.root, payload)
+        run(job, lb_dataset, store, payload)
 
 
 def test_score_answers_without_citations_gives_the_same_nugget_scores(lb_dataset, bm25_runs):

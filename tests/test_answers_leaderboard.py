@@ -12,7 +12,6 @@ from submission_files import answers_text
 from freshstack_hf.answers import extractive_answers, parse_answers, score_answers
 from freshstack_hf.answers.measures import ANSWER_MEASURES, BY_ID, CITATION_IDS, JUDGE_IDS
 from leaderboard import display as tbl
-from leaderboard.archive import RunArchive
 from leaderboard.tracks.answers import JUDGE_JOB_KIND as JOB_KIND
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.answers import answers_table as answers_view
@@ -59,7 +58,7 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(bad) + "\n")
     judge = JudgeEndpoint("http://127.0.0.1:9/v1", "m")
-    outcome = AnswerSubmitter(store, lb_dataset, judge=judge, archive=RunArchive(tmp_path / "runs")).submit_answers(
+    outcome = AnswerSubmitter(store, lb_dataset, judge=judge).submit_answers(
         path, name="bad", display_name="mine.jsonl"
     )
     assert outcome.status == "refused"
@@ -85,8 +84,7 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
     path = tmp_path / "answers.jsonl"
     path.write_text(answers_text(lb_dataset, bm25_runs, [lb_dataset.topics[0]]))
     judge = JudgeEndpoint(llm_server.base_url, "judge-model")
-    archive = RunArchive(tmp_path / "runs")
-    submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=300, archive=archive)
+    submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=300)
     outcome = submitter.submit_answers(path, name="judged answers")
     assert outcome.status == "scored" and "judge queued" in outcome.message
     assert store.get_system(outcome.system_id).status == "queued"  # citations shown, judge pending
@@ -104,7 +102,7 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
     assert job.payload["topics"] == [lb_dataset.topics[0]]
     assert KEY not in json.dumps(job.payload) and "sk-" not in json.dumps(job.payload)
 
-    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), archive_dir=str(archive.root))
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
     stats = run_worker(store, evaluate, once=True, poll_seconds=0.05, isolate=True)  # a real spawned job process
     assert stats.done == 1, store.list_jobs()
     assert store.get_system(outcome.system_id).status == "scored"
@@ -218,9 +216,8 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
     judge = JudgeEndpoint(llm_server.base_url, "judge-model")
     generator = JudgeEndpoint(llm_server.base_url, "gen-model")
-    archive = RunArchive(tmp_path / "runs")
     rows = compute_answer_baselines(
-        store, lb_dataset, retrieval="bm25", judge=judge, generator=generator, resamples=200, archive=archive
+        store, lb_dataset, retrieval="bm25", judge=judge, generator=generator, resamples=200
     )
     assert [(r.method, r.created) for r in rows] == [("extractive", True), ("llm", True)]
     assert llm_server.requests == 0  # the app generates nothing: it holds no key
@@ -233,7 +230,7 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     assert all(len(ids) <= 3 for r in payload["ranked"].values() for ids in r.values())
     assert KEY not in json.dumps(payload)
 
-    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), archive_dir=str(archive.root))
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
     stats = run_worker(store, evaluate, poll_seconds=0.05, isolate=False, max_idle_seconds=0.2)
     assert stats.done == 2, store.list_jobs()
     assert set(llm_server.auth_headers) == {f"Bearer {KEY}"}
@@ -246,9 +243,7 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     all_column = answers_view.column("average", BY_ID["nugget_all"])
     assert frame[all_column].notna().all()  # both rows judged
 
-    again = compute_answer_baselines(
-        store, lb_dataset, retrieval="bm25", judge=judge, generator=generator, archive=archive
-    )
+    again = compute_answer_baselines(store, lb_dataset, retrieval="bm25", judge=judge, generator=generator)
     assert [r.created for r in again] == [False, False] and len(store.list_jobs()) == 2
 
 
@@ -279,8 +274,7 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     again = queue_answer_baselines(store, lb_dataset, **options)
     assert [r.created for r in again] == [False, False] and len(store.list_jobs()) == 2
 
-    archive = RunArchive(tmp_path / "runs")
-    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), archive_dir=str(archive.root))
+    evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
     idle = {"poll_seconds": 0.05, "max_idle_seconds": 0.2, "isolate": False}
     stats = run_worker(store, evaluate, kinds=BASELINE_JOB_KINDS, **idle)  # the app's baseline worker
     assert stats.done == 1 and llm_server.requests == 0
@@ -290,6 +284,8 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     assert {r["measure"] for r in store.results_for(extractive.id)} == citation
     (judge_job,) = store.list_jobs(state="queued", system_id=extractive.id)
     assert judge_job.kind == JOB_KIND and judge_job.payload["judge"] == judge.as_payload()
+    # the answers the judge reads were stored with the citation scores, in the worker's transaction
+    assert store.blob_refs_of(extractive.id) == {"answers": judge_job.payload["answers_sha256"]}
 
     with Store(f"sqlite:///{tmp_path / 'in-process.db'}") as sync:
         sync.create_all()

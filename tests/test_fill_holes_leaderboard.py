@@ -1,5 +1,6 @@
-"""Hole filling for stored systems (`leaderboard.fills`): a stored system's archived run is filled, and every
-stored system's Judged@10 and headline scores are shown old -> new, with the old revision left as it was."""
+"""Hole filling for stored systems (`leaderboard.fills`): a stored system's archived run (kept in the store) is
+filled, and every stored system's Judged@10 and headline scores are shown old -> new, with the old revision left as
+it was; a fill made by a worker on another machine reaches the board through the store."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import pytest
 
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import list_revisions
-from leaderboard.archive import RunArchive
 from leaderboard.fills import fill_stored_system, moves_table
 from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
@@ -30,23 +30,29 @@ def board(lb_dataset, bm25_runs, store, tmp_path):
         top = sorted(bm25_runs["alpha"][qid], key=bm25_runs["alpha"][qid].get, reverse=True)
         mine = [d for d in top if (qid, d) in judged][:5] + [d for d in corpus if (qid, d) not in judged][:5]
         holey[qid] = {d: float(10 - r) for r, d in enumerate(mine)}
-    archive = RunArchive(tmp_path / "runs")
     ids = {}
     for name, kind, run in (("BM25", "baseline", bm25_runs["alpha"]), ("holey", "run", holey)):
         scored = score_for_store(data, run, ["alpha"], resamples=0)
+        meta = ResultMeta(data.revision)
         system, _ = store.add_system(
-            name=name, kind=kind, content_hash=f"hash-{name}", results=scored.results, meta=ResultMeta(data.revision)
+            name=name, kind=kind, content_hash=f"hash-{name}", results=scored.results, meta=meta, blobs=scored.blobs()
         )
-        archive.save(system.content_hash, scored.archived)
         ids[name] = system.id
-    return data, archive, ids
+    return data, ids
+
+
+def stored_results(data):
+    """Scores of a one-document run, for a system stored without any ranking behind it."""
+    topic = data.topic("alpha")
+    run = {q: {sorted(topic.doc_ids)[0]: 1.0} for q in topic.query_ids}
+    return score_for_store(data, run, ["alpha"], resamples=0).results
 
 
 def test_a_stored_system_is_filled_and_every_system_rescored(board, store, llm_server):
-    data, archive, ids = board
+    data, ids = board
     before = {p.name: p.read_bytes() for p in data.folder.rglob("*") if p.is_file()}
     judge = JudgeEndpoint(llm_server.base_url, "judge-m")
-    record, moves = fill_stored_system(store, archive, data, ids["holey"], "alpha", judge=judge)
+    record, moves = fill_stored_system(store, data, ids["holey"], "alpha", judge=judge)
     sent = llm_server.by_path["POST /v1/chat/completions"]
     assert record.holes == 5 * 6 and record.requests == sent > 0 and record.revision == "main.fill1"
     by_name = {m.system: m for m in moves}
@@ -63,15 +69,15 @@ def test_a_stored_system_is_filled_and_every_system_rescored(board, store, llm_s
     assert all(r["qrels revision"] == "main.fill1" for r in rows)
     # Filling it again on the new revision: no hole, no request, nothing written.
     filled = Dataset(data.source, "main.fill1")
-    again, none = fill_stored_system(store, archive, filled, ids["holey"], "alpha", judge=judge)
+    again, none = fill_stored_system(store, filled, ids["holey"], "alpha", judge=judge)
     assert again.holes == 0 and again.revision is None and none == []
     assert llm_server.by_path["POST /v1/chat/completions"] == sent and list_revisions(data.folder) == ["main.fill1"]
 
 
 def test_no_endpoint_means_the_offline_judge(board, store, monkeypatch):
     monkeypatch.delenv("FRESHSTACK_JUDGE_BASE_URL", raising=False)
-    data, archive, ids = board
-    record, moves = fill_stored_system(store, archive, data, ids["holey"], "alpha", name="offline")
+    data, ids = board
+    record, moves = fill_stored_system(store, data, ids["holey"], "alpha", name="offline")
     assert record.judge == "offline-heuristic" and record.requests == 0 and record.revision == "offline"
     assert {m.system: m.new["judged@10"] for m in moves}["holey"] == 1.0
 
@@ -84,20 +90,20 @@ def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board,
     from leaderboard.tracks.retrieval.holes import HolesSource, served_note
     from leaderboard.worker import run_worker
 
-    data, archive, ids = board
+    data, ids = board
     monkeypatch.setenv("FRESHSTACK_JUDGE_BASE_URL", llm_server.base_url)
     monkeypatch.setenv("FRESHSTACK_JUDGE_MODEL", "judge-m")
-    queue = ["fill-board", "--store", store.url, "--dataset", str(data.folder), "--runs-dir", str(archive.root)]
+    queue = ["fill-board", "--store", store.url, "--dataset", str(data.folder)]
     assert main([*queue, "--system", str(ids["holey"]), "--topic", "alpha"]) == 0
     stored = store.results_for(ids["holey"])
-    work = functools.partial(evaluate_job, archive_dir=str(archive.root))
-    run_worker(store, work, once=True, isolate=False, archive=archive)
+    work = functools.partial(evaluate_job)
+    run_worker(store, work, once=True, isolate=False)
     sent = llm_server.by_path["POST /v1/chat/completions"]
     assert sent > 0 and list_revisions(data.folder) == ["main.fill1"]
     assert [j.state for j in store.list_jobs(system_id=ids["holey"])] == ["done"]
     assert store.get_system(ids["holey"]).status == "scored" and store.results_for(ids["holey"]) == stored
 
-    source = HolesSource(store, data, archive)
+    source = HolesSource(store, data)
     [(title, rows)] = source.sections()
     assert title.startswith("`main.fill1`: alpha") and "judge-m" in title
     by_name = {r["system"]: r for r in rows}
@@ -106,24 +112,68 @@ def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board,
     assert "Filled from `main`" in served_note(Dataset(data.folder, "main.fill1"))
 
     assert main([*queue, "--system", str(ids["holey"]), "--topic", "alpha"]) == 0  # the same holes again
-    run_worker(store, work, once=True, isolate=False, archive=archive)
+    run_worker(store, work, once=True, isolate=False)
     assert llm_server.by_path["POST /v1/chat/completions"] == sent  # every verdict came from the judge's cache
 
-    archive.path("hash-holey").unlink()  # a fill that cannot run fails its job, not the scored system
-    store.enqueue(ids["holey"], "fill", {"dataset": str(data.folder), "topic": "alpha", "system": "holey",
-                                         "content_hash": "hash-holey", "k": 10})  # fmt: skip
-    run_worker(store, work, once=True, isolate=False, archive=archive)
-    assert store.list_jobs(system_id=ids["holey"])[-1].state == "failed"
-    assert store.get_system(ids["holey"]).status == "scored"
+    assert store.blob_refs_of(ids["holey"]).keys() == {"ranking", "fill:main.fill1", "fill:main.fill2"}
+    bare, _ = store.add_system(name="bare", kind="run", content_hash="hash-bare", results=stored_results(data),
+                               meta=ResultMeta(data.revision))  # fmt: skip
+    store.enqueue(bare.id, "fill", {"dataset": str(data.folder), "topic": "alpha", "system": "bare",
+                                    "content_hash": "hash-bare", "k": 10})  # fmt: skip
+    run_worker(store, work, once=True, isolate=False)  # a fill that cannot run fails its job, not the system
+    (failed,) = store.list_jobs(system_id=bare.id)
+    assert failed.state == "failed" and "the store keeps no ranking to fill from" in failed.error
+    assert store.get_system(bare.id).status == "scored"
 
 
 def test_fill_board_refuses_a_system_without_a_ranking(board, store, capsys):
     from freshstack_hf.cli.main import main
 
-    data, archive, ids = board
-    args = ["fill-board", "--store", store.url, "--dataset", str(data.folder), "--runs-dir", str(archive.root)]
+    data, ids = board
+    args = ["fill-board", "--store", store.url, "--dataset", str(data.folder)]
     assert main([*args, "--system", "999", "--topic", "alpha"]) == 2
     assert "--system 999: no scored system" in capsys.readouterr().err
     assert main([*args, "--system", str(ids["holey"]), "--topic", "beta"]) == 2
-    assert "no archived ranking on topic 'beta'" in capsys.readouterr().err
+    assert "the store keeps no ranking of it on topic 'beta'" in capsys.readouterr().err
     assert store.list_jobs() == []
+
+
+def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(board, store, tmp_path, monkeypatch):
+    """The worker has its own copy of the dataset and no folder in common with the board: it reads the ranking from
+    the store, fills beside its copy, and the fill goes back to the store, from which the board writes the same
+    revision beside its own dataset; the Holes tab then shows it, and a second fill gets the next name."""
+    import functools
+
+    from freshstack_hf.cli.main import main
+    from leaderboard.jobs import evaluate_job
+    from leaderboard.tracks.retrieval.holes import HolesSource
+    from leaderboard.worker import run_worker
+
+    monkeypatch.delenv("FRESHSTACK_JUDGE_BASE_URL", raising=False)
+    data, ids = board
+    elsewhere = tmp_path / "worker-machine" / "freshstack"
+    shutil.copytree(data.folder, elsewhere)
+    queue = ["fill-board", "--store", store.url, "--dataset", str(data.folder), "--system", str(ids["holey"])]
+    assert main([*queue, "--topic", "alpha"]) == 0
+    (job,) = store.list_jobs(system_id=ids["holey"])
+    assert job.payload["name"] == "main.fill1"
+    shutil.move(data.folder, tmp_path / "hidden-from-the-worker")  # the job's folder does not exist "there"
+    try:
+        run_worker(store, functools.partial(evaluate_job, dataset=str(elsewhere)), once=True, isolate=False)
+    finally:
+        shutil.move(tmp_path / "hidden-from-the-worker", data.folder)
+    assert [j.state for j in store.list_jobs(system_id=ids["holey"])] == ["done"]
+    assert list_revisions(elsewhere) == ["main.fill1"] and list_revisions(data.folder) == []
+    source = HolesSource(store, data)
+    [(title, rows)] = source.sections()  # written beside the board's dataset from the store
+    assert title.startswith("`main.fill1`: alpha") and list_revisions(data.folder) == ["main.fill1"]
+    mine, theirs = (Dataset(f, "main.fill1").topic("alpha") for f in (data.folder, elsewhere))
+    as_rows = lambda t: sorted((j.query_id, j.nugget_id, j.doc_id, j.relevance) for j in t.judgments)  # noqa: E731
+    assert as_rows(mine) == as_rows(theirs) and len(as_rows(mine)) > len(as_rows(data.topic("alpha")))
+    tables = sorted(
+        p.relative_to(elsewhere.parent) for p in elsewhere.parent.glob("freshstack@main.fill1/data/**/*.parquet")
+    )
+    assert tables and all((data.folder.parent / t).read_bytes() == (elsewhere.parent / t).read_bytes() for t in tables)
+    assert {r["system"]: r["judged@10"] for r in rows}["holey"] == "0.500 -> 1.000"
+    assert main([*queue, "--topic", "alpha"]) == 0
+    assert store.list_jobs(system_id=ids["holey"])[-1].payload["name"] == "main.fill2"

@@ -16,7 +16,7 @@ from ports import free_port
 from store_rows import topic_scores
 from submission_files import merged, write_trec
 
-from leaderboard.archive import RunArchive
+from leaderboard.blobs import Blob
 from leaderboard.schema import ResultMeta
 from leaderboard.store import Store
 
@@ -34,11 +34,15 @@ def test_admin_hides_unhides_deletes_and_prints_the_log(freshstack_main, store, 
     kept, _ = store.add_system(
         name="kept", kind="run", content_hash="h-kept", results={"t": topic_scores()}, meta=ResultMeta("r")
     )
+    ranking = {"ranking": Blob.ranking({"t": {"q0": {"d": 1.0}}})}
     spam, _ = store.add_system(
-        name="spam", kind="run", content_hash="h-spam", results={"t": topic_scores()}, meta=ResultMeta("r")
+        name="spam",
+        kind="run",
+        content_hash="h-spam",
+        results={"t": topic_scores()},
+        meta=ResultMeta("r"),
+        blobs=ranking,
     )
-    archive = RunArchive(tmp_path / "runs")
-    archive.save("h-spam", {"t": {"q0": {"d": 1.0}}})
     url, main = store.url, freshstack_main
 
     assert admin(main, url, "hide", str(kept.id), "--reason", "under review", "--by", "local:ops") == 0
@@ -46,9 +50,9 @@ def test_admin_hides_unhides_deletes_and_prints_the_log(freshstack_main, store, 
     assert [r.system.name for r in store.leaderboard_rows()] == ["spam"]
     assert admin(main, url, "unhide", str(kept.id)) == 0  # --by defaults to the local user
     assert capsys.readouterr().out == f"back on the board: system #{kept.id} 'kept'\n"
-    delete = ["delete", str(spam.id), "--reason", "spam", "--runs-dir", str(archive.root), "--by", "local:ops"]
+    delete = ["delete", str(spam.id), "--reason", "spam", "--by", "local:ops"]
     assert admin(main, url, *delete) == 0
-    assert "1 archived file(s) removed" in capsys.readouterr().out and archive.load("h-spam") is None
+    assert "1 stored blob(s) removed" in capsys.readouterr().out and store.ranking_of(spam.id) is None
     assert [r.system.name for r in store.leaderboard_rows()] == ["kept"] and store.results_for(spam.id) == []
 
     assert admin(main, url, "log") == 0
@@ -102,7 +106,7 @@ def served(store_url, lb_dataset, tmp_path):
     from leaderboard.app import build_app, launch_app
 
     store = Store(store_url)
-    demo = build_app(lb_dataset, store, rate_limit=1000, archive_dir=tmp_path / "runs", resamples=0)
+    demo = build_app(lb_dataset, store, rate_limit=1000, resamples=0)
     port = free_port()
     launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
     try:

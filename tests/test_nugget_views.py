@@ -6,7 +6,6 @@ from __future__ import annotations
 import pytest
 
 from freshstack_hf.metrics import uncovered_nuggets
-from leaderboard.archive import RunArchive
 from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
 from leaderboard.tracks.retrieval.nugget_views import COVERED, K, NuggetViews
@@ -20,15 +19,18 @@ def views(lb_dataset, bm25_runs, store, tmp_path):
     for j in topic.judgments:
         if j.relevance > 0:
             oracle.setdefault(j.query_id, {})[j.doc_id] = 1.0
-    archive = RunArchive(tmp_path / "runs")
     runs = {"BM25": bm25_runs["alpha"], "oracle": oracle}
     for name, run in runs.items():
         scored = score_for_store(lb_dataset, run, ["alpha"], resamples=0)
-        system, _ = store.add_system(
-            name=name, kind="run", content_hash=f"h-{name}", results=scored.results, meta=ResultMeta("r")
+        store.add_system(
+            name=name,
+            kind="run",
+            content_hash=f"h-{name}",
+            results=scored.results,
+            meta=ResultMeta("r"),
+            blobs=scored.blobs(),
         )
-        archive.save(system.content_hash, scored.archived)
-    return NuggetViews(store, lb_dataset, archive), runs
+    return NuggetViews(store, lb_dataset), runs
 
 
 def test_one_query_against_every_system(views, lb_dataset):
@@ -53,8 +55,9 @@ def test_the_nuggets_no_system_covers(views, lb_dataset, bm25_runs, tmp_path):
     with Store(f"sqlite:///{tmp_path / 'bm25-only.db'}") as alone:  # a board holding BM25 alone
         alone.create_all()
         scored = score_for_store(lb_dataset, runs["BM25"], ["alpha"], resamples=0)
-        alone.add_system(name="BM25", kind="run", content_hash="h-BM25", results=scored.results, meta=ResultMeta("r"))
-        table = NuggetViews(alone, lb_dataset, nv.archive).uncovered_by_all("alpha")
+        kept = {"results": scored.results, "meta": ResultMeta("r"), "blobs": scored.blobs()}
+        alone.add_system(name="BM25", kind="run", content_hash="h-BM25", **kept)
+        table = NuggetViews(alone, lb_dataset).uncovered_by_all("alpha")
     expected = uncovered_nuggets(lb_dataset.qrels("alpha"), {"bm25": runs["BM25"]}, k=K)
     assert list(table["nugget"]) and set(table["nugget"]) == {n.nugget_id for n in expected}
     urls = {d.doc_id: d.url for d in lb_dataset.topic("alpha").docs}

@@ -20,6 +20,7 @@ from freshstack_hf.holes.find import find_holes
 from freshstack_hf.holes.judge import JudgeSetup, judge_holes
 from freshstack_hf.holes.revision import base_name, next_fill_name, target_folder, write_filled_revision
 from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.runs import Run, cut
 
 
@@ -46,9 +47,13 @@ class FillRecord:
     revision_folder: str | None = None
     before: dict[str, float] = field(default_factory=dict)  # judged@k and the headline measures, base revision
     after: dict[str, float] = field(default_factory=dict)  # the same on the new revision (= before if none)
+    # What the new revision adds to its base, enough to write it again anywhere (`write_filled_revision`): the
+    # judgments and the manifest's provenance entry. Left out of `to_dict`, which reports counts.
+    added: list[NuggetJudgment] = field(default_factory=list, repr=False)
+    provenance: dict[str, Any] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {k: v for k, v in asdict(self).items() if k not in ("added", "provenance")}
 
 
 def run_digest(run: Run) -> str:
@@ -140,6 +145,7 @@ def fill_holes(
         "requests": record.requests,
     }
     write_filled_revision(base.folder, target, t, added, provenance)
+    record.added, record.provenance = list(added), provenance
     record.revision, record.revision_folder = target.name.split("@", 1)[1], str(target)
     record.after = _scores(Dataset(target), topic, run, measures)
     say(f"wrote {target}: {record.pairs} judgments, {record.supported} supported, {record.requests} requests")

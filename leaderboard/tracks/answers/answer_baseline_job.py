@@ -3,10 +3,10 @@ serves before it exists (`answer_baselines.queue_answer_baselines`).
 
 The job retrieves each query's top docs (BM25, or the RRF hybrid with the dense model, its embeddings from the
 worker's embedding cache), writes the extractive answers and scores them by citation, exactly as
-`answer_baselines.compute_answer_baselines` does in the app. When the app names a judge, the answers are archived
-by their hash (`AnswersArchive`, beside the worker's --runs-dir, which it shares with the app) and the row's
-`answers_judge` job is queued as the job's follow-up, in the transaction that stores the citation scores: the
-judge's key stays with the workers that hold it, as for a submitted answer file.
+`answer_baselines.compute_answer_baselines` does in the app. The answers are stored with the citation scores (a
+blob of the row, by their hash) and, when the app names a judge, the row's `answers_judge` job is queued as the
+job's follow-up, in the same transaction: the judge reads them from the store wherever it runs, and the judge's
+key stays with the workers that hold it, as for a submitted answer file.
 
 Payload (JSON): {"retrieval", "model", "content_hash", "dataset", "dataset_revision", "topics", "judge" (base_url
 and model, or null), "max_words", "resamples"}. As for the retrieval baselines, the worker plans the row again
@@ -24,8 +24,8 @@ from freshstack_hf.answers import score_answers, to_trec_rag
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
-from leaderboard.archive import AnswersArchive, runs_dir
 from leaderboard.baseline_hold import hold_for_tests
+from leaderboard.blobs import ANSWERS, Blob
 from leaderboard.job_contract import JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.tracks.answers import JUDGE_JOB_KIND
@@ -83,9 +83,11 @@ def evaluate_answers_baseline(payload: Mapping[str, Any], options: JobOptions) -
         "seed": SEED,
         "dataset": data.source,
     }
+    checked = Blob.answers(to_trec_rag(answers))  # stored with the scores; the judge reads it from the store
     follow_up = None
     if payload.get("judge"):
-        sha256 = AnswersArchive.beside(runs_dir(options.archive_dir)).save(to_trec_rag(answers))
         judge = JudgeEndpoint(**payload["judge"])
-        follow_up = (JUDGE_JOB_KIND, judge_payload(sha256, data, list(data.topics), judge, max_words, resamples))
-    return JobOutput(results, ResultMeta(data.revision, __version__, params), follow_up=follow_up)
+        judged = judge_payload(checked.sha256, data, list(data.topics), judge, max_words, resamples)
+        follow_up = (JUDGE_JOB_KIND, judged)
+    meta = ResultMeta(data.revision, __version__, params)
+    return JobOutput(results, meta, follow_up=follow_up, blobs={ANSWERS: checked})

@@ -31,7 +31,6 @@ from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
 from leaderboard.job_contract import payload_dataset
 from leaderboard.store import Store
@@ -155,13 +154,12 @@ def compute_answer_baselines(
     cache_dir: str | Path | None = None,
     judge: JudgeEndpoint | None = None,
     generator: JudgeEndpoint | None = None,
-    archive: RunArchive | None = None,
     say: Say = lambda _msg: None,
     show_progress: bool = False,
     resamples: int = RESAMPLES,
 ) -> list[BaselineRow]:
     """Store the answer rows missing for this dataset revision, computed here: the extractive one (scored by
-    citation now, its answers archived beside `archive` for the judge when there is one), and with a `generator`
+    citation now, its answers stored with it for the judge when there is one), and with a `generator`
     endpoint the LLM one (queued: a worker holds the key, generates, scores, judges)."""
     plan = plan_answer_baselines(dataset, retrieval, model=model, generator=generator)
     found = {m: s for m, h in plan.hashes.items() if (s := store.find_system(h)) is not None}
@@ -172,7 +170,7 @@ def compute_answer_baselines(
     if not todo:
         return rows
     ranked = top_docs(dataset, retrieval, plan.dense_dir, cache_dir=cache_dir, say=say, show_progress=show_progress)
-    submitter = AnswerSubmitter(store, dataset, judge=judge, rate_limit=None, resamples=resamples, archive=archive)
+    submitter = AnswerSubmitter(store, dataset, judge=judge, rate_limit=None, resamples=resamples)
     if "extractive" in todo:
         config = plan.configs["extractive"]
         stored = submitter.store_answers(
@@ -190,8 +188,7 @@ def compute_answer_baselines(
         rows.append(BaselineRow("extractive", system.name, system.id, created, system.status))
     if "llm" in todo and generator is not None:
         payload = {
-            "dataset": str(dataset.folder),
-            "dataset_revision": dataset.revision,
+            **payload_dataset(dataset),
             "topics": list(dataset.topics),
             "ranked": {t: {q: ids[:LLM_DOCS] for q, ids in r.items()} for t, r in ranked.items()},
             "generator": generator.as_payload(),

@@ -2,14 +2,15 @@
 named), `answers_generate` (the LLM answer baseline: generated, then scored and judged) and `answers_baseline` (the
 extractive answer baseline, `answer_baseline_job`).
 
-For a judge job the app stored the citation scores, archived the checked answers (`AnswersArchive`, TREC RAG JSONL)
-and queued their hash with the dataset and the judge's URL and model: the worker reads the answers by that hash and
-only judges them (the citation rows are stored already; only the judge's measures come back). A job queued by an
-older release carries the answers text itself, and still runs. A generate job carries each query's top doc ids
-instead and returns every measure. The key is never in a payload nor in the store: the worker process reads it
-from its own environment, `FRESHSTACK_JUDGE_API_KEY` (the job process keeps that one variable for these job kinds
-only, `JobKind.keeps`; they run no submitted code, they only send text to the endpoint). Model answers are cached
-(`freshstack_hf.answers.default_judge_cache`), so a retried job pays for no request twice.
+For a judge job the app stored the citation scores and the checked answers (a blob of the system, TREC RAG JSONL)
+and queued their hash with the dataset and the judge's URL and model: the worker reads the answers from the store
+(`JobKind.inputs`), checks they have that hash, and only judges them (the citation rows are stored already; only
+the judge's measures come back). A job queued by an older release carries the answers text itself, and still runs.
+A generate job carries each query's top doc ids instead and returns every measure. The key is never in a payload
+nor in the store: the worker process reads it from its own environment, `FRESHSTACK_JUDGE_API_KEY` (the job process
+keeps that one variable for these job kinds only, `JobKind.keeps`; they run no submitted code, they only send text to
+the endpoint). Model answers are cached (`freshstack_hf.answers.default_judge_cache`), so a retried job pays for no
+request twice.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.transport import endpoint_label
-from leaderboard.archive import AnswersArchive, runs_dir
 from leaderboard.baseline_hold import hold_for_tests
-from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
+from leaderboard.blobs import ANSWERS, sha256_of
+from leaderboard.job_contract import JobKind, JobOptions, job_inputs, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV
 from leaderboard.tracks.answers.answer_baseline_job import evaluate_answers_baseline, planned_dataset
@@ -34,11 +35,17 @@ from leaderboard.tracks.answers.answer_baselines import LLM_DOCS, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
 
 
-def archived_answers(payload: Mapping[str, Any], options: JobOptions) -> str:
-    """The answers a judge job names: by their hash in the archive, or (jobs of older releases) as text."""
+def archived_answers(payload: Mapping[str, Any]) -> str:
+    """The answers a judge job names: read from the store by the worker, or (jobs of older releases) as text."""
     if isinstance(payload.get("answers"), str):
         return payload["answers"]
-    return AnswersArchive.beside(runs_dir(options.archive_dir)).load(payload["answers_sha256"])
+    data = job_inputs(payload, ANSWERS, "answers file")
+    if sha256_of(data) != payload["answers_sha256"]:
+        raise FreshStackError(
+            f"the system's stored answers are not the ones this job was queued for ({payload['answers_sha256']}): "
+            "submit the answers again"
+        )
+    return data.decode("utf-8")
 
 
 def evaluate_answers_judge(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
@@ -49,7 +56,7 @@ def evaluate_answers_judge(payload: Mapping[str, Any], options: JobOptions) -> J
         raise FreshStackError("answers_judge job without 'answers_sha256' and a judge {base_url, model} in its payload")
     data = open_job_dataset(payload, options.dataset, payload.get("topics"))
     answers = parse_answers(
-        archived_answers(payload, options),
+        archived_answers(payload),
         source="stored answers",
         query_ids=data.query_ids(),
         doc_ids=data.doc_ids(),
@@ -136,7 +143,7 @@ def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -
 # What the worker runs for this track (`leaderboard.jobs`): the LLM kinds keep the endpoint's key, and nothing
 # else; the extractive baseline sends nothing anywhere, so its process keeps no secret.
 JOB_KINDS = {
-    JUDGE_JOB_KIND: JobKind(evaluate_answers_judge, keeps=(JUDGE_KEY_ENV,)),
+    JUDGE_JOB_KIND: JobKind(evaluate_answers_judge, keeps=(JUDGE_KEY_ENV,), inputs=(ANSWERS,)),
     GENERATE_JOB_KIND: JobKind(evaluate_answers_generate, keeps=(JUDGE_KEY_ENV,)),
     BASELINE_JOB_KIND: JobKind(evaluate_answers_baseline),
 }

@@ -3,11 +3,12 @@
 The checks run in the order of `leaderboard.submission`: size cap and text fields, then the dedupe lookup (file
 hash with the dataset revision), the rate limit, and only then parsing with `freshstack_hf.answers.read_answers`
 (every problem listed with its line; nothing is stored on any problem). Citation scores need no model, so they
-are computed and stored with the system in one transaction. All/Vital need a judge: when the app is configured
-with a judge endpoint (`JudgeEndpoint`), the checked answers are archived by their hash (`AnswersArchive`, in the
-folder the app shares with the workers) and an `answers_judge` job is queued in the same transaction. Its payload
-names that hash, the dataset and the endpoint's URL and model, never a key: the worker reads the key from its own
-environment (`JUDGE_KEY_ENV`). Stored measures are named by `answer_rows`.
+are computed and stored with the system in one transaction, together with the checked answers themselves (TREC RAG
+JSONL, a blob of the system filed by its sha256, `leaderboard.blobs`). All/Vital need a judge: when the app is
+configured with a judge endpoint (`JudgeEndpoint`), an `answers_judge` job is queued in the same transaction. Its
+payload names the answers' hash, the dataset and the endpoint's URL and model, never a key: the worker reads the
+answers from the store and the key from its own environment (`JUDGE_KEY_ENV`). Stored measures are named by
+`answer_rows`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,8 @@ from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
-from leaderboard.archive import AnswersArchive
+from leaderboard.blobs import ANSWERS, Blob
+from leaderboard.job_contract import payload_dataset
 from leaderboard.schema import ResultMeta, SystemRecord
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
@@ -50,12 +52,11 @@ def answered_topics(answers: AnswerSet, topics: Iterable[str], query_ids: Mappin
 def judge_payload(
     answers_sha256: str, dataset: Any, topics: list[str], judge: JudgeEndpoint, max_words: int, resamples: int
 ) -> dict[str, Any]:
-    """What the worker needs to judge the answers: the hash of the checked answers in the archive (TREC RAG JSONL,
+    """What the worker needs to judge the answers: the hash of the checked answers the store keeps (TREC RAG JSONL,
     whatever format was uploaded, gzipped or not), the dataset and the endpoint; never a secret."""
     return {
         "answers_sha256": answers_sha256,
-        "dataset": str(dataset.folder),
-        "dataset_revision": dataset.revision,
+        **payload_dataset(dataset),
         "topics": topics,
         "judge": judge.as_payload(),
         "max_words": max_words,
@@ -76,10 +77,7 @@ class AnswerSubmitter(BaseSubmitter):
         **options: Any,
     ) -> None:
         super().__init__(store, dataset, **options)
-        if judge is not None and self.archive is None:
-            raise FreshStackError("a judge reads the answers from the archive: give the submitter an archive too")
         self.judge, self.max_words = judge, max_words
-        self.answers_archive = AnswersArchive.beside(self.archive.root) if self.archive is not None else None
 
     @audited("answers")
     def submit_answers(
@@ -162,10 +160,10 @@ class AnswerSubmitter(BaseSubmitter):
             "seed": SEED,
             "dataset": self.dataset.source,
         }
+        checked = Blob.answers(to_trec_rag(answers))  # stored with the row: the judge job reads it from the store
         job = None
-        if self.judge is not None and self.answers_archive is not None:  # archived first: no job without its file
-            sha256 = self.answers_archive.save(to_trec_rag(answers))
-            payload = judge_payload(sha256, self.dataset, topics, self.judge, self.max_words, self.resamples)
+        if self.judge is not None:
+            payload = judge_payload(checked.sha256, self.dataset, topics, self.judge, self.max_words, self.resamples)
             job = (JUDGE_JOB_KIND, payload)
         system, created = self.store.add_system(
             name=name,
@@ -177,5 +175,6 @@ class AnswerSubmitter(BaseSubmitter):
             results=results,
             meta=ResultMeta(self.dataset.revision, __version__, meta_params),
             job=job,
+            blobs={ANSWERS: checked},
         )
         return system, created, scores

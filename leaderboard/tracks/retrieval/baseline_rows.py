@@ -22,11 +22,10 @@ from freshstack_hf._version import __version__
 from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
 from leaderboard.job_contract import payload_dataset
 from leaderboard.schema import ResultMeta
-from leaderboard.scoring import score_for_store
+from leaderboard.scoring import ranking_blobs, score_for_store
 from leaderboard.store import Store
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.vetting import model_fingerprint, weights_parameters
@@ -160,7 +159,7 @@ def compute_runs(
 
 @dataclass(frozen=True)
 class ScoredBaseline:
-    """One row's scores, ready for the store, and the ranking the archive keeps behind it."""
+    """One row's scores, ready for the store, and the ranking the store keeps behind it."""
 
     results: dict[str, Any]
     meta: ResultMeta
@@ -203,7 +202,6 @@ def compute_baselines(
     model: str | None = None,
     cross_encoder: str | None = None,
     cache_dir: str | Path | None = None,
-    archive: RunArchive | None = None,
     say: Say = lambda _msg: None,
     show_progress: bool = False,
     resamples: int = RESAMPLES,
@@ -227,11 +225,9 @@ def compute_baselines(
     made = compute_runs(dataset, plan, todo, cache_dir=cache_dir, say=say, show_progress=show_progress)
     for method in todo:
         row = score_baseline(dataset, plan, method, made, resamples)
-        if archive is not None:  # before the scores: a row never shows without its run
-            archive.save(plan.hashes[method], row.archived)
         stored = found[method]
         if stored is not None:  # a row a worker failed to compute: its scores now
-            store.save_results(stored.id, row.results, row.meta, replace=True)
+            store.save_results(stored.id, row.results, row.meta, replace=True, blobs=ranking_blobs(row.archived))
             system, created = store.get_system(stored.id) or stored, False
         else:
             system, created = store.add_system(
@@ -242,6 +238,7 @@ def compute_baselines(
                 size=row.size,
                 results=row.results,
                 meta=row.meta,
+                blobs=ranking_blobs(row.archived),
             )
         say(f"baselines: stored {plan.names[method]} as system #{system.id}")
         rows.append(BaselineRow(method, system.name, system.id, created))

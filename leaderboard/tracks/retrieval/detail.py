@@ -20,7 +20,6 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.metrics import HEADLINE, bootstrap_ci, paired_test, parse_measure, topic_average, uncovered_nuggets
 from freshstack_hf.metrics.rank_uncertainty import RankInterval
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.archive import RunArchive
 from leaderboard.sanitize import escape_markdown
 from leaderboard.store import Store
 from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, TYPES, column
@@ -222,7 +221,6 @@ def system_detail(
     *,
     store: Store,
     dataset: Dataset,
-    archive: RunArchive | None = None,
     resamples: int = RESAMPLES,
 ) -> Detail:
     """The whole detail view of the stored system `key`; `frame` = the full board (published figures have none)."""
@@ -250,9 +248,9 @@ def system_detail(
             "schema_version": first["schema_version"],
             **(first.get("parameters") or {}),
         }
-    runs = archive.load(system.content_hash) if archive is not None else None
+    runs = store.ranking_of(system.id)
     if stored and runs is None:
-        lines.append("Nuggets never covered: not available, the run behind this row is not archived here.")
+        lines.append("Nuggets never covered: not available, the store keeps no ranking behind this row.")
     uncovered = uncovered_table(dataset, runs)
     if runs is not None and uncovered.empty:  # the page hides empty tables: say why this one is absent
         lines.append(f"Nuggets never covered in the top {COVERAGE.k}: none.")

@@ -52,7 +52,7 @@ class DetailTab(PageTab):
             """The header, then each table and the parameters, shown only when they have something to show."""
             if not key:
                 return detail.HINT, *[gr.update(value=None, visible=False)] * (len(tables) + 1)
-            where = {"store": page.store, "dataset": page.dataset, "archive": page.archive}
+            where = {"store": page.store, "dataset": page.dataset}
             d = detail.system_detail(key, board.frame(), **where, resamples=page.settings.resamples)
             shown = [gr.update(value=detail.shown(t), visible=not t.empty) for t in d.tables()]
             text = d.header + detail.rank_line(ranks.intervals(default_sort()).get(str(key)))
@@ -64,9 +64,7 @@ class DetailTab(PageTab):
 
     def nugget_views(self, page: Page) -> None:
         """One query's nuggets against every system, and the topic's nuggets no system covers (`nugget_views`)."""
-        views = page.shared(
-            "retrieval.nuggets", lambda: nugget_views.NuggetViews(page.store, page.dataset, page.archive)
-        )
+        views = page.shared("retrieval.nuggets", lambda: nugget_views.NuggetViews(page.store, page.dataset))
         with gr.Accordion(f"Nuggets: which system covers which, in its top {nugget_views.K}", open=False):
             topics = page.dataset.topics
             topic = gr.Dropdown(label="Topic", choices=topics, value=topics[0], elem_id="nuggets-topic")

@@ -1,13 +1,13 @@
 """The worker's `fill` job: a stored system's unjudged top-k documents judged at the board's judge endpoint.
 
 Queued by `freshstack-hf fill-board` (an operator's command: judging costs the operator's tokens, so no page
-button queues it). The job process reads the system's archived ranking and the dataset, judges the holes with
-`FRESHSTACK_JUDGE_BASE_URL` / `FRESHSTACK_JUDGE_MODEL` (the offline judge when none is named; the key,
-`FRESHSTACK_JUDGE_API_KEY`, is the one secret the process keeps) and writes a new qrels revision beside the
-dataset (`leaderboard.fills`, `freshstack_hf.holes`). It returns no scores: the system's row is unchanged, and
-the Holes tab shows every stored system re-scored on the new revision, old -> new. The new revision is a folder
-beside the board's dataset, so a fill job needs a worker that sees the board's filesystem and runs archive (the
-app's own `--worker`, or `freshstack-hf worker` on the same machine), not a GPU worker elsewhere.
+button queues it). The worker reads the system's archived ranking from the store and hands it to the job process
+(`JobKind.inputs`), which judges the holes with `FRESHSTACK_JUDGE_BASE_URL` / `FRESHSTACK_JUDGE_MODEL` (the offline
+judge when none is named; the key, `FRESHSTACK_JUDGE_API_KEY`, is the one secret the process keeps) and writes the
+new qrels revision beside the worker's copy of the dataset (`leaderboard.fills`, `freshstack_hf.holes`). What the
+fill added comes back to the store as a blob of the system (`fills.fill_blob`), and the board writes the same
+revision beside its own dataset from it: any worker that reaches the store can run a fill. It returns no scores:
+the system's row is unchanged, and the Holes tab shows every stored system re-scored on the new revision.
 """
 
 from __future__ import annotations
@@ -16,37 +16,47 @@ from collections.abc import Mapping
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.archive import RunArchive, runs_dir
-from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
+from leaderboard.job_contract import JobKind, JobOptions, job_inputs, open_job_dataset, payload_dataset
+from leaderboard.ranking_blob import MEDIA as RANKING
+from leaderboard.ranking_blob import decode_ranking
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.retrieval import FILL_JOB_KIND
 
 
-def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10) -> dict[str, Any]:
-    """What the job needs: the dataset and revision the board serves, the topic, the system's archived ranking."""
+def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10, name: str | None = None) -> dict[str, Any]:
+    """What the job needs: the dataset and revision the board serves, the topic, the system, the new revision's
+    name (chosen by the board, which sees every fill: `fills.board_fill_name`); the ranking comes from the store."""
     return {
-        "dataset": str(dataset.folder),
+        **payload_dataset(dataset),
+        "served_revision": dataset.requested_revision,
         "topic": topic,
         "system": system.name,
         "content_hash": system.content_hash,
         "k": k,
+        "name": name,
     }
 
 
 def run_fill(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
-    from leaderboard.fills import fill_archived_run
+    from leaderboard.fills import fill_archived_run, fill_blob
 
     topic = str(payload["topic"])
     dataset = open_job_dataset(payload, options.dataset, [topic])
-    runs = RunArchive(runs_dir(options.archive_dir)).load(str(payload["content_hash"]))
-    if not runs or not runs.get(topic):
+    runs = decode_ranking(job_inputs(payload, RANKING, "ranking to fill from"))
+    if not runs.get(topic):
         raise FreshStackError(f"system {payload['system']!r}: no archived ranking on topic {topic!r} to fill from")
     record = fill_archived_run(
-        dataset, topic, runs[topic], str(payload["system"]), str(payload["content_hash"]), k=int(payload["k"])
+        dataset,
+        topic,
+        runs[topic],
+        str(payload["system"]),
+        str(payload["content_hash"]),
+        k=int(payload["k"]),
+        name=payload.get("name"),
     )
     parameters = {"fill": record.revision or "", "holes": record.holes, "requests": record.requests}
-    return JobOutput({}, ResultMeta(dataset.revision, parameters=parameters))
+    return JobOutput({}, ResultMeta(dataset.revision, parameters=parameters), blobs=fill_blob(record))
 
 
-JOB_KINDS = {FILL_JOB_KIND: JobKind(run_fill, keeps=(JUDGE_KEY_ENV,))}
+JOB_KINDS = {FILL_JOB_KIND: JobKind(run_fill, keeps=(JUDGE_KEY_ENV,), inputs=(RANKING,))}

@@ -9,15 +9,18 @@ numbers would move on the filled judgments. The re-scoring reads each system's a
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.revisions import list_revisions, revision_folder, revision_of
-from leaderboard.archive import RunArchive
-from leaderboard.fills import MOVE_MEASURES, archived_runs, moves_table, score_moves
+from leaderboard.fills import MOVE_MEASURES, archived_runs, materialize_fills, moves_table, score_moves
+
+log = logging.getLogger(__name__)
 
 COLUMNS = ["id", "system", "qrels revision", *MOVE_MEASURES]
 
@@ -53,20 +56,28 @@ def served_note(dataset: Dataset) -> str:
 class HolesSource:
     """The moves tables of every fill of the served revision, recomputed only when a fill or the store changes."""
 
-    def __init__(self, store: Any, dataset: Dataset, archive: RunArchive) -> None:
-        self.store, self.dataset, self.archive = store, dataset, archive
+    def __init__(self, store: Any, dataset: Dataset) -> None:
+        self.store, self.dataset = store, dataset
         self._cache: dict[tuple, list[dict[str, Any]]] = {}
         self._lock = threading.Lock()
+        self._written: Any = None  # the store's change marker when its fills were last written here
 
     def sections(self) -> list[tuple[str, list[dict[str, Any]]]]:
         marker = self.store.change_marker()
+        with self._lock:
+            if self._written != marker:  # fills a worker elsewhere made: written here from the store, once
+                try:
+                    materialize_fills(self.store, self.dataset)
+                except (OSError, FreshStackError) as exc:
+                    log.warning("fills kept in the store could not be written beside %s: %s", self.dataset.folder, exc)
+                self._written = marker
         out = []
         for name, folder, fill in fills_from(self.dataset):
             key = (name, (folder / "manifest.json").stat().st_mtime_ns, marker)
             with self._lock:
                 if key not in self._cache:
                     topic = fill["topic"]
-                    runs = archived_runs(self.store, self.archive, topic)
+                    runs = archived_runs(self.store, topic)
                     moves = score_moves(runs, self.dataset, Dataset(folder), topic)
                     self._cache[key] = moves_table(moves, name)
             title = (

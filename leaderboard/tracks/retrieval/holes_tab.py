@@ -23,7 +23,7 @@ class HolesTab(PageTab):
     label, id = "Holes", "holes"
 
     def layout(self, page: Page) -> None:
-        source = page.shared("retrieval.holes", lambda: holes.HolesSource(page.store, page.dataset, page.archive))
+        source = page.shared("retrieval.holes", lambda: holes.HolesSource(page.store, page.dataset))
         gr.Markdown(EXPLAINED)
         note = gr.Markdown(elem_id="holes-served")
         table = gr.Dataframe(headers=holes.COLUMNS, interactive=False, elem_id="holes-table", wrap=False)

@@ -21,7 +21,6 @@ import pandas as pd
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs.run import top_docs
-from leaderboard.archive import RunArchive, archived_rankings
 
 K = next(m for m in HEADLINE if m.family == "coverage").k
 COVERED, MISSED = "✓", ""
@@ -30,8 +29,8 @@ COVERED, MISSED = "✓", ""
 class NuggetViews:
     """The two views for the served dataset, from each stored system's archived ranking."""
 
-    def __init__(self, store: Any, dataset: Dataset, archive: RunArchive) -> None:
-        self.store, self.dataset, self.archive = store, dataset, archive
+    def __init__(self, store: Any, dataset: Dataset) -> None:
+        self.store, self.dataset = store, dataset
         self._cache: dict[tuple, Any] = {}
         self._lock = threading.Lock()
 
@@ -42,7 +41,7 @@ class NuggetViews:
             if key not in self._cache:
                 self._cache[key] = {
                     f"{system.name} (#{system.id})": runs[topic]
-                    for system, runs in archived_rankings(self.store, self.archive, scored_only=True)
+                    for system, runs in self.store.rankings(scored_only=True)
                     if runs.get(topic)
                 }
             return self._cache[key]

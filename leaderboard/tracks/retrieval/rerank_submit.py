@@ -16,6 +16,7 @@ from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
+from leaderboard.job_contract import payload_dataset
 from leaderboard.sanitize import sanitize_submission
 from leaderboard.submission import SubmitOutcome, audited
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
@@ -94,8 +95,7 @@ class RerankSubmitter(Submitter):
         payload = {
             "model": reference,
             "revision": revision or None,
-            "dataset": str(self.dataset.folder),
-            "dataset_revision": self.dataset.revision,
+            **payload_dataset(self.dataset),
             "topics": list(self.dataset.topics),
             "batch_size": RERANK_BATCH_SIZE,
         }

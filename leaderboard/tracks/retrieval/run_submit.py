@@ -19,6 +19,7 @@ from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs import load_run
 from leaderboard.cutoff import card_cutoff, submitted_cutoff
+from leaderboard.job_contract import payload_dataset
 from leaderboard.sanitize import sanitize_submission
 from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
@@ -160,12 +161,10 @@ class Submitter(BaseSubmitter):
             "tag": loaded.tag,
         }
         meta = ResultMeta(self.dataset.revision, __version__, params)
-        stored = {"results": scored.results, "meta": meta, "cutoff": day}
+        stored = {"results": scored.results, "meta": meta, "cutoff": day, "blobs": scored.blobs()}
         system, created = self._add(checked, kind, content_hash, identity, **stored)
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
-        if self.archive is not None:
-            self.archive.save(content_hash, scored.archived)
         averages = scored.scores.average
         plural = "s" if len(topics) != 1 else ""
         message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
@@ -226,8 +225,7 @@ class Submitter(BaseSubmitter):
             "model": reference,
             "revision": revision or None,
             "track": track,
-            "dataset": str(self.dataset.folder),
-            "dataset_revision": self.dataset.revision,
+            **payload_dataset(self.dataset),
             "topics": list(self.dataset.topics),
         }
         if day is None and Path(reference).is_dir():
