@@ -1,7 +1,16 @@
 """The job queue half of the store: queueing, claiming under a lease, heartbeats, and finishing exactly once.
 
 A mixin of `Store` (which owns the engine and transactions); kept apart because the lease rules are the part
-of the store that needs the most careful reading. See `leaderboard.store` for the guarantees on each database.
+of the store that needs the most careful reading. What holds on each database:
+
+* claiming: one UPDATE ... WHERE id = (SELECT ... LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING. On PostgreSQL
+  concurrent claimers skip each other's locked rows; on SQLite every write transaction starts with BEGIN
+  IMMEDIATE, which takes the single write lock up front, so the select and the update cannot interleave;
+* leases: a claim sets lease_expires_at, heartbeats push it forward, and a running job whose lease has
+  passed is claimable again (attempts counted; past max_attempts it fails). Times come from the database
+  clock on PostgreSQL, so workers with skewed clocks still agree;
+* finishing: results (and the blobs behind them) are inserted and the job marked done in one transaction, only
+  while the caller still owns the lease, so a worker that lost its job (a "zombie") cannot add a second result set.
 Every outcome (done, failed, released back to the queue, given up, or lost to another worker) appends a row to
 the audit log (`leaderboard.audit`) in the transaction that records it, the worker as its identity.
 """

@@ -1,19 +1,10 @@
-"""The leaderboard's store: systems, results, the job queue and rate-limit events, behind one class.
+"""The leaderboard's store: systems, results, the blobs behind them, the queue and rate-limit events, in one class.
 
 Every method is one transaction, so callers never see half a submission or half a result set. The same code
 runs on a SQLite file (one machine; WAL lets the page read while a worker writes) and on PostgreSQL (several
-workers on several machines):
-
-* dedupe: systems.content_hash is unique and inserts use ON CONFLICT DO NOTHING, so of N racing identical
-  submissions exactly one is created and the others get the stored row back;
-* claiming: one UPDATE ... WHERE id = (SELECT ... LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING. On PostgreSQL
-  concurrent claimers skip each other's locked rows; on SQLite every write transaction starts with BEGIN
-  IMMEDIATE, which takes the single write lock up front, so the select and the update cannot interleave;
-* leases: a claim sets lease_expires_at, heartbeats push it forward, and a running job whose lease has
-  passed is claimable again (attempts counted; past max_attempts it fails). Times come from the database
-  clock on PostgreSQL, so workers with skewed clocks still agree;
-* finishing: results are inserted and the job marked done in one transaction, only while the caller still
-  owns the lease, so a worker that lost its job (a "zombie") cannot add a second result set.
+workers on several machines). Dedupe: systems.content_hash is unique and inserts use ON CONFLICT DO NOTHING, so
+of N racing identical submissions exactly one is created and the others get the stored row back. The queue's
+guarantees (claiming, leases, finishing once) are in `leaderboard.queue`, the blobs' in `leaderboard.blob_store`.
 """
 
 from __future__ import annotations
@@ -32,7 +23,8 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.audit import AuditLog, install_append_only_guard
-from leaderboard.blobs import Blob, BlobStore, init_blob_store
+from leaderboard.blob_store import BlobStore, init_blob_store
+from leaderboard.blobs import Blob
 from leaderboard.columns_migration import add_missing_columns
 from leaderboard.efficiency_rows import efficiency_by_system
 from leaderboard.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
@@ -107,21 +99,19 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore):
             conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_SPACE, zlib.crc32(key.encode()) - 2**31)))
 
     def create_all(self) -> None:
-        """Create missing tables, add columns an older store lacks, guard the audit log against changes, widen
-        its allowed system kinds and record the store's schema; safe from several processes. A store written by a
-        newer release is refused before anything is changed (`store_version`)."""
+        """Migrate the store to this release's layout (tables, columns, the audit guard, system kinds), safe from
+        several processes; a store laid out by a newer release is refused before anything changes."""
         with self._write() as conn:
             self._pg_lock(conn, "create_all")
             check_store_version(conn, self)
             Base.metadata.create_all(conn)
             add_missing_columns(conn)
             install_append_only_guard(conn)
+            record_store_version(conn)
             if self.is_postgres:
                 widen_kinds_postgres(conn)
         if not self.is_postgres:
             widen_kinds_sqlite(self.engine)
-        with self._write() as conn:
-            record_store_version(conn)
 
     # ---- systems and results --------------------------------------------------------------------------------
     def add_system(
@@ -145,9 +135,8 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore):
 
         `job=(kind, payload)` queues its evaluation and `results` (with `meta`) stores its scores, in the same
         transaction as the insert and only when it is created, so a duplicate is never queued or scored twice.
-        `cutoff` (YYYY-MM-DD, a model's release or training cutoff) is stored as the day it names. `blobs`
-        ({role: Blob}: the ranking behind the scores, the answers a judge job reads) go in the same transaction, so
-        a row is never stored without them.
+        `cutoff` (YYYY-MM-DD) is stored as the day it names. `blobs` ({role: Blob}: the ranking behind the scores,
+        the answers a judge reads) go in the same transaction: a row is never stored without them.
         """
         if kind not in SYSTEM_KINDS:
             raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
@@ -212,8 +201,7 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore):
         replace: bool = False,
         blobs: Mapping[str, Blob] | None = None,
     ) -> None:
-        """Store a system's scores, all rows or none, with the `blobs` behind them. Without `replace`, existing
-        scores make this fail."""
+        """Store a system's scores and their `blobs`, all or none; without `replace`, existing scores fail it."""
         with self._write() as conn:
             now = self._now(conn)
             marked = conn.execute(

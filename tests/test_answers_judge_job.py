@@ -16,7 +16,8 @@ from freshstack_hf.answers import LLMJudge, default_judge_cache, parse_answers, 
 from freshstack_hf.answers import scores as answer_scores
 from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.errors import FreshStackError
-from leaderboard.blobs import ANSWERS, BlobCorrupt, blobs
+from leaderboard.blob_store import blobs
+from leaderboard.blobs import ANSWERS, BlobCorrupt
 from leaderboard.job_contract import INPUTS
 from leaderboard.jobs import evaluate_job
 from leaderboard.schema import JobRecord

@@ -18,7 +18,8 @@ from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.audit import audit_log
-from leaderboard.blobs import Blob, blobs
+from leaderboard.blob_store import blobs
+from leaderboard.blobs import Blob
 from leaderboard.page import Page, Settings
 from leaderboard.schema import Base, ResultMeta, jobs, results, systems
 from leaderboard.store import Store

@@ -19,7 +19,7 @@ from store_rows import count, topic_scores
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.metrics.report import AVERAGE
 from freshstack_hf.runs import from_ids, load_run
-from leaderboard.blobs import blobs
+from leaderboard.blob_store import blobs
 from leaderboard.schema import ResultMeta, jobs, rate_events, systems
 from leaderboard.scoring import score_for_store
 from leaderboard.store import Store

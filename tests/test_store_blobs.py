@@ -17,7 +17,8 @@ from store_rows import META, count, topic_scores
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs.run import top_docs
 from leaderboard.archive import import_archive_folder, legacy_ranking_path, open_store
-from leaderboard.blobs import Blob, BlobCorrupt, blob_refs, blobs
+from leaderboard.blob_store import blob_refs, blobs
+from leaderboard.blobs import Blob, BlobCorrupt
 from leaderboard.ranking_blob import decode_ranking, encode_ranking
 from leaderboard.schema import STORE_SCHEMA, store_meta
 from leaderboard.store import Store
