@@ -75,6 +75,40 @@ def test_the_folder_is_a_gradio_space_with_sign_in_pinned_to_this_environment(tm
     assert 'freshstack-hf worker --store "$FRESHSTACK_STORE" --dataset org/freshstack --device cuda' in worker
 
 
+def _state_table(readme: str) -> dict[str, tuple[str, str]]:
+    """{state: (where, after a restart)} from the README's table of where the state lives."""
+    lines = [line for line in readme.splitlines() if line.startswith("| ")]
+    assert lines and lines[0] == "| state | where | after a restart |", lines
+    cells = [[cell.strip() for cell in line.strip().strip("|").split(" | ")] for line in lines[1:]]
+    return {what: (where, restart) for what, where, restart in cells}
+
+
+def test_the_readme_says_where_each_part_of_the_state_lives(tmp_path):
+    folder = write_space(tmp_path / "space", SPEC)
+    readme = (folder / "README.md").read_text()
+    table = _state_table(readme)
+    [stored] = [what for what in table if "audit log" in what]
+    for part in ("systems", "results with per-query scores", "archived rankings", "answers files", "hole-fill"):
+        assert part in stored, part
+    assert "job queue" in stored
+    where, restart = table[stored]
+    assert "`FRESHSTACK_STORE` secret (a PostgreSQL URL)" in where and "`/data/leaderboard.db`" in where
+    assert restart == "kept"
+    assert table["the dataset"][0] == "the Hub: `org/freshstack`, pinned to revision `v1`"
+    assert table["runs cache, embedding cache, Hub download cache"][1] == "rebuilt when needed"
+    assert len(table) == 3  # every part of the state is in one of the three rows
+
+    # What happens with neither, and the backup.
+    assert "the app refuses to start" in readme and "`FRESHSTACK_EPHEMERAL=1`" in readme
+    assert "every page of such a board then warns its visitors" in readme
+    assert "`freshstack-hf admin export DIR --store URL`" in readme
+
+    # A worker shares nothing with the Space but the store: no runs folder to share any more.
+    worker = (folder / "WORKER.md").read_text()
+    assert "needs only the store URL and the dataset id" in worker
+    assert "--runs-dir" not in worker and "folder shared" not in worker and "needs that folder" not in worker
+
+
 def test_a_project_requirement_line_replaces_the_pypi_pin():
     line = "freshstack-hf[leaderboard] @ git+https://github.com/org/freshstack-hf@v0.1.0"
     assert pinned_requirements(line)[0] == line
