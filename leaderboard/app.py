@@ -51,11 +51,14 @@ def build_app(
     title: str = "FreshStack leaderboard",
     drift_reports: Sequence[str | Path] = (),
     admins: Sequence[str] = (),
+    notice: str = "",
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing).
 
     With `oauth`, the page shows the Hugging Face sign-in button and who is signed in, and takes submissions
     from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
+    A `notice` (plain text, e.g. `leaderboard.cli_app.EPHEMERAL_NOTICE`) heads the page, above the title and the
+    tabs, so whichever tab or address a visitor opens says it; `launch_app` puts it in the served HTML too.
     """
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
@@ -65,6 +68,8 @@ def build_app(
     admin_names = tuple(name.strip() for name in admins if name and name.strip())
     settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, admin_names)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
+        if notice:
+            gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)
         gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
         if oauth:
             sign_in_row(demo)
@@ -80,6 +85,7 @@ def build_app(
             tab.wire(page)
     demo.queue(default_concurrency_limit=4)
     demo.first_paint_rows = page.first_paint_rows  # served by launch_app (see leaderboard.first_paint)
+    demo.first_paint_notice = notice
     return demo
 
 
@@ -107,7 +113,7 @@ def launch_app(
     )
     rows = getattr(demo, "first_paint_rows", None)
     if rows is not None:
-        first_paint.install(demo.server_app, rows)
+        first_paint.install(demo.server_app, rows, getattr(demo, "first_paint_notice", ""))
     if not prevent_thread_lock:
         demo.block_thread()
     return launched

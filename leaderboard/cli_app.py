@@ -22,6 +22,10 @@ Example:
   freshstack-hf leaderboard --dataset out/freshstack@2025-10-31 --drift drift/drift.json   # + a Drift tab
   freshstack-hf leaderboard --dataset out/freshstack --oauth --admin alice --admin bob   # sign-in, Admin tab
 
+--ephemeral says, on every page, that the board's store is lost when the app restarts (the Space's app passes it
+when FRESHSTACK_EPHEMERAL=1 accepts a store off persistent storage): visitors then know not to count on what
+they submit.
+
 --oauth takes submissions from signed-in Hugging Face users only (their name is their rate-limit identity). On
 a Space that is the Space's own sign-in; anywhere else Gradio mocks it: whoever signs in is the account this
 machine is logged in to (`hf auth login`), which Gradio asks the Hub about once at start.
@@ -36,6 +40,11 @@ from typing import Any
 
 NAME = "leaderboard"
 HELP = "serve the Gradio leaderboard (missing baseline rows are queued and computed in the background)"
+EPHEMERAL_NOTICE = (
+    "This board is ephemeral: its store is not kept, so every submission and result is lost when the app restarts "
+    "(on a Space: every restart, rebuild or update). Operator: keep them with a PostgreSQL store (the "
+    "FRESHSTACK_STORE secret) or the Space's persistent storage."
+)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -86,6 +95,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--worker", action="store_true", help="also run one evaluation worker (every job kind) in this process"
+    )
+    p.add_argument(
+        "--ephemeral",
+        action="store_true",
+        help="the store is lost on restart (e.g. a Space without persistent storage): every page says so",
     )
 
 
@@ -183,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
     store = open_store(args.store, args.runs_dir)  # an older release's runs archive is imported here
     stop = threading.Event()
     try:
-        _say(f"store: {store!r}")
+        _say(f"store: {store!r}" + (" (ephemeral: lost on restart, and every page says so)" if args.ephemeral else ""))
         if not args.no_baselines:
             _queue_baselines(args, store, dataset)
         from leaderboard.app import build_app, launch_app
@@ -199,6 +213,7 @@ def run(args: argparse.Namespace) -> int:
             oauth=args.oauth,
             drift_reports=args.drift,
             admins=args.admin,
+            notice=EPHEMERAL_NOTICE if args.ephemeral else "",
         )
         print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
         launch_app(

@@ -3,8 +3,9 @@
 The folder holds README.md (front matter: `sdk: gradio` on the installed Gradio, `app_file: app.py`,
 `hf_oauth: true`), a small app.py, requirements.txt pinned to the versions installed here, and WORKER.md, the
 command GPU machines run against the same PostgreSQL store. The store is the `FRESHSTACK_STORE` secret (a
-PostgreSQL URL), else a SQLite file on the Space's persistent storage (/data). An existing folder is replaced
-only with --force. Upload the folder with `hf upload ORG/SPACE DIR . --repo-type space`.
+PostgreSQL URL), else a SQLite file on the Space's persistent storage (/data); with neither the app refuses to
+start unless the Space sets FRESHSTACK_EPHEMERAL=1 (then every page says the board is ephemeral). An existing
+folder is replaced only with --force. Upload the folder with `hf upload ORG/SPACE DIR . --repo-type space`.
 
 Example:
   freshstack-hf space space-dir --dataset ORG/freshstack --revision v1

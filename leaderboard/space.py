@@ -113,22 +113,38 @@ def front_matter(spec: SpaceSpec) -> str:
 
 
 def readme(spec: SpaceSpec) -> str:
+    """The Space's README: its configuration block, then what an operator must know: where each part of the board's
+    state lives, what a restart loses, and the variables."""
     return front_matter(spec) + (
         f"\n# {spec.title}\n\n"
         f"Serves the FreshStack leaderboard for the dataset `{spec.dataset}` at revision `{spec.revision}` "
         f"(written by `{PROJECT} space`).\n\n"
-        "**Store.** Set the Space secret `FRESHSTACK_STORE` to a PostgreSQL URL "
-        "(`postgresql://user:password@host/db`) to share the job queue with GPU workers (see `WORKER.md`). "
-        "Without it the store is a SQLite file on the Space's persistent storage (`/data/leaderboard.db`; enable "
-        "persistent storage in the Space's settings, or the store is lost on every restart), and one worker "
-        "runs inside the Space. The page serves at once; the baseline rows are queued on first start and computed by "
-        "a worker (the in-Space one with SQLite, the GPU workers with PostgreSQL), and a line over the table says "
-        "which are still being computed.\n\n"
+        "**Where the state lives.** The store holds everything the board depends on; the rest is the dataset, "
+        "pinned on the Hub, and caches that are rebuilt when lost:\n\n"
+        "| state | where | after a restart |\n"
+        "|---|---|---|\n"
+        "| systems, results with per-query scores, the archived rankings behind rows, uploaded answers files, "
+        "hole-fill judgments, the job queue, the audit log | the store: the `FRESHSTACK_STORE` secret (a "
+        "PostgreSQL URL), else a SQLite file on the Space's persistent storage (`/data/leaderboard.db`) | kept |\n"
+        f"| the dataset | the Hub: `{spec.dataset}`, pinned to revision `{spec.revision}` | downloaded again "
+        "when the Hub cache is gone |\n"
+        "| runs cache, embedding cache, Hub download cache | local folders (on `/data` with persistent storage) | "
+        "rebuilt when needed |\n\n"
+        "With neither a `FRESHSTACK_STORE` PostgreSQL secret nor persistent storage (or with a SQLite "
+        "`FRESHSTACK_STORE` outside `/data`) the store would be lost on every restart, so the app refuses to start "
+        "and its log says how to fix it: add the secret, enable persistent storage in the Space's settings, or set "
+        "the variable `FRESHSTACK_EPHEMERAL=1` to accept losing submissions (a demo); every page of such a board "
+        "then warns its visitors. Back the store up with `freshstack-hf admin export DIR --store URL`.\n\n"
+        "**Workers.** With PostgreSQL, GPU workers share the store's job queue (see `WORKER.md`) and the Space "
+        "computes nothing itself; with SQLite, one worker runs inside the Space. The page serves at once; the "
+        "baseline rows are queued on first start and computed by a worker, and a line over the table says which are "
+        "still being computed.\n\n"
         "**Variables.** `FRESHSTACK_DATASET` / `FRESHSTACK_REVISION` override the dataset (a local folder for a "
         "test run); `FRESHSTACK_BASELINES` picks the baseline rows queued on first start (`bm25,dense,hybrid`; "
         "`none` for none); `FRESHSTACK_SPACE_WORKER=0|1` turns the in-Space worker off or on; "
+        "`FRESHSTACK_EPHEMERAL=1` runs on a store that a restart loses; "
         "`FRESHSTACK_OAUTH=0` accepts submissions without sign-in (off a Space, e.g. `FRESHSTACK_DATASET=FOLDER "
-        "python app.py` on your machine, sign-in is off unless `FRESHSTACK_OAUTH=1`).\n"
+        "python app.py` on your machine, sign-in is off unless `FRESHSTACK_OAUTH=1`, and the store is not checked).\n"
     )
 
 
@@ -151,6 +167,7 @@ if __name__ == "__main__":
 
 
 def worker_md(spec: SpaceSpec) -> str:
+    """WORKER.md: how a GPU machine joins the Space's PostgreSQL store, and that it needs nothing else shared."""
     return (
         "# Evaluation workers\n\n"
         "Model submissions and the baseline rows are queued in the store. With `FRESHSTACK_STORE` set to a "
@@ -161,10 +178,12 @@ def worker_md(spec: SpaceSpec) -> str:
         "export FRESHSTACK_STORE='postgresql://user:password@db-host/freshstack'   # the Space's secret\n"
         f'freshstack-hf worker --store "$FRESHSTACK_STORE" --dataset {spec.dataset} --device cuda\n'
         "```\n\n"
-        f"Jobs name the dataset revision the Space serves (`{spec.revision}`); the worker downloads it. A worker "
-        "archives the rankings it makes under its own `--runs-dir` (default `~/.local/share/freshstack-hf/runs`): "
-        "scores reach the Space through PostgreSQL, but the Detail tab's per-nugget view of a worker-scored model "
-        "needs that folder shared with the Space.\n"
+        "A worker needs only the store URL and the dataset id. Everything it produces (scores with their "
+        "per-query values, the rankings behind them, hole-fill judgments) goes into the store, where the Space "
+        "reads it, the Detail tab's per-nugget view included. Jobs name the dataset revision the Space serves "
+        f"(`{spec.revision}`); "
+        "the worker downloads it from the Hub. Its runs, embedding and Hub download caches are its own local "
+        "folders, rebuilt when lost; nothing is shared with the Space but the database.\n"
     )
 
 
