@@ -60,31 +60,42 @@ def job_inputs(payload: Mapping[str, Any], role: str, what: str) -> bytes:
 
 def payload_dataset(dataset: Dataset) -> dict[str, str]:
     """Where a worker finds the dataset a queued job is for: a Hub id with the commit the app serves (any machine
-    can fetch it), else the local folder's absolute path (workers that share the app's filesystem)."""
+    can fetch it), else the local folder's absolute path (workers on the app's machine), with the revision the app
+    asked for (a dated snapshot's name, which a worker's own copy of the repo resolves the same way)."""
     folder = Path(dataset.folder)
     from_hub = folder.name == dataset.revision and not Path(dataset.source).expanduser().exists()
     return {
         "dataset": dataset.source if from_hub else str(folder.resolve()),
         "dataset_revision": dataset.revision,
+        "requested_revision": dataset.requested_revision or "",
     }
 
 
-def open_job_dataset(payload: Mapping[str, Any], dataset: str | None, topics: list[str] | None = None) -> Dataset:
-    """The dataset a payload names (else the worker's default, else $FRESHSTACK_DATASET, else `freshstack`).
+def _opened(source: str, revision: str | None, topics: list[str] | None) -> Dataset | None:
+    try:
+        return Dataset(source, revision, topics)
+    except FreshStackError:
+        return None
 
-    A payload naming a folder this machine does not have (the app's own path, on a worker elsewhere) is run on the
-    worker's `--dataset` instead, provided it holds the same data: its revision (a content hash for a folder, the
-    commit for a Hub download) must be the one the job was queued for, so a row is never scored on other data."""
-    default = dataset or os.environ.get("FRESHSTACK_DATASET") or "freshstack"
-    named = payload.get("dataset")
-    wanted = payload.get("dataset_revision")
+
+def open_job_dataset(payload: Mapping[str, Any], dataset: str | None, topics: list[str] | None = None) -> Dataset:
+    """The data a job is scored on: exactly the revision it was queued for (`dataset_revision`: a content hash for a
+    folder, the commit for a Hub download), so a row is never scored on other data.
+
+    The worker's own dataset (`--dataset`, else $FRESHSTACK_DATASET) comes first when it holds that revision: a
+    worker on another machine has its own copy or download and needs nothing of the app's filesystem. Otherwise the
+    dataset the payload names (the app's folder, reachable from workers on its machine, or a Hub id); a payload
+    naming none is run on the worker's own dataset, else `freshstack`."""
+    named, wanted = payload.get("dataset"), payload.get("dataset_revision")
+    own = dataset or os.environ.get("FRESHSTACK_DATASET")
+    if own and wanted:
+        mine = _opened(own, payload.get("requested_revision") or wanted, topics)
+        if mine is not None and mine.revision == wanted:
+            return mine
     if named and Path(str(named)).is_absolute() and not Path(str(named)).exists():
-        found = Dataset(default, wanted, topics)
-        if wanted and found.revision != wanted:
-            raise FreshStackError(
-                f"the job was queued for the dataset at {named} (revision {wanted}), which this machine does not "
-                f"have, and the worker's dataset {found.source} is at revision {found.revision}: run the worker "
-                "with --dataset naming the board's dataset (its Hub id, or a copy of its folder)"
-            )
-        return found
-    return Dataset(str(named or default), wanted, topics)
+        raise FreshStackError(
+            f"the job was queued for the dataset at {named} (revision {wanted}), which this machine does not have, "
+            f"and the worker's dataset ({own or 'none given'}) does not hold that revision: run the worker with "
+            "--dataset naming the board's dataset (its Hub id, or a copy of its folder)"
+        )
+    return Dataset(str(named or own or "freshstack"), wanted, topics)

@@ -25,6 +25,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, case, func, insert, or_, select, update
 
 from leaderboard.audit import JOB, kind_of
+from leaderboard.holds import pause_for_tests
 from leaderboard.moderation import LISTED
 from leaderboard.schema import JobRecord, ResultMeta, SystemRecord, jobs, system_record, systems
 from leaderboard.tracks.retrieval import FILL_JOB_KIND
@@ -227,6 +228,7 @@ class JobQueue:
             conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
             if follow_up is not None:
                 self._insert_job(conn, system_id, follow_up[0], follow_up[1], 3, now)
+            pause_for_tests("finish_job")
         return True
 
     def fail_job(self, job_id: int, worker_id: str, error: str) -> bool:

@@ -23,10 +23,11 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.audit import AuditLog, install_append_only_guard
-from leaderboard.blob_store import BlobStore, init_blob_store
+from leaderboard.blob_store import BlobStore, blob_refs, init_blob_store
 from leaderboard.blobs import Blob
 from leaderboard.columns_migration import add_missing_columns
 from leaderboard.efficiency_rows import efficiency_by_system
+from leaderboard.holds import pause_for_tests
 from leaderboard.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
 from leaderboard.moderation import HIDDEN, LISTED, Moderation
 from leaderboard.queue import JobQueue
@@ -170,6 +171,7 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore):
                     self._insert_results(conn, new_id, results, meta, now)
                 if job is not None:
                     self._insert_job(conn, new_id, job[0], job[1], max_attempts, now)
+                pause_for_tests("add_system")
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
         return system_record(row), new_id is not None
 
@@ -284,12 +286,9 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore):
 
     # ---- what changed ---------------------------------------------------------------------------------------
     def change_marker(self) -> tuple[Any, ...]:
-        """A value that changes whenever a system, a result set or a job is added or changes state, and whenever
-        a moderator hides, unhides or deletes a system (the count of moderated systems or the latest moderation
-        time moves).
-
-        Cheap (indexed aggregates), so a page can check it on every render and rebuild its table only when
-        another process (a worker, a second app) has written something.
+        """A value that changes whenever a system, a result set, a job or a blob reference is added or changes
+        state, and whenever a moderator hides, unhides or deletes a system. Cheap (indexed aggregates), so a page
+        can check it on every render and rebuild only when another process (a worker, a second app) wrote something.
         """
         moderated = (func.count(systems.c.moderation), func.max(systems.c.moderated_at))
         with self._read() as conn:
@@ -297,4 +296,5 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore):
                 *conn.execute(select(func.count(), func.max(systems.c.id), *moderated)).one(),
                 conn.execute(select(func.max(results.c.id))).scalar(),
                 *conn.execute(select(func.count(), func.max(jobs.c.updated_at))).one(),
+                conn.execute(select(func.count()).select_from(blob_refs)).scalar(),
             )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -103,15 +104,9 @@ def store(tmp_path):
         yield s
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request, tmp_path) -> Iterator[str]:
-    """A fresh, empty store URL: a SQLite file, or a throw-away schema on the PostgreSQL server (skips when none
-    answers; point it at another server with FRESHSTACK_TEST_PG_URL)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
-        return
-    if reason := pg_unavailable():
-        pytest.skip(reason)
+@contextlib.contextmanager
+def pg_schema_url() -> Iterator[str]:
+    """The PostgreSQL server's URL on a throw-away schema (its search path), dropped afterwards."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
@@ -125,6 +120,28 @@ def store_url(request, tmp_path) -> Iterator[str]:
         with admin.begin() as conn:
             conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
         admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> Iterator[str]:
+    """A fresh, empty store URL: a SQLite file, or a throw-away schema on the PostgreSQL server (skips when none
+    answers; point it at another server with FRESHSTACK_TEST_PG_URL)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
+        return
+    if reason := pg_unavailable():
+        pytest.skip(reason)
+    with pg_schema_url() as url:
+        yield url
+
+
+@pytest.fixture
+def pg_store_url() -> Iterator[str]:
+    """A fresh, empty store on the PostgreSQL server only (the deployment several machines share)."""
+    if reason := pg_unavailable():
+        pytest.skip(reason)
+    with pg_schema_url() as url:
+        yield url
 
 
 @pytest.fixture

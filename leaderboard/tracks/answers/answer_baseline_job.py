@@ -24,8 +24,8 @@ from freshstack_hf.answers import score_answers, to_trec_rag
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
-from leaderboard.baseline_hold import hold_for_tests
 from leaderboard.blobs import ANSWERS, Blob
+from leaderboard.holds import hold_for_tests
 from leaderboard.job_contract import JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.tracks.answers import JUDGE_JOB_KIND

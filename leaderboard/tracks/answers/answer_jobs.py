@@ -25,8 +25,8 @@ from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.transport import endpoint_label
-from leaderboard.baseline_hold import hold_for_tests
 from leaderboard.blobs import ANSWERS, sha256_of
+from leaderboard.holds import hold_for_tests
 from leaderboard.job_contract import JobKind, JobOptions, job_inputs, open_job_dataset
 from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV

