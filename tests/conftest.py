@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -103,15 +104,9 @@ def store(tmp_path):
         yield s
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def store_url(request, tmp_path) -> Iterator[str]:
-    """A fresh, empty store URL: a SQLite file, or a throw-away schema on the PostgreSQL server (skips when none
-    answers; point it at another server with FRESHSTACK_TEST_PG_URL)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
-        return
-    if reason := pg_unavailable():
-        pytest.skip(reason)
+@contextlib.contextmanager
+def _pg_schema_url() -> Iterator[str]:
+    """A store URL on a throw-away schema of the PostgreSQL server, dropped afterwards."""
     from sqlalchemy import create_engine, text
     from sqlalchemy.engine import make_url
 
@@ -125,6 +120,30 @@ def store_url(request, tmp_path) -> Iterator[str]:
         with admin.begin() as conn:
             conn.execute(text(f"DROP SCHEMA {schema} CASCADE"))
         admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path) -> Iterator[str]:
+    """A fresh, empty store URL: a SQLite file, or a throw-away schema on the PostgreSQL server (skips when none
+    answers; point it at another server with FRESHSTACK_TEST_PG_URL)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'leaderboard.db'}"
+        return
+    if reason := pg_unavailable():
+        pytest.skip(reason)
+    with _pg_schema_url() as url:
+        yield url
+
+
+@pytest.fixture
+def other_store_url(store_url, tmp_path) -> Iterator[str]:
+    """A second fresh, empty store URL on the same backend as `store_url` (a SQLite file that does not exist yet,
+    in a folder that does not either; another throw-away PostgreSQL schema): where a test restores a board."""
+    if store_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path / 'other' / 'leaderboard.db'}"
+        return
+    with _pg_schema_url() as url:
+        yield url
 
 
 @pytest.fixture
