@@ -455,3 +455,33 @@ def test_export_replaces_only_an_earlier_export_with_force_and_leaves_nothing_ha
     assert admin(main, url, "export", str(tmp_path / "new")) == 2
     capsys.readouterr()
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".") or p.name == "new") == []
+
+
+def test_publish_dry_run_plans_an_export_and_keeps_a_full_backup_private(
+    freshstack_main, store, small_export, tmp_path, capsys
+):
+    main = freshstack_main
+    public = export_board(store, tmp_path / "public", public=True).folder
+    expected = {"README.md", "board.json", *(f"data/{c.name}.parquet" for c in CONFIGS)}
+
+    assert main(["publish", str(public), "--repo-id", "me/board-results", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert {f["path"] for f in plan["files"]} == expected
+    assert {f["path"]: f["bytes"] for f in plan["files"]}["board.json"] == (public / "board.json").stat().st_size
+    assert plan["commit_message"] == "freshstack-hf: publish public board results (systems: 1, results: 2)"
+    assert main(["publish", str(public), "--repo-id", "me/board-results", "--dry-run"]) == 0
+    listing = capsys.readouterr().out
+    assert "would commit to dataset me/board-results" in listing and listing.rstrip().endswith("bytes")
+    assert all(any(line.endswith(f"  {name}") for line in listing.splitlines()) for name in expected)
+
+    assert main(["publish", str(small_export), "--repo-id", "me/board", "--dry-run"]) == 2
+    refused = capsys.readouterr().err
+    assert "is a full backup of a board" in refused and "publish it with --private" in refused
+    assert main(["publish", str(small_export), "--repo-id", "me/board", "--dry-run", "--private", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["private"] is True and {f["path"] for f in plan["files"]} == expected
+    assert plan["commit_message"].startswith("freshstack-hf: publish board backup (systems: 1")
+
+    _rows_claimed(public)
+    assert main(["publish", str(public), "--repo-id", "me/board-results", "--dry-run"]) == 2
+    assert "is not a complete board export" in capsys.readouterr().err
