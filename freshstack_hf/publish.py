@@ -1,7 +1,10 @@
 """Publishing a dataset repo folder to the Hugging Face Hub in one commit.
 
 A repo that fails validation is refused before any network call; `dry_run` lists what would be sent and needs
-neither a token nor a network.
+neither a token nor a network. Two kinds of folder are published: a topic repo (`freshstack-hf build`), validated
+as one, and a leaderboard's export (`freshstack-hf admin export`, told apart by its `board.json`), checked as an
+export (`repo.board_folder`: its files and their row counts). A full export names submitters by IP address and
+holds every blob, so it goes to a private repo only; an export made with `--public` is a public results dataset.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError, ValidationError
+from freshstack_hf.repo.board_folder import is_board_folder, read_board_folder
 from freshstack_hf.repo.check import validate_repo
 from freshstack_hf.repo.manifest import read_manifest
 
@@ -54,17 +58,33 @@ def plan_publish(
             f"{folder}: no such folder; give a dataset repo folder (one written by `freshstack-hf build TOPIC.yaml`, "
             "`freshstack-hf demo` or `freshstack-hf synth`)"
         )
-    problems = validate_repo(folder)
-    if problems:
-        raise ValidationError(problems, f"refusing to publish {folder}: it is not valid")
+    if is_board_folder(folder):
+        what = _board_export(folder, private)
+    else:
+        problems = validate_repo(folder)
+        if problems:
+            raise ValidationError(problems, f"refusing to publish {folder}: it is not valid")
+        what = f"topics {', '.join(sorted(read_manifest(folder)['topics']))}"
     files = sorted(
         (p.relative_to(folder).as_posix(), p.stat().st_size)
         for p in folder.rglob("*")
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     )
-    topics = sorted(read_manifest(folder)["topics"])
-    commit = message or f"freshstack-hf: publish topics {', '.join(topics)}" + (f" (revision {tag})" if tag else "")
+    commit = message or f"freshstack-hf: publish {what}" + (f" (revision {tag})" if tag else "")
     return PublishPlan(repo_id, revision or "main", private, files, commit, tag)
+
+
+def _board_export(folder: Path, private: bool) -> str:
+    """Check a leaderboard's export (files, counts, card) and say what it is; a full backup goes private only."""
+    board = read_board_folder(folder)
+    rows = {name: entry["rows"] for name, entry in board["configs"].items()}
+    if not board["public"] and not private:
+        raise FreshStackError(
+            f"{folder} is a full backup of a board (identities, IP addresses included, and every stored blob): "
+            "publish it with --private, or export a public results dataset (freshstack-hf admin export DIR --public)"
+        )
+    kind = "public board results" if board["public"] else "board backup"
+    return f"{kind} (systems: {rows.get('systems', 0):,}, results: {rows.get('results', 0):,})"
 
 
 def publish(plan: PublishPlan, folder: Path, token: str | None = None) -> str:

@@ -1,4 +1,4 @@
-"""`freshstack-hf admin`: moderate the leaderboard's store and read its audit trail.
+"""`freshstack-hf admin`: moderate the leaderboard's store, read its audit trail, back it up and restore it.
 
   hide ID --reason TEXT     take system ID off the board: the table, its CSV/JSON exports, the plots, paired
                             tests and rank intervals; it stays in the store with the reason, who and when
@@ -7,6 +7,11 @@
                             stays, so the same file or model submitted again is refused as deleted
   log [--since DATE]        the audit trail, oldest first: every submission (accepted, duplicate or refused, with
                             the reason), every job outcome and every moderation action; --json for JSON
+  export DIR [--public]     write the whole board as a Hugging Face dataset folder (parquet per config, a card,
+                            board.json): a backup, or with --public a results dataset (IP identities redacted,
+                            blobs as hashes only); an existing DIR only with --force
+  import DIR                restore a (full) export into an empty store, ids kept, in one transaction (a SQLite
+                            file that does not exist yet is created); logged as one admin:import row
 
 ID is the number in the table's id column. Actions run against the same store as the leaderboard (--store, else
 $FRESHSTACK_STORE, else the SQLite file in the data folder) and are logged as `local:<your user name>` unless
@@ -17,6 +22,9 @@ Example:
   freshstack-hf admin unhide 7 --store sqlite:///lb/leaderboard.db
   freshstack-hf admin delete 9 --reason "spam" --store sqlite:///lb/leaderboard.db
   freshstack-hf admin log --since 2026-01-01 --store sqlite:///lb/leaderboard.db --json
+  freshstack-hf admin export backups/board-2026-05-01 --store sqlite:///lb/leaderboard.db
+  freshstack-hf admin import backups/board-2026-05-01 --store sqlite:///lb/restored.db
+  freshstack-hf admin export out/board-results --public --force --store sqlite:///lb/leaderboard.db
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 NAME = "admin"
-HELP = "moderate the leaderboard (hide, unhide, delete a system) and print its audit log"
+HELP = "moderate the leaderboard (hide, unhide, delete a system), print its audit log, export and import it"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,6 +64,23 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     log = actions.add_parser("log", parents=[common], help="print the audit trail, oldest first")
     log.add_argument("--since", metavar="DATE", help="rows at or after DATE (YYYY-MM-DD, or YYYY-MM-DDTHH:MM UTC)")
     log.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+
+    export = actions.add_parser("export", parents=[common], help="write the board as a dataset folder (a backup)")
+    export.add_argument("folder", metavar="DIR", help="the folder to write (refused if it exists, unless --force)")
+    export.add_argument(
+        "--public", action="store_true", help="a public results dataset: IP identities redacted, blobs as hashes only"
+    )
+    export.add_argument("--force", action="store_true", help="replace DIR whole when it holds an earlier export")
+    export.add_argument("--json", action="store_true", help="print what was written as JSON")
+
+    restore = actions.add_parser("import", help="restore a full export into an empty store")
+    restore.add_argument("folder", metavar="DIR", help="a folder written by `freshstack-hf admin export` (no --public)")
+    restore.add_argument(
+        "--store",
+        help="the EMPTY store to restore into (default: $FRESHSTACK_STORE, else the SQLite file in the data dir)",
+    )
+    restore.add_argument("--by", help=by)
+    restore.add_argument("--json", action="store_true", help="print what was imported as JSON")
 
 
 def parse_since(text: str) -> datetime:
@@ -112,7 +137,52 @@ def _open_store(url: str | None, runs_dir: str | None = None) -> Any:
     return open_store(url, runs_dir)
 
 
+def _counts(rows: dict[str, int]) -> str:
+    return ", ".join(f"{name}: {n:,}" for name, n in rows.items())
+
+
+def _export(args: argparse.Namespace) -> int:
+    """Checks DIR before the store is opened, so a refused export neither migrates the store nor writes anything."""
+    from leaderboard.board_export import check_target, export_board
+
+    check_target(args.folder, args.force)
+    with _open_store(args.store, args.runs_dir) as store:
+        done = export_board(store, args.folder, public=args.public, force=args.force)
+    if args.json:
+        print(json.dumps(done.as_json(), indent=1))
+    else:
+        mode = "public results" if done.public else "backup"
+        print(f"exported the board to {done.folder} ({mode}; rows: {_counts(done.counts)})")
+    return 0
+
+
+def _shown(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+def _import(args: argparse.Namespace) -> int:
+    """Not through `_open_store`: the store may not exist yet, and an older runs archive must not be mixed in."""
+    from leaderboard.board_format import BY_NAME
+    from leaderboard.board_import import import_board
+    from leaderboard.store_engine import default_store_url
+
+    url = args.store or default_store_url()
+    done = import_board(url, args.folder, by=args.by or default_moderator())
+    counts = {name: done.rows(name) for name in BY_NAME}
+    if args.json:
+        print(json.dumps({"folder": str(done.folder), "store": _shown(url), "rows": counts}, indent=1))
+    else:
+        print(f"imported {done.folder} into the empty store (rows: {_counts(counts)}); logged as admin:import")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.action == "export":
+        return _export(args)
+    if args.action == "import":
+        return _import(args)
     with _open_store(args.store, args.runs_dir) as store:
         if args.action == "log":
             rows = store.audit_rows(since=parse_since(args.since) if args.since else None)

@@ -48,14 +48,14 @@ from leaderboard.schema import (
     system_record,
     systems,
 )
+from leaderboard.store_backup import StoreBackup
 from leaderboard.store_engine import WRITE, default_store_url, make_engine
 
 _PG_LOCK_SPACE = 0x46534846  # first key of our PostgreSQL advisory locks ("FSHF"), apart from other apps'
 
 
-class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore):
-    """Submissions, results, jobs and the blobs behind rows in a SQLAlchemy database; see the module docstring for
-    the guarantees. `cache_dir` (`--runs-dir`) is an optional local copy of blobs read, never their place of record."""
+class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
+    """See the module docstring; `cache_dir` (`--runs-dir`) is an optional local copy of blobs, never their record."""
 
     def __init__(self, url: str | None = None, *, cache_dir: str | Path | None = None) -> None:
         self.url = url or default_store_url()

@@ -145,6 +145,17 @@ def pg_store_url() -> Iterator[str]:
 
 
 @pytest.fixture
+def other_store_url(store_url, tmp_path) -> Iterator[str]:
+    """A second fresh, empty store URL on the same backend as `store_url` (a SQLite file that does not exist yet,
+    in a folder that does not either; another throw-away PostgreSQL schema): where a test restores a board."""
+    if store_url.startswith("sqlite"):
+        yield f"sqlite:///{tmp_path / 'other' / 'leaderboard.db'}"
+        return
+    with pg_schema_url() as url:
+        yield url
+
+
+@pytest.fixture
 def store_on_each_backend(store_url):
     """A fresh, empty store on `store_url`: once on a SQLite file, once on PostgreSQL."""
     from leaderboard.store import Store

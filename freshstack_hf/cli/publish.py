@@ -1,12 +1,15 @@
 """Publish a dataset repo folder to the Hugging Face Hub as one commit (token from HF_TOKEN).
 
 The folder is validated first and refused if it has problems. `--dry-run` lists every file with its size and
-the commit message, and needs no token and no network.
+the commit message, and needs no token and no network. A leaderboard's export (`freshstack-hf admin export`, a
+folder with board.json) is checked as an export instead; a full backup is published with --private only, an
+export made with --public is a public results dataset.
 
 Example:
   freshstack-hf publish out/freshstack --repo-id me/freshstack --dry-run
   HF_TOKEN=hf_... freshstack-hf publish out/freshstack --repo-id me/freshstack --revision v1 --private
   HF_TOKEN=hf_... freshstack-hf publish out/freshstack@2025-10-31 --repo-id me/freshstack   # tagged 2025-10-31
+  freshstack-hf publish out/board-results --repo-id me/freshstack-board --dry-run           # admin export --public
 
 A dated snapshot folder (OUT@DATE, written by `build --snapshot DATE`) is committed whole and its commit tagged
 DATE, so `load_dataset("me/freshstack", "langchain", revision="2025-10-31")` reads it; publish the snapshots
