@@ -90,6 +90,7 @@ def main() -> None:
         print(f"store: {SYSTEMS + 1:,} systems x {len(TOPICS)} topics, built in {time.perf_counter() - start:.1f} s")
 
         _plain_functions(store, ctx)
+        _first_page_against_before(store, ctx)
 
         demo = build_app(ctx, store)
         port = _free_port()
@@ -161,6 +162,51 @@ def _plain_functions(store: Any, ctx: Any) -> None:
         lap("format + postprocess one page")
         total = sum(t for _, t in steps)
         print(f"plain functions, first page {state}: {total:.3f} s: " + ", ".join(f"{n} {t:.3f} s" for n, t in steps))
+
+
+def _first_page_against_before(store: Any, ctx: Any) -> None:
+    """The first page cold, today against before the store held blobs, in the same run. The rows now have their
+    rankings in the store (a small one each here, so `blob_refs` holds a row per system); the one read the page does
+    that changed is the change marker, which now also counts blob references. "Before" is the same store read with
+    the marker's earlier queries; medians of alternating renders."""
+    import statistics
+
+    from sqlalchemy import func, select
+
+    from leaderboard.blobs import Blob
+    from leaderboard.schema import jobs, results, systems
+    from leaderboard.tracks.retrieval import leaderboard_table as tbl
+
+    for row in store.leaderboard_rows():
+        store.attach_blobs(row.system.id, {"ranking": Blob.ranking({"t": {f"q{row.system.id}": {"d": 1.0}}})})
+
+    class Before(type(store)):
+        def change_marker(self) -> tuple[Any, ...]:
+            moderated = (func.count(systems.c.moderation), func.max(systems.c.moderated_at))
+            with self._read() as conn:
+                return (
+                    *conn.execute(select(func.count(), func.max(systems.c.id), *moderated)).one(),
+                    conn.execute(select(func.max(results.c.id))).scalar(),
+                    *conn.execute(select(func.count(), func.max(jobs.c.updated_at))).one(),
+                )
+
+    before = Before(store.url)
+    boards = {"today": tbl.BoardSource(store, ctx.topics, ctx.revision)}
+    boards["before"] = tbl.BoardSource(before, ctx.topics, ctx.revision)
+    times: dict[str, list[float]] = {"today": [], "before": []}
+    for _ in range(5):
+        for label, board in boards.items():
+            touch(store, ctx.revision)
+            start = time.perf_counter()
+            frame = board.frame()
+            tbl.shown_rows(frame, sort=tbl.default_sort())
+            times[label].append(time.perf_counter() - start)
+    before.close()
+    today, earlier = statistics.median(times["today"]), statistics.median(times["before"])
+    print(
+        f"first page cold (store read + frame + sort, {len(frame):,} rows, each with its ranking stored): today "
+        f"{today:.3f} s vs before {earlier:.3f} s ({earlier / today:.2f}x; medians of 5, alternating)"
+    )
 
 
 def touch(store: Any, revision: str) -> None:

@@ -35,7 +35,8 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.board_folder import BOARD_FILE, FORMAT, FORMAT_VERSION, data_path, is_board_folder
 from leaderboard.audit import audit_log
-from leaderboard.blobs import Blob, blob_refs, blobs
+from leaderboard.blob_store import blob_refs, blobs
+from leaderboard.blobs import Blob
 from leaderboard.board_card import render_card
 from leaderboard.board_format import CONFIGS, REDACTED, Config
 from leaderboard.moderation import DELETED

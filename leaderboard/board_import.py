@@ -25,7 +25,8 @@ from sqlalchemy.exc import DataError, IntegrityError
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.repo.board_folder import BOARD_FILE, FORMAT_VERSION, data_path, read_board_folder
 from leaderboard.audit import audit_log
-from leaderboard.blobs import CODEC, Blob, blob_refs, blobs
+from leaderboard.blob_store import blob_refs, blobs
+from leaderboard.blobs import CODEC, Blob
 from leaderboard.board_format import AGAIN, BY_NAME, CONFIGS
 from leaderboard.schema import STORE_SCHEMA, jobs, results, systems
 from leaderboard.store import Store

@@ -10,8 +10,9 @@ document id once and each score in the fewest lossless bytes, and the store comp
     header  one line of JSON: {"topics": [[topic, [[query id, n docs], ...]], ...], "docs": [doc id, ...],
             "scores": "f32" | "text"}\\n
     index   uint32 little-endian, one per (query, rank): the position of the document in "docs"
-    scores  float32 little-endian when every score is exactly a float32 (model similarities usually are), else each
-            score's shortest round-trip decimal text, one per line (TREC files' "12.3456")
+    scores  float32 little-endian when every score is exactly a float32 (model similarities usually are); else,
+            when every score is a whole number of 10^-k (TREC files' "12.3456"), int64 per query: the first score
+            times 10^k, then each drop to the next rank; else each score's shortest round-trip text, one a line
 
 Topics and queries are sorted, and each query's documents are in the evaluator's order (score descending, then doc
 id descending, as `freshstack_hf.runs.top_docs`), so decoding gives back every score exactly and in ranked order.
@@ -50,12 +51,49 @@ def encode_ranking(runs: Mapping[str, Mapping[str, Mapping[str, float]]]) -> byt
     values = np.fromiter((s for _, s in ordered), dtype="<f8", count=len(ordered))
     if not np.isfinite(values).all():
         raise FreshStackError("a ranking to store has a score that is not a finite number")
-    narrow = values.astype("<f4")
-    exact = bool((narrow.astype("<f8") == values).all())
-    header = {"topics": layout, "docs": vocabulary, "scores": "f32" if exact else "text"}
-    scores = narrow.tobytes() if exact else "\n".join(repr(v) for v in values.tolist()).encode()
+    counts = [n for _, queries in layout for _, n in queries]
+    kind, scores = _scores(values, counts)
+    header = {"topics": layout, "docs": vocabulary, "scores": kind}
     head = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode()
     return b"".join((MAGIC, head, b"\n", index.tobytes(), scores))
+
+
+def _scores(values: np.ndarray, counts: list[int]) -> tuple[str, bytes]:
+    """The fewest lossless bytes for `values`, in ranked order, `counts` per query: float32 when every score is
+    one; else whole numbers of 10^-k (a TREC file's "12.3456", k = 0..9) as each query's first value then its
+    drops from rank to rank (small numbers, as the scores descend, that compress to almost nothing); else text."""
+    narrow = values.astype("<f4")
+    if (narrow.astype("<f8") == values).all():
+        return "f32", narrow.tobytes()
+    for k in range(10):
+        whole = np.round(values * 10**k)
+        if np.abs(whole).max(initial=0) < 2**53 and (whole / 10**k == values).all():
+            drops = np.empty_like(whole)
+            drops[1:] = whole[:-1] - whole[1:]
+            drops[_starts(counts)] = whole[_starts(counts)]
+            return f"dec{k}", drops.astype("<i8").tobytes()
+    return "text", "\n".join(repr(v) for v in values.tolist()).encode()
+
+
+def _starts(counts: list[int]) -> np.ndarray:
+    """Where each query's scores start, in the flat array (queries with no document have none)."""
+    ends = np.cumsum(counts, dtype=np.int64)
+    return (ends - np.asarray(counts, dtype=np.int64))[np.asarray(counts) > 0]
+
+
+def _values(kind: str, body: bytes, counts: list[int], total: int) -> list[float]:
+    if kind == "f32":
+        return np.frombuffer(body, dtype="<f4", count=total).astype(np.float64).tolist()
+    if kind.startswith("dec"):
+        drops = np.frombuffer(body, dtype="<i8", count=total).astype(np.float64)
+        steps = -drops
+        starts = _starts(counts)
+        steps[starts] = drops[starts]
+        running = np.cumsum(steps)  # exact: whole numbers below 2^53
+        before = np.concatenate(([0.0], running))[starts]
+        query = np.repeat(np.arange(len(starts)), [n for n in counts if n > 0])
+        return ((running - before[query]) / 10 ** int(kind[3:])).tolist()
+    return [float(v) for v in body.split(b"\n")] if total else []
 
 
 def decode_ranking(data: bytes) -> Rankings:
@@ -67,11 +105,8 @@ def decode_ranking(data: bytes) -> Rankings:
     total = sum(n for _, queries in header["topics"] for _, n in queries)
     start = end + 1
     index = np.frombuffer(data, dtype="<u4", count=total, offset=start)
-    body = data[start + 4 * total :]
-    if header["scores"] == "f32":
-        values = np.frombuffer(body, dtype="<f4", count=total).astype(np.float64).tolist()
-    else:
-        values = [float(v) for v in body.split(b"\n")] if total else []
+    counts = [n for _, queries in header["topics"] for _, n in queries]
+    values = _values(header["scores"], data[start + 4 * total :], counts, total)
     docs = header["docs"]
     names = [docs[i] for i in index.tolist()]
     out: Rankings = {}

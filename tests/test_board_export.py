@@ -26,7 +26,8 @@ from store_rows import META, topic_scores
 from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.repo.board_folder import FORMAT_VERSION
-from leaderboard.blobs import Blob, blobs
+from leaderboard.blob_store import blobs
+from leaderboard.blobs import Blob
 from leaderboard.board_export import export_board
 from leaderboard.board_format import BY_NAME, CONFIGS, REDACTED
 from leaderboard.schema import STORE_SCHEMA, ResultMeta

@@ -38,11 +38,20 @@ def ranking(seed: int, queries: int = 5, depth: int = 30, *, float32: bool = Tru
     return out
 
 
-@pytest.mark.parametrize("float32", [True, False])
-def test_a_ranking_blob_gives_back_every_score_in_ranked_order(float32):
-    runs = ranking(1, float32=float32)
+@pytest.mark.parametrize("scores", ["f32", "dec4", "text"])
+def test_a_ranking_blob_gives_back_every_score_in_ranked_order(scores):
+    """A model's float32 similarities, a TREC file's decimals (and negative ones), any other float: each kept in
+    its own layout and given back exactly, ties in the evaluator's order, a query with no document kept too."""
+    runs = ranking(1, float32=scores == "f32")
     runs["alpha"]["tied"] = {"b": 1.0, "a": 1.0, "c": 2.5, "d": -0.125}  # ties: doc id descending, as the evaluator
-    decoded = decode_ranking(encode_ranking(runs))
+    runs["beta"]["empty"] = {}
+    if scores == "dec4":
+        runs["alpha"]["negative"] = {"x": -3.5, "y": -12.0001, "z": 0.0}
+    if scores == "text":
+        runs["beta"]["thirds"] = {"p": 1 / 3, "q": 2 / 3, "r": 1e-300}
+    data = encode_ranking(runs)
+    assert json.loads(data.split(b"\n")[1])["scores"] == scores
+    decoded = decode_ranking(data)
     assert decoded == runs  # every score exactly
     for topic, by_query in runs.items():
         for query, scores in by_query.items():
