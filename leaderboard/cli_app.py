@@ -194,7 +194,7 @@ def run(args: argparse.Namespace) -> int:
         _say(f"reported: {len(load_reported(args.reported))} published rows from {args.reported}")
     for path in args.drift:  # a bad report is a user error before anything is created
         _say(f"drift: {drift.title(drift.load_report(path))} from {path}")
-    store = open_store(args.store, args.runs_dir)  # an older release's runs archive is imported here
+    store = open_store(args.store, args.runs_dir)  # an older release's runs folder is imported here
     stop = threading.Event()
     try:
         _say(f"store: {store!r}" + (" (ephemeral: lost on restart, and every page says so)" if args.ephemeral else ""))

@@ -1,14 +1,14 @@
 """`freshstack-hf drift-board OLD NEW --store URL`: the drift report with every system a leaderboard stores.
 
 The library's `drift` compares the baselines and the run files it is given; a leaderboard holds more systems than
-anyone has files for: every uploaded run and every model row, each with its ranking archived under the runs
-folder. Each archived ranking is re-scored on both snapshots (unchanged documents keep their ids), so the rank
-agreement covers the systems the board shows. A model row's ranking is the one its worker computed on the corpus
-it was submitted against; re-encoding the other snapshot's corpus is a new submission on that snapshot.
+anyone has files for: every uploaded run and every model row, each with its ranking kept in the store (read from
+it, on any machine). Each archived ranking is re-scored on both snapshots (unchanged documents keep their ids), so
+the rank agreement covers the systems the board shows. A model row's ranking is the one its worker computed on the
+corpus it was submitted against; re-encoding the other snapshot's corpus is a new submission on that snapshot.
 
 Example:
   freshstack-hf drift-board out/freshstack@2024-10-31 out/freshstack@2025-10-31 \\
-      --store sqlite:///lb/leaderboard.db --runs-dir lb/runs --out drift/
+      --store sqlite:///lb/leaderboard.db --out drift/
   freshstack-hf leaderboard --dataset out/freshstack@2025-10-31 --drift drift/drift.json
 """
 

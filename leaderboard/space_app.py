@@ -106,8 +106,9 @@ def check_space_store(env: Mapping[str, str], space_data: Path = SPACE_DATA) -> 
 def space_environment(env: Mapping[str, str], space_data: Path = SPACE_DATA) -> dict[str, str]:
     """Variables to set before the app starts: the data folder and caches on persistent storage, when it exists.
 
-    With `/data` writable, the SQLite store, the runs archive, the embedding cache and the Hub's download cache
-    all live there, so a restarted Space neither loses submissions nor re-downloads and re-encodes the corpus.
+    With `/data` writable, the SQLite store (and with it everything the board depends on), the runs cache, the
+    embedding cache and the Hub's download cache all live there, so a restarted Space neither loses submissions
+    nor re-downloads and re-encodes the corpus.
     """
     if not _writable_dir(space_data):
         return {}
