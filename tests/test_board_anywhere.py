@@ -1,11 +1,11 @@
 """A board whose whole state is one store (issue 29): the app and a worker run as separate processes, each in its
-own working directory with its own data folder, runs cache, caches and home, and share nothing but a PostgreSQL
-store. The worker runs in a mount namespace where the app's folder is an empty tmpfs, so it cannot read or write
-one file of the app's: every job kind (model, reranker, baseline, answers baseline, answers judge, fill) reads what
-it needs from the store and leaves what it makes there, and the app's views that read archived data (Detail, the
-nugget views, the Holes tab) show what the worker made. The published inputs a real deployment downloads from the
-Hub (the dataset, a submitted model) are a copy of the dataset in the worker's own folder and a model folder
-outside both."""
+own working directory with its own data folder, runs cache, caches and home, and share nothing but the store (a
+PostgreSQL server, as a deployment runs it; and a SQLite file outside both, as one machine does). The worker runs in
+a mount namespace where the app's folder is an empty tmpfs, so it cannot read or write one file of the app's: every
+job kind (model, reranker, baseline, answers baseline, answers judge, fill) reads what it needs from the store and
+leaves what it makes there, and the app's views that read archived data (Detail, the nugget views, the Holes tab,
+drift-board) show what the worker made. The published inputs a real deployment downloads from the Hub (the dataset,
+a submitted model) are a copy of the dataset in the worker's own folder and a model folder outside both."""
 
 from __future__ import annotations
 
@@ -84,13 +84,13 @@ def homes(tmp_path, lb_dataset):
     return app, worker, published
 
 
-def test_the_app_and_a_worker_share_nothing_but_the_store(homes, pg_store_url, lb_dataset, bm25_runs, llm_server):
+def test_the_app_and_a_worker_share_nothing_but_the_store(homes, store_url, lb_dataset, bm25_runs, llm_server):
     from gradio_client import Client, handle_file
 
     app_home, worker_home, published = homes
     judge = {"FRESHSTACK_JUDGE_BASE_URL": llm_server.base_url, "FRESHSTACK_JUDGE_MODEL": "judge-anywhere"}
     port = free_port()
-    app_cmd = [EXE, "leaderboard", "--dataset", str(app_home / "freshstack"), "--store", pg_store_url]
+    app_cmd = [EXE, "leaderboard", "--dataset", str(app_home / "freshstack"), "--store", store_url]
     app_cmd += ["--port", str(port), "--baselines", "bm25", "--no-baseline-worker", "--rate-limit", "0"]
     app_cmd += ["--runs-dir", str(app_home / "runs"), "--model-root", str(published / "models")]
     app = subprocess.Popen(
@@ -111,16 +111,16 @@ def test_the_app_and_a_worker_share_nothing_but_the_store(homes, pg_store_url, l
         assert (run["status"], model["status"], reranker["status"], answers["status"]) == (
             "scored", "queued", "queued", "scored"
         )  # fmt: skip
-        fill = [EXE, "fill-board", "--store", pg_store_url, "--dataset", str(app_home / "freshstack")]
+        fill = [EXE, "fill-board", "--store", store_url, "--dataset", str(app_home / "freshstack")]
         fill += ["--system", str(run["system_id"]), "--topic", "alpha"]
         queued = subprocess.run(fill, cwd=app_home, env=home_env(app_home, judge), capture_output=True, text=True)
         assert queued.returncode == 0, queued.stderr
 
-        with Store(pg_store_url) as store:
+        with Store(store_url) as store:
             kinds = sorted(j.kind for j in store.list_jobs(state="queued"))
         assert kinds == ["answers_baseline", "answers_judge", "baseline", "fill", "model", "reranker"]
 
-        worker_cmd = [EXE, "worker", "--store", pg_store_url, "--dataset", str(worker_home / "freshstack")]
+        worker_cmd = [EXE, "worker", "--store", store_url, "--dataset", str(worker_home / "freshstack")]
         worker_cmd += ["--runs-dir", str(worker_home / "runs"), "--device", "cpu", "--poll-seconds", "0.5"]
         worker_cmd += ["--exit-when-idle", "5", "--json"]
         hiding: list[str] = []
@@ -132,7 +132,7 @@ def test_the_app_and_a_worker_share_nothing_but_the_store(homes, pg_store_url, l
         done = subprocess.run(worker_cmd, cwd=worker_home, env=worker_env, capture_output=True, text=True, timeout=1200)
         assert done.returncode == 0, done.stderr[-3000:]
 
-        with Store(pg_store_url) as store:
+        with Store(store_url) as store:
             jobs = store.list_jobs()
             assert {(j.kind, j.state) for j in jobs} == {
                 (kind, "done")
@@ -169,7 +169,7 @@ def test_the_app_and_a_worker_share_nothing_but_the_store(homes, pg_store_url, l
 
         # drift-board on another machine too: every stored ranking comes from the store.
         data = str(worker_home / "freshstack")
-        drift = [EXE, "drift-board", data, data, "--store", pg_store_url, "--json", "-", "--no-baselines"]
+        drift = [EXE, "drift-board", data, data, "--store", store_url, "--json", "-", "--no-baselines"]
         drift = [*hiding, *drift, "--resamples", "20"]
         report = subprocess.run(drift, cwd=worker_home, env=worker_env, capture_output=True, text=True, timeout=600)
         assert report.returncode == 0, report.stderr[-3000:]
