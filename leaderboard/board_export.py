@@ -10,7 +10,8 @@ one snapshot (`Store.snapshot`), so workers writing meanwhile never make one fil
 folder is built beside DIR and renamed into place only once complete.
 
 `public=True` makes the public results dataset: identities that are IP addresses (`ip:...`) are redacted, blobs are
-hashes only, and a deleted system is its bare tombstone. It is no backup, and the import refuses it.
+hashes only, jobs lose their payloads and lease owners, and a deleted system is its bare tombstone. It is no backup,
+and the import refuses it.
 """
 
 from __future__ import annotations
@@ -88,8 +89,11 @@ def _per_query_rows(conn: Connection, public: bool) -> Iterator[dict[str, Any]]:
 
 
 def _job_rows(conn: Connection, public: bool) -> Iterator[dict[str, Any]]:
+    """A public export keeps each job's kind, state and times, not its payload (the operator's judge endpoint, local
+    paths) nor which machine held it."""
     for row in conn.execute(select(jobs).order_by(jobs.c.id)):
-        yield dict(row._mapping) | {"payload": _json_text(row.payload)}
+        private = {"payload": None, "lease_owner": None} if public else {"payload": _json_text(row.payload)}
+        yield dict(row._mapping) | private
 
 
 def _audit_rows(conn: Connection, public: bool) -> Iterator[dict[str, Any]]:

@@ -306,8 +306,14 @@ def test_a_public_export_redacts_ip_identities_keeps_blob_hashes_only_and_is_no_
         kept = {row.sha256: (row.size, row.stored_size) for row in conn.execute(blobs.select())}
     assert {r["sha256"]: (r["size"], r["stored_size"]) for r in shared} == kept and len(kept) == 6
     assert {r["data"] for r in shared} == {None} and {r["data"] is None for r in rows_of(full, "blobs")} == {False}
-    for name in ("results", "per_query", "jobs", "blob_refs"):  # nothing to redact: the same bytes as the backup's
+    for name in ("results", "per_query", "blob_refs"):  # nothing to redact: the same bytes as the backup's
         assert (public / "data" / f"{name}.parquet").read_bytes() == (full / "data" / f"{name}.parquet").read_bytes()
+    public_jobs, full_jobs = rows_of(public, "jobs"), rows_of(full, "jobs")  # the judge's endpoint stays private
+    assert public_jobs and {(r["payload"], r["lease_owner"]) for r in public_jobs} == {(None, None)}
+    assert [(r["id"], r["kind"], r["state"]) for r in public_jobs] == [
+        (r["id"], r["kind"], r["state"]) for r in full_jobs
+    ]
+    assert all(r["payload"] for r in full_jobs)
 
     assert admin(main, other_store_url, "import", str(public)) == 2
     assert "is a public export, not a backup" in capsys.readouterr().err
