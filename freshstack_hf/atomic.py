@@ -2,13 +2,15 @@
 
 Every writer of user-visible files (runs, JSON reports, exports, caches, archives) goes through `atomic_path`:
 it hands out a temporary name beside the target, renames it over the target only when the block finishes, and
-removes it otherwise, so an interrupted run leaves nothing half-written.
+removes it otherwise, so an interrupted run leaves nothing half-written. A whole folder (a dataset repo, a board
+export) is built beside its target and put in place with `swap_folder`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -41,3 +43,18 @@ def write_json(path: str | os.PathLike[str], data: Any, *, default: Any = None) 
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     return Path(path)
+
+
+def swap_folder(staged: Path, target: Path) -> None:
+    """Put the finished folder `staged` at `target` by renames only: an existing `target` is moved aside first and
+    removed once `staged` is in place, and put back if the rename fails, so `target` is never half-written."""
+    old = target.parent / f".{target.name}.old-{uuid.uuid4().hex[:8]}"
+    if target.exists():
+        target.rename(old)
+    try:
+        staged.rename(target)
+    except BaseException:
+        if old.exists():
+            old.rename(target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 from sqlalchemy import Connection, Table, select
 
 from freshstack_hf._version import __version__
+from freshstack_hf.atomic import swap_folder
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.board_folder import BOARD_FILE, FORMAT, FORMAT_VERSION, data_path, is_board_folder
@@ -178,20 +179,6 @@ def check_target(folder: str | Path, force: bool) -> Path:
     return target
 
 
-def _swap_in(staged: Path, target: Path) -> None:
-    """Rename the finished folder into place; an old export is moved aside first and removed only afterwards."""
-    old = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:8]}")
-    if target.exists():
-        target.rename(old)
-    try:
-        staged.rename(target)
-    except BaseException:
-        if old.exists():
-            old.rename(target)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
 def export_board(
     store: Store, folder: str | Path, *, public: bool = False, force: bool = False, now: datetime | None = None
 ) -> ExportSummary:
@@ -228,7 +215,7 @@ def export_board(
         sizes = {c.name: (staged / data_path(c.name)).stat().st_size for c in CONFIGS}
         when = now or datetime.now(UTC).replace(tzinfo=None)
         (staged / layout.CARD).write_text(render_card(board, sizes, measures, when), encoding="utf-8")
-        _swap_in(staged, target)
+        swap_folder(staged, target)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
         raise

@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from freshstack_hf.atomic import swap_folder
 from freshstack_hf.repo import layout
 from freshstack_hf.repo import manifest as manifest_io
 from freshstack_hf.repo.card import render_card
@@ -71,7 +72,7 @@ def transaction(repo: Path | str) -> Iterator[Staging]:
         staging = Staging(staging_root, manifest_io.read_manifest(staging_root))
         yield staging
         _finish(staging)
-        _swap(staging_root, repo)
+        swap_folder(staging_root, repo)
     except BaseException:
         shutil.rmtree(staging_root, ignore_errors=True)
         raise
@@ -157,16 +158,3 @@ def _link_tree(src: Path, dst: Path) -> None:
             shutil.copy2(s, d)
 
     shutil.copytree(src, dst, copy_function=link)
-
-
-def _swap(staging: Path, repo: Path) -> None:
-    old = repo.parent / f".{repo.name}.old-{uuid.uuid4().hex[:8]}"
-    if repo.exists():
-        repo.rename(old)
-    try:
-        staging.rename(repo)
-    except BaseException:
-        if old.exists():
-            old.rename(repo)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
