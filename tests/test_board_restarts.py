@@ -134,13 +134,22 @@ def test_a_killed_app_loses_nothing(store_url, tmp_path, lb_dataset, bm25_runs):
         with Store(store_url) as store:
             audit = store.audit_rows()
         other = write_trec(tmp_path / "top10.trec", merged(bm25_runs), depth=10)
-        submit = threading.Thread(
-            target=lambda: board.client.predict(handle_file(str(other)), "auto", "cut", "", "", api_name="/submit_run"),
-            daemon=True,
-        )
+        answered: list = []
+
+        def submit_cut() -> None:
+            try:
+                answered.append(
+                    board.client.predict(handle_file(str(other)), "auto", "cut", "", "", api_name="/submit_run")
+                )
+            except Exception as exc:  # the app died under the request: the submitter gets no answer
+                answered.append(exc)
+
+        submit = threading.Thread(target=submit_cut, daemon=True)
         submit.start()
         wait_for(paused, board.proc)
         board.kill_and_wipe()
+        submit.join(timeout=60)
+        assert len(answered) == 1 and isinstance(answered[0], Exception), answered
 
         # In the middle of a job: a model's results and ranking written by the worker, not committed.
         paused = tmp_path / "paused-in-job"
