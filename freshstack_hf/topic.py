@@ -146,3 +146,34 @@ class Topic:
     @cached_property
     def query_ids(self) -> list[str]:
         return [q.query_id for q in self.queries]
+
+
+def canonical_order(topic: Topic) -> Topic:
+    """`topic` with its query side in the order a reader rebuilds it from the official config `T`.
+
+    The official config is the source of truth for the query side: one row per query, its nuggets nested, each
+    nugget listing its relevant documents and then its non-relevant ones. Reading it back therefore yields the
+    queries as given, each query's nuggets in their order, and per nugget the relevant judgments (relevance 1)
+    before the non-relevant ones (relevance 0); nuggets of no listed query and judgments of no listed nugget are
+    not in it. Every writer of the derived configs (`T-nuggets`, `T-qrels`, `T-nugget-qrels`) writes them from
+    this order, so what is written and what is read back agree row for row. Nugget grades (vital/okay), which the
+    official schema has no field for, are kept when any nugget is graded.
+    """
+    judged: dict[str, tuple[list[str], list[str]]] = defaultdict(lambda: ([], []))
+    for j in topic.judgments:
+        judged[j.nugget_id][0 if j.relevance > 0 else 1].append(j.doc_id)
+    of_query: dict[str, list[Nugget]] = defaultdict(list)
+    for n in topic.nuggets:
+        of_query[n.query_id].append(n)
+    graded = any(n.importance for n in topic.nuggets)
+    grade = {n.nugget_id: n.importance for n in topic.nuggets} if graded else {}
+    nuggets: list[Nugget] = []
+    judgments: list[NuggetJudgment] = []
+    for q in topic.queries:
+        qid = q.query_id
+        for n in of_query.get(qid, ()):
+            nuggets.append(Nugget(n.nugget_id, qid, n.text, grade.get(n.nugget_id) or ""))
+            relevant, non_relevant = judged.get(n.nugget_id, ([], []))
+            judgments.extend(NuggetJudgment(qid, n.nugget_id, d, 1) for d in relevant)
+            judgments.extend(NuggetJudgment(qid, n.nugget_id, d, 0) for d in non_relevant)
+    return Topic(topic.name, queries=topic.queries, nuggets=nuggets, docs=topic.docs, judgments=judgments)

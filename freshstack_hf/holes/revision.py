@@ -15,17 +15,10 @@ from typing import Any
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.revisions import check_revision, revision_folder, revision_of
-from freshstack_hf.repo.tables import (
-    nugget_qrels_table,
-    nuggets_table,
-    official_queries_table,
-    qrels_table,
-    query_side_from_official,
-    with_importance,
-)
+from freshstack_hf.repo.tables import nugget_qrels_table, official_queries_table, qrels_table
 from freshstack_hf.repo.writer import derive
 from freshstack_hf.split_stats import stats_to_dict, topic_stats
-from freshstack_hf.topic import Topic
+from freshstack_hf.topic import Topic, canonical_order
 
 FILL_SUFFIX = re.compile(r"\.fill(\d+)$")
 
@@ -61,8 +54,7 @@ def filled_topic(topic: Topic, added: list[NuggetJudgment]) -> Topic:
     (relevant ids, then non-relevant, per nugget), so every derived config matches what is read back."""
     merged = Topic(topic.name, queries=topic.queries, nuggets=topic.nuggets, docs=topic.docs,
                    judgments=[*topic.judgments, *added])  # fmt: skip
-    side = with_importance(query_side_from_official(official_queries_table(merged)), nuggets_table(merged))
-    return Topic(topic.name, queries=side[0], nuggets=side[1], docs=topic.docs, judgments=side[2])
+    return canonical_order(merged)
 
 
 def write_filled_revision(

@@ -14,8 +14,7 @@ from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.pipeline.inputs import JUDGMENTS, KEPT, QUESTIONS, read_chunks, read_nuggets
 from freshstack_hf.pipeline.stage import StageContext, read_table
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
-from freshstack_hf.repo.tables import nuggets_table, official_queries_table, query_side_from_official, with_importance
-from freshstack_hf.topic import Topic
+from freshstack_hf.topic import Topic, canonical_order
 
 NAME = "write"
 READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "snapshot")
@@ -56,11 +55,8 @@ def assemble(ctx: StageContext) -> Topic:
         Doc(c["_id"], c["text"], c["url"], c["repo"], c["path"], c["start_byte"], c["end_byte"], c["commit"])
         for c in chunks
     ]
-    built = Topic(ctx.config.topic, queries=queries, nuggets=nuggets, docs=docs, judgments=judgments)
-    # The repo stores judgments inside the official config (relevant ids, then non-relevant, per nugget); put the
-    # records in that order now, so the derived configs written from them match what a reader will rebuild.
-    side = with_importance(query_side_from_official(official_queries_table(built)), nuggets_table(built))
-    return Topic(ctx.config.topic, queries=side[0], nuggets=side[1], docs=docs, judgments=side[2])
+    # In the order a reader rebuilds from the repo, so the candidate lists are measured on what is published.
+    return canonical_order(Topic(ctx.config.topic, queries=queries, nuggets=nuggets, docs=docs, judgments=judgments))
 
 
 def build_account(ctx: StageContext) -> dict[str, Any]:
