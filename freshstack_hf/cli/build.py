@@ -86,7 +86,8 @@ def run(args: argparse.Namespace) -> int:
     config = replace(config, llm=llm)
     backend_note = _backend_note(config.llm)
     echo = (lambda _line: None) if args.json else print
-    from freshstack_hf.pipeline.snapshots import run_snapshots, snapshot_dates
+    from freshstack_hf.pipeline.runner import run_snapshots
+    from freshstack_hf.pipeline.snapshots import snapshot_dates
 
     dates = snapshot_dates(config, args.snapshot)
     if dates:

@@ -1,10 +1,14 @@
-"""Runs the build stages in order, skipping those already done with the same inputs.
+"""Runs the build stages in order, skipping those already done with the same inputs; and a topic's snapshots.
 
 A stage's fingerprint hashes the config sections and the earlier stages' fingerprints it reads (its `READS`),
 plus its code version. A finished stage leaves `record.json` with that fingerprint; on the next run the stage
 is skipped when the fingerprint is unchanged (`resume`, the default), and re-run otherwise, which in turn
 changes the fingerprints after it. So editing `judging:` re-judges and re-filters but re-parses no dump, and
 the LLM cache makes re-running a stage free of calls for every request it has seen.
+
+The runner holds the record of every stage it ran or found done, as stored, and hands a stage the records of
+the stages before it (`StageContext.records`): nothing under `pipeline/` needs to import the runner back.
+Dated snapshots (`run_snapshots`) are builds of one definition cut at several dates (`pipeline.snapshots`).
 """
 
 from __future__ import annotations
@@ -19,9 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.accounting import with_cost
 from freshstack_hf.pipeline.stage import StageContext, write_json
 from freshstack_hf.pipeline.stages import ORDER, stage_module
 from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.repo.revisions import revision_folder
 
 log = logging.getLogger(__name__)
 
@@ -43,20 +49,11 @@ def parse_stages(value: str | None) -> list[str]:
     return [s for s in ORDER if s in wanted]
 
 
-def llm_fingerprint(config: TopicConfig) -> str:
-    """What changes LLM output: the endpoint, model and temperature; not concurrency, prices or batch mode."""
-    llm = config.llm
-    blob = json.dumps([llm.base_url, llm.model, llm.temperature, llm.max_output_tokens]).encode()
-    return hashlib.sha256(blob).hexdigest()[:16]
-
-
 def fingerprint(ctx: StageContext, name: str, done: dict[str, str]) -> str:
     module = stage_module(name)
     parts: list[str] = [name, str(module.VERSION)]
     for item in module.READS:
-        if item == "llm":
-            parts.append(f"llm={llm_fingerprint(ctx.config)}")
-        elif item in CONFIG_SECTIONS:
+        if item in CONFIG_SECTIONS:
             parts.append(f"{item}={ctx.config.fingerprint(item)}")
         else:
             parts.append(f"{item}={done.get(item) or _recorded(ctx, item)}")
@@ -141,17 +138,20 @@ def run_build(
             echo(f"[{i}/{len(wanted)}] {name}: running")
             start = time.perf_counter()
             ctx.dir(name)
+            ctx.records = _earlier_records(ctx, name, results)
             record = module.run(ctx)
             missing = [str(f.path(work)) for f in module.OUTPUTS if not f.path(work).exists()]
             if missing:  # a stage that forgot a declared file must not be recorded as done
                 raise FreshStackError(f"stage `{name}` finished without writing {', '.join(missing)}")
-            record = {
-                "stage": name,
-                "fingerprint": fp,
-                "seconds_total": round(time.perf_counter() - start, 3),
-                "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                **record,
-            }
+            record = _as_stored(
+                {
+                    "stage": name,
+                    "fingerprint": fp,
+                    "seconds_total": round(time.perf_counter() - start, 3),
+                    "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                    **record,
+                }
+            )
             write_json(record_path, record)
             done[name] = fp
             results[name] = record
@@ -159,15 +159,58 @@ def run_build(
     return results
 
 
-def with_cost(plan: dict[str, Any], config: TopicConfig) -> dict[str, Any]:
-    """Add the estimated price of a plan's tokens at the configured rates (Batch API: half price)."""
-    llm = config.llm
-    tokens_in, tokens_out = plan.get("est_input_tokens"), plan.get("est_output_tokens")
-    if llm.offline or not plan.get("calls") or tokens_in is None:
-        return plan
-    rate = 0.5 if llm.batch else 1.0
-    cost = rate * (tokens_in * llm.input_price_per_million + (tokens_out or 0) * llm.output_price_per_million) / 1e6
-    return {**plan, "est_cost_usd": round(cost, 2) if llm.input_price_per_million else "set llm.*_price_per_million"}
+def _earlier_records(ctx: StageContext, name: str, held: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The records of the stages before `name`, in stage order: the ones this run holds, else as a previous run
+    left them on disk (a build of `--stages write` still accounts for every stage); a stage never run is absent."""
+    records = {}
+    for stage in ORDER[: ORDER.index(name)]:
+        path = ctx.record_path(stage)
+        if stage in held:
+            records[stage] = held[stage]
+        elif path.is_file():
+            records[stage] = json.loads(path.read_text(encoding="utf-8"))
+    return records
+
+
+def _as_stored(record: dict[str, Any]) -> dict[str, Any]:
+    """`record` as `record.json` keeps it (JSON types only), so what later stages are handed is what a resumed
+    build reads back from disk."""
+    return json.loads(json.dumps(record, default=str))
+
+
+def run_snapshots(
+    config: TopicConfig,
+    out: Path,
+    dates: list[str],
+    *,
+    work_root: Path | None = None,
+    echo: Callable[[str], None] = print,
+    dry_run: bool = False,
+    **build: Any,
+) -> dict[str, Any]:
+    """Build (or, with `dry_run`, plan) each snapshot in date order; returns {date: stage records or plan}."""
+    from freshstack_hf.pipeline.inputs import REPO_CACHE
+    from freshstack_hf.pipeline.snapshots import check_snapshots, previous_revision, snapshot_config
+
+    shared = Path(work_root) if work_root else default_work_dir(Path(out), config.topic)
+    check_snapshots(config, dates, REPO_CACHE.path(shared))
+    results: dict[str, Any] = {}
+    dates = sorted(dates)
+    previous = previous_revision(out, config.topic, dates[0])
+    for date in dates:
+        dated = snapshot_config(config, date, previous)
+        target = revision_folder(out, date)
+        echo(f"snapshot {date}: {target}" + (f" (carrying over {previous.name})" if previous else ""))
+        if dry_run:
+            from freshstack_hf.pipeline.snapshot_plan import plan_snapshot
+
+            results[date] = plan_snapshot(dated, shared, echo=echo)
+        else:
+            results[date] = run_build(
+                dated, target, work=shared / "snapshots" / date, shared=shared, echo=echo, dry_run=False, **build
+            )
+        previous = target
+    return results
 
 
 def _plan_line(plan: dict[str, Any]) -> str:

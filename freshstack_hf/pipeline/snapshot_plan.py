@@ -15,6 +15,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf.pipeline.accounting import with_cost
 from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit
 from freshstack_hf.pipeline.inputs import QUESTIONS, REPO_CACHE
 from freshstack_hf.pipeline.topic_config import TopicConfig
@@ -82,8 +83,6 @@ def question_dates(config: TopicConfig) -> dict[str, str]:
 
 
 def plan_snapshot(config: TopicConfig, shared: Path, echo: Callable[[str], None] = print) -> dict[str, Any]:
-    from freshstack_hf.pipeline.runner import with_cost
-
     previous_date = revision_of(config.snapshot.previous) if config.snapshot.previous else ""
     dates = question_dates(config)
     carried = sum(1 for d in dates.values() if previous_date and d <= previous_date)

@@ -13,15 +13,12 @@ a repository that vanished, a date before a repository's first commit), so a bad
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.accounting import usage_total
 from freshstack_hf.pipeline.topic_config import SnapshotConfig, TopicConfig
-from freshstack_hf.repo.revisions import list_revisions, revision_folder, revision_of
+from freshstack_hf.repo.revisions import list_revisions, revision_folder
 
 
 def snapshot_dates(config: TopicConfig, flags: list[str] | None) -> list[str]:
@@ -101,65 +98,3 @@ def check_snapshots(config: TopicConfig, dates: list[str], cache: Path) -> dict[
                     f"no commit on or before {date} (its first commit is from {first or '?'}); choose a later date"
                 ) from None
     return resolved
-
-
-def snapshot_account(stages: dict[str, Any], config: TopicConfig) -> dict[str, Any]:
-    """The manifest's `snapshot` and `reuse` entries: which commits and window made this revision, and what it
-    did not pay for again (files, judgment pairs, LLM calls: memoised blocks plus cache hits)."""
-    corpus, judgments = stages.get("corpus", {}), stages.get("judgments", {})
-    q = config.questions
-    snap = config.snapshot
-    snapshot = {
-        "date": snap.date,
-        "previous": revision_of(snap.previous) if snap.previous else "",
-        "commits": {r["keyword"]: r.get("commit", "") for r in corpus.get("repositories", [])},
-        "commit_dates": {r["keyword"]: r.get("commit_date", "") for r in corpus.get("repositories", [])},
-        "questions_window": {"since": q.since, "until": q.until},
-    }
-    usage = {s: stages.get(s, {}).get("usage") or {} for s in ("nuggets", "pools", "judgments")}
-    cache_hits, calls = usage_total(usage, "cache_hits"), usage_total(usage, "calls")
-    reuse = {
-        "files_reused": corpus.get("files_reused", 0),
-        "files_chunked": corpus.get("files_chunked", 0),
-        "judgment_pairs_reused": judgments.get("pairs_reused", 0),
-        "judgment_calls_saved": judgments.get("calls_saved", 0),
-        "llm_cache_hits": cache_hits,
-        "calls_saved": judgments.get("calls_saved", 0) + cache_hits,
-        "calls_made": calls,
-    }
-    return {"snapshot": snapshot, "reuse": reuse}
-
-
-def run_snapshots(
-    config: TopicConfig,
-    out: Path,
-    dates: list[str],
-    *,
-    work_root: Path | None = None,
-    echo: Callable[[str], None] = print,
-    dry_run: bool = False,
-    **build: Any,
-) -> dict[str, Any]:
-    """Build (or, with `dry_run`, plan) each snapshot in date order; returns {date: stage records or plan}."""
-    from freshstack_hf.pipeline.inputs import REPO_CACHE
-    from freshstack_hf.pipeline.runner import default_work_dir, run_build
-
-    shared = Path(work_root) if work_root else default_work_dir(Path(out), config.topic)
-    check_snapshots(config, dates, REPO_CACHE.path(shared))
-    results: dict[str, Any] = {}
-    dates = sorted(dates)
-    previous = previous_revision(out, config.topic, dates[0])
-    for date in dates:
-        dated = snapshot_config(config, date, previous)
-        target = revision_folder(out, date)
-        echo(f"snapshot {date}: {target}" + (f" (carrying over {previous.name})" if previous else ""))
-        if dry_run:
-            from freshstack_hf.pipeline.snapshot_plan import plan_snapshot
-
-            results[date] = plan_snapshot(dated, shared, echo=echo)
-        else:
-            results[date] = run_build(
-                dated, target, work=shared / "snapshots" / date, shared=shared, echo=echo, dry_run=False, **build
-            )
-        previous = target
-    return results

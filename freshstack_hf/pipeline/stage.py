@@ -4,12 +4,12 @@ A stage module exposes `NAME`, `READS` (the config sections and earlier stages i
 `run(ctx) -> dict` (does the work, writes its `OUTPUTS` atomically and returns its record:
 counts, backend, what it read) and `plan(ctx) -> dict` (for `--dry-run`: what it would read, call and cost,
 without doing it). The pipeline writes `record.json` after `run` returns; a stage whose record exists with the
-same fingerprint is done, which is what makes `--resume` and re-runs cheap.
+same fingerprint is done, which is what makes `--resume` and re-runs cheap. The runner hands a running stage the
+records of the stages before it (`StageContext.records`).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,6 +37,8 @@ class StageContext:
     # Dated snapshots of one topic share one folder (the LLM cache, repository clones, the chunk and judgment
     # memos), so a later snapshot pays only for what changed; a plain build shares with itself.
     shared_dir: Path | None = None
+    # The records of the stages before the running one, in stage order, as stored: handed over by the runner.
+    records: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
     _backend: Any = field(default=None, repr=False)
 
     @property
@@ -58,14 +60,13 @@ class StageContext:
         return self.work / stage / RECORD
 
     def record(self, stage: str) -> dict[str, Any]:
-        """The record an earlier stage left; a clear error when that stage has not run."""
-        path = self.record_path(stage)
-        if not path.is_file():
+        """The record an earlier stage left (see `records`); a clear error when that stage has not run."""
+        if stage not in self.records:
             raise FreshStackError(
-                f"{path}: stage `{stage}` has not finished; run `freshstack-hf build {self.config.path} "
-                f"--out {self.out} --stages {stage}` (or without --stages) first"
+                f"{self.record_path(stage)}: stage `{stage}` has not finished; run `freshstack-hf build "
+                f"{self.config.path} --out {self.out} --stages {stage}` (or without --stages) first"
             )
-        return json.loads(path.read_text(encoding="utf-8"))
+        return self.records[stage]
 
     @property
     def llm_cache(self) -> Path:

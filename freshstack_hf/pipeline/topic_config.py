@@ -98,7 +98,14 @@ class TopicConfig:
     snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
 
     def fingerprint(self, section: str) -> str:
-        """A short hash of one section: a stage re-runs when the part of the config it reads changes."""
+        """A short hash of one section: a stage re-runs when the part of the config it reads changes.
+
+        Of `llm` only what changes the model's output counts (endpoint, model, temperature, output cap), not
+        concurrency, prices or batch mode; it also names the judge whose verdicts a snapshot may reuse."""
+        if section == "llm":
+            llm = self.llm
+            blob = json.dumps([llm.base_url, llm.model, llm.temperature, llm.max_output_tokens]).encode()
+            return hashlib.sha256(blob).hexdigest()[:16]
         value = asdict(self)[section] if section != "topic" else self.topic
         blob = json.dumps(value, sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:16]

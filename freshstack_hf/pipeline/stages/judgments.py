@@ -148,9 +148,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
 def _judge_identity(ctx: StageContext, backend: Any) -> str:
     """Who judged: a verdict is reused only from the same judge (backend, model, temperature) and prompt."""
     from freshstack_hf.pipeline import build_prompts
-    from freshstack_hf.pipeline.runner import llm_fingerprint
 
-    return content_key(backend.name, llm_fingerprint(ctx.config), build_prompts.JUDGE_SYSTEM, str(VERSION))
+    return content_key(backend.name, ctx.config.fingerprint("llm"), build_prompts.JUDGE_SYSTEM, str(VERSION))
 
 
 def summary(record: dict[str, Any]) -> str:

@@ -60,15 +60,8 @@ def assemble(ctx: StageContext) -> Topic:
 
 
 def build_account(ctx: StageContext) -> dict[str, Any]:
-    """What the manifest keeps of the build: each stage's record and the definition it ran from."""
-    from freshstack_hf.pipeline.stages import ORDER
-
-    stages = {}
-    for stage in ORDER[: ORDER.index(NAME)]:
-        path = ctx.record_path(stage)
-        if path.is_file():
-            stages[stage] = json.loads(path.read_text(encoding="utf-8"))
-    return {"definition": ctx.config.to_dict(), "stages": stages}
+    """What the manifest keeps of the build: each earlier stage's record and the definition it ran from."""
+    return {"definition": ctx.config.to_dict(), "stages": dict(ctx.records)}
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
@@ -94,8 +87,8 @@ def run(ctx: StageContext) -> dict[str, Any]:
     }
     entry: dict[str, Any] = {"candidates": candidates, "build": account}
     if ctx.config.snapshot.date:
+        from freshstack_hf.pipeline.accounting import snapshot_account
         from freshstack_hf.pipeline.inputs import CARRYOVER
-        from freshstack_hf.pipeline.snapshots import snapshot_account
 
         entry.update(snapshot_account(account["stages"], ctx.config))
         carried = json.loads(CARRYOVER.path(ctx.work).read_text(encoding="utf-8"))
