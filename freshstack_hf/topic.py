@@ -42,7 +42,7 @@ class Topic:
         docs: list[Doc] | None = None,
         judgments: list[NuggetJudgment] | None = None,
     ) -> None:
-        self.name = check_topic_name(name)
+        self._name = check_topic_name(name)
         self._query_side_loader: Callable[[], QuerySide] | None = None
         self._docs_loader: Callable[[], list[Doc]] | None = None
         if queries is not None or nuggets is not None or judgments is not None:
@@ -62,6 +62,11 @@ class Topic:
         topic._query_side_loader = query_side
         topic._docs_loader = docs
         return topic
+
+    @property
+    def name(self) -> str:
+        """The topic's name, checked when the topic is made and fixed after: it names folders and splits."""
+        return self._name
 
     def __repr__(self) -> str:
         loaded = [k for k in ("_query_side", "docs") if k in self.__dict__]

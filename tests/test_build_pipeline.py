@@ -136,8 +136,37 @@ def test_second_run_is_up_to_date_and_changes_nothing(built, capsys):
     before = snapshot(out)
     assert main(["build", str(definition), "--out", str(out), "--quiet"]) == 0
     text = capsys.readouterr().out
-    assert text.count("up to date") == 7
+    assert text.count("up to date") == 8  # the candidate lists included: nothing is made again
     assert snapshot(out) == before
+
+
+def _stage_lines(text: str) -> dict[str, str]:
+    return {line.split("]")[1].split(":")[0].strip(): line for line in text.splitlines() if line.startswith("[")}
+
+
+def _data(out: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(out)): p.read_bytes() for p in sorted((out / "data").rglob("*.parquet"))}
+
+
+@pytest.mark.slow
+def test_a_killed_build_resumes_with_the_candidate_lists_it_made(built, capsys):
+    """Killed inside `write`: the lists are not made again. Killed inside `candidates` (a list file written, no
+    record): they are made again, and the repo comes out byte for byte the same."""
+    tmp, definition, out = built
+    work = tmp / "freshstack-work" / "laravel"
+    written = _data(out)
+    (work / "write" / "record.json").unlink()
+    assert main(["build", str(definition), "--out", str(out), "--quiet"]) == 0
+    lines = _stage_lines(capsys.readouterr().out)
+    assert "up to date" in lines["candidates"] and "done in" in lines["write"]
+    assert _data(out) == written
+    (work / "candidates" / "record.json").unlink()
+    (work / "candidates" / "top_ranked.parquet").unlink()
+    (work / "write" / "record.json").unlink()
+    assert main(["build", str(definition), "--out", str(out), "--quiet"]) == 0
+    lines = _stage_lines(capsys.readouterr().out)
+    assert "up to date" in lines["filter"] and "done in" in lines["candidates"] and "done in" in lines["write"]
+    assert _data(out) == written
 
 
 @pytest.mark.slow
@@ -177,7 +206,7 @@ def test_dry_run_writes_nothing(tmp_path, shared_data, capsys):
     out = tmp_path / "freshstack"
     assert main(["build", str(definition), "--out", str(out), "--dry-run"]) == 0
     text = capsys.readouterr().out
-    for stage in ("questions", "corpus", "nuggets", "pools", "judgments", "filter", "write"):
+    for stage in ("questions", "corpus", "nuggets", "pools", "judgments", "filter", "candidates", "write"):
         assert f"{stage}:" in text
     assert not out.exists()
 

@@ -1,3 +1,5 @@
+import pytest
+
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
 from freshstack_hf.repo.reader import load_topic
 from freshstack_hf.repo.tables import nuggets_table, official_queries_table, query_side_from_official, with_importance
@@ -19,6 +21,14 @@ def _topic() -> Topic:
             NuggetJudgment("2", "2_0", "r/c.md_0_5", 1),
         ],
     )
+
+
+def test_a_topic_name_is_fixed_once_checked():
+    """It names folders and splits: the writer trusts it because it cannot change after the check."""
+    t = _topic()
+    with pytest.raises(AttributeError):
+        t.name = "../elsewhere"
+    assert t.name == "t"
 
 
 def test_query_text_is_title_space_body():

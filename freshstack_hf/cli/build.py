@@ -1,6 +1,6 @@
 """Build a topic from raw sources: a Stack Exchange dump, GitHub repositories and an LLM (or the offline backend).
 
-Stages, each resumable: questions, corpus, nuggets, pools, judgments, filter, write. A finished stage is
+Stages, each resumable: questions, corpus, nuggets, pools, judgments, filter, candidates, write. A finished stage is
 skipped when its inputs are unchanged; LLM responses are cached, so a re-run or a killed-and-restarted build
 repeats no call. Intermediate files live in a work folder beside the repo (OUT-work/TOPIC). The repo is
 written in one atomic commit at the end: a failed build leaves the previous repo as it was.
@@ -9,7 +9,7 @@ Example:
   freshstack-hf build scripts/topics/laravel.yaml --out freshstack --dry-run
   freshstack-hf build scripts/topics/laravel.yaml --out freshstack                 # offline backend
   OPENAI_API_KEY=... freshstack-hf build my_topic.yaml --out freshstack --base-url https://api.openai.com/v1
-  freshstack-hf build my_topic.yaml --out freshstack --stages judgments,filter,write
+  freshstack-hf build my_topic.yaml --out freshstack --stages judgments,filter,candidates,write
   freshstack-hf build my_topic.yaml --out freshstack --snapshot 2024-10-31 --snapshot 2025-10-31 --dry-run
 
 Snapshots (`--snapshot DATE` or `snapshots:` in the YAML) write each date's topic into the revision folder

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from freshstack_hf.repo.revisions import revision_of
-
 if TYPE_CHECKING:
     from freshstack_hf.pipeline.topic_config import TopicConfig
 
@@ -69,13 +67,13 @@ def with_cost(plan: dict[str, Any], config: TopicConfig) -> dict[str, Any]:
 
 def snapshot_account(stages: dict[str, Any], config: TopicConfig) -> dict[str, Any]:
     """The manifest's `snapshot` and `reuse` entries: which commits and window made this revision, and what it
-    did not pay for again (files, judgment pairs, LLM calls: memoised blocks plus cache hits)."""
+    did not pay for again (files, judgment pairs, LLM calls: memoised blocks plus cache hits). The previous
+    revision is the one the `filter` stage carried questions over from (its record names it)."""
     corpus, judgments = stages.get("corpus", {}), stages.get("judgments", {})
     q = config.questions
-    snap = config.snapshot
     snapshot = {
-        "date": snap.date,
-        "previous": revision_of(snap.previous) if snap.previous else "",
+        "date": config.snapshot.date,
+        "previous": stages.get("filter", {}).get("previous", ""),
         "commits": {r["keyword"]: r.get("commit", "") for r in corpus.get("repositories", [])},
         "commit_dates": {r["keyword"]: r.get("commit_date", "") for r in corpus.get("repositories", [])},
         "questions_window": {"since": q.since, "until": q.until},

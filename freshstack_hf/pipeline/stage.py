@@ -21,7 +21,6 @@ from freshstack_hf import atomic
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.topic_config import TopicConfig
-from freshstack_hf.repo import reader
 
 RECORD = "record.json"
 
@@ -91,10 +90,16 @@ def write_table(path: Path, table: pa.Table) -> Path:
 
 
 def read_table(path: Path, columns: list[str] | None = None) -> pa.Table:
-    """A stage output, only the `columns` asked for (parquet reads no other column from disk)."""
+    """A stage output, only the `columns` asked for (parquet reads no other column from disk); a missing or
+    unreadable file names the stage to run again (a stage file is remade by its stage, not by hand)."""
     if not path.is_file():
         raise FreshStackError(f"{path}: missing stage output; re-run the stage that writes it")
-    return reader.read_table(path, columns)
+    try:
+        return pq.read_table(path, columns=columns)
+    except Exception as exc:  # pyarrow raises several types for a corrupt file
+        raise FreshStackError(
+            f"{path}: not a readable parquet file ({exc}); re-run the `{path.parent.name}` stage (--no-resume)"
+        ) from exc
 
 
 def write_json(path: Path, data: Any) -> Path:

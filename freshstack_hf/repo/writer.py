@@ -26,7 +26,7 @@ from freshstack_hf.repo import manifest as manifest_io
 from freshstack_hf.repo.card import render_card
 from freshstack_hf.repo.tables import core_tables
 from freshstack_hf.split_stats import stats_to_dict, topic_stats
-from freshstack_hf.topic import Topic, check_topic_name
+from freshstack_hf.topic import Topic
 
 log = logging.getLogger(__name__)
 
@@ -117,8 +117,7 @@ def write_topics(
     """
     repo = Path(repo)
     with transaction(repo) as st:
-        for topic in topics:
-            check_topic_name(topic.name)
+        for topic in topics:  # a Topic's name is checked when it is made and cannot change (`Topic.name`)
             if topic.name in st.manifest["topics"]:
                 if not replace:
                     from freshstack_hf.errors import FreshStackError

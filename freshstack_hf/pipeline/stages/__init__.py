@@ -3,7 +3,7 @@
 A stage module declares `NAME`, `READS` (config sections and earlier stages its output depends on; they make its
 fingerprint), `VERSION`, `OUTPUTS` (the `freshstack_hf.pipeline.inputs` files it writes), and three functions:
 `run(ctx) -> record`, `plan(ctx) -> plan` (for `--dry-run`) and `summary(record) -> str` (the line a person
-reads when it finishes). The runner and the write stage's build account both follow `ORDER`.
+reads when it finishes). The runner follows `ORDER` and hands each stage the records of those before it.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-ORDER = ("questions", "corpus", "nuggets", "pools", "judgments", "filter", "write")
+ORDER = ("questions", "corpus", "nuggets", "pools", "judgments", "filter", "candidates", "write")
 _MODULES = {"filter": "filtering"}  # a module named `filter` would shadow the builtin where it is imported
 
 
