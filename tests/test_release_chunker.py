@@ -25,8 +25,7 @@ from official_chunker import needs_official, official_chunks
 
 from freshstack_hf import cl100k
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.corpus.lexers import lexer_name
-from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker
+from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker, lexer_name
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages import corpus
 from freshstack_hf.pipeline.topic_config import parse_topic
