@@ -27,7 +27,7 @@ import tarfile
 from itertools import product
 from pathlib import Path
 
-from freshstack_hf.pipeline.agreement import ReferencePairs, agreement_counts, load_reference_pairs
+from freshstack_hf.pipeline.judge_agreement import ReferencePairs, agreement_counts, load_reference_pairs
 from freshstack_hf.pipeline.offline.backend import OfflineBackend
 from freshstack_hf.pipeline.offline.judge_rule import decide
 from freshstack_hf.pipeline.stages.judgments import judge_tasks

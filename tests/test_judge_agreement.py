@@ -15,8 +15,8 @@ import pytest
 
 from freshstack_hf.cli.main import main
 from freshstack_hf.llm.document_cut import cut_document
-from freshstack_hf.pipeline.agreement import agreement_counts
 from freshstack_hf.pipeline.build_prompts import JUDGE_SYSTEM
+from freshstack_hf.pipeline.judge_agreement import agreement_counts
 from freshstack_hf.repo.reader import load_topic
 
 

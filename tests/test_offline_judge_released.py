@@ -10,17 +10,33 @@ from __future__ import annotations
 import gzip
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.agreement import agreement_on_pairs, load_reference_pairs
+from freshstack_hf.pipeline.judge_agreement import ReferencePairs, agreement_counts, load_reference_pairs, rejudge
 from freshstack_hf.pipeline.offline.backend import OfflineBackend
 from freshstack_hf.pipeline.offline.judge_rule import RELEASED_AGREEMENT, measured_agreement
 
 RELEASED = Path(__file__).parent / "fixtures" / "released"
 JUDGMENTS = RELEASED / "langchain_judgments.jsonl"
 TEXTS = RELEASED / "langchain_judged_chunks.jsonl.gz"
+
+
+def agreement_on_pairs(
+    backend: Any, reference: ReferencePairs, *, docs_per_call: int = 20, max_doc_tokens: int = 1024
+) -> dict[str, Any]:
+    """`agreement_counts` of `backend` on reference pairs, judged as a build judges them (no question text: the
+    release's questions are not part of this material, and no judge here reads them to decide support)."""
+    questions = dict.fromkeys(reference.nuggets, "")
+    predicted, calls = rejudge(
+        backend, questions, reference.nuggets, reference.docs, reference.text_of, docs_per_call, max_doc_tokens
+    )
+    pairs = sorted(reference.labels)
+    result = agreement_counts([reference.labels[p] for p in pairs], [predicted[p] for p in pairs])
+    result.update(skipped_pairs=reference.skipped_pairs, calls=calls, questions=len(reference.nuggets))
+    return result
 
 
 @pytest.fixture(scope="module")

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli.common import require_repo_folder, resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.llm.config import LLMConfig
-    from freshstack_hf.pipeline.agreement import judge_agreement
+    from freshstack_hf.pipeline.judge_agreement import judge_agreement
 
     folder = require_repo_folder(args.repo)
     topics = resolve_topics(folder, args.topic)

@@ -1,7 +1,7 @@
 """Judging holes with the topic's own judge: the build's task builder, prompts, client and response cache.
 
 A filled judgment must mean what the build's judgments mean, so nothing here is a second judge: holes go through
-`pipeline.agreement.rejudge` (hence `judgments.judge_tasks`: blocks of documents, all the query's nuggets per
+`pipeline.judge_agreement.rejudge` (hence `judgments.judge_tasks`: blocks of documents, all the query's nuggets per
 call, documents cut as the build cut them) on a backend from `pipeline.choose.make_backend`. The judge settings
 and endpoint default to what built the topic (the manifest's build definition), then `JudgingConfig`'s defaults;
 the cache defaults to the build's (`REPO-work/TOPIC/llm-cache.sqlite`), so a pair judged once is never paid again.
@@ -81,7 +81,7 @@ def judge_holes(
 ) -> tuple[list[NuggetJudgment], dict[str, Any]]:
     """Every hole of each query against all the query's nuggets: the new judgments and what judging them cost
     (`calls` planned, `requests` sent to an endpoint, `cache_hits`)."""
-    from freshstack_hf.pipeline.agreement import rejudge
+    from freshstack_hf.pipeline.judge_agreement import rejudge
 
     nuggets: dict[str, list[tuple[str, str]]] = {}
     for n in topic.nuggets:

@@ -41,11 +41,6 @@ def register_reader(reader: type[QuestionReader]) -> None:
     READERS[reader.format] = reader
 
 
-def unregister_reader(fmt: str) -> None:
-    """Remove a format added by `register_reader`."""
-    READERS.pop(fmt, None)
-
-
 def detect_format(path: Path) -> str:
     """The registered layout that recognises `path` most surely (see the module docstring)."""
     if not path.exists():

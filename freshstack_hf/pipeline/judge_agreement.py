@@ -1,4 +1,5 @@
-"""How far a judge agrees with a reference repo's judgments, and what the disagreement does to scores.
+"""Judge agreement: how far a build's judge agrees with a reference repo's judgments, and what the disagreement
+does to scores (rank agreement between two snapshots of a topic is `drift.agreement`).
 
 A build's judge (an LLM, or the offline heuristic) is only as good as its agreement with trusted labels. Here the
 reference's judged (nugget, document) pairs are judged again through the build's own task builder, backend,
@@ -172,21 +173,6 @@ def _row(path: Path, line_no: int, line: str, keys: tuple[str, ...]) -> dict[str
     if missing:
         raise FreshStackError(f"{path}, line {line_no}: missing {', '.join(missing)}; each row needs {', '.join(keys)}")
     return row
-
-
-def agreement_on_pairs(
-    backend: Any, reference: ReferencePairs, *, docs_per_call: int = 20, max_doc_tokens: int = 1024
-) -> dict[str, Any]:
-    """`agreement_counts` of `backend` on reference pairs, judged as a build judges them (no question text: the
-    release's questions are not part of this material, and no judge here reads them to decide support)."""
-    questions = dict.fromkeys(reference.nuggets, "")
-    predicted, calls = rejudge(
-        backend, questions, reference.nuggets, reference.docs, reference.text_of, docs_per_call, max_doc_tokens
-    )
-    pairs = sorted(reference.labels)
-    result = agreement_counts([reference.labels[p] for p in pairs], [predicted[p] for p in pairs])
-    result.update(skipped_pairs=reference.skipped_pairs, calls=calls, questions=len(reference.nuggets))
-    return result
 
 
 def _effect(dataset: Any, topic: str, t: Any, rejudged: list[NuggetJudgment]) -> dict[str, Any]:
