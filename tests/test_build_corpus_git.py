@@ -84,12 +84,32 @@ def test_file_url_clone_with_subdir(tmp_path, history):
     assert [r["path"] for r in rows] == ["docs/guide.md"]  # only the subdir, its prefix kept in the path
     assert "Guide version 1" in rows[0]["text"] and rows[0]["_id"].startswith("src/docs/guide.md_0_")
     assert record["repositories"][0]["how"] == "clone" and record["commits"] == {"src": shas[0]}
-    assert rows[0]["url"] == f"file://{repo}/blob/{shas[0]}/docs/guide.md"
+    assert rows[0]["url"] == ""  # a file:// clone URL is no web page to link a blob on
+    assert record["repositories"][0]["url"] == ""
     assert len(list((ctx.work / "corpus" / "cache" / "clones").iterdir())) == 1
     # A re-run reuses the clone and the exported tree.
     trees = sorted(p.name for p in (ctx.work / "corpus" / "cache" / "trees").iterdir())
     corpus.run(ctx)
     assert sorted(p.name for p in (ctx.work / "corpus" / "cache" / "trees").iterdir()) == trees
+
+
+def test_only_a_web_address_gives_chunk_urls(tmp_path, history):
+    """A local checkout or `file://` URL has no web page to link, unless `url:` names the repository's; the
+    OWNER/REPO name counted in each chunk's budget is still taken from the clone URL."""
+    repo, shas = history
+    cases = [
+        ({"source": str(repo)}, ""),
+        ({"source": f"file://{repo}"}, ""),
+        ({"source": f"file://{repo}", "url": "https://github.com/me/src"}, f"https://github.com/me/src/blob/{shas[2]}"),
+        ({"source": str(repo), "url": "https://github.com/me/src/"}, f"https://github.com/me/src/blob/{shas[2]}"),
+    ]
+    for i, (entry, link) in enumerate(cases):
+        ctx = corpus_context(tmp_path / f"case{i}", [{"keyword": "src", **entry}])
+        corpus.run(ctx)
+        urls = {r["path"]: r["url"] for r in chunk_rows(ctx)}
+        assert urls["docs/guide.md"] == (f"{link}/docs/guide.md" if link else ""), entry
+    named = corpus_context(tmp_path / "named", [{"source": f"file://{repo}"}]).config.corpus.repositories[0]
+    assert (named.url, named.name, named.keyword) == ("", f"{repo.parent.name}/src", "src")
 
 
 def test_bare_repository_source(tmp_path, history):

@@ -29,7 +29,7 @@ class RepoConfig:
 
     source: str
     keyword: str
-    url: str = ""  # canonical web URL, for each chunk's `url` metadata (`{url}/blob/{commit}/{path}`)
+    url: str = ""  # canonical web URL, for each chunk's `url` metadata (`{url}/blob/{commit}/{path}`); "" if none
     name: str = ""  # OWNER/REPO: the official counts `OWNER/REPO/path` in every chunk's token budget
     commit: str = ""
     snapshot_date: str = ""
@@ -48,14 +48,15 @@ def read_repository(r: YamlReader, item: Any, prefix: str, base: Path) -> RepoCo
         return RepoConfig(source="", keyword="?")
     r.unknown(item, {f.name for f in RepoConfig.__dataclass_fields__.values()}, prefix)
     source = resolve_path(base, r.get(item, "source", str, prefix, "", required=True))
-    url = r.get(item, "url", str, prefix, "") or (
-        _web_url(source) if "://" in source or source.startswith("git@") else ""
-    )
+    clone = _web_url(source) if "://" in source or source.startswith("git@") else ""
+    # Only a web address links a file at a commit (`{url}/blob/{commit}/{path}`); a `file://`, `ssh://` or `git://`
+    # clone URL is no web page, so like a local checkout, folder or tarball it has no url unless `url:` gives one.
+    url = r.get(item, "url", str, prefix, "") or (clone if clone.startswith(("https://", "http://")) else "")
     keyword = r.get(item, "keyword", str, prefix, "") or _default_keyword(url or source)
     if keyword and not KEYWORD_RE.match(keyword):
         r.problem(f"{prefix}keyword", f"invalid keyword {keyword!r}", "letters, digits, '.', '_' and '-' only")
     # A local folder or tarball without `url:` or `name:` counts its keyword in place of OWNER/REPO.
-    name = r.get(item, "name", str, prefix, "").strip("/") or _default_name(url) or keyword
+    name = r.get(item, "name", str, prefix, "").strip("/") or _default_name(url or clone) or keyword
     commit = r.get(item, "commit", str, prefix, "")
     commit = commit.lower() if re.fullmatch(r"[0-9A-Fa-f]{7,40}", commit) else commit
     if commit and not COMMIT_RE.match(commit):

@@ -6,6 +6,11 @@ Chunks stream to the Parquet writer in batches (the file is renamed into place o
 (`freshstack-0.0.6`) makes the released corpus's ids, whose numbers can repeat within a repository (ids keep only
 the ASCII characters of a path, and a long leaf's pieces are numbered from the leaf's start): the first chunk
 of an id is kept and the others are counted in the manifest. The `sections` chunker's ids cannot repeat.
+
+A chunk's `url` opens its file at the chunk's commit on the web, `{url}/blob/{commit}/{path}`, where the repository
+has a web address (an http(s) or `git@` clone URL, or `url:` in the YAML) and a known commit. A local source (a
+checkout, a `file://` URL, a folder or a tarball) has none unless `url:` names one: its chunks' `url` is empty,
+and `repo`, `path` and `commit` say where the text comes from without publishing a path of the building machine.
 """
 
 from __future__ import annotations
