@@ -81,6 +81,27 @@ def test_dry_run_says_what_each_snapshot_reuses_and_asks(history, capsys):
     assert not (history / "freshstack-work").exists() and not list(history.glob("freshstack@*"))
 
 
+def test_dry_run_of_a_clone_url_writes_nothing(history, capsys):
+    """A repository given as a clone URL is cloned for the plan into a folder removed afterwards, never into the
+    work folder the plan says it leaves alone; a clone the work folder already holds is read, not made again."""
+    definition = write_definition(history, corpus={"repositories": [{"source": f"file://{history / 'docs'}"}]})
+    args = ["build", str(definition), "--out", str(history / "freshstack"), "--quiet", "--dry-run", "--json"]
+    assert main([*args, "--snapshot", OLD, "--snapshot", NEW]) == 0
+    plans = json.loads(capsys.readouterr().out)
+    assert plans[NEW]["questions_carried"] == 4 and plans[NEW]["repositories"]["docs"]["changed"] == 1
+    assert sorted(p.name for p in history.iterdir()) == ["docs", "laravel.yaml"]  # no freshstack-work, no repo
+    # a clone the work folder holds (a build made it) is what the plan reads, and it stays as it was
+    from freshstack_hf.pipeline.corpus.repos import history as clone_of
+    from freshstack_hf.pipeline.topic_config import load_topic_config
+
+    work = history / "freshstack-work"
+    clone_of(load_topic_config(definition).corpus.repositories[0], work / "laravel" / "corpus" / "cache")
+    before = {p: p.stat().st_mtime_ns for p in work.rglob("*")}
+    assert main([*args, "--snapshot", OLD, "--snapshot", NEW]) == 0
+    assert json.loads(capsys.readouterr().out) == plans
+    assert {p: p.stat().st_mtime_ns for p in work.rglob("*")} == before
+
+
 @pytest.mark.slow
 def test_second_snapshot_asks_only_about_what_changed(history, llm_server, capsys):
     from freshstack_hf.repo.dataset import Dataset

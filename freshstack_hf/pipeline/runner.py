@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -188,28 +189,32 @@ def run_snapshots(
     dry_run: bool = False,
     **build: Any,
 ) -> dict[str, Any]:
-    """Build (or, with `dry_run`, plan) each snapshot in date order; returns {date: stage records or plan}."""
+    """Build (or, with `dry_run`, plan) each snapshot in date order; returns {date: stage records or plan}.
+
+    A plan writes nothing: the clones it needs and the work folder lacks go to a folder removed afterwards."""
     from freshstack_hf.pipeline.inputs import REPO_CACHE
     from freshstack_hf.pipeline.snapshots import check_snapshots, previous_revision, snapshot_config
 
     shared = Path(work_root) if work_root else default_work_dir(Path(out), config.topic)
-    check_snapshots(config, dates, REPO_CACHE.path(shared))
-    results: dict[str, Any] = {}
-    dates = sorted(dates)
-    previous = previous_revision(out, config.topic, dates[0])
-    for date in dates:
-        dated = snapshot_config(config, date, previous)
-        target = revision_folder(out, date)
-        echo(f"snapshot {date}: {target}" + (f" (carrying over {previous.name})" if previous else ""))
-        if dry_run:
-            from freshstack_hf.pipeline.snapshot_plan import plan_snapshot
+    with contextlib.ExitStack() as stack:
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="freshstack-plan-"))) if dry_run else None
+        check_snapshots(config, dates, REPO_CACHE.path(shared), scratch=scratch)
+        results: dict[str, Any] = {}
+        dates = sorted(dates)
+        previous = previous_revision(out, config.topic, dates[0])
+        for date in dates:
+            dated = snapshot_config(config, date, previous)
+            target = revision_folder(out, date)
+            echo(f"snapshot {date}: {target}" + (f" (carrying over {previous.name})" if previous else ""))
+            if scratch is not None:
+                from freshstack_hf.pipeline.snapshot_plan import plan_snapshot
 
-            results[date] = plan_snapshot(dated, shared, echo=echo)
-        else:
-            results[date] = run_build(
-                dated, target, work=shared / "snapshots" / date, shared=shared, echo=echo, dry_run=False, **build
-            )
-        previous = target
+                results[date] = plan_snapshot(dated, shared, echo=echo, scratch=scratch)
+            else:
+                results[date] = run_build(
+                    dated, target, work=shared / "snapshots" / date, shared=shared, echo=echo, dry_run=False, **build
+                )
+            previous = target
     return results
 
 

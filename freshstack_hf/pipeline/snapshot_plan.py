@@ -1,7 +1,8 @@
 """`build --snapshot ... --dry-run`: per snapshot, what would be reused and what would be asked, before paying.
 
 Nothing is written to the work folder or the repo. The commits come from the repositories' history (a
-`git ls-tree` per commit says which files are unchanged since the previous snapshot: their chunks are reused),
+`git ls-tree` per commit says which files are unchanged since the previous snapshot: their chunks are reused;
+a clone URL the work folder holds no clone of yet is cloned into the plan's scratch folder, removed afterwards),
 the questions from one scan of the source into a temporary folder (questions asked up to the previous snapshot
 carry over: their nuggets and pooling prompts are cached). Judgment calls of carried questions are bounded by
 the documents of changed files, the only ones a pair memo cannot answer.
@@ -37,7 +38,7 @@ def _tree(git_dir: Path, sha: str, subdir: str) -> dict[str, str]:
     return files
 
 
-def file_changes(config: TopicConfig, shared: Path) -> dict[str, dict[str, int]]:
+def file_changes(config: TopicConfig, shared: Path, scratch: Path | None = None) -> dict[str, dict[str, int]]:
     """Per repository: files unchanged, changed, added and deleted since the previous snapshot's commit."""
     from freshstack_hf.repo.manifest import read_manifest
 
@@ -48,7 +49,7 @@ def file_changes(config: TopicConfig, shared: Path) -> dict[str, dict[str, int]]
         prev_commits = (entry.get("snapshot") or {}).get("commits", {})
     out: dict[str, dict[str, int]] = {}
     for repo in config.corpus.repositories:
-        git_dir = history(repo, REPO_CACHE.path(shared))
+        git_dir = history(repo, REPO_CACHE.path(shared), scratch=scratch)
         if git_dir is None:
             continue
         commit = pick_commit(repo, git_dir)
@@ -82,12 +83,15 @@ def question_dates(config: TopicConfig) -> dict[str, str]:
     return {r["query_id"]: r["date"][:10] for r in rows}
 
 
-def plan_snapshot(config: TopicConfig, shared: Path, echo: Callable[[str], None] = print) -> dict[str, Any]:
+def plan_snapshot(
+    config: TopicConfig, shared: Path, echo: Callable[[str], None] = print, scratch: Path | None = None
+) -> dict[str, Any]:
+    """What building the snapshot `config` would reuse and ask; `scratch` takes the clones it needs."""
     previous_date = revision_of(config.snapshot.previous) if config.snapshot.previous else ""
     dates = question_dates(config)
     carried = sum(1 for d in dates.values() if previous_date and d <= previous_date)
     new = len(dates) - carried
-    files = file_changes(config, shared)
+    files = file_changes(config, shared, scratch)
     moved_files = sum(f["changed"] + f["added"] for f in files.values())
     all_files = sum(f["unchanged"] + f["changed"] + f["added"] for f in files.values()) or 1
     pooling, judging = config.pooling, config.judging

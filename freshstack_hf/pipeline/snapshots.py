@@ -69,10 +69,13 @@ def previous_revision(out: Path, topic: str, date: str) -> Path | None:
     return None
 
 
-def check_snapshots(config: TopicConfig, dates: list[str], cache: Path) -> dict[str, dict[str, str]]:
+def check_snapshots(
+    config: TopicConfig, dates: list[str], cache: Path, *, scratch: Path | None = None
+) -> dict[str, dict[str, str]]:
     """Resolve every repository at every date before anything is built: {date: {keyword: sha}}.
 
-    Raises one `FreshStackError` naming the repository, the date and the fix (exit 2, nothing written)."""
+    Raises one `FreshStackError` naming the repository, the date and the fix (exit 2, nothing written). A plan
+    passes `scratch` for the clones `cache` does not hold yet (`corpus.repos.history`)."""
     from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit, source_kind
 
     resolved: dict[str, dict[str, str]] = {}
@@ -86,7 +89,7 @@ def check_snapshots(config: TopicConfig, dates: list[str], cache: Path) -> dict[
                 f"{key}: {repo.source!r} is a {kind} without history, so it cannot be cut at a date; give a git "
                 "checkout or clone URL, or build it pinned without `snapshots:`"
             )
-        git_dir = history(repo, cache)
+        git_dir = history(repo, cache, scratch=scratch)
         for date in dates:
             dated = replace(repo, snapshot_date=date, commit="")
             try:

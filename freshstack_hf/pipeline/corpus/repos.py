@@ -82,10 +82,15 @@ def resolve_repo(repo: RepoConfig, cache: Path) -> ResolvedRepo:
     return ResolvedRepo(repo.keyword, root, commit, "", kind, repo.url, repo.source)
 
 
-def history(repo: RepoConfig, cache: Path) -> Path | None:
-    """The git directory holding `repo`'s history (cloned into `cache` for a URL), or None for a tarball/folder."""
+def history(repo: RepoConfig, cache: Path, *, scratch: Path | None = None) -> Path | None:
+    """The git directory holding `repo`'s history (cloned into `cache` for a URL), or None for a tarball/folder.
+
+    A plan (`--dry-run`) passes `scratch`, a folder it removes afterwards: a URL not cloned into `cache` yet is
+    cloned there instead, so a plan reads the cache but never writes it."""
     kind = source_kind(repo.source)
     if kind == "clone":
+        if scratch is not None and not _clone_path(repo, cache).is_dir():
+            return _clone(repo, scratch)
         return _clone(repo, cache)
     return _git_dir(Path(repo.source)) if kind == "git" else None
 
@@ -135,9 +140,13 @@ def _git_dir(path: Path) -> Path:
     return Path(out.stdout.strip())
 
 
+def _clone_path(repo: RepoConfig, cache: Path) -> Path:
+    return cache / "clones" / f"{repo.keyword}-{_digest(repo.source)}.git"
+
+
 def _clone(repo: RepoConfig, cache: Path) -> Path:
     """A bare, blob-less clone in the cache (blobs come when a tree is exported); made once per URL."""
-    dest = cache / "clones" / f"{repo.keyword}-{_digest(repo.source)}.git"
+    dest = _clone_path(repo, cache)
     if not dest.is_dir():
         tmp = dest.with_name(f"{dest.name}.partial-{uuid.uuid4().hex[:8]}")
         tmp.parent.mkdir(parents=True, exist_ok=True)
