@@ -6,12 +6,14 @@ B - A and a paired randomization test's p-value. Runs are TREC 6-column files or
 deeper than --max-depth) are repaired and reported as warnings; --strict refuses the run instead, as the
 leaderboard does. A malformed run exits with status 2 and names every bad line. With --after DATE only the
 questions asked strictly after that day are scored (a contamination window: a model's release or training
-cutoff); the table and --json say how many questions of each topic that leaves.
+cutoff); the table and --json say how many questions of each topic that leaves. --json holds the headline measures
+and every measure family at each --k cutoff, or the measures --measures names (any registered family, at any k).
 
 Example:
   freshstack-hf evaluate out/freshstack --topic all --run runs/bm25.trec
   freshstack-hf evaluate out/freshstack --topic langchain --run bm25.trec --run dense.json --json -
   freshstack-hf evaluate out/freshstack --run bm25.trec --k 5,10,20,50,100 --json scores.json --strict
+  freshstack-hf evaluate out/freshstack --run bm25.trec --measures ndcg@10,judged@20 --json -
   freshstack-hf evaluate out/freshstack --run my-llm.trec --after 2024-06-30
 """
 
@@ -28,10 +30,19 @@ HELP = "score runs with the nugget-aware metrics (with 95%% intervals and paired
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from freshstack_hf.metrics.measures import FAMILIES
+
     add_repo_argument(p, hub=True)
     p.add_argument("--run", action="append", required=True, metavar="RUN", help="run file; give twice to compare")
-    p.add_argument(
+    extra = p.add_mutually_exclusive_group()
+    extra.add_argument(
         "--k", default="10,20,50", help="cutoffs of the extra measures written to --json (default: 10,20,50)"
+    )
+    extra.add_argument(
+        "--measures",
+        metavar="LIST",
+        help="the extra measures written to --json instead of every family at each --k, comma-separated, e.g. "
+        f"ndcg@10,judged@20 (families: {', '.join(FAMILIES)})",
     )
     p.add_argument("--json", metavar="PATH", help="write full-precision results as JSON to PATH ('-' = stdout)")
     p.add_argument("--strict", action="store_true", help="refuse runs with any problem (the leaderboard's rule)")
@@ -48,7 +59,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli.common import plural, resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.metrics import HEADLINE, measures_at, with_params
+    from freshstack_hf.metrics import FAMILIES, HEADLINE, measures_at, with_params
     from freshstack_hf.metrics.engine import RunCoverageWarning
     from freshstack_hf.metrics.report import compare_runs, comparison_json, scores_json
     from freshstack_hf.repo.dataset import Dataset
@@ -58,10 +69,9 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError("give one --run to score, or two to compare")
     if args.max_depth < 1 or args.resamples < 1 or not 0.0 <= args.alpha <= 1.0:
         raise FreshStackError("--max-depth and --resamples must be >= 1, --alpha within [0, 1]")
-    ks = _cutoffs(args.k)
-    families = ("alpha_ndcg", "coverage", "recall", "ndcg", "judged")
+    extra = _measures(args.measures) if args.measures is not None else measures_at(_cutoffs(args.k), FAMILIES)
     headline = with_params(HEADLINE, alpha=args.alpha)  # alpha belongs to the measure, and travels with it
-    measures = with_params([*HEADLINE, *measures_at(ks, families)], alpha=args.alpha)
+    measures = with_params([*HEADLINE, *extra], alpha=args.alpha)
 
     dataset = Dataset(args.repo, args.revision, topics=resolve_topics(args.repo, args.topic, args.revision))
     after = _window(dataset, args.after) if args.after else None
@@ -154,6 +164,20 @@ def _cutoffs(text: str) -> list[int]:
     if not ks or min(ks) < 1:
         raise FreshStackError(f"--k {text!r}: give comma-separated cutoffs >= 1, e.g. 10,20,50")
     return sorted(set(ks))
+
+
+def _measures(text: str):
+    """`--measures` parsed, an unknown family named with the registered ones (`metrics.measures.FAMILIES`)."""
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.metrics import parse_measures
+
+    try:
+        measures = parse_measures(text)
+    except FreshStackError as exc:
+        raise FreshStackError(f"--measures: {exc}") from None
+    if not measures:
+        raise FreshStackError(f"--measures {text!r}: give comma-separated measures, e.g. ndcg@10,judged@20")
+    return measures
 
 
 def _cell(value: float, interval) -> str:
