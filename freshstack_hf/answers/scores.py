@@ -1,4 +1,4 @@
-"""Answer scores per query, per topic and over topics, with 95% intervals and paired comparisons.
+"""Answer scores per query, per topic and over topics, with 95% intervals, paired comparisons and their JSON form.
 
 Nugget scores follow TREC RAG 2024 (Ragnarök): All is the share of the query's nuggets the answer supports,
 Vital the share of its vital nuggets; the plain versions give 0.5 for partial support, the strict ones count full
@@ -9,7 +9,8 @@ Vital is the mean over its queries that have vital nuggets, and a topic with non
 Every query of a topic that has nuggets is scored (answered or not, so two answer files line up query by query),
 and the scores form the same `freshstack_hf.metrics.score_table.ScoreTable` runs do: topic means with
 percentile bootstrap intervals, the all-topics score (`topic_average`: the plain mean of topic means, absent when
-any topic lacks the measure) with a stratified interval, paired comparisons and the stored form.
+any topic lacks the measure) with a stratified interval, paired comparisons and the stored form. `answers_json`
+is the full-precision JSON `freshstack-hf evaluate-answers --json` writes (its text table is the CLI's own).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from freshstack_hf.answers.rag_prompts import PARTIAL, SUPPORT
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics.engine import TopicResult
 from freshstack_hf.metrics.qrels import qrels_from_topic
-from freshstack_hf.metrics.score_table import ScoreTable, compare_tables, tabulate
+from freshstack_hf.metrics.score_table import AVERAGE, ScoreTable, compare_tables, tabulate
 from freshstack_hf.metrics.uncertainty import PairedTest
 from freshstack_hf.topic import Topic
 
@@ -74,6 +75,28 @@ class AnswerScores(ScoreTable):
         """Measure ids present somewhere, in the table's order."""
         present = {m for t in self.topics.values() for m in t.metrics}
         return [m.id for m in ANSWER_MEASURES if m.id in present]
+
+
+def answers_json(scores: AnswerScores) -> dict[str, Any]:
+    """`{"answers", "judge", "topics": {T: {metrics, ci95, per_query, assignments}}, "average": {...}}`."""
+    topics = {
+        name: {
+            "metrics": t.metrics,
+            "ci95": {m: [i.low, i.high] for m, i in scores.intervals.get(name, {}).items()},
+            "per_query": t.per_query,
+            **({"assignments": scores.assignments.get(name, {})} if scores.judge else {}),
+        }
+        for name, t in scores.topics.items()
+    }
+    average_ci = {m: [i.low, i.high] for m, i in scores.intervals.get(AVERAGE, {}).items()}
+    average = {"metrics": scores.average, "ci95": average_ci}
+    judge = {"name": scores.judge, **scores.judge_stats} if scores.judge else None
+    return {
+        "answers": {"name": scores.name, "path": scores.source},
+        "judge": judge,
+        "topics": topics,
+        "average": average,
+    }
 
 
 def judge_tasks(topic: Topic, answers: AnswerSet) -> tuple[list[AssignTask], list[list[str]]]:

@@ -61,7 +61,7 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.metrics import FAMILIES, HEADLINE, measures_at, with_params
     from freshstack_hf.metrics.engine import RunCoverageWarning
-    from freshstack_hf.metrics.report import compare_runs, comparison_json, scores_json
+    from freshstack_hf.metrics.scoring import compare_runs, comparison_json, scores_json
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.runs import load_run
 
@@ -180,17 +180,9 @@ def _measures(text: str):
     return measures
 
 
-def _cell(value: float, interval) -> str:
-    return f"{value:.3f} [{interval.low:.3f}, {interval.high:.3f}]" if interval else f"{value:.3f}"
-
-
-def _p(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
-
-
 def render_table(runs, scores, tests=None, headline=None) -> str:
     """The headline table: one row per topic (plus the average); with two runs, one row per topic and measure."""
-    from freshstack_hf.cli.common import plural
+    from freshstack_hf.cli.common import interval_cell, p_value_cell, plural
     from freshstack_hf.metrics import HEADLINE
     from freshstack_hf.metrics.score_table import AVERAGE
 
@@ -215,15 +207,16 @@ def render_table(runs, scores, tests=None, headline=None) -> str:
         header = f"{'topic':<{width}}  {'size':>9}  " + "  ".join(f"{m.name:<21}" for m in shown)
         lines += ["", header.rstrip()]
         for scope in scopes:
-            cells = [_cell(value(first, scope, m.id), first.intervals.get(scope, {}).get(m.id)) for m in shown]
+            cells = [interval_cell(value(first, scope, m.id), first.intervals.get(scope, {}).get(m.id)) for m in shown]
             lines.append(f"{scope:<{width}}  {size(scope):>9}  " + "  ".join(f"{c:<21}" for c in cells).rstrip())
         return "\n".join(lines)
     header = f"{'topic':<{width}}  {'measure':<11}  {'A':<21}  {'B':<21}  {'B-A':>7}  {'p':>6}"
     lines += ["", header]
     for scope in scopes:
         for i, m in enumerate(shown):
-            a, b = (_cell(value(s, scope, m.id), s.intervals.get(scope, {}).get(m.id)) for s in scores)
+            a, b = (interval_cell(value(s, scope, m.id), s.intervals.get(scope, {}).get(m.id)) for s in scores)
             t = tests[scope][m.id]
             label = scope if i == 0 else ""
-            lines.append(f"{label:<{width}}  {m.name:<11}  {a:<21}  {b:<21}  {t.diff:>+7.3f}  {_p(t.p_value):>6}")
+            p = p_value_cell(t.p_value)
+            lines.append(f"{label:<{width}}  {m.name:<11}  {a:<21}  {b:<21}  {t.diff:>+7.3f}  {p:>6}")
     return "\n".join(lines)

@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.defaults import RESAMPLES, SEED
-from freshstack_hf.drift.agreement import agreement
 from freshstack_hf.drift.answerable import answerability, snapshot_info
 from freshstack_hf.drift.fate import document_fates
+from freshstack_hf.drift.rank_agreement import agreement
 from freshstack_hf.drift.systems import (
     SystemPair,
     baseline_pairs,

@@ -36,8 +36,8 @@ from freshstack_hf.metrics.measures import (
 )
 from freshstack_hf.metrics.nuggets import NuggetCoverage, nugget_report, uncovered_nuggets
 from freshstack_hf.metrics.qrels import NuggetQrels, qrels_from_topic
-from freshstack_hf.metrics.report import RunScores, compare_runs, score_run, score_topics
 from freshstack_hf.metrics.score_table import AVERAGE, ScoreTable, compare_tables
+from freshstack_hf.metrics.scoring import RunScores, compare_runs, score_run, score_topics
 from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
 
 __all__ = [
