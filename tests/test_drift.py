@@ -15,7 +15,7 @@ from drift_repos import CHANGES, EXPECTED_SUPPORT, QUERIES, TOPIC, make_snapshot
 from scipy.stats import kendalltau
 
 from freshstack_hf.drift import drift_report, kendall_tau_b, ranks
-from freshstack_hf.drift.answerable import CARRYOVER, JUDGMENTS
+from freshstack_hf.drift.compare import CARRYOVER, JUDGMENTS
 from freshstack_hf.drift.rank_agreement import agreement
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE

@@ -13,12 +13,15 @@ Only numpy is imported: no pyndeval, pytrec_eval or pandas, so importing this pa
 
 from freshstack_hf.metrics.engine import (
     DEFAULT_ALPHA,
+    NuggetCoverage,
     TopicResult,
     average_topics,
     covered_nuggets,
     evaluate,
+    nugget_report,
     topic_average,
     topic_averages,
+    uncovered_nuggets,
 )
 from freshstack_hf.metrics.measures import (
     FAMILIES,
@@ -34,7 +37,6 @@ from freshstack_hf.metrics.measures import (
     unregister_family,
     with_params,
 )
-from freshstack_hf.metrics.nuggets import NuggetCoverage, nugget_report, uncovered_nuggets
 from freshstack_hf.metrics.qrels import NuggetQrels, qrels_from_topic
 from freshstack_hf.metrics.score_table import AVERAGE, ScoreTable, compare_tables
 from freshstack_hf.metrics.scoring import RunScores, compare_runs, score_run, score_topics

@@ -20,6 +20,10 @@ nuggets have no judgment rows at all, raise KeyError in its alpha-nDCG (pyndeval
 Reading the run (`ranking.ranked_rows`) is the only per-document work; every measure is then array arithmetic
 over all queries at once (each family's `compute`, in `measures.py`), which is what makes a 1,000-doc run of
 several hundred queries score in about as many milliseconds as the official evaluator needs tenths of a second.
+
+Per nugget, `nugget_report` says which facts of the answers no run covers in its top k, and which no judged document
+supports at all: a hard nugget (supported, but every system misses it) is told apart from an unsupported one (no
+run can ever cover it, and it only lowers every score).
 """
 
 from __future__ import annotations
@@ -108,6 +112,38 @@ def covered_nuggets(qrels: NuggetQrels, run: Run, k: int) -> dict[str, set[str]]
         qid: {n for slot, n in enumerate(nuggets) if hit[i, slot]}
         for i, (qid, nuggets) in enumerate(qrels.query_nuggets.items())
     }
+
+
+@dataclass(frozen=True, slots=True)
+class NuggetCoverage:
+    """One nugget: does any judged doc support it, and which of the given runs cover it in their top k."""
+
+    query_id: str
+    nugget_id: str
+    supported: bool
+    covered_by: tuple[str, ...]
+
+
+def nugget_report(qrels: NuggetQrels, runs: Mapping[str, Run], k: int = 20) -> list[NuggetCoverage]:
+    """Every nugget of the topic with the names of the runs whose top k supports it."""
+    hits = {name: covered_nuggets(qrels, run, k) for name, run in runs.items()}
+    supported = np.zeros((len(qrels), qrels.matrix.shape[1]), dtype=bool)
+    np.logical_or.at(supported, qrels.row_query, qrels.matrix[:-1])
+    return [
+        NuggetCoverage(
+            query_id=qid,
+            nugget_id=nugget_id,
+            supported=bool(supported[i, slot]),
+            covered_by=tuple(name for name, covered in hits.items() if nugget_id in covered[qid]),
+        )
+        for i, (qid, nuggets) in enumerate(qrels.query_nuggets.items())
+        for slot, nugget_id in enumerate(nuggets)
+    ]
+
+
+def uncovered_nuggets(qrels: NuggetQrels, runs: Mapping[str, Run], k: int = 20) -> list[NuggetCoverage]:
+    """The nuggets none of the runs covers in its top k (unsupported ones included, flagged)."""
+    return [row for row in nugget_report(qrels, runs, k) if not row.covered_by]
 
 
 def topic_average(values: Mapping[str, float], topics: Iterable[str] | None = None) -> float | None:
