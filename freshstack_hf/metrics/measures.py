@@ -181,9 +181,6 @@ class Measure:
         if "alpha" in given and not 0.0 <= dict(full)["alpha"] <= 1.0:
             raise FreshStackError(f"alpha must be within [0, 1], not {given['alpha']}")
 
-    def param(self, name: str) -> float:
-        return dict(self.params)[name]
-
     def _args(self, everything: bool) -> str:
         defaults = dict(FAMILIES[self.family].defaults)
         shown = [(n, v) for n, v in self.params if everything or v != defaults[n]]
@@ -213,10 +210,6 @@ class Measure:
         """The key the official `EvaluateRetrieval` reports this under, or "" if it has no such measure."""
         prefix = FAMILIES[self.family].official
         return f"{prefix}@{self.k}" if prefix else ""
-
-    @property
-    def headline(self) -> bool:
-        return self in HEADLINE
 
     def with_params(self, **params: float) -> Measure:
         """This measure with the given parameters, where its family has them (others are ignored)."""
