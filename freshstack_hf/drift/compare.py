@@ -36,7 +36,7 @@ from freshstack_hf.repo.reader import list_topics
 from freshstack_hf.repo.revisions import revision_of
 from freshstack_hf.topic import Topic
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2  # 2: documents name the new repository beside the new commit (`new_repo`)
 # Where a topic's answerability came from, as the report names it.
 CARRYOVER = "manifest carryover"
 JUDGMENTS = "new snapshot's judgments"
