@@ -125,6 +125,19 @@ def test_the_text_report_names_the_revision_and_the_moves(repo, tmp_path, capsys
     assert f"new revision: {repo.with_name('freshstack@main.fill1')}" in out
 
 
+def test_a_run_with_no_hole_says_so_once_and_names_no_judge(repo, tmp_path, capsys):
+    run = {q: dict(list(docs.items())[:4]) for q, docs in _holey_run(repo).items()}  # its judged documents only
+    run_file = write_run(run, tmp_path / "judged.trec", tag="judged")
+    out = tmp_path / "record.json"
+    args = ["fill-holes", str(repo), "--topic", "alpha", "--run", str(run_file), "--offline", "--json", str(out)]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert (captured.out + captured.err).count("no holes") == 1, captured
+    record = json.loads(out.read_text())
+    assert record["holes"] == 0 and record["revision"] is None and record["judge"] is None  # no judge was asked
+    assert list_revisions(repo) == []
+
+
 def test_the_offline_judge_needs_no_endpoint(repo, tmp_path, monkeypatch):
     monkeypatch.delenv("FRESHSTACK_LLM_BASE_URL", raising=False)
     run_file = write_run(_holey_run(repo), tmp_path / "holey.trec", tag="holey")
