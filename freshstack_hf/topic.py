@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import cached_property
 
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
@@ -94,19 +94,6 @@ class Topic:
     @cached_property
     def docs(self) -> list[Doc]:
         return [] if self._docs_loader is None else self._docs_loader()
-
-    # ---- iterators (ir_datasets style) ------------------------------------------------------------
-    def queries_iter(self) -> Iterator[Query]:
-        return iter(self.queries)
-
-    def docs_iter(self) -> Iterator[Doc]:
-        return iter(self.docs)
-
-    def nuggets_iter(self) -> Iterator[Nugget]:
-        return iter(self.nuggets)
-
-    def judgments_iter(self) -> Iterator[NuggetJudgment]:
-        return iter(self.judgments)
 
     # ---- derived views ----------------------------------------------------------------------------
     @cached_property

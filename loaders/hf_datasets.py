@@ -24,12 +24,6 @@ from typing import Any
 from loaders.source import dataset_source as _resolve_source
 
 
-def default_location() -> str:
-    """Where `repo=None` reads: FRESHSTACK_DATASET (a folder or Hub id), else the published Hub repo (the
-    location of `loaders.source.dataset_source()`, which also carries the revision)."""
-    return _resolve_source().location
-
-
 def _load(repo: str | None, config: str, split: str, revision: str | None) -> Any:
     import datasets
 

@@ -56,7 +56,7 @@ def test_the_word_cap_stops_the_answer_before_it_is_exceeded():
 
 
 def test_llm_answers_cite_the_documents_given_and_a_rerun_makes_no_request(tmp_path, llm_server):
-    from freshstack_hf.answers.generate import llm_answers
+    from freshstack_hf.answers.baseline_answers import llm_answers
 
     ranked = {"1": ["d/queues.md_0_1", "d/cache.md_0_1", "d/other.md_0_1", "d/code.md_0_1"]}
     options = {"base_url": llm_server.base_url, "model": "gen-model", "cache_path": tmp_path / "gen.sqlite"}

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -10,7 +12,7 @@ import pytest
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm import batch as batch_mod
-from freshstack_hf.llm.cache import ResponseCache, request_key
+from freshstack_hf.llm.cache import request_key
 from freshstack_hf.llm.client import ChatRequest, LLMClient
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.repair import ParseError
@@ -37,6 +39,12 @@ def backend(server, tmp_path: Path, name: str = "cache.sqlite", **kw) -> OnlineB
     return OnlineBackend(config(server, **kw), tmp_path / name)
 
 
+def cached_responses(path: Path) -> int:
+    """Entries in an LLM response cache file, read with sqlite3 (the cache itself only gets and puts)."""
+    with closing(sqlite3.connect(path)) as conn:
+        return conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+
 def chat_requests(server) -> int:
     return server.by_path["POST /v1/chat/completions"]
 
@@ -58,7 +66,7 @@ def test_whole_request_is_the_key(llm_server, tmp_path):
     backend(llm_server, tmp_path).closed_book(QAS[:2])
     backend(llm_server, tmp_path, temperature=0.7).closed_book(QAS[:2])  # another parameter: another request
     assert chat_requests(llm_server) == 4
-    assert len(ResponseCache(tmp_path / "cache.sqlite")) == 4
+    assert cached_responses(tmp_path / "cache.sqlite") == 4
 
 
 def test_transient_faults_are_retried_and_counted(llm_server, tmp_path):
@@ -134,7 +142,7 @@ def test_persistent_unparseable_answers_give_up_after_the_follow_ups(tmp_path, m
             backend(server, tmp_path).nuggets(QAS[:1])
         assert "nuggets" in str(err.value) and "q0" in str(err.value) and server.base_url in str(err.value)
         assert server.requests == 3  # the request and two follow-ups, each its own cached request
-        assert len(ResponseCache(tmp_path / "cache.sqlite")) == 3
+        assert cached_responses(tmp_path / "cache.sqlite") == 3
 
 
 def test_batch_mode_end_to_end_and_rerun_is_free(llm_server, tmp_path):

@@ -9,7 +9,7 @@ import pytest
 from freshstack_hf.cli.evaluate import _cutoffs, render_table
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, NuggetQrels, evaluate
-from freshstack_hf.metrics.report import compare_runs, comparison_json, score_run, scores_json
+from freshstack_hf.metrics.scoring import compare_runs, comparison_json, score_run, scores_json
 from freshstack_hf.records import NuggetJudgment
 
 

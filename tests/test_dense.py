@@ -41,6 +41,30 @@ def minilm() -> models.DenseModel:
     return models.load_dense_model(device="cpu")
 
 
+def tqdm_hook() -> object:
+    """transformers' tqdm hook as it is now (read by setting it back at once)."""
+    from transformers.utils import logging as transformers_logging
+
+    current = transformers_logging.set_tqdm_hook(None)
+    transformers_logging.set_tqdm_hook(current)
+    return current
+
+
+def test_loading_shows_transformers_bars_only_when_asked(capfd: pytest.CaptureFixture[str]) -> None:
+    """`--quiet` / show_progress=False silences transformers' own "Loading weights" bar, for the load only."""
+    from transformers.utils import logging as transformers_logging
+
+    before = (tqdm_hook(), transformers_logging.is_progress_bar_enabled())
+    capfd.readouterr()
+    models.load_dense_model(device="cpu")
+    assert "Loading weights" not in capfd.readouterr().err
+    assert (tqdm_hook(), transformers_logging.is_progress_bar_enabled()) == before  # nothing left switched
+    models.load_dense_model(device="cpu", show_progress=True)
+    assert "Loading weights" in capfd.readouterr().err
+    DenseRetriever(models.DEFAULT_DENSE_MODEL, device="cpu")
+    assert "Loading weights" not in capfd.readouterr().err
+
+
 def test_default_model_is_the_packaged_minilm() -> None:
     model_id, path = models.resolve_model_source(models.DEFAULT_DENSE_MODEL)
     assert model_id == "sentence-transformers/all-MiniLM-L6-v2"

@@ -15,8 +15,9 @@ from drift_repos import CHANGES, EXPECTED_SUPPORT, QUERIES, TOPIC, make_snapshot
 from scipy.stats import kendalltau
 
 from freshstack_hf.drift import drift_report, kendall_tau_b, ranks
-from freshstack_hf.drift.agreement import agreement
-from freshstack_hf.drift.answerable import CARRYOVER, JUDGMENTS
+from freshstack_hf.drift.compare import CARRYOVER, JUDGMENTS
+from freshstack_hf.drift.markdown import markdown
+from freshstack_hf.drift.rank_agreement import agreement
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE
 
@@ -46,16 +47,27 @@ def test_document_fates_equal_the_tests_own_list(report):
     assert details["docs/faq.md_0_50"] == "repo gone" and details["lib/d.py_0_50"] == "file gone"
 
 
-def test_each_class_names_the_commits_it_came_from(report):
+def test_each_class_names_the_repositories_and_commits_it_came_from(report):
+    """A document moved to another repository names both: docs@b -> manual@d, never docs with manual's commit."""
     commits = report["topics"][TOPIC]["documents"]["commits"]
     assert commits["moved"] == [
-        {"repo": "docs", "old_commit": "b" * 40, "new_commit": "d" * 40, "documents": 1},
-        {"repo": "lib", "old_commit": "a" * 40, "new_commit": "c" * 40, "documents": 1},
+        {"repo": "docs", "old_commit": "b" * 40, "new_repo": "manual", "new_commit": "d" * 40, "documents": 1},
+        {"repo": "lib", "old_commit": "a" * 40, "new_repo": "lib", "new_commit": "c" * 40, "documents": 1},
     ]
     assert commits["deleted"] == [
-        {"repo": "docs", "old_commit": "b" * 40, "new_commit": "", "documents": 1},
-        {"repo": "lib", "old_commit": "a" * 40, "new_commit": "c" * 40, "documents": 1},
+        {"repo": "docs", "old_commit": "b" * 40, "new_repo": "", "new_commit": "", "documents": 1},  # repo gone
+        {"repo": "lib", "old_commit": "a" * 40, "new_repo": "lib", "new_commit": "c" * 40, "documents": 1},
     ]
+    moved = next(d for d in report["topics"][TOPIC]["documents"]["docs"] if d["doc_id"] == "docs/guide.md_0_50")
+    assert (moved["repo"], moved["old_commit"], moved["new_repo"], moved["new_commit"]) == (
+        "docs",
+        "b" * 40,
+        "manual",
+        "d" * 40,
+    )
+    text = markdown(report)
+    assert "| moved | docs | bbbbbbbbbb | manual | dddddddddd | 1 |" in text
+    assert "| deleted | docs | bbbbbbbbbb | - | - | 1 |" in text
     snap = report["topics"][TOPIC]["snapshot"]
     assert snap["old"]["date"] == "2024-10-31" and snap["new"]["commits"]["manual"] == "d" * 40
 

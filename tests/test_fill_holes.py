@@ -119,10 +119,24 @@ def test_one_fill_judges_every_hole_and_keeps_the_old_revision(repo, llm_server,
 def test_the_text_report_names_the_revision_and_the_moves(repo, tmp_path, capsys):
     run_file = write_run(_holey_run(repo), tmp_path / "holey.trec", tag="holey")
     assert main(["fill-holes", str(repo), "--topic", "alpha", "--run", str(run_file), "--offline", "--quiet"]) == 0
-    out = capsys.readouterr().out
+    out, err = capsys.readouterr()
+    assert "Loading weights" not in err  # the offline judge's model loads quietly too
     assert "72 holes in the top 10" in out and "by offline-heuristic" in out
     assert "judged@10             0.400 -> 1.000  (+0.600)" in out
     assert f"new revision: {repo.with_name('freshstack@main.fill1')}" in out
+
+
+def test_a_run_with_no_hole_says_so_once_and_names_no_judge(repo, tmp_path, capsys):
+    run = {q: dict(list(docs.items())[:4]) for q, docs in _holey_run(repo).items()}  # its judged documents only
+    run_file = write_run(run, tmp_path / "judged.trec", tag="judged")
+    out = tmp_path / "record.json"
+    args = ["fill-holes", str(repo), "--topic", "alpha", "--run", str(run_file), "--offline", "--json", str(out)]
+    assert main(args) == 0
+    captured = capsys.readouterr()
+    assert (captured.out + captured.err).count("no holes") == 1, captured
+    record = json.loads(out.read_text())
+    assert record["holes"] == 0 and record["revision"] is None and record["judge"] is None  # no judge was asked
+    assert list_revisions(repo) == []
 
 
 def test_the_offline_judge_needs_no_endpoint(repo, tmp_path, monkeypatch):

@@ -17,7 +17,7 @@ from cross_encoders import tiny_cross_encoder
 from store_rows import count, topic_scores
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
-from freshstack_hf.metrics.report import AVERAGE
+from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.runs import from_ids, load_run
 from leaderboard.blob_store import blobs
 from leaderboard.schema import ResultMeta, jobs, rate_events, systems

@@ -12,7 +12,7 @@ from submission_files import merged, write_trec
 from freshstack_hf import baselines
 from freshstack_hf._version import __version__
 from freshstack_hf.metrics import MEASURES
-from freshstack_hf.metrics.report import score_run
+from freshstack_hf.metrics.scoring import score_run
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.schema import SCHEMA_VERSION
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines

@@ -13,7 +13,7 @@ from submission_files import merged, write_trec
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE
-from freshstack_hf.metrics.report import AVERAGE
+from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.windows import question_day
 from leaderboard.cutoff import card_cutoff
 from leaderboard.schema import Base, ResultMeta

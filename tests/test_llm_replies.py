@@ -94,11 +94,11 @@ def test_environment_overrides(monkeypatch, tmp_path):
 WRITER = textwrap.dedent(
     """
     import sys, time
-    from freshstack_hf.llm.cache import ResponseCache
+    from freshstack_hf.llm.cache import ResponseCache, request_key
     cache = ResponseCache(sys.argv[1])
     for i in range(10_000):
         request = {"endpoint": "chat.completions", "model": "m", "messages": [{"role": "user", "content": str(i)}]}
-        cache.put(cache.key(request), request, {"choices": [{"message": {"content": f"answer {i}"}}]})
+        cache.put(request_key(request), request, {"choices": [{"message": {"content": f"answer {i}"}}]})
         print(i, flush=True)
         time.sleep(0.002)
     """
@@ -123,7 +123,6 @@ def test_cache_entries_survive_sigkill(tmp_path):
     proc.wait(timeout=10)
     assert proc.returncode == -signal.SIGKILL
     cache = ResponseCache(path)
-    assert len(cache) >= finished + 1
-    for i in range(finished + 1):
+    for i in range(finished + 1):  # every put the writer reported is there, whole
         request = {"endpoint": "chat.completions", "model": "m", "messages": [{"role": "user", "content": str(i)}]}
         assert cache.get(request_key(request))["choices"][0]["message"]["content"] == f"answer {i}"

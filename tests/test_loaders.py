@@ -77,7 +77,7 @@ def test_hf_datasets_helpers_read_every_config(monkeypatch, small_repo):
     assert len(hf_datasets.load_nuggets(str(small_repo), "alpha")) == len(topic.nuggets)
     candidates = hf_datasets.load_candidates(None, "alpha")
     assert set(candidates.column_names) == {"query-id", "corpus-ids"} and len(candidates) == len(topic.queries)
-    assert hf_datasets.default_location() == str(small_repo.resolve()) == source.dataset_source().location
+    assert source.dataset_source().location == str(small_repo.resolve())  # where `repo=None` read from
     judged = hf_datasets.load_nugget_qrels(None, "alpha")
     assert sorted(zip(judged["nugget-id"], judged["corpus-id"], judged["score"], strict=True)) == sorted(
         (j.nugget_id, j.doc_id, j.relevance) for j in topic.judgments

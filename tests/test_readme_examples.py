@@ -71,8 +71,10 @@ def test_dataset_score_example_runs_and_alpha_travels_with_the_measure(tmp_path)
 
 
 def test_the_extension_recipes_name_what_exists():
-    """Every file the "Extend it" section points a maintainer to is there, and its backend sketch registers."""
+    """Every file the "Extend it" section points a maintainer to is there, and its backend and measure family
+    sketches register."""
     from freshstack_hf.llm.registry import transport_kind, unregister
+    from freshstack_hf.metrics import parse_measure, unregister_family
 
     section = _section("Extend it")
     root = README.parent
@@ -80,9 +82,12 @@ def test_the_extension_recipes_name_what_exists():
     assert len(paths) >= 8 and all((root / p).is_file() for p in paths), sorted(
         p for p in paths if not (root / p).is_file()
     )
-    (sketch,) = _python_blocks(section)
+    backend, family = _python_blocks(section)
     try:
-        exec(compile(sketch, "README.md", "exec"), {})
+        exec(compile(backend, "README.md", "exec"), {})
         assert transport_kind("anthropic+https://api.anthropic.com") == "anthropic"
+        exec(compile(family, "README.md", "exec"), {})
+        assert parse_measure("first_rel@10").name == "First rel.@10"
     finally:
         unregister("anthropic")
+        unregister_family("first_rel")

@@ -93,6 +93,16 @@ def test_cross_encoder_from_path_orders_by_its_own_scores(tiny_cross_encoder: Pa
     assert {d for d, _ in out["q2"]} == {"d5", "d6"}
 
 
+def test_a_quiet_rerank_loads_its_model_without_bars(
+    tiny_cross_encoder: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    capfd.readouterr()
+    rerank(str(tiny_cross_encoder), QUERIES, {"q1": ["d0", "d1"]}, DOCS, device="cpu")
+    assert "Loading weights" not in capfd.readouterr().err
+    rerank(str(tiny_cross_encoder), QUERIES, {"q1": ["d0", "d1"]}, DOCS, device="cpu", show_progress=True)
+    assert "Loading weights" in capfd.readouterr().err
+
+
 def test_unknown_cross_encoder_names_the_fix(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
     with pytest.raises(FreshStackError, match="neither a local directory"):

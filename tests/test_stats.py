@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from freshstack_hf.metrics import NuggetQrels
-from freshstack_hf.metrics.nuggets import nugget_report, uncovered_nuggets
+from freshstack_hf.metrics import NuggetQrels, nugget_report, uncovered_nuggets
 from freshstack_hf.metrics.uncertainty import bootstrap_ci, paired_test
 from freshstack_hf.records import Nugget, NuggetJudgment
 

@@ -13,9 +13,7 @@ Typical use::
 Nothing heavy is imported here: the `openai` client loads only when an `LLMJudge` sends its first request.
 """
 
-from freshstack_hf.answers.citations import citation_scores
-from freshstack_hf.answers.extractive import extractive_answers
-from freshstack_hf.answers.generate import llm_answers
+from freshstack_hf.answers.baseline_answers import extractive_answers, llm_answers
 from freshstack_hf.answers.judge import AssignTask, LLMJudge, OfflineJudge, default_judge_cache, make_judge
 from freshstack_hf.answers.measures import ANSWER_MEASURES, AnswerMeasure
 from freshstack_hf.answers.parse import (
@@ -27,7 +25,7 @@ from freshstack_hf.answers.parse import (
     read_answers,
     to_trec_rag,
 )
-from freshstack_hf.answers.scores import AnswerScores, compare_answers, nugget_scores, score_answers
+from freshstack_hf.answers.scores import AnswerScores, citation_scores, compare_answers, nugget_scores, score_answers
 
 __all__ = [
     "ANSWER_MEASURES",

@@ -1,5 +1,5 @@
 """The prompts of the RAG track with the strict parsers of their replies: nugget assignment (the judge) and
-cited answer generation (the LLM answer baseline, `freshstack_hf.answers.generate`).
+cited answer generation (the LLM answer baseline, `freshstack_hf.answers.baseline_answers`).
 
 One request per query lists the question, the query's nuggets (numbered from 1) and the answer, and asks for one
 label per nugget among TREC RAG's three (Ragnarök's nugget assignment): `support`, `partial_support`,

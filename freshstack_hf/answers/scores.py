@@ -1,4 +1,15 @@
-"""Answer scores per query, per topic and over topics, with 95% intervals and paired comparisons.
+"""Answer scores per query, per topic and over topics, with 95% intervals, paired comparisons and their JSON form.
+
+Citation scores are exact, from the topic's nugget-level judgments (no model involved): FreshStack judged which
+corpus docs support which nugget, so the docs an answer cites say which nuggets the answer can back up:
+
+* citation recall: share of the query's nuggets supported by at least one cited doc;
+* citation precision: share of the cited docs that support any nugget of the query;
+* unjudged share: share of the cited docs with no judgment for the query (a hole: the doc may or may not help).
+
+Only the distinct cited docs count (`Answer.cited`): a doc listed in `references` but never cited does not. A
+query with no answer scores 0 recall; a query whose answer cites nothing (or that has no answer) scores 0
+precision (nothing backed up, the convention of set precision with an empty set) and 0 unjudged share.
 
 Nugget scores follow TREC RAG 2024 (Ragnarök): All is the share of the query's nuggets the answer supports,
 Vital the share of its vital nuggets; the plain versions give 0.5 for partial support, the strict ones count full
@@ -6,37 +17,62 @@ support only. Vital exists only where nuggets are graded (`Nugget.importance == 
 vital nugget has no Vital value (nuggetizer reports 0.0 there, which would read as a failed answer), a topic's
 Vital is the mean over its queries that have vital nuggets, and a topic with none reports no Vital at all.
 
-Every query of a topic that has nuggets is scored (answered or not, so two answer files line up query by query),
-and the scores form the same `freshstack_hf.metrics.score_table.ScoreTable` runs do: topic means with
-percentile bootstrap intervals, the all-topics score (`topic_average`: the plain mean of topic means, absent when
-any topic lacks the measure) with a stratified interval, paired comparisons and the stored form.
+Every query of a topic that has nuggets is scored (answered or not, so every measure averages over the same
+queries and two answer files line up query by query), and the scores form the same
+`freshstack_hf.metrics.score_table.ScoreTable` runs do: topic means with percentile bootstrap intervals, the
+all-topics score (`topic_average`: the plain mean of topic means, absent when any topic lacks the measure) with a
+stratified interval, paired comparisons and the stored form. `answers_json` is the full-precision JSON
+`freshstack-hf evaluate-answers --json` writes (its text table is the CLI's own).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from freshstack_hf.answers.answer_set import AnswerSet
-from freshstack_hf.answers.citations import citation_scores
+from freshstack_hf.answers.answer_set import Answer, AnswerSet
 from freshstack_hf.answers.judge import AssignTask, Judge, label_counts
 from freshstack_hf.answers.measures import (
     ALL,
     ALL_STRICT,
     ANSWER_MEASURES,
+    CITATION_PRECISION,
+    CITATION_RECALL,
+    CITATION_UNJUDGED,
     VITAL,
     VITAL_STRICT,
 )
 from freshstack_hf.answers.rag_prompts import PARTIAL, SUPPORT
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics.engine import TopicResult
-from freshstack_hf.metrics.qrels import qrels_from_topic
-from freshstack_hf.metrics.score_table import ScoreTable, compare_tables, tabulate
+from freshstack_hf.metrics.qrels import NuggetQrels, qrels_from_topic
+from freshstack_hf.metrics.score_table import AVERAGE, ScoreTable, compare_tables, tabulate
 from freshstack_hf.metrics.uncertainty import PairedTest
 from freshstack_hf.topic import Topic
 
 PerQuery = dict[str, dict[str, float]]  # query id -> measure id -> value (a measure a query lacks is absent)
+
+
+def query_citation_scores(qrels: NuggetQrels, index: int, answer: Answer | None) -> dict[str, float]:
+    """The three citation measures of one query (the query at position `index` of `qrels.query_ids`)."""
+    n_nuggets = len(qrels.query_nuggets[qrels.query_ids[index]])
+    cited = answer.cited if answer is not None else ()
+    if not cited:
+        return {CITATION_RECALL: 0.0, CITATION_PRECISION: 0.0, CITATION_UNJUDGED: 0.0}
+    rows = qrels.doc_rows(index)
+    judged = [rows[d] for d in cited if d in rows]
+    support = qrels.matrix[judged, :n_nuggets]  # cited judged docs x the query's nuggets
+    return {
+        CITATION_RECALL: float(support.any(axis=0).sum()) / n_nuggets,
+        CITATION_PRECISION: float(support.any(axis=1).sum()) / len(cited),
+        CITATION_UNJUDGED: (len(cited) - len(judged)) / len(cited),
+    }
+
+
+def citation_scores(qrels: NuggetQrels, answers: Mapping[str, Answer]) -> dict[str, dict[str, float]]:
+    """query id -> citation measures, for every query of `qrels` (the topic's queries with nuggets), in order."""
+    return {qid: query_citation_scores(qrels, i, answers.get(qid)) for i, qid in enumerate(qrels.query_ids)}
 
 
 def nugget_scores(labels: Sequence[str], importance: Sequence[str]) -> dict[str, float]:
@@ -74,6 +110,28 @@ class AnswerScores(ScoreTable):
         """Measure ids present somewhere, in the table's order."""
         present = {m for t in self.topics.values() for m in t.metrics}
         return [m.id for m in ANSWER_MEASURES if m.id in present]
+
+
+def answers_json(scores: AnswerScores) -> dict[str, Any]:
+    """`{"answers", "judge", "topics": {T: {metrics, ci95, per_query, assignments}}, "average": {...}}`."""
+    topics = {
+        name: {
+            "metrics": t.metrics,
+            "ci95": {m: [i.low, i.high] for m, i in scores.intervals.get(name, {}).items()},
+            "per_query": t.per_query,
+            **({"assignments": scores.assignments.get(name, {})} if scores.judge else {}),
+        }
+        for name, t in scores.topics.items()
+    }
+    average_ci = {m: [i.low, i.high] for m, i in scores.intervals.get(AVERAGE, {}).items()}
+    average = {"metrics": scores.average, "ci95": average_ci}
+    judge = {"name": scores.judge, **scores.judge_stats} if scores.judge else None
+    return {
+        "answers": {"name": scores.name, "path": scores.source},
+        "judge": judge,
+        "topics": topics,
+        "average": average,
+    }
 
 
 def judge_tasks(topic: Topic, answers: AnswerSet) -> tuple[list[AssignTask], list[list[str]]]:

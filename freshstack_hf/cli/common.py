@@ -1,4 +1,4 @@
-"""Small pieces every subcommand shares: topic lists, repo folders, plurals, JSON output, timing."""
+"""Small pieces every subcommand shares: topic lists, repo folders, plurals, table cells, JSON output, timing."""
 
 from __future__ import annotations
 
@@ -27,6 +27,16 @@ WRITTEN_BY = "one written by `freshstack-hf build TOPIC.yaml`, `freshstack-hf de
 def plural(n: int, word: str, many: str | None = None) -> str:
     """`1 topic`, `2 topics`, `1,178 chunks`; give `many` where adding an s is wrong (`query`, `queries`)."""
     return f"{n:,} {word if n == 1 else (many or word + 's')}"
+
+
+def interval_cell(value: float, interval: Any) -> str:
+    """A score as the tables show it: 3 decimals, then its 95% interval (`0.666 [0.490, 0.807]`) when it has one."""
+    return f"{value:.3f} [{interval.low:.3f}, {interval.high:.3f}]" if interval else f"{value:.3f}"
+
+
+def p_value_cell(p: float) -> str:
+    """A paired test's p-value as the tables show it (3 decimals, `<0.001` below that)."""
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def _is_repo(folder: Path) -> bool:

@@ -58,7 +58,7 @@ def run(args: argparse.Namespace, extra=None) -> int:
     from freshstack_hf.atomic import atomic_path
     from freshstack_hf.cli.common import require_repo_folder, split_list, write_json
     from freshstack_hf.drift import drift_report
-    from freshstack_hf.drift.report import markdown
+    from freshstack_hf.drift.markdown import markdown
     from freshstack_hf.drift.svg import drift_svg
     from freshstack_hf.errors import FreshStackError
 

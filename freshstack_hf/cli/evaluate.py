@@ -6,12 +6,14 @@ B - A and a paired randomization test's p-value. Runs are TREC 6-column files or
 deeper than --max-depth) are repaired and reported as warnings; --strict refuses the run instead, as the
 leaderboard does. A malformed run exits with status 2 and names every bad line. With --after DATE only the
 questions asked strictly after that day are scored (a contamination window: a model's release or training
-cutoff); the table and --json say how many questions of each topic that leaves.
+cutoff); the table and --json say how many questions of each topic that leaves. --json holds the headline measures
+and every measure family at each --k cutoff, or the measures --measures names (any registered family, at any k).
 
 Example:
   freshstack-hf evaluate out/freshstack --topic all --run runs/bm25.trec
   freshstack-hf evaluate out/freshstack --topic langchain --run bm25.trec --run dense.json --json -
   freshstack-hf evaluate out/freshstack --run bm25.trec --k 5,10,20,50,100 --json scores.json --strict
+  freshstack-hf evaluate out/freshstack --run bm25.trec --measures ndcg@10,judged@20 --json -
   freshstack-hf evaluate out/freshstack --run my-llm.trec --after 2024-06-30
 """
 
@@ -28,10 +30,19 @@ HELP = "score runs with the nugget-aware metrics (with 95%% intervals and paired
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from freshstack_hf.metrics.measures import FAMILIES
+
     add_repo_argument(p, hub=True)
     p.add_argument("--run", action="append", required=True, metavar="RUN", help="run file; give twice to compare")
-    p.add_argument(
+    extra = p.add_mutually_exclusive_group()
+    extra.add_argument(
         "--k", default="10,20,50", help="cutoffs of the extra measures written to --json (default: 10,20,50)"
+    )
+    extra.add_argument(
+        "--measures",
+        metavar="LIST",
+        help="the extra measures written to --json instead of every family at each --k, comma-separated, e.g. "
+        f"ndcg@10,judged@20 (families: {', '.join(FAMILIES)})",
     )
     p.add_argument("--json", metavar="PATH", help="write full-precision results as JSON to PATH ('-' = stdout)")
     p.add_argument("--strict", action="store_true", help="refuse runs with any problem (the leaderboard's rule)")
@@ -48,9 +59,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli.common import plural, resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.metrics import HEADLINE, measures_at, with_params
+    from freshstack_hf.metrics import FAMILIES, HEADLINE, measures_at, with_params
     from freshstack_hf.metrics.engine import RunCoverageWarning
-    from freshstack_hf.metrics.report import compare_runs, comparison_json, scores_json
+    from freshstack_hf.metrics.scoring import compare_runs, comparison_json, scores_json
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.runs import load_run
 
@@ -58,10 +69,9 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError("give one --run to score, or two to compare")
     if args.max_depth < 1 or args.resamples < 1 or not 0.0 <= args.alpha <= 1.0:
         raise FreshStackError("--max-depth and --resamples must be >= 1, --alpha within [0, 1]")
-    ks = _cutoffs(args.k)
-    families = ("alpha_ndcg", "coverage", "recall", "ndcg", "judged")
+    extra = _measures(args.measures) if args.measures is not None else measures_at(_cutoffs(args.k), FAMILIES)
     headline = with_params(HEADLINE, alpha=args.alpha)  # alpha belongs to the measure, and travels with it
-    measures = with_params([*HEADLINE, *measures_at(ks, families)], alpha=args.alpha)
+    measures = with_params([*HEADLINE, *extra], alpha=args.alpha)
 
     dataset = Dataset(args.repo, args.revision, topics=resolve_topics(args.repo, args.topic, args.revision))
     after = _window(dataset, args.after) if args.after else None
@@ -156,17 +166,23 @@ def _cutoffs(text: str) -> list[int]:
     return sorted(set(ks))
 
 
-def _cell(value: float, interval) -> str:
-    return f"{value:.3f} [{interval.low:.3f}, {interval.high:.3f}]" if interval else f"{value:.3f}"
+def _measures(text: str):
+    """`--measures` parsed, an unknown family named with the registered ones (`metrics.measures.FAMILIES`)."""
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.metrics import parse_measures
 
-
-def _p(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+    try:
+        measures = parse_measures(text)
+    except FreshStackError as exc:
+        raise FreshStackError(f"--measures: {exc}") from None
+    if not measures:
+        raise FreshStackError(f"--measures {text!r}: give comma-separated measures, e.g. ndcg@10,judged@20")
+    return measures
 
 
 def render_table(runs, scores, tests=None, headline=None) -> str:
     """The headline table: one row per topic (plus the average); with two runs, one row per topic and measure."""
-    from freshstack_hf.cli.common import plural
+    from freshstack_hf.cli.common import interval_cell, p_value_cell, plural
     from freshstack_hf.metrics import HEADLINE
     from freshstack_hf.metrics.score_table import AVERAGE
 
@@ -191,15 +207,16 @@ def render_table(runs, scores, tests=None, headline=None) -> str:
         header = f"{'topic':<{width}}  {'size':>9}  " + "  ".join(f"{m.name:<21}" for m in shown)
         lines += ["", header.rstrip()]
         for scope in scopes:
-            cells = [_cell(value(first, scope, m.id), first.intervals.get(scope, {}).get(m.id)) for m in shown]
+            cells = [interval_cell(value(first, scope, m.id), first.intervals.get(scope, {}).get(m.id)) for m in shown]
             lines.append(f"{scope:<{width}}  {size(scope):>9}  " + "  ".join(f"{c:<21}" for c in cells).rstrip())
         return "\n".join(lines)
     header = f"{'topic':<{width}}  {'measure':<11}  {'A':<21}  {'B':<21}  {'B-A':>7}  {'p':>6}"
     lines += ["", header]
     for scope in scopes:
         for i, m in enumerate(shown):
-            a, b = (_cell(value(s, scope, m.id), s.intervals.get(scope, {}).get(m.id)) for s in scores)
+            a, b = (interval_cell(value(s, scope, m.id), s.intervals.get(scope, {}).get(m.id)) for s in scores)
             t = tests[scope][m.id]
             label = scope if i == 0 else ""
-            lines.append(f"{label:<{width}}  {m.name:<11}  {a:<21}  {b:<21}  {t.diff:>+7.3f}  {_p(t.p_value):>6}")
+            p = p_value_cell(t.p_value)
+            lines.append(f"{label:<{width}}  {m.name:<11}  {a:<21}  {b:<21}  {t.diff:>+7.3f}  {p:>6}")
     return "\n".join(lines)

@@ -24,8 +24,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from freshstack_hf.cli.common import add_repo_argument, add_resampling_arguments
+
+if TYPE_CHECKING:
+    from freshstack_hf.answers.scores import AnswerScores
+    from freshstack_hf.metrics.uncertainty import PairedTest
 
 NAME = "evaluate-answers"
 HELP = "score RAG answers by citation and by nugget judge (All/Vital), with 95%% intervals"
@@ -63,9 +69,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.answers import compare_answers, make_judge, read_answers, score_answers
-    from freshstack_hf.answers.report import answers_json, comparison_report, describe_judge, render_table
+    from freshstack_hf.answers.scores import answers_json
     from freshstack_hf.cli.common import resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError, ValidationError
+    from freshstack_hf.metrics.scoring import comparison_json
     from freshstack_hf.repo.dataset import Dataset
 
     if len(args.answers) > 2:
@@ -120,7 +127,56 @@ def run(args: argparse.Namespace) -> int:
         if tests is None:
             data = {**answers_json(scores[0]), "settings": settings}
         else:
-            data = {"files": [answers_json(s) for s in scores], "comparison": comparison_report(tests)}
+            data = {"files": [answers_json(s) for s in scores], "comparison": comparison_json(tests)}
             data["settings"] = settings
         write_json(data, args.json)
     return 0
+
+
+def render_table(scores: Sequence[AnswerScores], tests: Mapping[str, Mapping[str, PairedTest]] | None = None) -> str:
+    """One row per topic and measure: value [95% interval]; with two files, A, B, B-A and the paired p-value."""
+    from freshstack_hf.answers.measures import BY_ID
+    from freshstack_hf.cli.common import interval_cell, p_value_cell
+    from freshstack_hf.metrics.score_table import AVERAGE
+
+    def cell(s: AnswerScores, scope: str, m: str) -> str | None:
+        values = s.average if scope == AVERAGE else s.topics[scope].metrics
+        return interval_cell(values[m], s.intervals.get(scope, {}).get(m)) if m in values else None
+
+    labels = [" A", " B"] if len(scores) == 2 else [""]
+    lines = [f"answers{label}: {s.name} ({s.source})" for label, s in zip(labels, scores, strict=True)]
+    first = scores[0]
+    lines.append(f"judge: {describe_judge(first.judge)}")
+    scopes = [*first.topics, AVERAGE] if len(first.topics) > 1 and first.average else list(first.topics)
+    width = max([len(s) for s in scopes] + [5])
+    if len(scores) == 1:
+        lines += ["", f"{'topic':<{width}}  {'size':>6}  {'measure':<14}  value [95% CI]"]
+    else:
+        lines += ["", f"{'topic':<{width}}  {'size':>6}  {'measure':<14}  {'A':<21}  {'B':<21}  {'B-A':>7}  {'p':>6}"]
+    for scope in scopes:
+        size = f"{len(first.topics)} t" if scope == AVERAGE else f"{len(first.topics[scope].per_query)} q"
+        shown = False
+        for m in first.measures():
+            cells = [cell(s, scope, m) for s in scores]
+            if cells[0] is None:
+                continue
+            head = f"{scope if not shown else '':<{width}}  {size if not shown else '':>6}  {BY_ID[m].name:<14}"
+            shown = True
+            if len(scores) == 1:
+                lines.append(f"{head}  {cells[0]}")
+                continue
+            test = (tests or {}).get(scope, {}).get(m)
+            diff = f"{test.diff:>+7.3f}  {p_value_cell(test.p_value):>6}" if test else f"{'-':>7}  {'-':>6}"
+            lines.append(f"{head}  {cells[0]:<21}  {cells[1] or '-':<21}  {diff}")
+    return "\n".join(lines)
+
+
+def describe_judge(name: str | None) -> str:
+    """A plain line on who made the nugget scores, with a warning for the offline heuristic."""
+    from freshstack_hf.answers.judge import OFFLINE_NAME
+
+    if name is None:
+        return "none (citation scores only)"
+    if name == OFFLINE_NAME:
+        return f"{name} (word overlap, no LLM: All and Vital are indicative only)"
+    return name

@@ -5,7 +5,8 @@ judges each such "hole" (the query's nuggets x the document) with the topic's ow
 client and cache: the endpoint the build used, or --base-url, or the offline heuristic) and writes the result
 as a new revision folder beside the repo, DIR@<base>.fillN, with its provenance in the manifest. The revision it
 starts from is never rewritten, so every number published from it stays reproducible; score either with
-`freshstack-hf evaluate DIR --revision REV`. A run whose top k holds no hole writes nothing and sends nothing.
+`freshstack-hf evaluate DIR --revision REV`. A run whose top k holds no hole writes nothing and sends nothing: the
+report says "no holes" once, and --json records "revision": null and "judge": null (no judge was asked).
 
 Example:
   freshstack-hf fill-holes freshstack --topic pylibs --run demo-out/runs/bm25.trec --offline

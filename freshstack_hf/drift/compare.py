@@ -2,18 +2,24 @@
 
 This is the one function the CLI (and anyone scripting a drift study) calls; it reads, computes and returns a
 JSON-ready dict and writes nothing, so a bad input can never leave half a report behind.
+
+Answerability: a question stays answerable when at least one of its nuggets is supported by a document of the new
+corpus (the "Still Fresh?" criterion: 202 of 203 LangChain questions were, because their supporting documents
+migrated). The new build records that per question in its manifest (`topics.T.carryover`, judged against the new
+corpus); where a repo has no such record, the new repo's own nugget-level judgments of the old questions it still
+holds are the next best evidence, and an old question absent from the new repo counts as not carried. The report
+always says which source it used.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf.defaults import RESAMPLES, SEED
-from freshstack_hf.drift.agreement import agreement
-from freshstack_hf.drift.answerable import answerability, snapshot_info
 from freshstack_hf.drift.fate import document_fates
+from freshstack_hf.drift.rank_agreement import agreement
 from freshstack_hf.drift.systems import (
     SystemPair,
     baseline_pairs,
@@ -28,8 +34,12 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.reader import list_topics
 from freshstack_hf.repo.revisions import revision_of
+from freshstack_hf.topic import Topic
 
-REPORT_VERSION = 1
+REPORT_VERSION = 2  # 2: documents name the new repository beside the new commit (`new_repo`)
+# Where a topic's answerability came from, as the report names it.
+CARRYOVER = "manifest carryover"
+JUDGMENTS = "new snapshot's judgments"
 
 
 def shared_topics(old: str | Path, new: str | Path, wanted: Sequence[str] | None = None) -> list[str]:
@@ -113,3 +123,62 @@ def _side(dataset: Dataset, manifest: dict[str, Any]) -> dict[str, Any]:
         "topics": list_topics(dataset.folder),
         "builder_version": manifest.get("builder_version"),
     }
+
+
+def answerability(old: Topic, new: Topic, new_entry: Mapping[str, Any]) -> dict[str, Any]:
+    """Per old question its nuggets and supported nuggets on the new snapshot, the answerable share, the source."""
+    old_ids = list(old.query_ids)
+    carry = new_entry.get("carryover")
+    if isinstance(carry, Mapping) and isinstance(carry.get("questions"), Mapping):
+        source = CARRYOVER
+        recorded = carry["questions"]
+        questions = {
+            q: {
+                "nuggets": int(recorded[q].get("nuggets", 0)),
+                "supported": int(recorded[q].get("supported", 0)),
+                "carried": True,
+            }
+            if q in recorded
+            else {"nuggets": len(old.query_nuggets.get(q, [])), "supported": 0, "carried": False}
+            for q in old_ids
+        }
+        previous = carry.get("previous")
+        migrations = list(carry.get("migrations", []))
+    else:
+        source, previous, migrations = JUDGMENTS, None, []
+        questions = _from_judgments(old, new)
+    answerable = [q for q, r in questions.items() if r["supported"] > 0]
+    shares = [r["supported"] / r["nuggets"] if r["nuggets"] else 0.0 for r in questions.values()]
+    return {
+        "source": source,
+        "previous": previous,
+        "old_questions": len(old_ids),
+        "answerable": len(answerable),
+        "answerable_share": len(answerable) / len(old_ids) if old_ids else None,
+        "mean_supported_nugget_share": sum(shares) / len(shares) if shares else None,
+        "unanswerable": [q for q in old_ids if questions[q]["supported"] == 0],
+        "migrations": migrations,
+        "questions": questions,
+    }
+
+
+def _from_judgments(old: Topic, new: Topic) -> dict[str, dict[str, Any]]:
+    """Support of each old question from the new repo's nugget-level judgments (0 when it is not in the new repo)."""
+    in_new = set(new.query_ids)
+    nugget_qrels = new.nugget_qrels
+    out: dict[str, dict[str, Any]] = {}
+    for q in old.query_ids:
+        if q not in in_new:
+            out[q] = {"nuggets": len(old.query_nuggets.get(q, [])), "supported": 0, "carried": False}
+            continue
+        nuggets = new.query_nuggets.get(q, [])
+        supported = sum(1 for n in nuggets if any(v > 0 for v in nugget_qrels.get(n, {}).values()))
+        out[q] = {"nuggets": len(nuggets), "supported": supported, "carried": True}
+    return out
+
+
+def snapshot_info(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A topic's `snapshot` record (date, commits per repository, ...) from its manifest entry, when the build wrote
+    one."""
+    snap = entry.get("snapshot")
+    return dict(snap) if isinstance(snap, Mapping) else None

@@ -16,6 +16,10 @@ alone (ids, texts, `repo`/`path` metadata), in this order, first match wins:
 "Changed" is therefore always a same-file outcome and "moved" always a cross-file one: a text that survives only in
 another file is moved, even when the old file still exists. A judged id missing from the old corpus (a judgment
 without its document) is `unknown`, counted apart rather than guessed.
+
+Each fate names where the document was (`repo` at `old_commit`) and where it is now (`new_repo` at `new_commit`):
+the same repository unless it moved to another one, and none ("") when its repository is gone. Naming the new
+repository beside its commit keeps a move from docs@b to manual@d from reading as docs at manual's commit.
 """
 
 from __future__ import annotations
@@ -40,15 +44,17 @@ class DocFate:
     new_id: str | None = None
     new_ids: tuple[str, ...] = ()
     detail: str = ""
-    repo: str = ""
+    repo: str = ""  # where the old snapshot had it, at `old_commit`
     path: str = ""
     old_commit: str = ""
+    new_repo: str = ""  # where the new snapshot has it (or its file), at `new_commit`; "" when the repository is gone
     new_commit: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class FateReport:
-    """Per-document fates with their counts and, per class, the (repo, old commit -> new commit) they came from."""
+    """Per-document fates with their counts and, per class, the (repo at old commit -> new repo at new commit) they
+    came from."""
 
     docs: list[DocFate]
     counts: dict[str, int] = field(default_factory=dict)
@@ -95,29 +101,40 @@ def classify(old: Doc, new: _NewCorpus) -> DocFate:
     repo, path = file_of(old)
     base = {"doc_id": old.doc_id, "repo": repo, "path": path, "old_commit": old.commit}
     same_id = new.by_id.get(old.doc_id)
+    here = {**base, "new_repo": repo}  # fates that stay in the document's own repository
     if same_id is not None and same_id.text == old.text:
-        return DocFate(fate="unchanged", new_id=old.doc_id, new_commit=same_id.commit, **base)
+        return DocFate(fate="unchanged", new_id=old.doc_id, new_commit=same_id.commit, **here)
     holders = [d for d in new.by_text.get(text_hash(old.text), []) if d.text == old.text]
     in_file = sorted((d for d in holders if file_of(d) == (repo, path)), key=lambda d: d.doc_id)
     if in_file:
         ids = tuple(d.doc_id for d in in_file)
         return DocFate(
-            fate="changed", new_id=ids[0], new_ids=ids, detail="offsets shifted", new_commit=in_file[0].commit, **base
+            fate="changed", new_id=ids[0], new_ids=ids, detail="offsets shifted", new_commit=in_file[0].commit, **here
         )
     elsewhere = sorted(holders, key=lambda d: d.doc_id)
     if elsewhere:
         ids = tuple(d.doc_id for d in elsewhere)
         to_repo, to_path = file_of(elsewhere[0])
         detail = f"to {to_repo}/{to_path}" if to_repo != repo else f"to {to_path}"
-        return DocFate(fate="moved", new_id=ids[0], new_ids=ids, detail=detail, new_commit=elsewhere[0].commit, **base)
+        return DocFate(
+            fate="moved",
+            new_id=ids[0],
+            new_ids=ids,
+            detail=detail,
+            new_repo=to_repo,
+            new_commit=elsewhere[0].commit,
+            **base,
+        )
     commit = new.commit.get(repo, "")
     if (repo, path) in new.files:
         if same_id is not None:
             return DocFate(
-                fate="changed", new_id=old.doc_id, detail="id kept, text edited", new_commit=same_id.commit, **base
+                fate="changed", new_id=old.doc_id, detail="id kept, text edited", new_commit=same_id.commit, **here
             )
-        return DocFate(fate="changed", detail="text edited", new_commit=commit, **base)
-    return DocFate(fate="deleted", detail="file gone" if repo in new.repos else "repo gone", new_commit=commit, **base)
+        return DocFate(fate="changed", detail="text edited", new_commit=commit, **here)
+    if repo in new.repos:
+        return DocFate(fate="deleted", detail="file gone", new_commit=commit, **here)
+    return DocFate(fate="deleted", detail="repo gone", **base)
 
 
 def document_fates(judged: Iterable[str], old_docs: Iterable[Doc], new_docs: Iterable[Doc]) -> FateReport:
@@ -137,14 +154,14 @@ def document_fates(judged: Iterable[str], old_docs: Iterable[Doc], new_docs: Ite
 
 
 def _commits(fates: list[DocFate]) -> dict[str, list[dict[str, object]]]:
-    """Per class, how many documents came from each (repo, old commit, new commit)."""
+    """Per class, how many documents went from each (repo, old commit) to each (new repo, new commit)."""
     tally: dict[str, Counter] = defaultdict(Counter)
     for f in fates:
-        tally[f.fate][(f.repo, f.old_commit, f.new_commit)] += 1
+        tally[f.fate][(f.repo, f.old_commit, f.new_repo, f.new_commit)] += 1
     return {
         fate: [
-            {"repo": repo, "old_commit": old, "new_commit": new, "documents": n}
-            for (repo, old, new), n in sorted(counter.items())
+            {"repo": repo, "old_commit": old, "new_repo": new_repo, "new_commit": new, "documents": n}
+            for (repo, old, new_repo, new), n in sorted(counter.items())
         ]
         for fate, counter in sorted(tally.items())
     }

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from html import escape
 from typing import Any
 
-from freshstack_hf.drift.report import MEASURE_NAMES
+from freshstack_hf.drift.markdown import MEASURE_NAMES
 
 PANEL, MARGIN, GAP = 240, 44, 24
 COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf", "#7f7f7f")

@@ -34,7 +34,7 @@ class FillRecord:
     k: int
     base_revision: str
     base_folder: str
-    judge: str
+    judge: str | None  # None (null in the JSON) when no judge was asked: a run with no hole asks none
     queries_ranked: int
     holes: int  # unjudged top-k documents judged (in the corpus)
     not_in_corpus: int  # unjudged top-k ids the corpus lacks: no text to judge, they stay holes
@@ -80,7 +80,10 @@ def fill_holes(
     """Fill `run`'s top-`k` holes in `topic` of `repo` at `revision` (default: the working repo) into a new
     revision `name` (default `<base>.fillN`). `setup` says who judges; `backend` overrides its backend (tests).
     `progress(text)` receives one line per step; `show_progress` shows the judge's progress bars. Raises
-    `FreshStackError` naming the flag at fault before any request is sent or anything is written."""
+    `FreshStackError` naming the flag at fault before any request is sent or anything is written.
+
+    A run with no hole in its top k asks no judge and writes nothing: the record has `holes` 0, `revision` None
+    and `judge` None (null in `to_dict`'s JSON, rather than an empty name)."""
     from freshstack_hf.repo.dataset import Dataset
 
     say = progress or (lambda text: None)
@@ -109,7 +112,7 @@ def fill_holes(
         k=k,
         base_revision=base_name(base.folder),
         base_folder=str(base.folder),
-        judge="",  # named once a judge is asked: a fill with no holes asks none
+        judge=None,  # named once a judge is asked: a fill with no holes asks none
         queries_ranked=holes.queries_ranked,
         holes=holes.docs,
         not_in_corpus=sum(len(v) for v in holes.not_in_corpus.values()),
@@ -121,8 +124,7 @@ def fill_holes(
         f"{len(holes.by_query)} of {holes.queries_ranked} queries"
         + (f", {record.not_in_corpus} not in the corpus" if record.not_in_corpus else "")
     )
-    if not holes.docs:
-        say("no holes: nothing judged, nothing written")
+    if not holes.docs:  # the record says so (holes 0, revision None): a caller's report says it once
         return record
     backend = backend or setup.backend(show_progress=show_progress)
     judge = record.judge = getattr(backend, "name", "offline-heuristic")

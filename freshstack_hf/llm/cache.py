@@ -63,14 +63,6 @@ class ResponseCache:
                 f"{self.path}: not a usable LLM response cache ({exc}); move it aside to start a fresh cache"
             ) from exc
 
-    @staticmethod
-    def key(request: dict[str, Any]) -> str:
-        return request_key(request)
-
-    def __len__(self) -> int:
-        with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
-
     def __contains__(self, key: str) -> bool:
         with self._lock:
             return self._conn.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone() is not None
@@ -80,26 +72,6 @@ class ResponseCache:
         with self._lock:
             row = self._conn.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
-
-    def get_entry(self, key: str) -> dict[str, Any] | None:
-        """The whole entry (request, response, usage), for inspection and tests."""
-        with self._lock:
-            row = self._conn.execute(
-                "SELECT kind, request, response, prompt_tokens, completion_tokens, created FROM responses "
-                "WHERE key = ?",
-                (key,),
-            ).fetchone()
-        if row is None:
-            return None
-        kind, request, response, prompt_tokens, completion_tokens, created = row
-        return {
-            "kind": kind,
-            "request": json.loads(request),
-            "response": json.loads(response),
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "created": created,
-        }
 
     def put(self, key: str, request: dict[str, Any], response: dict[str, Any]) -> None:
         """Store one response and commit at once (autocommit mode), so it survives a kill right after."""

@@ -1,6 +1,7 @@
 """The one door to an OpenAI-compatible endpoint: cache, retries, bounded concurrency, parsing, accounting.
 
-Every build stage and answer judgment that reaches an OpenAI-compatible model goes through `LLMClient.chat_many`,
+Every build stage and answer judgment that reaches an OpenAI-compatible model goes through `LLMClient.chat_many`
+(embeddings through `LLMClient.embed_many`, cached per text and sent in batches through the same machinery),
 so the behaviour users pay for is in one place: a request already answered is read from the cache (a re-run costs
 nothing); transient failures are retried under `freshstack_hf.llm.retry`'s policy (a rejected key stops the build
 at once with the variable to set); an answer that does not parse is first repaired locally, then re-asked with the
@@ -21,7 +22,6 @@ from typing import Any, TypeVar
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.cache import ResponseCache, request_key
 from freshstack_hf.llm.config import LLMConfig
-from freshstack_hf.llm.embeddings import EmbeddingsMixin
 from freshstack_hf.llm.repair import ParseError, _Garbage, repair_json
 from freshstack_hf.llm.retry import RetryPolicy
 from freshstack_hf.llm.transport import ChatRequest, Parsers, Requests, endpoint_label
@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 REASKS = 2  # follow-up requests after an answer that neither parses nor repairs
+EMBED_BATCH = 64  # texts per embeddings request
 
 
 @dataclass
@@ -46,7 +47,7 @@ class StageStats:
     cost: float = 0.0
 
 
-class LLMClient(EmbeddingsMixin):
+class LLMClient:
     """Chat completions and embeddings through the real `openai.OpenAI` client, with our own retry policy.
 
     It is the registry's `openai` transport (`freshstack_hf.llm.registry`)."""
@@ -212,6 +213,58 @@ class LLMClient(EmbeddingsMixin):
             [lambda r=r, p=p: self._chat_one(r, stage, p, from_batch) for r, p in zip(reqs, parsers, strict=True)],
             desc or stage,
         )
+
+    # ---- embeddings (the same cache, retries, pool and accounting as chat) ---------------------------------
+
+    def embed_many(
+        self, texts: Sequence[str], model: str, *, batch_size: int = EMBED_BATCH, stage: str = "embeddings"
+    ) -> Any:
+        """Embeddings of `texts` (float32 array, one row per text), cached per text, sent in batches."""
+        import numpy as np
+
+        keys = [request_key({"endpoint": "embeddings", "model": model, "input": t}) for t in texts]
+        vectors: dict[str, list[float]] = {}
+        missing: dict[str, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key in vectors or key in missing:
+                continue
+            cached = self.cache.get(key)
+            if cached is not None:
+                vectors[key] = cached["embedding"]
+                self._add(stage, cache_hits=1)
+            else:
+                missing[key] = text
+        todo = list(missing.items())
+        chunks = [todo[i : i + batch_size] for i in range(0, len(todo), batch_size)]
+        self._add(stage)
+        if chunks:
+            self._run_pool([lambda c=c: self._embed_chunk(c, model, stage) for c in chunks], f"{stage} ({model})")
+            for key, _ in todo:
+                vectors[key] = self.cache.get(key)["embedding"]
+        if not keys:
+            return np.zeros((0, 0), dtype=np.float32)
+        return np.asarray([vectors[k] for k in keys], dtype=np.float32)
+
+    def _embed_chunk(self, chunk: list[tuple[str, str]], model: str, stage: str) -> None:
+        inputs = [text for _, text in chunk]
+
+        def call() -> dict[str, Any]:
+            response = self.openai.embeddings.create(model=model, input=inputs)
+            if not hasattr(response, "model_dump"):
+                raise _Garbage(f"the body is not a JSON embeddings list: {str(response)[:120]!r}")
+            data = response.model_dump(mode="json")
+            if len(data.get("data") or []) != len(inputs):
+                raise _Garbage(f"{len(data.get('data') or [])} embeddings for {len(inputs)} inputs")
+            return data
+
+        data = self.call_with_retries(stage, f"{len(inputs)} texts", call)
+        rows = sorted(data["data"], key=lambda d: d.get("index", 0))
+        for (key, text), row in zip(chunk, rows, strict=True):
+            self.cache.put(
+                key, {"endpoint": "embeddings", "model": model, "input": text}, {"embedding": row["embedding"]}
+            )
+        usage = data.get("usage") or {}
+        self._account(stage, {"prompt_tokens": usage.get("prompt_tokens") or usage.get("total_tokens") or 0})
 
     def _run_pool(self, jobs: list[Callable[[], T]], desc: str) -> list[T]:
         """Run jobs on a bounded pool; the first failure cancels what has not started and is raised."""

@@ -13,27 +13,33 @@ Only numpy is imported: no pyndeval, pytrec_eval or pandas, so importing this pa
 
 from freshstack_hf.metrics.engine import (
     DEFAULT_ALPHA,
+    NuggetCoverage,
     TopicResult,
     average_topics,
     covered_nuggets,
     evaluate,
+    nugget_report,
     topic_average,
     topic_averages,
+    uncovered_nuggets,
 )
 from freshstack_hf.metrics.measures import (
     FAMILIES,
     HEADLINE,
     MEASURES,
+    Family,
     Measure,
+    RankedJudgments,
     measures_at,
     parse_measure,
     parse_measures,
+    register_family,
+    unregister_family,
     with_params,
 )
-from freshstack_hf.metrics.nuggets import NuggetCoverage, nugget_report, uncovered_nuggets
 from freshstack_hf.metrics.qrels import NuggetQrels, qrels_from_topic
-from freshstack_hf.metrics.report import RunScores, compare_runs, score_run, score_topics
 from freshstack_hf.metrics.score_table import AVERAGE, ScoreTable, compare_tables
+from freshstack_hf.metrics.scoring import RunScores, compare_runs, score_run, score_topics
 from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
 
 __all__ = [
@@ -42,11 +48,13 @@ __all__ = [
     "FAMILIES",
     "HEADLINE",
     "MEASURES",
+    "Family",
     "Interval",
     "Measure",
     "NuggetCoverage",
     "NuggetQrels",
     "PairedTest",
+    "RankedJudgments",
     "RunScores",
     "ScoreTable",
     "TopicResult",
@@ -62,10 +70,12 @@ __all__ = [
     "parse_measure",
     "parse_measures",
     "qrels_from_topic",
+    "register_family",
     "score_run",
     "score_topics",
     "topic_average",
     "topic_averages",
     "uncovered_nuggets",
+    "unregister_family",
     "with_params",
 ]

@@ -1,4 +1,5 @@
-"""Scores a run against nugget judgments: alpha-nDCG, Coverage, Recall, nDCG and Judged at any cutoff.
+"""Scores a run against nugget judgments at any cutoff, with every family `measures.FAMILIES` holds (alpha-nDCG,
+Coverage, Recall, nDCG and Judged built in).
 
 Semantics follow the official `freshstack` evaluator (pyndeval for alpha-nDCG, pytrec_eval for Recall and nDCG,
 its Python loop for Coverage) and are checked against it in `tests/test_metrics_parity.py`:
@@ -17,8 +18,12 @@ Where the official evaluator crashes, this one scores 0: a query with an empty r
 nuggets have no judgment rows at all, raise KeyError in its alpha-nDCG (pyndeval returns nothing for them).
 
 Reading the run (`ranking.ranked_rows`) is the only per-document work; every measure is then array arithmetic
-over all queries at once, which is what makes a 1,000-doc run of several hundred queries score in about as
-many milliseconds as the official evaluator needs tenths of a second.
+over all queries at once (each family's `compute`, in `measures.py`), which is what makes a 1,000-doc run of
+several hundred queries score in about as many milliseconds as the official evaluator needs tenths of a second.
+
+Per nugget, `nugget_report` says which facts of the answers no run covers in its top k, and which no judged document
+supports at all: a hard nugget (supported, but every system misses it) is told apart from an unsupported one (no
+run can ever cover it, and it only lowers every score).
 """
 
 from __future__ import annotations
@@ -29,8 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from freshstack_hf.metrics.ideal import discounts
-from freshstack_hf.metrics.measures import FAMILIES, HEADLINE, Measure, parse_measures
+from freshstack_hf.metrics.measures import FAMILIES, HEADLINE, Measure, RankedJudgments, parse_measures
 from freshstack_hf.metrics.qrels import NuggetQrels
 from freshstack_hf.metrics.ranking import ranked_rows
 from freshstack_hf.runs.run import Run
@@ -88,51 +92,17 @@ def evaluate(
 
 
 def _score(qrels: NuggetQrels, rows: np.ndarray, wanted: tuple[Measure, ...]) -> dict[Measure, np.ndarray]:
-    """Per-query values of each measure from the ranked rows; every branch is whole-topic array arithmetic."""
-    depth = rows.shape[1]
-    rel = qrels.matrix[rows]  # queries x depth x nugget slots
-    families = {m.family for m in wanted}
-    cum: dict[tuple[str, tuple], np.ndarray] = {}  # (family, params) -> queries x depth, cutoff k in column k-1
-    for params in dict.fromkeys(m.params for m in wanted if m.family == "alpha_ndcg"):
-        alpha = dict(params)["alpha"]
-        cut = max(m.k for m in wanted if m.family == "alpha_ndcg" and m.params == params)  # ideal costs per rank
-        head = rel[:, :cut]
-        seen_before = np.cumsum(head, axis=1, dtype=np.int64) - head
-        weights = (1.0 - alpha) ** np.arange(cut + 1, dtype=np.float64)
-        gains = (head * weights[seen_before]).sum(axis=2)
-        dcg = np.cumsum(gains * discounts(cut), axis=1)
-        cum["alpha_ndcg", params] = _ratio(dcg, qrels.ideal_alpha_dcg(alpha, cut))
-    if "ndcg" in families:
-        dcg = np.cumsum(rel.sum(axis=2) * discounts(depth), axis=1)
-        cum["ndcg", ()] = _ratio(dcg, qrels.ideal_ndcg_dcg(depth))
-    if "coverage" in families:
-        cum["coverage", ()] = _ratio(_covered_by_rank(rel), qrels.nugget_counts[:, None])
-    if "recall" in families:
-        found = np.cumsum(rel.any(axis=2), axis=1)
-        cum["recall", ()] = _ratio(found, qrels.relevant_counts[:, None])
-    if "judged" in families:
-        cum["judged", ()] = np.cumsum(rows != qrels.unjudged_row, axis=1) / np.arange(1, depth + 1)
+    """Per-query values of each measure from the ranked rows: each family (with each set of parameters asked) is
+    computed once, to its deepest cutoff, by its own `Family.compute`."""
+    ranked = RankedJudgments(qrels, rows, qrels.matrix[rows])  # queries x depth x nugget slots
+    deepest: dict[tuple[str, tuple], int] = {}
+    for m in wanted:
+        deepest[m.family, m.params] = max(m.k, deepest.get((m.family, m.params), 0))
+    cum = {  # (family, params) -> queries x depth, cutoff k in column k-1
+        (family, params): FAMILIES[family].compute(ranked.head(depth), dict(params))
+        for (family, params), depth in deepest.items()
+    }
     return {m: cum[m.family, m.params][:, m.k - 1] for m in wanted}
-
-
-def _covered_by_rank(rel: np.ndarray) -> np.ndarray:
-    """queries x depth: nuggets covered within the top r+1, from each nugget's first supporting rank.
-
-    Counting first hits is about twice as fast as accumulating coverage over every rank and slot.
-    """
-    n_q, depth, _ = rel.shape
-    first = np.where(rel.any(axis=1), rel.argmax(axis=1), depth)  # depth = never covered
-    flat = (np.arange(n_q)[:, None] * (depth + 1) + first).ravel()
-    counts = np.bincount(flat, minlength=n_q * (depth + 1)).reshape(n_q, depth + 1)[:, :depth]
-    return np.cumsum(counts, axis=1)
-
-
-def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    """num / den with 0 where den is 0 (a query nothing can satisfy scores 0, as in the official)."""
-    den = np.broadcast_to(den, num.shape)
-    out = np.zeros(num.shape, dtype=np.float64)
-    np.divide(num, den, out=out, where=den > 0)
-    return out
 
 
 def covered_nuggets(qrels: NuggetQrels, run: Run, k: int) -> dict[str, set[str]]:
@@ -142,6 +112,38 @@ def covered_nuggets(qrels: NuggetQrels, run: Run, k: int) -> dict[str, set[str]]
         qid: {n for slot, n in enumerate(nuggets) if hit[i, slot]}
         for i, (qid, nuggets) in enumerate(qrels.query_nuggets.items())
     }
+
+
+@dataclass(frozen=True, slots=True)
+class NuggetCoverage:
+    """One nugget: does any judged doc support it, and which of the given runs cover it in their top k."""
+
+    query_id: str
+    nugget_id: str
+    supported: bool
+    covered_by: tuple[str, ...]
+
+
+def nugget_report(qrels: NuggetQrels, runs: Mapping[str, Run], k: int = 20) -> list[NuggetCoverage]:
+    """Every nugget of the topic with the names of the runs whose top k supports it."""
+    hits = {name: covered_nuggets(qrels, run, k) for name, run in runs.items()}
+    supported = np.zeros((len(qrels), qrels.matrix.shape[1]), dtype=bool)
+    np.logical_or.at(supported, qrels.row_query, qrels.matrix[:-1])
+    return [
+        NuggetCoverage(
+            query_id=qid,
+            nugget_id=nugget_id,
+            supported=bool(supported[i, slot]),
+            covered_by=tuple(name for name, covered in hits.items() if nugget_id in covered[qid]),
+        )
+        for i, (qid, nuggets) in enumerate(qrels.query_nuggets.items())
+        for slot, nugget_id in enumerate(nuggets)
+    ]
+
+
+def uncovered_nuggets(qrels: NuggetQrels, runs: Mapping[str, Run], k: int = 20) -> list[NuggetCoverage]:
+    """The nuggets none of the runs covers in its top k (unsupported ones included, flagged)."""
+    return [row for row in nugget_report(qrels, runs, k) if not row.covered_by]
 
 
 def topic_average(values: Mapping[str, float], topics: Iterable[str] | None = None) -> float | None:

@@ -115,14 +115,6 @@ class NuggetQrels:
         sizes = np.diff(np.append(self.row_starts, self.unjudged_row))
         return np.repeat(np.arange(len(self)), sizes)
 
-    def query_qrels(self) -> dict[str, dict[str, int]]:
-        """Query-level qrels (`T-qrels`): score = nuggets supported; judged non-relevant docs kept with 0."""
-        counts = self.matrix.sum(axis=1)
-        return {
-            qid: {doc_id: int(counts[row]) for doc_id, row in rows.items()}
-            for qid, rows in zip(self.query_ids, self._doc_rows, strict=True)
-        }
-
     # ---- ideal rankings (cached: they depend on the judgments only) ------------------------------
     def ideal_ndcg_dcg(self, depth: int) -> np.ndarray:
         """Cumulative ideal DCG (queries x depth), gains = nugget counts sorted down, as trec_eval."""

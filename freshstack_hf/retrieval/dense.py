@@ -75,7 +75,7 @@ class DenseRetriever:
         show_progress: bool = False,
     ) -> None:
         if not isinstance(model, DenseModel):
-            model = load_dense_model(model, device=device, precision=precision)
+            model = load_dense_model(model, device=device, precision=precision, show_progress=show_progress)
         self.dense = model
         prompts = getattr(self.dense.model, "prompts", None) or {}
         self.query_prompt = prompts.get("query", "") if query_prompt is None else query_prompt

@@ -14,6 +14,8 @@ import importlib.util
 import logging
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -169,10 +171,38 @@ class DenseModel:
     dtype: str
 
 
-def load_with_explanation(cls: Any, name: str, **kwargs: Any) -> Any:
-    """Construct a sentence-transformers model, turning load failures into a message with the fix."""
+@contextmanager
+def loading_bars(show: bool) -> Iterator[None]:
+    """transformers' own progress bars ("Loading weights") while a model loads: as transformers has them when
+    `show`, else silenced for this load only.
+
+    Through transformers' tqdm hook, which `set_tqdm_hook` hands back, so the hook that was there (a caller's own,
+    or none) is put back afterwards and nothing global stays changed; its global switch
+    (`disable_progress_bar`) would also turn off huggingface_hub's bars and is not restorable as it was. A
+    transformers bar that another thread opens during the load is silenced too.
+    """
+    if show:
+        yield
+        return
+    from transformers.utils import logging as transformers_logging
+
+    def silenced(factory: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        kwargs = {**kwargs, "disable": True}
+        return previous(factory, args, kwargs) if previous is not None else factory(*args, **kwargs)
+
+    previous = transformers_logging.set_tqdm_hook(silenced)
     try:
-        return cls(name, trust_remote_code=False, **kwargs)
+        yield
+    finally:
+        transformers_logging.set_tqdm_hook(previous)
+
+
+def load_with_explanation(cls: Any, name: str, *, show_progress: bool = False, **kwargs: Any) -> Any:
+    """Construct a sentence-transformers model, turning load failures into a message with the fix; transformers'
+    loading bars show only with `show_progress` (`--quiet` and library callers get none)."""
+    try:
+        with loading_bars(show_progress):
+            return cls(name, trust_remote_code=False, **kwargs)
     except (OSError, ValueError) as exc:
         offline = f" (HF_HUB_OFFLINE={os.environ['HF_HUB_OFFLINE']} is set: no downloads)" if hub_offline() else ""
         raise FreshStackError(
@@ -187,15 +217,19 @@ def load_dense_model(
     device: str | None = None,
     precision: Precision = "auto",
     revision: str | None = None,
+    show_progress: bool = False,
 ) -> DenseModel:
-    """Load a SentenceTransformer for retrieval; remote code is never trusted (a benchmark runs others' models)."""
+    """Load a SentenceTransformer for retrieval; remote code is never trusted (a benchmark runs others' models).
+    transformers' loading bars show only with `show_progress`."""
     require_dense()
     from sentence_transformers import SentenceTransformer
 
     model_id, local_dir = resolve_model_source(name_or_path, revision)
     device = auto_device(device)
     source = str(local_dir) if local_dir is not None else model_id
-    model = load_with_explanation(SentenceTransformer, source, device=device, revision=revision)
+    model = load_with_explanation(
+        SentenceTransformer, source, device=device, revision=revision, show_progress=show_progress
+    )
     dtype = cuda_dtype(precision, device)
     model.to(dtype)
     if local_dir is None:  # downloaded just now: the snapshot exists from here on

@@ -41,15 +41,19 @@ def load_cross_encoder(
     device: str | None = None,
     precision: Precision = "auto",
     max_length: int | None = None,
+    show_progress: bool = False,
 ) -> Any:
-    """A CrossEncoder from a local directory or a cached Hub id; remote code is never trusted."""
+    """A CrossEncoder from a local directory or a cached Hub id; remote code is never trusted. transformers'
+    loading bars show only with `show_progress`."""
     require_dense()
     from sentence_transformers import CrossEncoder
 
     model_id, local_dir = resolve_model_source(name_or_path)
     device = auto_device(device)
     source = str(local_dir) if local_dir is not None else model_id
-    model = load_with_explanation(CrossEncoder, source, device=device, max_length=max_length)
+    model = load_with_explanation(
+        CrossEncoder, source, device=device, max_length=max_length, show_progress=show_progress
+    )
     if model.num_labels != 1:
         raise FreshStackError(
             f"cross-encoder {model_id!r} has {model.num_labels} output labels; reranking needs one relevance "
@@ -62,7 +66,7 @@ def load_cross_encoder(
 def _score_fn(scorer: Any, batch_size: int, show_progress: bool, **load: Any) -> ScoreFn:
     """Accept a name or path (loaded here), a loaded CrossEncoder, or a plain function over pairs."""
     if isinstance(scorer, str | os.PathLike):
-        scorer = load_cross_encoder(scorer, **load)
+        scorer = load_cross_encoder(scorer, show_progress=show_progress, **load)
     if hasattr(scorer, "predict"):
         model = scorer
 

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf._version import __version__
-from freshstack_hf.answers.extractive import DOCS_PER_ANSWER, RUN_ID, SENTENCES_PER_DOC, extractive_answers
+from freshstack_hf.answers.baseline_answers import DOCS_PER_ANSWER, SENTENCES_PER_DOC, extractive_answers
+from freshstack_hf.answers.baseline_answers import EXTRACTIVE_RUN_ID as RUN_ID
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError

@@ -17,7 +17,7 @@ import pandas as pd
 
 from freshstack_hf.answers.measures import ALL, ANSWER_MEASURES, BY_ID, CITATION_RECALL, AnswerMeasure
 from freshstack_hf.metrics import topic_average
-from freshstack_hf.metrics.report import AVERAGE
+from freshstack_hf.metrics.score_table import AVERAGE
 from leaderboard.display import datatypes, display, link_cell, sort_frame
 from leaderboard.schema import LeaderboardRow
 from leaderboard.store_frame import StoreFrame

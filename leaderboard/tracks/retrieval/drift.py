@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf.drift.report import MEASURE_NAMES, markdown, system_rows
+from freshstack_hf.drift.markdown import MEASURE_NAMES, markdown, system_rows
 from freshstack_hf.drift.svg import drift_svg
 from freshstack_hf.errors import FreshStackError
 

@@ -30,7 +30,7 @@ import pandas as pd
 
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
-from freshstack_hf.metrics.report import AVERAGE
+from freshstack_hf.metrics.score_table import AVERAGE
 from leaderboard.display import link_cell, sort_frame
 from leaderboard.schema import LeaderboardRow, Score
 from leaderboard.store_frame import StoreFrame

@@ -28,7 +28,7 @@ import numpy as np
 from freshstack_hf.defaults import RANK_RESAMPLES, SEED
 from freshstack_hf.metrics import HEADLINE, Measure
 from freshstack_hf.metrics.rank_uncertainty import RankInterval, rank_intervals
-from freshstack_hf.metrics.report import AVERAGE
+from freshstack_hf.metrics.score_table import AVERAGE
 from leaderboard.tracks.retrieval.leaderboard_table import RANK, column
 
 EXPLAINED = (

@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from freshstack_hf.metrics import HEADLINE, topic_averages
-from freshstack_hf.metrics.report import AVERAGE
+from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.windows import Window, window_result
 from leaderboard.schema import SystemRecord
 from leaderboard.store_frame import StoreFrame

@@ -104,14 +104,15 @@ def _documents(d: Mapping[str, Any]) -> list[str]:
         "|---|---:|---:|",
         *(f"| {c} | {counts.get(c, 0)} | {_pct(counts.get(c, 0) / total if total else None)} |" for c in order),
         "",
-        "| fate | repo | old commit | new commit | documents |",
-        "|---|---|---|---|---:|",
+        "| fate | repo | old commit | new repo | new commit | documents |",
+        "|---|---|---|---|---|---:|",
     ]
     for fate in order:
         for row in d["commits"].get(fate, []):
+            new_repo = row.get("new_repo") or "-"  # a version 1 report names no new repository
             lines.append(
-                f"| {fate} | {row['repo'] or '-'} | {_short(row['old_commit'])} | {_short(row['new_commit'])} "
-                f"| {row['documents']} |"
+                f"| {fate} | {row['repo'] or '-'} | {_short(row['old_commit'])} | {new_repo} "
+                f"| {_short(row['new_commit'])} | {row['documents']} |"
             )
     moved = [doc for doc in d["docs"] if doc["fate"] != "unchanged"]
     if moved:

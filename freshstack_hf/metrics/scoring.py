@@ -1,4 +1,4 @@
-"""Scoring a run over several topics with intervals, comparing two runs, and rendering both.
+"""The scoring entry point: a run over several topics with intervals, two runs compared, both as JSON.
 
 The CLI and the leaderboard worker need the same thing: per-topic means, per-query values, 95% intervals
 for the headline measures, the all-topics average and, for two runs, paired differences with p-values. It is
@@ -105,6 +105,7 @@ def scores_json(scores: RunScores) -> dict:
 
 
 def comparison_json(tests: Mapping[str, Mapping[str, PairedTest]]) -> dict:
+    """Paired tests (runs' or answer files') as `{"topics": {T: {m: {"diff", "ci95", "p_value"}}}, "average"}`."""
     rows = {
         scope: {m: {"diff": t.diff, "ci95": [t.low, t.high], "p_value": t.p_value} for m, t in by_measure.items()}
         for scope, by_measure in tests.items()
