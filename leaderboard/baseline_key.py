@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from leaderboard.schema import SCHEMA_VERSION
-from leaderboard.store import Store
+from leaderboard.store.schema import SCHEMA_VERSION
+from leaderboard.store.store import Store
 
 
 @dataclass(frozen=True, slots=True)

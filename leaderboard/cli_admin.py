@@ -39,7 +39,7 @@ HELP = "moderate the leaderboard (hide, unhide, delete a system), print its audi
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
@@ -107,7 +107,7 @@ def default_moderator() -> str:
 
 def log_lines(rows: list[Any]) -> list[str]:
     """One line per audit row: time (UTC), who, kind, outcome, system, content hash (shortened), detail."""
-    from leaderboard.audit import short_hash
+    from leaderboard.store.audit import short_hash
 
     lines = []
     for row in rows:
@@ -127,8 +127,8 @@ def _open_store(url: str | None, runs_dir: str | None = None) -> Any:
     from sqlalchemy.engine import make_url
 
     from freshstack_hf.errors import FreshStackError
-    from leaderboard.archive import open_store
-    from leaderboard.store_engine import default_store_url
+    from leaderboard.store.archive import open_store
+    from leaderboard.store.dialect import default_store_url
 
     url = url or default_store_url()
     parsed = make_url(url)
@@ -143,7 +143,7 @@ def _counts(rows: dict[str, int]) -> str:
 
 def _export(args: argparse.Namespace) -> int:
     """Checks DIR before the store is opened, so a refused export neither migrates the store nor writes anything."""
-    from leaderboard.board_export import check_target, export_board
+    from leaderboard.export.board_export import check_target, export_board
 
     check_target(args.folder, args.force)
     with _open_store(args.store, args.runs_dir) as store:
@@ -164,9 +164,9 @@ def _shown(url: str) -> str:
 
 def _import(args: argparse.Namespace) -> int:
     """Not through `_open_store`: the store may not exist yet, and an older runs archive must not be mixed in."""
-    from leaderboard.board_format import BY_NAME
-    from leaderboard.board_import import import_board
-    from leaderboard.store_engine import default_store_url
+    from leaderboard.export.board_format import BY_NAME
+    from leaderboard.export.board_import import import_board
+    from leaderboard.store.dialect import default_store_url
 
     url = args.store or default_store_url()
     done = import_board(url, args.folder, by=args.by or default_moderator())

@@ -48,7 +48,7 @@ EPHEMERAL_NOTICE = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
     p.add_argument(
@@ -117,7 +117,7 @@ def _evaluate(args: argparse.Namespace, dataset: Any) -> Any:
     """The in-app workers' evaluate function: the app's dataset and embedding cache."""
     import functools
 
-    from leaderboard.jobs import evaluate_job
+    from leaderboard.worker.jobs import evaluate_job
 
     options = {"dataset": str(dataset.folder), "cache_dir": args.cache_dir}
     return functools.partial(evaluate_job, **options)
@@ -126,8 +126,8 @@ def _evaluate(args: argparse.Namespace, dataset: Any) -> Any:
 def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop: threading.Event) -> threading.Thread:
     """A worker thread (`kinds`: only those job kinds, and it ends once none is left); its jobs run in spawned
     child processes that drop secret-looking variables."""
-    from leaderboard.jobs import BASELINE_JOB_KINDS
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import BASELINE_JOB_KINDS
+    from leaderboard.worker.worker import run_worker
 
     caps = {kind: BASELINE_TIME_CAP_SECONDS for kind in BASELINE_JOB_KINDS}
     options = {"stop": stop, "kinds": kinds, "kind_time_caps": caps}
@@ -176,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.archive import open_store
+    from leaderboard.store.archive import open_store
     from leaderboard.tracks.retrieval import drift
     from leaderboard.tracks.retrieval.published import load_reported
 
@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
     if args.admin and not args.oauth:
         raise FreshStackError("--admin needs --oauth: admins are recognised by their Hugging Face sign-in")
     if args.oauth:
-        from leaderboard.sign_in import check_sign_in
+        from leaderboard.page.sign_in import check_sign_in
 
         _say(f"sign-in: {check_sign_in()}")
     dataset = Dataset(args.dataset, args.revision)  # user errors first, before anything is created
@@ -200,8 +200,8 @@ def run(args: argparse.Namespace) -> int:
         _say(f"store: {store!r}" + (" (ephemeral: lost on restart, and every page says so)" if args.ephemeral else ""))
         if not args.no_baselines:
             _queue_baselines(args, store, dataset)
-        from leaderboard.app import build_app, launch_app
-        from leaderboard.jobs import BASELINE_JOB_KINDS
+        from leaderboard.page.app import build_app, launch_app
+        from leaderboard.worker.jobs import BASELINE_JOB_KINDS
 
         demo = build_app(
             dataset,

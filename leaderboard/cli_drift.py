@@ -25,15 +25,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     drift.add_arguments(p)
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
 
 
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli import drift
-    from leaderboard.archive import open_store
     from leaderboard.drift_systems import stored_pairs
+    from leaderboard.store.archive import open_store
 
     def extra():
         with open_store(args.store, args.runs_dir) as store:

@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system", type=int, required=True, help="the stored system's id (the table's # column)")
     p.add_argument("--topic", required=True, help="the topic to fill")
     p.add_argument("--k", type=int, default=10, help="depth of the ranking to fill (default: 10)")
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument("--now", action="store_true", help="judge here and now instead of queueing a worker job")
@@ -38,8 +38,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.archive import open_store
     from leaderboard.fills import board_fill_name
+    from leaderboard.store.archive import open_store
     from leaderboard.tracks.retrieval.fill_job import FILL_JOB_KIND, fill_payload
 
     if args.k < 1:

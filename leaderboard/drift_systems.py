@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from freshstack_hf.drift.systems import SystemPair
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 
 
 def stored_pairs(store: Store) -> list[SystemPair]:

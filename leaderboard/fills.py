@@ -30,7 +30,7 @@ from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import list_revisions, revision_folder
-from leaderboard.blobs import FILL, Blob
+from leaderboard.store.blobs import FILL, Blob
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 

@@ -15,8 +15,8 @@ from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics import HEADLINE, MEASURES, RunScores
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, cut
-from leaderboard.blobs import Blob
-from leaderboard.ranking_blob import MEDIA as RANKING
+from leaderboard.store.blobs import Blob
+from leaderboard.store.ranking_blob import MEDIA as RANKING
 
 ARCHIVE_DEPTH = 100  # the top of each query's ranking the store keeps behind a row
 

@@ -9,7 +9,7 @@ on any problem) and scoring. The store's unique content hash settles races betwe
 arriving together; a content hash a moderator deleted stays in the store as a tombstone, so the same content is
 refused, naming the reason, whichever check meets it. The tracks' submitters (`tracks.retrieval.run_submit`,
 `tracks.answers.answer_submit`) build on `BaseSubmitter`, and mark each public submit method `@audited`: every
-call, whatever its outcome, appends one row to the store's audit log (`leaderboard.audit`).
+call, whatever its outcome, appends one row to the store's audit log (`leaderboard.store.audit`).
 """
 
 from __future__ import annotations
@@ -28,11 +28,11 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.audit import SUBMISSION, kind_of
-from leaderboard.moderation import DELETED, HIDDEN
 from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
-from leaderboard.schema import SystemRecord
-from leaderboard.store import Store
+from leaderboard.store.audit import SUBMISSION, kind_of
+from leaderboard.store.moderation import DELETED, HIDDEN
+from leaderboard.store.schema import SystemRecord
+from leaderboard.store.store import Store
 
 MAX_PROBLEMS = 100  # listed back to the submitter; the rest are counted
 GZIP_RATIO = 25  # a .gz upload may expand to this many times the upload cap, not more (gzip bombs)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from leaderboard.schema import ResultMeta
-from leaderboard.store import Store
+from leaderboard.store.schema import ResultMeta
+from leaderboard.store.store import Store
 
 META = ResultMeta("rev-1", parameters={"k": 10})
 

@@ -16,16 +16,16 @@ from freshstack_hf.answers import LLMJudge, default_judge_cache, parse_answers, 
 from freshstack_hf.answers import scores as answer_scores
 from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.errors import FreshStackError
-from leaderboard.blob_store import blobs
-from leaderboard.blobs import ANSWERS, BlobCorrupt
-from leaderboard.job_contract import INPUTS
-from leaderboard.jobs import evaluate_job
-from leaderboard.schema import JobRecord
-from leaderboard.store import Store
+from leaderboard.store.blob_store import blobs
+from leaderboard.store.blobs import ANSWERS, BlobCorrupt
+from leaderboard.store.schema import JobRecord
+from leaderboard.store.store import Store
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, JUDGE_KEY_ENV
 from leaderboard.tracks.answers.answer_rows import measure_key
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.job_contract import INPUTS
+from leaderboard.worker.jobs import evaluate_job
 
 RESAMPLES = 300
 JUDGE_MODEL = "judge-of-archived-answers"  # its own judge cache entries: no other test answers for it
@@ -50,7 +50,7 @@ def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):
 def run(job: JobRecord, lb_dataset, store: Store | None, payload: dict | None = None):
     """The worker's evaluate function on `job` (or on `job` with another payload), in this process, given the
     answers the worker reads from `store` for it (none when `store` is None)."""
-    from leaderboard.worker import with_inputs
+    from leaderboard.worker.worker import with_inputs
 
     job = job if payload is None else dataclasses.replace(job, payload=payload)
     job = with_inputs(store, job) if store is not None else job

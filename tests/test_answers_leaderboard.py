@@ -11,7 +11,7 @@ from submission_files import answers_text
 
 from freshstack_hf.answers import extractive_answers, parse_answers, score_answers
 from freshstack_hf.answers.measures import ANSWER_MEASURES, BY_ID, CITATION_IDS, JUDGE_IDS
-from leaderboard import display as tbl
+from leaderboard.page import display as tbl
 from leaderboard.tracks.answers import JUDGE_JOB_KIND as JOB_KIND
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.answers import answers_table as answers_view
@@ -75,8 +75,8 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
 
 
 def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, tmp_path, llm_server, monkeypatch):
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.worker import KIND_SECRETS, run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import KIND_SECRETS, run_worker
 
     assert KIND_SECRETS[JOB_KIND] == (JUDGE_KEY_ENV,)  # the one variable the job process keeps
     monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
@@ -208,10 +208,10 @@ def test_judge_endpoint_from_env(monkeypatch):
 
 
 def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch, tmp_path):
-    from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.answers import GENERATE_JOB_KIND
     from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
-    from leaderboard.worker import KIND_SECRETS, run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import KIND_SECRETS, run_worker
 
     assert KIND_SECRETS[GENERATE_JOB_KIND] == (JUDGE_KEY_ENV,)
     monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
@@ -255,11 +255,11 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     scores them by citation (the numbers `compute_answer_baselines` stores), queueing their judge; a worker holding
     the key judges them and generates the LLM row."""
     from freshstack_hf.answers.measures import CITATION_IDS
-    from leaderboard.jobs import BASELINE_JOB_KINDS, evaluate_job
-    from leaderboard.store import Store
+    from leaderboard.store.store import Store
     from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND
     from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines, queue_answer_baselines
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import BASELINE_JOB_KINDS, evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
     judge = JudgeEndpoint(llm_server.base_url, "judge-model")

@@ -26,13 +26,13 @@ from store_rows import META, topic_scores
 from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.repo.board_folder import FORMAT_VERSION
-from leaderboard.blob_store import blobs
-from leaderboard.blobs import Blob
-from leaderboard.board_export import export_board
-from leaderboard.board_format import BY_NAME, CONFIGS, REDACTED
-from leaderboard.schema import STORE_SCHEMA, ResultMeta
+from leaderboard.export.board_export import export_board
+from leaderboard.export.board_format import BY_NAME, CONFIGS, REDACTED
 from leaderboard.scoring import score_for_store
-from leaderboard.store import Store
+from leaderboard.store.blob_store import blobs
+from leaderboard.store.blobs import Blob
+from leaderboard.store.schema import STORE_SCHEMA, ResultMeta
+from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines

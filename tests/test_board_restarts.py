@@ -23,8 +23,8 @@ from sqlalchemy import func, select
 from store_rows import count
 from submission_files import answers_text, merged, write_trec
 
-from leaderboard.blob_store import blob_refs, blobs
-from leaderboard.store import Store
+from leaderboard.store.blob_store import blob_refs, blobs
+from leaderboard.store.store import Store
 
 pytestmark = pytest.mark.slow
 EXE = str(Path(sys.executable).with_name("freshstack-hf"))

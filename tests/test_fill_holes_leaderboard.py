@@ -11,8 +11,8 @@ import pytest
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import list_revisions
 from leaderboard.fills import fill_stored_system, moves_table
-from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
+from leaderboard.store.schema import ResultMeta
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 
 
@@ -86,9 +86,9 @@ def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board,
     import functools
 
     from freshstack_hf.cli.main import main
-    from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.retrieval.holes import HolesSource, served_note
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     data, ids = board
     monkeypatch.setenv("FRESHSTACK_JUDGE_BASE_URL", llm_server.base_url)
@@ -145,9 +145,9 @@ def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(b
     import functools
 
     from freshstack_hf.cli.main import main
-    from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.retrieval.holes import HolesSource
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     monkeypatch.delenv("FRESHSTACK_JUDGE_BASE_URL", raising=False)
     data, ids = board

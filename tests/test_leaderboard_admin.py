@@ -16,9 +16,9 @@ from ports import free_port
 from store_rows import topic_scores
 from submission_files import merged, write_trec
 
-from leaderboard.blobs import Blob
-from leaderboard.schema import ResultMeta
-from leaderboard.store import Store
+from leaderboard.store.blobs import Blob
+from leaderboard.store.schema import ResultMeta
+from leaderboard.store.store import Store
 
 
 @pytest.fixture
@@ -103,7 +103,7 @@ def served(store_url, lb_dataset, tmp_path):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from gradio_client import Client
 
-    from leaderboard.app import build_app, launch_app
+    from leaderboard.page.app import build_app, launch_app
 
     store = Store(store_url)
     demo = build_app(lb_dataset, store, rate_limit=1000, resamples=0)

@@ -12,14 +12,14 @@ import pytest
 from store_rows import META, topic_scores
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.computing import in_progress, status_line
-from leaderboard.job_contract import JobOptions
-from leaderboard.jobs import BASELINE_JOB_KINDS, evaluate_job
-from leaderboard.store import Store
+from leaderboard.page.computing import in_progress, status_line
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.tracks.retrieval.baseline_job import evaluate_baseline
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines, queue_baselines
-from leaderboard.worker import run_worker
+from leaderboard.worker.job_contract import JobOptions
+from leaderboard.worker.jobs import BASELINE_JOB_KINDS, evaluate_job
+from leaderboard.worker.worker import run_worker
 
 
 @pytest.fixture

@@ -17,12 +17,12 @@ from store_rows import count, topic_scores
 from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.audit import audit_log
-from leaderboard.blob_store import blobs
-from leaderboard.blobs import Blob
-from leaderboard.page import Page, Settings
-from leaderboard.schema import Base, ResultMeta, jobs, results, systems
-from leaderboard.store import Store
+from leaderboard.page.page import Page, Settings
+from leaderboard.store.audit import audit_log
+from leaderboard.store.blob_store import blobs
+from leaderboard.store.blobs import Blob
+from leaderboard.store.schema import Base, ResultMeta, jobs, results, systems
+from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource

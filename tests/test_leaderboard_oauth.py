@@ -27,11 +27,11 @@ from store_rows import count, topic_scores
 from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.admin_tab import NOT_ADMIN, admin_action, admin_view
-from leaderboard.page import Page, Settings
-from leaderboard.schema import ResultMeta, systems
-from leaderboard.sign_in import check_sign_in
-from leaderboard.store import Store
+from leaderboard.page.admin_tab import NOT_ADMIN, admin_action, admin_view
+from leaderboard.page.page import Page, Settings
+from leaderboard.page.sign_in import check_sign_in
+from leaderboard.store.schema import ResultMeta, systems
+from leaderboard.store.store import Store
 
 
 def leaderboard_process(argv: list[str], env: dict[str, str], prelude: str = "") -> subprocess.Popen:

@@ -15,7 +15,7 @@ from store_rows import META, count, topic_scores
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
-from leaderboard.schema import SCHEMA_VERSION, results
+from leaderboard.store.schema import SCHEMA_VERSION, results
 
 
 @pytest.fixture

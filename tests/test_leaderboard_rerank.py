@@ -19,10 +19,10 @@ from store_rows import count, topic_scores
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.metrics.report import AVERAGE
 from freshstack_hf.runs import from_ids, load_run
-from leaderboard.blob_store import blobs
-from leaderboard.schema import ResultMeta, jobs, rate_events, systems
 from leaderboard.scoring import score_for_store
-from leaderboard.store import Store
+from leaderboard.store.blob_store import blobs
+from leaderboard.store.schema import ResultMeta, jobs, rate_events, systems
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import RERANK_KINDS
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource, column
 from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
@@ -150,8 +150,8 @@ def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     the CrossEncoder, the scoring path), and the row holds every measure of the reordered candidates."""
     from sentence_transformers import CrossEncoder
 
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     store = store_on_each_backend
     submitter = submitter_for(store, lb_dataset, tmp_path, models)
@@ -196,7 +196,7 @@ def test_a_store_made_before_the_reranking_kinds_is_widened_in_place(store_url):
     a reranker row then takes its job through the queue like any other."""
     from sqlalchemy.schema import CreateTable
 
-    from leaderboard.schema import Base
+    from leaderboard.store.schema import Base
 
     with Store(store_url) as old:
         ddl = str(CreateTable(systems).compile(dialect=old.engine.dialect))

@@ -27,7 +27,7 @@ from ports import free_port
 
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.runs import load_run
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.rerank_table import REFERENCE_ID, REFERENCE_TYPE
 
 pytestmark = pytest.mark.slow
@@ -38,7 +38,7 @@ def app(tmp_path_factory, lb_dataset):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from gradio_client import Client
 
-    from leaderboard.app import build_app, launch_app
+    from leaderboard.page.app import build_app, launch_app
 
     root = tmp_path_factory.mktemp("rerank-app")
     models = root / "models"
@@ -79,8 +79,8 @@ def mteb_rerank(model: Path, dataset: Path, work: Path) -> tuple[dict[str, dict]
 
 
 def test_a_cross_encoder_submitted_through_the_page_stores_the_numbers_of_mteb_run(app, lb_dataset, tmp_path):
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
     from loaders.mteb_metadata import NUGGET_MEASURES, score_key
 
     folder = app.models / "tiny-reranker"

@@ -17,8 +17,8 @@ from sqlalchemy import insert, select
 from store_rows import count, topic_scores
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.schema import ResultMeta, results, systems
-from leaderboard.store import Store
+from leaderboard.store.schema import ResultMeta, results, systems
+from leaderboard.store.store import Store
 
 
 @pytest.fixture
@@ -158,7 +158,7 @@ def test_a_store_made_before_a_system_kind_existed_is_widened_in_place(store_url
     """An older store's CHECK on systems.kind lacks `answers`: create_all widens it, keeping rows and ids."""
     from sqlalchemy.schema import CreateTable
 
-    from leaderboard.schema import SYSTEM_KINDS, systems
+    from leaderboard.store.schema import SYSTEM_KINDS, systems
 
     assert "answers" in SYSTEM_KINDS
     with Store(store_url) as old:
@@ -166,7 +166,7 @@ def test_a_store_made_before_a_system_kind_existed_is_widened_in_place(store_url
         assert ", 'answers'" in ddl
         with old.engine.begin() as conn:
             conn.exec_driver_sql(ddl.replace(", 'answers'", ""))  # the table as an older release declared it
-        from leaderboard.schema import Base
+        from leaderboard.store.schema import Base
 
         with old.engine.begin() as conn:
             Base.metadata.create_all(conn)  # the other tables, as the old release made them

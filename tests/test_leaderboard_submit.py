@@ -14,7 +14,7 @@ from freshstack_hf._version import __version__
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.metrics.report import score_run
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.schema import SCHEMA_VERSION
+from leaderboard.store.schema import SCHEMA_VERSION
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.run_submit import Submitter, model_content_hash
 

@@ -11,16 +11,16 @@ import pytest
 from sqlalchemy.schema import CreateTable
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard import jobs, worker
-from leaderboard.job_contract import JobKind, JobOptions
-from leaderboard.schema import SYSTEM_KINDS, Base, JobOutput, JobRecord, ResultMeta, kind_check, systems
-from leaderboard.store import Store
+from leaderboard.store.schema import SYSTEM_KINDS, Base, JobOutput, JobRecord, ResultMeta, kind_check, systems
+from leaderboard.store.store import Store
 from leaderboard.tracks import answers, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
+from leaderboard.worker import jobs, worker
+from leaderboard.worker.job_contract import JobKind, JobOptions
 
 
 def job(kind: str, payload: dict | None = None) -> JobRecord:

@@ -15,9 +15,9 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.metrics.report import AVERAGE
 from freshstack_hf.windows import question_day
-from leaderboard.cutoff import card_cutoff
-from leaderboard.schema import Base, ResultMeta
-from leaderboard.store import Store
+from leaderboard.store.schema import Base, ResultMeta
+from leaderboard.store.store import Store
+from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.tracks.retrieval.leaderboard_table import column
 from leaderboard.tracks.retrieval.run_submit import Submitter
 from leaderboard.tracks.retrieval.window_table import ALL_QUESTIONS, TOTAL, WindowSource, questions_column

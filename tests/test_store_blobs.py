@@ -1,4 +1,4 @@
-"""The store holds what rows depend on (`leaderboard.blobs`): rankings and answers as content-addressed blobs,
+"""The store holds what rows depend on (`leaderboard.store.blobs`): rankings and answers as content-addressed blobs,
 written with their rows, deduplicated, compressed, verified on read; the store's layout is versioned; an older
 release's runs folder is imported on open; SQLite runs durable (WAL, synchronous FULL)."""
 
@@ -16,12 +16,12 @@ from store_rows import META, count, topic_scores
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs.run import top_docs
-from leaderboard.archive import import_archive_folder, legacy_ranking_path, open_store
-from leaderboard.blob_store import blob_refs, blobs
-from leaderboard.blobs import Blob, BlobCorrupt
-from leaderboard.ranking_blob import decode_ranking, encode_ranking
-from leaderboard.schema import STORE_SCHEMA, store_meta
-from leaderboard.store import Store
+from leaderboard.store.archive import import_archive_folder, legacy_ranking_path, open_store
+from leaderboard.store.blob_store import blob_refs, blobs
+from leaderboard.store.blobs import Blob, BlobCorrupt
+from leaderboard.store.ranking_blob import decode_ranking, encode_ranking
+from leaderboard.store.schema import STORE_SCHEMA, store_meta
+from leaderboard.store.store import Store
 
 
 def ranking(seed: int, queries: int = 5, depth: int = 30, *, float32: bool = True) -> dict:

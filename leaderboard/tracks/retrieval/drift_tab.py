@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab
+from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import drift
 
 

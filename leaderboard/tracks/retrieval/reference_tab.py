@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from leaderboard.display import datatypes, display
-from leaderboard.page import Page, PageTab
+from leaderboard.page.display import datatypes, display
+from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import published as reference
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.leaderboard_tab import legend

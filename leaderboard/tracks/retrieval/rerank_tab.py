@@ -14,7 +14,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab, Path_, Profile
+from leaderboard.page.page import Page, PageTab, Path_, Profile
 from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
 from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
 
