@@ -127,8 +127,8 @@ def _open_store(url: str | None, runs_dir: str | None = None) -> Any:
     from sqlalchemy.engine import make_url
 
     from freshstack_hf.errors import FreshStackError
+    from leaderboard.defaults import default_store_url
     from leaderboard.store.archive import open_store
-    from leaderboard.store.dialect import default_store_url
 
     url = url or default_store_url()
     parsed = make_url(url)
@@ -164,9 +164,9 @@ def _shown(url: str) -> str:
 
 def _import(args: argparse.Namespace) -> int:
     """Not through `_open_store`: the store may not exist yet, and an older runs archive must not be mixed in."""
+    from leaderboard.defaults import default_store_url
     from leaderboard.export.board_format import BY_NAME
     from leaderboard.export.board_import import import_board
-    from leaderboard.store.dialect import default_store_url
 
     url = args.store or default_store_url()
     done = import_board(url, args.folder, by=args.by or default_moderator())

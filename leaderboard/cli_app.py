@@ -48,6 +48,7 @@ EPHEMERAL_NOTICE = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR
     from leaderboard.store.archive import RUNS_DIR_HELP
 
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
@@ -77,9 +78,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dense-model", help="dense baseline model (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--cross-encoder", help="cross-encoder for a reranked-hybrid row (local folder or cached id)")
     p.add_argument("--cache-dir", help="embedding cache for the dense baseline (default: $FRESHSTACK_CACHE)")
-    p.add_argument("--max-file-mb", type=float, default=20.0, help="upload size cap in MB (default: %(default)s)")
     p.add_argument(
-        "--rate-limit", type=int, default=10, help="submissions per hour per identity, 0 = off (default: %(default)s)"
+        "--max-file-mb", type=float, default=MAX_UPLOAD_MB, help="upload size cap in MB (default: %(default)s)"
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=int,
+        default=RATE_LIMIT_PER_HOUR,
+        help="submissions per hour per identity, 0 = off (default: %(default)s)",
     )
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument(

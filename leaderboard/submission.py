@@ -28,6 +28,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
+from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
 from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.moderation import DELETED, HIDDEN
@@ -138,8 +139,8 @@ class BaseSubmitter:
         store: Store,
         dataset: Dataset,
         *,
-        max_file_bytes: int = 20 * 2**20,
-        rate_limit: int | None = 10,
+        max_file_bytes: int = upload_bytes(MAX_UPLOAD_MB),
+        rate_limit: int | None = RATE_LIMIT_PER_HOUR,
         resamples: int = RESAMPLES,
     ) -> None:
         self.store, self.dataset = store, dataset

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.store.dialect import DATA_DIR_ENV, STORE_ENV, default_data_dir
+from leaderboard.defaults import DATA_DIR_ENV, STORE_ENV, default_data_dir
 
 SPACE_DATA = Path("/data")  # a Space's persistent storage, when it has some
 # Tests only: another folder stands for /data, so a test can run app.py as a Space with and without persistent

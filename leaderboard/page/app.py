@@ -4,9 +4,8 @@ Nothing here lays out a component of a tab nor computes, filters or formats a nu
 track's plain functions (tested without Gradio). Every event has an `api_name`, so the page's API (`/load`,
 `/table` (one page), `/export` (every row), `/computing`, `/detail`, `/plots`, `/draw`, `/speed`, `/submit_run`,
 `/submit_model`, for the Reranking tab `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`, and for the
-Answers tab `/answers_table`, `/submit_answers`) is what the tests and `gradio_client` users drive. The upload cap
-is enforced twice: by Gradio's server (`launch(max_file_size=...)`, before the file reaches us) and by the
-submitter.
+Answers tab `/answers_table`, `/submit_answers`) is what the tests and `gradio_client` users drive. The upload
+cap is enforced twice: by Gradio's server (`launch(max_file_size=...)`, before a file reaches us) and by the submitter.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ import gradio as gr
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
+from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
 from leaderboard.page import first_paint, tabs
 from leaderboard.page.page import Page, Settings
 from leaderboard.page.sign_in import sign_in_row
@@ -43,8 +43,8 @@ def build_app(
     store: Store,
     *,
     reported_path: str | Path | None = None,
-    max_file_mb: float = 20.0,
-    rate_limit: int | None = 10,
+    max_file_mb: float = MAX_UPLOAD_MB,
+    rate_limit: int | None = RATE_LIMIT_PER_HOUR,
     model_roots: Sequence[str | Path] = (),
     oauth: bool = False,
     resamples: int = RESAMPLES,
@@ -94,7 +94,7 @@ def launch_app(
     *,
     host: str = "127.0.0.1",
     port: int | None = None,
-    max_file_mb: float = 20.0,
+    max_file_mb: float = MAX_UPLOAD_MB,
     prevent_thread_lock: bool = False,
     quiet: bool = False,
 ) -> Any:
@@ -104,7 +104,7 @@ def launch_app(
         theme=theme(),
         server_name=host,
         server_port=port,
-        max_file_size=int(max_file_mb * 2**20),
+        max_file_size=upload_bytes(max_file_mb),
         prevent_thread_lock=True,  # the first paint is installed on the started app, then we block if asked
         quiet=quiet,
         show_error=True,

@@ -25,6 +25,7 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.repo.dataset import Dataset
+from leaderboard.defaults import upload_bytes
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.store import Store
 from leaderboard.submission import identity_of
@@ -49,7 +50,7 @@ class Settings:
 
     @property
     def max_file_bytes(self) -> int:
-        return int(self.max_file_mb * 2**20)
+        return upload_bytes(self.max_file_mb)
 
 
 class Page:

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
+from leaderboard.defaults import default_data_dir
 from leaderboard.store.blobs import ANSWERS, Blob, sha256_of
-from leaderboard.store.dialect import default_data_dir
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.store import Store
 

@@ -1,9 +1,8 @@
-"""Where the store lives and how it is connected to: the data folder, the store URL, and an engine for a SQLite
-file or a PostgreSQL server (`leaderboard.store.store` explains what each database guarantees)."""
+"""How the store is connected to: an engine for a SQLite file or a PostgreSQL server (`leaderboard.store.store`
+explains what each database guarantees)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -12,20 +11,7 @@ from sqlalchemy.engine import make_url
 
 from freshstack_hf.errors import FreshStackError
 
-STORE_ENV = "FRESHSTACK_STORE"
-DATA_DIR_ENV = "FRESHSTACK_DATA_DIR"
 WRITE = "freshstack_write"  # execution option: this transaction will write (SQLite: BEGIN IMMEDIATE)
-
-
-def default_data_dir() -> Path:
-    """$FRESHSTACK_DATA_DIR, else the user's data folder: a leaderboard's store must outlive caches."""
-    if os.environ.get(DATA_DIR_ENV):
-        return Path(os.environ[DATA_DIR_ENV]).expanduser()
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "freshstack-hf"
-
-
-def default_store_url() -> str:
-    return os.environ.get(STORE_ENV) or f"sqlite:///{default_data_dir() / 'leaderboard.db'}"
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:

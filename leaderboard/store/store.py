@@ -22,6 +22,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
+from leaderboard.defaults import default_store_url
 from leaderboard.holds import pause_for_tests
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.store.audit import AuditLog, install_append_only_guard
@@ -29,7 +30,7 @@ from leaderboard.store.backup import StoreBackup
 from leaderboard.store.blob_store import BlobStore, blob_refs, init_blob_store
 from leaderboard.store.blobs import Blob
 from leaderboard.store.columns_migration import add_missing_columns
-from leaderboard.store.dialect import WRITE, default_store_url, make_engine
+from leaderboard.store.dialect import WRITE, make_engine
 from leaderboard.store.efficiency_rows import efficiency_by_system
 from leaderboard.store.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
 from leaderboard.store.moderation import HIDDEN, LISTED, Moderation
