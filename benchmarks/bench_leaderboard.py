@@ -37,7 +37,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 def fill_store(store: Any, revision: str) -> None:
     from freshstack_hf.metrics import MEASURES
-    from leaderboard.store.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
 
     rng = random.Random(0)
     meta = ResultMeta(revision, parameters={"job": "run", "bench": True})
@@ -178,12 +178,12 @@ def _first_page_against_before(store: Any, ctx: Any) -> None:
     from leaderboard.tracks.retrieval import leaderboard_table as tbl
 
     for row in store.leaderboard_rows():
-        store.attach_blobs(row.system.id, {"ranking": Blob.ranking({"t": {f"q{row.system.id}": {"d": 1.0}}})})
+        store.blobs.attach(row.system.id, {"ranking": Blob.ranking({"t": {f"q{row.system.id}": {"d": 1.0}}})})
 
     class Before(type(store)):
         def change_marker(self) -> tuple[Any, ...]:
             moderated = (func.count(systems.c.moderation), func.max(systems.c.moderated_at))
-            with self._read() as conn:
+            with self.db.read() as conn:
                 return (
                     *conn.execute(select(func.count(), func.max(systems.c.id), *moderated)).one(),
                     conn.execute(select(func.max(results.c.id))).scalar(),
@@ -211,7 +211,7 @@ def _first_page_against_before(store: Any, ctx: Any) -> None:
 
 def touch(store: Any, revision: str) -> None:
     """A write (a new system) so the app's next render must re-read the store: a cold render."""
-    from leaderboard.store.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
 
     scores = {t: {"metrics": {"alpha_ndcg@10": 0.1}} for t in TOPICS}
     store.add_system(

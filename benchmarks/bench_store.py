@@ -120,7 +120,7 @@ def per_system_in_the_store(root: Path) -> None:
             store.add_system(name=f"s{i}", kind="run", content_hash=f"h{i}", blobs={"ranking": blob})
         other = Blob.ranking(release_ranking(3, decimals=False))
         store.add_system(name="other", kind="run", content_hash="h-other", blobs={"ranking": other})
-        usage = store.blob_usage()
+        usage = store.blobs.usage()
     stored = sum({u["sha256"]: u["stored_size"] for u in usage}.values())
     print(
         f"store size per archived run: {len(usage)} rows, {len({u['sha256'] for u in usage})} distinct rankings, "
@@ -135,7 +135,7 @@ def storing_step(root: Path) -> None:
 
     from freshstack_hf.metrics import MEASURES
     from leaderboard.store.blobs import Blob
-    from leaderboard.store.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
     from leaderboard.store.store import Store
 
     runs = release_ranking(4, decimals=True)

@@ -185,7 +185,7 @@ def run(args: argparse.Namespace) -> int:
         return _import(args)
     with _open_store(args.store, args.runs_dir) as store:
         if args.action == "log":
-            rows = store.audit_rows(since=parse_since(args.since) if args.since else None)
+            rows = store.audit.rows(since=parse_since(args.since) if args.since else None)
             if args.json:
                 print(json.dumps([row.as_json() for row in rows], indent=1, ensure_ascii=False))
             else:
@@ -193,13 +193,13 @@ def run(args: argparse.Namespace) -> int:
             return 0
         who = args.by or default_moderator()
         if args.action == "hide":
-            system = store.hide_system(args.system, reason=args.reason, by=who)
+            system = store.moderation.hide_system(args.system, reason=args.reason, by=who)
             print(f"hidden: system #{system.id} '{system.name}' ({system.moderation_reason})")
         elif args.action == "unhide":
-            system = store.unhide_system(args.system, by=who)
+            system = store.moderation.unhide_system(args.system, by=who)
             print(f"back on the board: system #{system.id} '{system.name}'")
         else:
-            deleted = store.delete_system(args.system, reason=args.reason, by=who)
+            deleted = store.moderation.delete_system(args.system, reason=args.reason, by=who)
             blobs = f"{len(deleted.blobs)} stored blob(s) removed" if deleted.blobs else "no stored blob to remove"
             print(f"deleted: system #{deleted.system.id} '{deleted.system.name}' (results and jobs removed; {blobs})")
     return 0

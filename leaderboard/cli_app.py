@@ -141,7 +141,7 @@ def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop
     def baselines_only() -> None:
         while not stop.is_set():
             run_worker(store, evaluate, max_idle_seconds=POLL_SECONDS, poll_seconds=POLL_SECONDS, **options)
-            if not store.live_jobs(kinds):  # none left anywhere (another worker may still hold one: wait for it)
+            if not store.queue.live_jobs(kinds):  # none left anywhere (another worker may still hold one: wait for it)
                 _say("baselines: no baseline job is left; the baseline worker stops")
                 return
 
@@ -230,9 +230,9 @@ def run(args: argparse.Namespace) -> int:
         if args.worker:
             _start_worker(store, evaluate, None, stop)
         elif args.no_baseline_worker:
-            if store.live_jobs(BASELINE_JOB_KINDS):
+            if store.queue.live_jobs(BASELINE_JOB_KINDS):
                 _say("baselines: queued for the workers sharing the store (--no-baseline-worker)")
-        elif store.live_jobs(BASELINE_JOB_KINDS):
+        elif store.queue.live_jobs(BASELINE_JOB_KINDS):
             _say("baselines: computing the queued rows in a background worker")
             _start_worker(store, evaluate, BASELINE_JOB_KINDS, stop)
         demo.block_thread()

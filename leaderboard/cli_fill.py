@@ -49,14 +49,14 @@ def run(args: argparse.Namespace) -> int:
         system = store.get_system(args.system)
         if system is None or system.status != "scored":
             raise FreshStackError(f"--system {args.system}: no scored system with that id in {store.url}")
-        runs = store.ranking_of(system.id) or {}
+        runs = store.blobs.ranking_of(system.id) or {}
         if not runs.get(args.topic):
             raise FreshStackError(
                 f"--system {args.system} ({system.name!r}): the store keeps no ranking of it on topic {args.topic!r}"
             )
         if not args.now:
             name = board_fill_name(store, dataset)
-            job = store.enqueue(system.id, FILL_JOB_KIND, fill_payload(dataset, args.topic, system, args.k, name))
+            job = store.queue.enqueue(system.id, FILL_JOB_KIND, fill_payload(dataset, args.topic, system, args.k, name))
             print(f"queued fill job #{job.id} for {system.name!r} on {args.topic}; a worker judges it")
             return 0
         from leaderboard.fills import fill_stored_system, moves_table

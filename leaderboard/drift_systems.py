@@ -11,7 +11,7 @@ def stored_pairs(store: Store) -> list[SystemPair]:
     into one run (query ids are unique across topics); a system without an archived ranking cannot be re-scored
     and is left out. Names are made unique with the row id, as two submitters may pick the same name."""
     pairs: list[SystemPair] = []
-    for system, runs in store.rankings(scored_only=True):
+    for system, runs in store.blobs.rankings(scored_only=True):
         merged = {qid: docs for topic_run in runs.values() for qid, docs in topic_run.items()}
         pairs.append(SystemPair(f"{system.name} (#{system.id})", f"leaderboard:{system.kind}", merged, merged))
     return pairs

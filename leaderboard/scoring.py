@@ -1,7 +1,7 @@
 """Scores for the store: every row kind (submitted run, baseline, model) is scored here, through the library.
 
 The numbers come from `Dataset.score`, the entry point the CLI and the MTEB task use too; this module only
-shapes them for `Store.add_system` / `Store.finish_job`, records how they were made (the measures with their
+shapes them for `Store.add_system` / `JobQueue.finish_job`, records how they were made (the measures with their
 parameters, resamples, seed) and cuts the run to what the archive keeps.
 """
 

@@ -31,8 +31,8 @@ from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
 from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
 from leaderboard.store.audit import SUBMISSION, kind_of
-from leaderboard.store.moderation import DELETED, HIDDEN
-from leaderboard.store.schema import SystemRecord
+from leaderboard.store.records import SystemRecord
+from leaderboard.store.schema import DELETED, HIDDEN
 from leaderboard.store.store import Store
 
 MAX_PROBLEMS = 100  # listed back to the submitter; the rest are counted
@@ -103,7 +103,7 @@ def audited(what: str) -> Callable[[Callable[..., SubmitOutcome]], Callable[...,
         @functools.wraps(submit)
         def logged(self: BaseSubmitter, *args: Any, **options: Any) -> SubmitOutcome:
             outcome = submit(self, *args, **options)
-            self.store.audit(
+            self.store.audit.append(
                 options.get("identity", ""),
                 kind_of(SUBMISSION, what),
                 outcome.status,
@@ -168,7 +168,7 @@ class BaseSubmitter:
     def _rate_limited(self, identity: str) -> SubmitOutcome | None:
         if not self.rate_limit or self.rate_limit <= 0:
             return None
-        decision = self.store.check_rate_limit(identity, self.rate_limit)
+        decision = self.store.rate_limit.check(identity, self.rate_limit)
         if decision:
             return None
         wait = max(1, round(decision.retry_after_seconds / 60))

@@ -18,7 +18,7 @@ from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.errors import FreshStackError
 from leaderboard.store.blob_store import blobs
 from leaderboard.store.blobs import ANSWERS, BlobCorrupt
-from leaderboard.store.schema import JobRecord
+from leaderboard.store.records import JobRecord
 from leaderboard.store.store import Store
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, JUDGE_KEY_ENV
 from leaderboard.tracks.answers.answer_rows import measure_key
@@ -43,7 +43,7 @@ def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):
         submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=RESAMPLES)
         outcome = submitter.submit_answers(path, name="judged")
         assert outcome.status == "scored", outcome
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
         yield store, path, job
 
 
@@ -71,8 +71,8 @@ def test_the_judge_job_names_the_stored_answers_by_hash_not_their_text(queued, l
     sha256 = job.payload["answers_sha256"]
     assert re.fullmatch(r"[0-9a-f]{64}", sha256)
     checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
-    assert store.blob_refs_of(job.system_id) == {ANSWERS: sha256}  # kept with the row, by its text's hash
-    assert store.blob(sha256).decode() == checked  # the checked answers, as TREC RAG JSONL
+    assert store.blobs.refs_of(job.system_id) == {ANSWERS: sha256}  # kept with the row, by its text's hash
+    assert store.blobs.get(sha256).decode() == checked  # the checked answers, as TREC RAG JSONL
     assert checked.splitlines()[0] not in json.dumps(job.payload)
     assert len(json.dumps(job.payload)) < 1000  # small whatever the file's size
 
@@ -104,7 +104,7 @@ def test_a_judge_job_queued_by_an_older_release_still_runs(queued, lb_dataset):
     """Older payloads carried the answers text; they are judged the same, and need nothing from the store."""
     store, _, job = queued
     new = run(job, lb_dataset, store)
-    text = store.blob(job.payload["answers_sha256"]).decode()
+    text = store.blobs.get(job.payload["answers_sha256"]).decode()
     old_payload = {k: v for k, v in job.payload.items() if k != "answers_sha256"} | {"answers": text}
     old = run(job, lb_dataset, None, old_payload)
     assert old.results == new.results and old.meta == new.meta
@@ -115,7 +115,7 @@ def test_stored_answers_are_read_back_only_as_they_were_written(queued, lb_datas
     the job was queued for are refused too; no judge is asked either way."""
     store, _, job = queued
     sha256 = job.payload["answers_sha256"]
-    with store._write() as conn:  # damage the stored bytes behind the store's back
+    with store.db.write() as conn:  # damage the stored bytes behind the store's back
         conn.execute(blobs.update().where(blobs.c.sha256 == sha256).values(data=b"not what was stored"))
     with pytest.raises(BlobCorrupt, match=f"stored blob {sha256} is damaged.*admin import"):
         run(job, lb_dataset, store)
@@ -132,9 +132,9 @@ def test_answers_are_stored_with_the_row_whether_or_not_a_judge_is_named(tmp_pat
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
         outcome = AnswerSubmitter(store, lb_dataset, resamples=0).submit_answers(path, name="no judge")
-        assert outcome.status == "scored" and store.list_jobs() == []
+        assert outcome.status == "scored" and store.queue.list_jobs() == []
         checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
-        assert store.system_blob(outcome.system_id, ANSWERS).decode() == checked
+        assert store.blobs.system_blob(outcome.system_id, ANSWERS).decode() == checked
 
 
 def test_the_judge_job_refuses_a_payload_naming_no_answers(queued, lb_dataset):

@@ -102,7 +102,7 @@ def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app,
     assert queued["status"] == "queued", queued
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
     assert run_worker(app.store, evaluate, once=True, isolate=False).done == 1
-    ranked = app.store.ranking_of(queued["system_id"])  # the worker's whole ranking, kept in the store
+    ranked = app.store.blobs.ranking_of(queued["system_id"])  # the worker's whole ranking, kept in the store
     path = tmp_path / "three-ways.trec"
     with path.open("w", encoding="utf-8") as fh:  # every score as the worker had it (repr: no digit lost)
         for docs in ranked.values():
@@ -293,7 +293,7 @@ def test_a_model_submission_is_queued_for_a_worker(app):
         "org/some-embedder", "v1", "full", "", "", "https://hf.co/org/some-embedder", api_name="/submit_model"
     )
     assert status["status"] == "queued", message
-    (job,) = [j for j in app.store.list_jobs() if j.system_id == status["system_id"]]
+    (job,) = [j for j in app.store.queue.list_jobs() if j.system_id == status["system_id"]]
     assert job.kind == "model" and job.payload["model"] == "org/some-embedder"
     assert table(app.client)[str(status["system_id"])]["type"] == "submitted model (queued)"
     _, again = app.client.predict("org/some-embedder", "v1", "full", "x", "", "", api_name="/submit_model")

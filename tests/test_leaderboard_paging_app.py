@@ -39,7 +39,7 @@ def app(tmp_path_factory, lb_dataset):
     from gradio_client import Client
 
     from leaderboard.page.app import build_app, launch_app
-    from leaderboard.store.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
     from leaderboard.store.store import Store
 
     assert PAGE_ROWS == 50  # the expected pages below

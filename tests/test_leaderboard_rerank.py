@@ -21,7 +21,9 @@ from freshstack_hf.metrics.report import AVERAGE
 from freshstack_hf.runs import from_ids, load_run
 from leaderboard.scoring import score_for_store
 from leaderboard.store.blob_store import blobs
-from leaderboard.store.schema import ResultMeta, jobs, rate_events, systems
+from leaderboard.store.rate_limit import rate_events
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.schema import jobs, systems
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import RERANK_KINDS
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource, column
@@ -70,7 +72,7 @@ def test_a_reranked_run_is_scored_and_shown_in_the_reranking_table_only(store, l
     stored = {(r["topic"], r["measure"]): r["value"] for r in store.results_for(system.id)}
     assert len(stored) == len(MEASURES) * len(lb_dataset.topics)
     assert stored == {(t, m): v for t, res in expected.results.items() for m, v in res["metrics"].items()}
-    assert store.ranking_of(system.id) == expected.archived
+    assert store.blobs.ranking_of(system.id) == expected.archived
 
     rerank_frame = RerankSource(store, lb_dataset).frame()
     assert rerank_frame["id"].tolist() == [REFERENCE_ID, str(system.id)]  # the reference line first, then rows
@@ -157,7 +159,7 @@ def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     submitter = submitter_for(store, lb_dataset, tmp_path, models)
     outcome = submitter.submit_reranker(str(models / "tiny"), name="tiny reranker", identity="ip:1")
     assert outcome.status == "queued", outcome
-    (job,) = store.list_jobs()
+    (job,) = store.queue.list_jobs()
     assert (job.kind, job.payload["batch_size"], job.payload["dataset_revision"]) == (
         "reranker",
         32,
@@ -175,7 +177,7 @@ def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     assert (params["job"], params["candidates"], params["batch_size"], params["dtype"]) == (
         "reranker", "top_ranked", 32, "float32"
     )  # fmt: skip
-    archived = store.ranking_of(system.id)
+    archived = store.blobs.ranking_of(system.id)
     model = CrossEncoder(str(models / "tiny"), device="cpu")
     for t in lb_dataset.topics:
         candidates, topic = lb_dataset.candidates(t), lb_dataset.topic(t)
@@ -217,9 +219,9 @@ def test_a_store_made_before_the_reranking_kinds_is_widened_in_place(store_url):
                                   meta=ResultMeta("r"))  # fmt: skip
         assert created and (reranker.kind, run.kind, reranker.status) == ("reranker", "reranked_run", "queued")
         assert store.get_system(kept.id).name == "BM25" and len(store.results_for(kept.id)) == 2
-        job = store.claim_job("w1")
+        job = store.queue.claim_job("w1")
         assert (job.kind, job.system_id) == ("reranker", reranker.id)
-        assert store.finish_job(job.id, "w1", {"t": topic_scores(0.7)}, ResultMeta("r"))
+        assert store.queue.finish_job(job.id, "w1", {"t": topic_scores(0.7)}, ResultMeta("r"))
         by_kind = {r.system.kind: r for r in store.leaderboard_rows(kinds=RERANK_KINDS)}
         assert set(by_kind) == {"reranker", "reranked_run"}
         assert by_kind["reranker"].scores["t"]["alpha_ndcg@10"].value == 0.7

@@ -138,7 +138,7 @@ def test_the_cli_serves_at_once_and_its_worker_fills_the_baselines(tmp_path):
             assert mine == theirs, name
         again = queue_baselines(store, ctx)
         assert [r.status for r in again] == ["scored"] * 3 and not any(r.created for r in again)
-        assert store.live_jobs() == 0 and len(store.list_jobs()) == 4
+        assert store.queue.live_jobs() == 0 and len(store.queue.list_jobs()) == 4
 
 
 def test_dense_and_hybrid_baselines_are_computed_once(tmp_path, monkeypatch):
@@ -188,7 +188,7 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
         from leaderboard.tracks.retrieval.detail import COVERAGE, system_detail
 
         system = store.get_system(outcome.system_id)
-        runs = store.ranking_of(system.id)
+        runs = store.blobs.ranking_of(system.id)
         assert runs is not None and set(runs) == set(ctx.topics)
         assert all(len(docs) == 60 for run in runs.values() for docs in run.values())  # 60 docs, all kept
         # the whole ranking is archived, so the row's average is the library's figure for it: the topics' mean

@@ -11,7 +11,8 @@ import pytest
 from sqlalchemy.schema import CreateTable
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.store.schema import SYSTEM_KINDS, Base, JobOutput, JobRecord, ResultMeta, kind_check, systems
+from leaderboard.store.records import JobRecord, ResultMeta
+from leaderboard.store.schema import SYSTEM_KINDS, Base, kind_check, systems
 from leaderboard.store.store import Store
 from leaderboard.tracks import answers, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
@@ -20,7 +21,7 @@ from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.worker import jobs, worker
-from leaderboard.worker.job_contract import JobKind, JobOptions
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
 
 
 def job(kind: str, payload: dict | None = None) -> JobRecord:

@@ -6,7 +6,7 @@ audit, blobs, blob_refs), `board.json` (format, store schema, whether it is publ
 `load_dataset(DIR, "results")` read it. The files hold no date of their own and their rows come in a fixed order
 through explicit schemas, so one store always gives byte-identical data files: an export, imported
 (`leaderboard.export.board_import`) and exported again, differs only by the import's own audit row. The store is read in
-one snapshot (`Store.snapshot`), so workers writing meanwhile never make one file disagree with another, and the
+one snapshot (`Database.snapshot`), so workers writing meanwhile never make one file disagree with another, and the
 folder is built beside DIR and renamed into place only once complete.
 
 `public=True` makes the public results dataset: identities that are IP addresses (`ip:...`) are redacted, blobs are
@@ -41,8 +41,7 @@ from leaderboard.export.board_format import CONFIGS, REDACTED, Config
 from leaderboard.store.audit import audit_log
 from leaderboard.store.blob_store import blob_refs, blobs
 from leaderboard.store.blobs import Blob
-from leaderboard.store.moderation import DELETED
-from leaderboard.store.schema import STORE_SCHEMA, jobs, results, systems
+from leaderboard.store.schema import DELETED, STORE_SCHEMA, jobs, results, systems
 from leaderboard.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -197,7 +196,7 @@ def export_board(
                 measures[row["measure"]] += 1
                 yield row
 
-        with store.snapshot() as conn:
+        with store.db.snapshot() as conn:
             for config in CONFIGS:
                 rows = READERS[config.name](conn, public)
                 rows = tallied(rows) if config.name == "results" else rows

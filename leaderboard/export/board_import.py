@@ -4,31 +4,32 @@ empty store.
 `read_export` checks the folder before anything is written anywhere: its files and row counts
 (`freshstack_hf.repo.board_folder`), that it is a backup (a public export is not) of a store this release can
 hold, every file's schema (`leaderboard.export.board_format`), every blob's data against its sha256, and that every
-per-query score belongs to a result row. `import_board` then restores every row with its id in one transaction
-(`Store.restore`, which also appends the one `admin:import` audit row): all of it, or nothing.
+per-query score belongs to a result row. `import_board` then restores every row with its id into an empty store in
+one transaction (`restore`, which also appends the one `admin:import` audit row): all of it, or nothing.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from sqlalchemy import Table
-from sqlalchemy.engine import make_url
+from sqlalchemy import Connection, Table, func, insert, inspect, select
 from sqlalchemy.exc import DataError, IntegrityError
 
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.repo.board_folder import BOARD_FILE, FORMAT_VERSION, data_path, read_board_folder
 from leaderboard.export.board_format import AGAIN, BY_NAME, CONFIGS
-from leaderboard.store.audit import audit_log
+from leaderboard.store.audit import ADMIN, audit_log, kind_of
 from leaderboard.store.blob_store import blob_refs, blobs
 from leaderboard.store.blobs import CODEC, Blob
-from leaderboard.store.schema import STORE_SCHEMA, jobs, results, systems
+from leaderboard.store.dialect import dialect_for
+from leaderboard.store.rate_limit import rate_events
+from leaderboard.store.schema import STORE_SCHEMA, Base, jobs, results, systems
 from leaderboard.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -72,7 +73,7 @@ class BoardExport:
             yield batch
 
     def tables(self) -> list[tuple[Table, Iterable[list[dict[str, Any]]]]]:
-        """(store table, batches of rows) in the order the foreign keys need, for `Store.restore`."""
+        """(store table, batches of rows) in the order the foreign keys need, for `restore`."""
         return [
             (systems, self.batches("systems")),
             (blobs, self.batches("blobs")),
@@ -182,14 +183,63 @@ def read_export(folder: str | Path) -> BoardExport:
     return BoardExport(root, board, per_query)
 
 
-def _new_sqlite_file(url: str) -> list[Path]:
-    """The SQLite file `url` names and its folders that do not exist yet, deepest first: what the import creates,
-    and removes again if it fails (empty for a file that exists, or a PostgreSQL URL)."""
-    parsed = make_url(url)
-    if parsed.get_backend_name() != "sqlite" or not parsed.database:
+def _new_files(url: str) -> list[Path]:
+    """The file the store at `url` lives in (SQLite) and its folders, those that do not exist yet, deepest first:
+    what the import creates, and removes again if it fails (empty for a file that exists, or a PostgreSQL URL)."""
+    file = dialect_for(url).file
+    if file is None:
         return []
-    path = Path(parsed.database).expanduser().absolute()
+    path = file.absolute()
     return [p for p in (path, *path.parents) if not p.exists()]
+
+
+def _row_counts(conn: Connection) -> dict[str, int]:
+    present = set(inspect(conn).get_table_names())
+    tables = [t for t in Base.metadata.sorted_tables if t.name in present and t.name != "store_meta"]
+    return {t.name: conn.execute(select(func.count()).select_from(t)).scalar_one() for t in tables}
+
+
+def row_counts(store: Store) -> dict[str, int]:
+    """Rows of each of the store's tables that exist (`store_meta`, facts about the store itself, aside): all zero,
+    or no table at all, is an empty store, the only kind `restore` writes into."""
+    with store.db.read() as conn:
+        return _row_counts(conn)
+
+
+def _refuse_unless_empty(store: Store, conn: Connection) -> None:
+    held = {name: n for name, n in _row_counts(conn).items() if n}
+    if held:
+        rows = ", ".join(f"{name}: {n:,} rows" for name, n in held.items())
+        raise FreshStackError(
+            f"the store {store.db.shown()} is not empty ({rows}): import restores a board into an empty store only; "
+            "give a new database, or a SQLite file that does not exist yet. Nothing was changed"
+        )
+
+
+def require_empty(store: Store) -> None:
+    """Refuse a store holding any row (see `row_counts`), before anything is created or migrated in it."""
+    with store.db.read() as conn:
+        _refuse_unless_empty(store, conn)
+
+
+def restore(
+    store: Store, tables: Sequence[tuple[Table, Iterable[Sequence[Mapping[str, Any]]]]], *, by: str, detail: str
+) -> None:
+    """Insert a backup's rows, ids included, into the empty `store` and append one `admin:import` audit row, all in
+    one transaction: a failure anywhere leaves the store as empty as it was.
+
+    `tables` are (table, batches of rows) in an order that satisfies the foreign keys (systems and blobs before what
+    points at them); the batches are read inside the transaction, so a large table streams. Each id sequence is then
+    moved past the restored ids (PostgreSQL), so the next row a worker adds gets a new id."""
+    with store.db.write() as conn:
+        store.db.lock(conn, "create_all")  # no app can be creating tables or rows of its own meanwhile
+        _refuse_unless_empty(store, conn)
+        for table, batches in tables:
+            for batch in batches:
+                if batch:
+                    conn.execute(insert(table), list(batch))
+        store.db.dialect.reset_sequences(conn, (systems, results, jobs, audit_log, rate_events))
+        store.audit.append_in(conn, identity=by, kind=kind_of(ADMIN, "import"), outcome="imported", detail=detail)
 
 
 def import_board(url: str, folder: str | Path, *, by: str) -> BoardExport:
@@ -199,12 +249,12 @@ def import_board(url: str, folder: str | Path, *, by: str) -> BoardExport:
     The store is opened without `archive.open_store`'s import of an older runs folder, so nothing but the export
     goes into it."""
     export = read_export(folder)
-    created = _new_sqlite_file(url)
+    created = _new_files(url)
     store = Store(url)
     try:
-        store.require_empty()  # before `create_all`, which would migrate an older store that is not ours to change
+        require_empty(store)  # before `create_all`, which would migrate an older store that is not ours to change
         store.create_all()
-        store.restore(export.tables(), by=by, detail=export.description())
+        restore(store, export.tables(), by=by, detail=export.description())
     except (IntegrityError, DataError) as exc:
         _discard(store, created)
         raise FreshStackError(

@@ -37,12 +37,12 @@ def moderate(page: Page, action: str, system_id: float | int | None, reason: str
     key = int(system_id)
     try:
         if action == "hide":
-            system = page.store.hide_system(key, reason=reason, by=by)
+            system = page.store.moderation.hide_system(key, reason=reason, by=by)
             return f"System #{key} '{escape_markdown(system.name)}' is hidden: it left every view of the board."
         if action == "unhide":
-            system = page.store.unhide_system(key, by=by)
+            system = page.store.moderation.unhide_system(key, by=by)
             return f"System #{key} '{escape_markdown(system.name)}' is back on the board."
-        deleted = page.store.delete_system(key, reason=reason, by=by)
+        deleted = page.store.moderation.delete_system(key, reason=reason, by=by)
         name = escape_markdown(deleted.system.name)
         return f"System #{key} '{name}' is deleted: its results, jobs and {len(deleted.blobs)} stored blob(s) removed."
     except FreshStackError as exc:
@@ -60,7 +60,7 @@ def moderated_frame(store: Any) -> pd.DataFrame:
             s.moderated_by or "",
             s.moderated_at.strftime("%Y-%m-%d %H:%M") if s.moderated_at else "",
         ]
-        for s in store.moderated_systems()
+        for s in store.moderation.moderated_systems()
     ]
     return pd.DataFrame(rows, columns=MODERATED_COLUMNS)
 
@@ -77,7 +77,7 @@ def log_frame(store: Any, last: int = LOG_ROWS) -> pd.DataFrame:
             r.detail,
             short_hash(r.content_hash),
         ]
-        for r in reversed(store.audit_rows(last=last))
+        for r in reversed(store.audit.rows(last=last))
     ]
     return pd.DataFrame(rows, columns=LOG_COLUMNS)
 

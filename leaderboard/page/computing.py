@@ -28,7 +28,10 @@ ELEMENT_ID = "computing"
 
 def in_progress(store: Store) -> list[dict[str, Any]]:
     """Rows a worker still has to compute, running first: {system_id, name, kind, state} (the `/computing` API)."""
-    return [{"system_id": s.id, "name": s.name, "kind": s.kind, "state": s.status} for s in store.systems_in_progress()]
+    return [
+        {"system_id": s.id, "name": s.name, "kind": s.kind, "state": s.status}
+        for s in store.queue.systems_in_progress()
+    ]
 
 
 def status_line(items: Sequence[dict[str, Any]], shown: int = SHOWN) -> str:

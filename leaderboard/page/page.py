@@ -131,7 +131,7 @@ class Page:
         who = self.identity(request, profile)
         if who is None:
             host = request.client.host if request is not None and request.client else None
-            self.store.audit(identity_of(None, host), kind_of(SUBMISSION, what), "refused", detail=SIGN_IN_FIRST)
+            self.store.audit.append(identity_of(None, host), kind_of(SUBMISSION, what), "refused", detail=SIGN_IN_FIRST)
             return "Sign in with Hugging Face to submit.", {"status": "refused", "message": "sign in to submit"}
         outcome = submit(who)
         if outcome.accepted:

@@ -59,13 +59,13 @@ def import_archive_folder(store: Store, folder: str | Path) -> ImportedArchive:
     if not root.is_dir():
         return ImportedArchive()
     rankings = answers = 0
-    for sid, content_hash, _ in store.systems_lacking(RANKING):
+    for sid, content_hash, _ in store.blobs.systems_lacking(RANKING):
         path = legacy_ranking_path(root, content_hash)
         if path.is_file():
             with gzip.open(path, "rt", encoding="utf-8") as fh:
-                store.attach_blobs(sid, {RANKING: Blob.ranking(json.load(fh))})
+                store.blobs.attach(sid, {RANKING: Blob.ranking(json.load(fh))})
             rankings += 1
-    for sid, _, payloads in store.systems_lacking(ANSWERS):
+    for sid, _, payloads in store.blobs.systems_lacking(ANSWERS):
         named = [p["answers_sha256"] for p in payloads if isinstance(p.get("answers_sha256"), str)]
         path = next((p for sha in named if (p := root / ANSWERS_FOLDER / f"{sha}.jsonl.gz").is_file()), None)
         if path is None:
@@ -77,7 +77,7 @@ def import_archive_folder(store: Store, folder: str | Path) -> ImportedArchive:
                 f"{path}: the archived answers do not match their hash; restore the file from a backup, or move it "
                 "out of the folder (the judge job that names it then fails, saying so)"
             )
-        store.attach_blobs(sid, {ANSWERS: Blob.of(data, ANSWERS)})
+        store.blobs.attach(sid, {ANSWERS: Blob.of(data, ANSWERS)})
         answers += 1
     done = ImportedArchive(rankings, answers)
     if done:

@@ -1,10 +1,10 @@
 """The audit trail: one append-only row per submission (with its outcome and reason), per job outcome and per
 moderation action, so an operator can read back who did what and when (`freshstack-hf admin log`).
 
-A mixin of `Store`, like `leaderboard.store.queue`. Rows are only ever inserted, and the database itself refuses
-anything else: `install_append_only_guard` puts a trigger on the table (SQLite: BEFORE UPDATE / BEFORE DELETE;
-PostgreSQL: BEFORE UPDATE OR DELETE OR TRUNCATE), so neither a bug of ours nor a hand-typed statement can rewrite
-history without first dropping the trigger, which takes a schema change and shows.
+`Store.audit` appends and reads them. Rows are only ever inserted, and the database itself refuses anything else:
+opening a store puts the dialect's append-only guard on the table (SQLite: BEFORE UPDATE / BEFORE DELETE
+triggers; PostgreSQL: BEFORE UPDATE OR DELETE OR TRUNCATE), so neither a bug of ours nor a hand-typed statement
+can rewrite history without first dropping the trigger, which takes a schema change and shows.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 from sqlalchemy import Connection, DateTime, Index, Integer, String, Text, insert, select
 from sqlalchemy.orm import Mapped, mapped_column
 
+from leaderboard.store.database import Database
 from leaderboard.store.schema import Base, systems
 
 MAX_DETAIL = 2000  # characters of a reason or message kept per row
 HASH_SHOWN = 24  # characters of a content hash where a table shows it (JSON has them whole)
 APPEND_ONLY = "audit_log is append-only: its rows are never updated or deleted"
-_PG_TRIGGER = "audit_log_append_only"
 
 # What the kinds of rows mean (the About tab and the README say the same).
 SUBMISSION, JOB, ADMIN = "submit", "job", "admin"
@@ -55,7 +55,7 @@ audit_log = AuditEvent.__table__
 
 @dataclass(frozen=True, slots=True)
 class AuditRecord:
-    """One row of the audit log, as `Store.audit_rows` hands it out."""
+    """One row of the audit log, as `AuditLog.rows` hands it out."""
 
     id: int
     at: datetime
@@ -86,37 +86,18 @@ def short_hash(content_hash: str | None) -> str:
     return content_hash if len(content_hash) <= HASH_SHOWN else content_hash[: HASH_SHOWN - 1] + "…"
 
 
-def install_append_only_guard(conn: Connection) -> None:
-    """Triggers that make the database refuse to update or delete audit rows (idempotent; caller's transaction)."""
-    if conn.dialect.name == "postgresql":
-        conn.exec_driver_sql(
-            f"CREATE OR REPLACE FUNCTION {_PG_TRIGGER}() RETURNS trigger LANGUAGE plpgsql AS "
-            f"$$ BEGIN RAISE EXCEPTION '{APPEND_ONLY}'; END $$"
-        )
-        found = conn.exec_driver_sql(
-            f"SELECT 1 FROM pg_trigger WHERE tgname = '{_PG_TRIGGER}' AND tgrelid = 'audit_log'::regclass"
-        ).first()
-        if found is None:
-            conn.exec_driver_sql(
-                f"CREATE TRIGGER {_PG_TRIGGER} BEFORE UPDATE OR DELETE OR TRUNCATE ON audit_log "
-                f"FOR EACH STATEMENT EXECUTE FUNCTION {_PG_TRIGGER}()"
-            )
-        return
-    for event in ("UPDATE", "DELETE"):
-        conn.exec_driver_sql(
-            f"CREATE TRIGGER IF NOT EXISTS audit_log_no_{event.lower()} BEFORE {event} ON audit_log "
-            f"BEGIN SELECT RAISE(ABORT, '{APPEND_ONLY}'); END"
-        )
-
-
 def _record(row: Any) -> AuditRecord:
     return AuditRecord(**{k: row._mapping[k] for k in AuditRecord.__slots__})
 
 
 class AuditLog:
-    """Methods that need `_write`, `_read` and `_now` from the class they are mixed into (`Store`)."""
+    """The audit log of one store (`Store.audit`): rows appended in a caller's transaction (`append_in`, so the row
+    and what it records commit together) or in one of their own (`append`), and read back (`rows`)."""
 
-    def _audit(
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def append_in(
         self,
         conn: Connection,
         *,
@@ -131,7 +112,7 @@ class AuditLog:
         if content_hash is None and system_id is not None:
             content_hash = conn.execute(select(systems.c.content_hash).where(systems.c.id == system_id)).scalar()
         row = {
-            "at": self._now(conn),
+            "at": self.db.now(conn),
             "identity": (identity or "unknown")[:200],
             "kind": kind[:64],
             "outcome": outcome[:32],
@@ -141,7 +122,7 @@ class AuditLog:
         }
         conn.execute(insert(audit_log).values(**row))
 
-    def audit(
+    def append(
         self,
         identity: str,
         kind: str,
@@ -152,8 +133,8 @@ class AuditLog:
         detail: str = "",
     ) -> None:
         """Append one row in a transaction of its own (an outcome that stored nothing else: a refusal)."""
-        with self._write() as conn:
-            self._audit(
+        with self.db.write() as conn:
+            self.append_in(
                 conn,
                 identity=identity,
                 kind=kind,
@@ -163,7 +144,7 @@ class AuditLog:
                 detail=detail,
             )
 
-    def audit_rows(self, *, since: datetime | None = None, last: int | None = None) -> list[AuditRecord]:
+    def rows(self, *, since: datetime | None = None, last: int | None = None) -> list[AuditRecord]:
         """The log in the order it was written; `since` (naive UTC) keeps rows at or after it, `last` the newest
         rows only."""
         query = select(audit_log)
@@ -171,6 +152,6 @@ class AuditLog:
             query = query.where(audit_log.c.at >= since)
         newest_first = last is not None
         query = query.order_by(audit_log.c.id.desc()).limit(last) if newest_first else query.order_by(audit_log.c.id)
-        with self._read() as conn:
+        with self.db.read() as conn:
             found = [_record(row) for row in conn.execute(query)]
         return found[::-1] if newest_first else found

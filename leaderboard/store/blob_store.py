@@ -13,29 +13,28 @@ restart; so these live in the database now, beside the rows that need them:
 * Reading verifies the hash: a blob whose bytes changed is an error naming it, never a silently wrong ranking.
 
 A local folder (`--runs-dir`) is now only an optional cache of verified blobs (`BlobCache`): deleting it loses
-nothing. A mixin of `Store`, like `leaderboard.store.queue`.
+nothing. `Store.blobs` is this part of the store.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import BigInteger, Connection, DateTime, ForeignKey, LargeBinary, String, delete, func, select
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import BigInteger, Connection, DateTime, ForeignKey, LargeBinary, String, delete, func, insert, select
 from sqlalchemy.orm import Mapped, mapped_column
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.store.blobs import Blob, BlobCache
-from leaderboard.store.moderation import LISTED
+from leaderboard.store.database import Database
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.ranking_blob import Rankings, decode_ranking
-from leaderboard.store.schema import Base, SystemRecord, jobs, system_record, systems
+from leaderboard.store.records import SystemRecord, system_record
+from leaderboard.store.schema import LISTED, Base, jobs, systems
 
 RANKINGS_KEPT = 16  # decoded rankings kept in memory per store (each is a whole board row's top 100)
 
@@ -70,25 +69,27 @@ blob_refs = BlobRef.__table__
 
 
 class BlobStore:
-    """Methods that need `_write`, `_read`, `_now`, `_pg_lock`, `is_postgres` and `cache` from the class they are
-    mixed into (`Store`)."""
+    """The blobs of one store (`Store.blobs`), with the optional local cache (`cache_dir`, `--runs-dir`) and the
+    rankings last decoded (`RANKINGS_KEPT`)."""
 
-    cache: BlobCache | None
-    is_postgres: bool
+    def __init__(self, db: Database, cache_dir: str | Path | None = None) -> None:
+        self.db = db
+        self.cache = BlobCache(cache_dir) if cache_dir else None
+        self._rankings: OrderedDict[str, Rankings] = OrderedDict()
+        self._rankings_lock = threading.Lock()
 
     # ---- writing (inside the caller's transaction) ----------------------------------------------------------
-    def _store_blobs(self, conn: Connection, system_id: int, stored: Mapping[str, Blob], now: datetime) -> None:
+    def store_in(self, conn: Connection, system_id: int, stored: Mapping[str, Blob], now: datetime) -> None:
         """Insert `stored` ({role: blob}) and point `system_id`'s roles at them; a role already held is re-pointed
         and the blob it held is dropped when nothing else needs it."""
         if not stored:
             return
-        self._pg_lock(conn, "blobs")  # a blob is never collected while another transaction links it
-        insert_into = pg_insert if self.is_postgres else sqlite_insert
+        self.db.lock(conn, "blobs")  # a blob is never collected while another transaction links it
         replaced = set()
         for role, blob in stored.items():
             row = {"sha256": blob.sha256, "media": blob.media, "codec": blob.codec, "size": blob.size}
             row |= {"stored_size": len(blob.data), "created_at": now, "data": blob.data}
-            conn.execute(insert_into(blobs).values(**row).on_conflict_do_nothing(index_elements=["sha256"]))
+            conn.execute(self.db.dialect.insert_or_ignore(blobs, "sha256", **row))
             held = conn.execute(
                 select(blob_refs.c.sha256).where(blob_refs.c.system_id == system_id, blob_refs.c.role == role)
             ).scalar()
@@ -98,12 +99,13 @@ class BlobStore:
                 conn.execute(delete(blob_refs).where(blob_refs.c.system_id == system_id, blob_refs.c.role == role))
                 replaced.add(held)
             ref = {"system_id": system_id, "role": role, "sha256": blob.sha256, "created_at": now}
-            conn.execute(insert_into(blob_refs).values(**ref))
+            conn.execute(insert(blob_refs).values(**ref))
         self._collect(conn, replaced)
 
-    def _drop_blob_refs(self, conn: Connection, system_id: int) -> list[str]:
-        """Remove every reference of `system_id` and the blobs only it needed; returns the removed blobs' hashes."""
-        self._pg_lock(conn, "blobs")
+    def drop_in(self, conn: Connection, system_id: int) -> list[str]:
+        """Remove every reference of `system_id` and the blobs only it needed; returns the removed blobs' hashes
+        (`forget` them once the transaction has committed)."""
+        self.db.lock(conn, "blobs")
         held = conn.execute(select(blob_refs.c.sha256).where(blob_refs.c.system_id == system_id)).scalars().all()
         conn.execute(delete(blob_refs).where(blob_refs.c.system_id == system_id))
         return self._collect(conn, set(held))
@@ -118,12 +120,18 @@ class BlobStore:
             conn.execute(delete(blobs).where(blobs.c.sha256.in_(gone)))
         return gone
 
+    def forget(self, removed: Iterable[str]) -> None:
+        """Drop removed blobs from the local cache too."""
+        if self.cache is not None:
+            for sha in removed:
+                self.cache.drop(sha)
+
     # ---- reading ----------------------------------------------------------------------------------------------
-    def blob(self, sha256: str) -> bytes:
+    def get(self, sha256: str) -> bytes:
         """The verified content of blob `sha256` (the local cache first, when there is one)."""
         if self.cache is not None and (found := self.cache.get(sha256)) is not None:
             return found
-        with self._read() as conn:
+        with self.db.read() as conn:
             row = conn.execute(
                 select(blobs.c.media, blobs.c.size, blobs.c.data, blobs.c.codec).where(blobs.c.sha256 == sha256)
             ).first()
@@ -134,23 +142,23 @@ class BlobStore:
             self.cache.put(sha256, data)
         return data
 
-    def blob_refs_of(self, system_id: int) -> dict[str, str]:
+    def refs_of(self, system_id: int) -> dict[str, str]:
         """{role: sha256} of the blobs system `system_id` needs."""
         query = select(blob_refs.c.role, blob_refs.c.sha256).where(blob_refs.c.system_id == system_id)
-        with self._read() as conn:
+        with self.db.read() as conn:
             return dict(conn.execute(query.order_by(blob_refs.c.role)).all())
 
-    def blob_refs_like(self, prefix: str) -> list[tuple[int, str, str]]:
+    def refs_like(self, prefix: str) -> list[tuple[int, str, str]]:
         """(system id, role, sha256) of every reference whose role starts with `prefix` (e.g. the fills)."""
         query = select(blob_refs.c.system_id, blob_refs.c.role, blob_refs.c.sha256)
         query = query.where(blob_refs.c.role.startswith(prefix, autoescape=True)).order_by(blob_refs.c.role)
-        with self._read() as conn:
+        with self.db.read() as conn:
             return [tuple(row) for row in conn.execute(query)]
 
     def system_blob(self, system_id: int, role: str) -> bytes | None:
         """The content system `system_id` keeps as `role`, or None when it keeps none."""
-        sha = self.blob_refs_of(system_id).get(role)
-        return None if sha is None else self.blob(sha)
+        sha = self.refs_of(system_id).get(role)
+        return None if sha is None else self.get(sha)
 
     def _decoded_ranking(self, sha256: str) -> Rankings:
         with self._rankings_lock:
@@ -158,7 +166,7 @@ class BlobStore:
             if found is not None:
                 self._rankings.move_to_end(sha256)
                 return found
-        runs = decode_ranking(self.blob(sha256))
+        runs = decode_ranking(self.get(sha256))
         with self._rankings_lock:
             self._rankings[sha256] = runs
             while len(self._rankings) > RANKINGS_KEPT:
@@ -169,7 +177,7 @@ class BlobStore:
         """The archived top of system `system_id`'s ranking ({topic: {query: {doc: score}}}), or None.
 
         Callers read it and never change it: the decoded ranking is shared with later callers."""
-        sha = self.blob_refs_of(system_id).get(RANKING)
+        sha = self.refs_of(system_id).get(RANKING)
         return None if sha is None else self._decoded_ranking(sha)
 
     def rankings(self, *, scored_only: bool = False) -> Iterator[tuple[SystemRecord, Rankings]]:
@@ -183,7 +191,7 @@ class BlobStore:
         )
         if scored_only:
             query = query.where(systems.c.status == "scored")
-        with self._read() as conn:
+        with self.db.read() as conn:
             found = [(system_record(row), row.ranking_sha256) for row in conn.execute(query)]
         for system, sha in found:
             yield system, self._decoded_ranking(sha)
@@ -194,7 +202,7 @@ class BlobStore:
         held = select(blob_refs.c.system_id).where(blob_refs.c.role == role)
         alive = systems.c.moderation.is_(None) | (systems.c.moderation != "deleted")
         query = select(systems.c.id, systems.c.content_hash).where(alive, systems.c.id.not_in(held))
-        with self._read() as conn:
+        with self.db.read() as conn:
             found = conn.execute(query.order_by(systems.c.id)).all()
             payloads = conn.execute(select(jobs.c.system_id, jobs.c.payload).order_by(jobs.c.id)).all()
         by_system: dict[int, list[dict[str, Any]]] = {}
@@ -202,12 +210,12 @@ class BlobStore:
             by_system.setdefault(sid, []).append(payload if isinstance(payload, dict) else {})
         return [(sid, content_hash, by_system.get(sid, [])) for sid, content_hash in found]
 
-    def attach_blobs(self, system_id: int, stored: Mapping[str, Blob]) -> None:
+    def attach(self, system_id: int, stored: Mapping[str, Blob]) -> None:
         """Point roles of an existing system at blobs, in one transaction (an older archive's files, on import)."""
-        with self._write() as conn:
-            self._store_blobs(conn, system_id, stored, self._now(conn))
+        with self.db.write() as conn:
+            self.store_in(conn, system_id, stored, self.db.now(conn))
 
-    def blob_usage(self) -> list[dict[str, Any]]:
+    def usage(self) -> list[dict[str, Any]]:
         """Per reference: system, role, media, raw and stored bytes, and how many systems share the blob."""
         shared = select(blob_refs.c.sha256, func.count().label("n")).group_by(blob_refs.c.sha256).subquery()
         query = (
@@ -217,12 +225,5 @@ class BlobStore:
             .join(shared, shared.c.sha256 == blob_refs.c.sha256)
             .order_by(blob_refs.c.system_id, blob_refs.c.role)
         )
-        with self._read() as conn:
+        with self.db.read() as conn:
             return [dict(row._mapping) for row in conn.execute(query)]
-
-
-def init_blob_store(store: Any, cache_dir: str | Path | None) -> None:
-    """The per-store state `BlobStore` reads: the optional local cache and the decoded-ranking memo."""
-    store.cache = BlobCache(cache_dir) if cache_dir else None
-    store._rankings = OrderedDict()
-    store._rankings_lock = threading.Lock()

@@ -10,7 +10,7 @@
   reason, and no race can store it again. A row is never removed: a database may reuse a removed row's id (SQLite
   does), and the audit trail names systems by id.
 
-A mixin of `Store` (like `leaderboard.store.queue`).
+`Store.moderation` is this part of the store.
 """
 
 from __future__ import annotations
@@ -23,13 +23,14 @@ from sqlalchemy import Connection, delete, select, update
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.sanitize import sanitize_text
-from leaderboard.store.audit import ADMIN, kind_of
-from leaderboard.store.schema import SystemRecord, jobs, results, system_record, systems
+from leaderboard.store.audit import ADMIN, AuditLog, kind_of
+from leaderboard.store.blob_store import BlobStore
+from leaderboard.store.database import Database
+from leaderboard.store.records import SystemRecord, system_record
+from leaderboard.store.schema import DELETED, HIDDEN, jobs, results, systems
 
 log = logging.getLogger(__name__)
 
-HIDDEN, DELETED = "hidden", "deleted"
-LISTED = systems.c.moderation.is_(None)  # the one rule of what the board shows: every board read applies it
 MAX_REASON = 500
 
 
@@ -41,6 +42,11 @@ class Deleted:
     blobs: tuple[str, ...] = ()
 
 
+def _system(conn: Connection, system_id: int) -> SystemRecord:
+    """The system's row as the action left it (read in the action's own transaction)."""
+    return system_record(conn.execute(select(systems).where(systems.c.id == system_id)).one())
+
+
 def _reason(reason: str | None, action: str) -> str:
     text = sanitize_text(reason or "", MAX_REASON)
     if not text:
@@ -49,8 +55,10 @@ def _reason(reason: str | None, action: str) -> str:
 
 
 class Moderation:
-    """Methods that need `_write`, `_read`, `_now`, `_audit`, `_drop_blob_refs` and `get_system` from the class they
-    are mixed into."""
+    """The moderation of one store (`Store.moderation`): each action one transaction with its audit row."""
+
+    def __init__(self, db: Database, audit: AuditLog, blobs: BlobStore) -> None:
+        self.db, self.audit, self.blobs = db, audit, blobs
 
     def _locked_system(self, conn: Connection, system_id: int) -> Any:
         row = conn.execute(select(systems).where(systems.c.id == system_id).with_for_update()).first()
@@ -61,7 +69,7 @@ class Moderation:
     def hide_system(self, system_id: int, *, reason: str, by: str) -> SystemRecord:
         """Take a listed system off the board, keeping everything it has; refused when it is not listed."""
         text = _reason(reason, "hide")
-        with self._write() as conn:
+        with self.db.write() as conn:
             row = self._locked_system(conn, system_id)
             if row.moderation is not None:
                 since = row.moderated_at.strftime("%Y-%m-%d %H:%M") if row.moderated_at else "?"
@@ -71,18 +79,19 @@ class Moderation:
                     if row.moderation == HIDDEN
                     else f"system #{system_id} is already {row.moderation} (by {row.moderated_by}, {since} UTC)"
                 )
-            now = self._now(conn)
+            now = self.db.now(conn)
             moderated = {"moderation": HIDDEN, "moderation_reason": text, "moderated_by": by, "moderated_at": now}
             conn.execute(update(systems).where(systems.c.id == system_id).values(**moderated))
-            self._audit(
+            self.audit.append_in(
                 conn, identity=by, kind=kind_of(ADMIN, "hide"), outcome=HIDDEN, system_id=system_id, detail=text
             )
+            record = _system(conn, system_id)
         log.info("system #%d hidden by %s: %s", system_id, by, text)
-        return self.get_system(system_id)
+        return record
 
     def unhide_system(self, system_id: int, *, by: str) -> SystemRecord:
         """Put a hidden system back on the board as it was; refused for a listed or a deleted system."""
-        with self._write() as conn:
+        with self.db.write() as conn:
             row = self._locked_system(conn, system_id)
             if row.moderation != HIDDEN:
                 state = "deleted: a deleted system cannot come back" if row.moderation == DELETED else "not hidden"
@@ -90,44 +99,42 @@ class Moderation:
             cleared = {"moderation": None, "moderation_reason": None, "moderated_by": None, "moderated_at": None}
             conn.execute(update(systems).where(systems.c.id == system_id).values(**cleared))
             detail = f"was hidden by {row.moderated_by}: {row.moderation_reason}"
-            self._audit(
+            self.audit.append_in(
                 conn, identity=by, kind=kind_of(ADMIN, "unhide"), outcome="unhidden", system_id=system_id, detail=detail
             )
+            record = _system(conn, system_id)
         log.info("system #%d unhidden by %s", system_id, by)
-        return self.get_system(system_id)
+        return record
 
     def delete_system(self, system_id: int, *, reason: str, by: str) -> Deleted:
         """Remove a system's results, jobs and blobs and keep its tombstone (see the module docstring)."""
         text = _reason(reason, "delete")
-        with self._write() as conn:
+        with self.db.write() as conn:
             row = self._locked_system(conn, system_id)
             if row.moderation == DELETED:
                 raise FreshStackError(f"system #{system_id} is already deleted ({row.moderation_reason})")
             conn.execute(delete(results).where(results.c.system_id == system_id))
             conn.execute(delete(jobs).where(jobs.c.system_id == system_id))
-            removed = self._drop_blob_refs(conn, system_id)
+            removed = self.blobs.drop_in(conn, system_id)
             tombstone = {
                 "moderation": DELETED,
                 "moderation_reason": text,
                 "moderated_by": by,
-                "moderated_at": self._now(conn),
+                "moderated_at": self.db.now(conn),
                 "description": "",
                 "link": None,
             }
             conn.execute(update(systems).where(systems.c.id == system_id).values(**tombstone))
-            self._audit(
+            self.audit.append_in(
                 conn, identity=by, kind=kind_of(ADMIN, "delete"), outcome=DELETED, system_id=system_id, detail=text
             )
+            record = _system(conn, system_id)
         log.info("system #%d deleted by %s: %s", system_id, by, text)
-        if self.cache is not None:
-            for sha in removed:
-                self.cache.drop(sha)
-        record = self.get_system(system_id)
-        assert record is not None
+        self.blobs.forget(removed)
         return Deleted(record, tuple(removed))
 
     def moderated_systems(self) -> list[SystemRecord]:
         """Every hidden or deleted system, most recently moderated first (the admin view)."""
         query = select(systems).where(systems.c.moderation.is_not(None)).order_by(systems.c.moderated_at.desc())
-        with self._read() as conn:
+        with self.db.read() as conn:
             return [system_record(row) for row in conn.execute(query)]

@@ -1,7 +1,7 @@
-"""The job queue half of the store: queueing, claiming under a lease, heartbeats, and finishing exactly once.
+"""The store's job queue: queueing, claiming under a lease, heartbeats, and finishing exactly once.
 
-A mixin of `Store` (which owns the engine and transactions); kept apart because the lease rules are the part
-of the store that needs the most careful reading. What holds on each database:
+`Store.queue` is this part of the store; kept apart because the lease rules are the part of the store that needs
+the most careful reading. What holds on each database:
 
 * claiming: one UPDATE ... WHERE id = (SELECT ... LIMIT 1 FOR UPDATE SKIP LOCKED) RETURNING. On PostgreSQL
   concurrent claimers skip each other's locked rows; on SQLite every write transaction starts with BEGIN
@@ -12,7 +12,7 @@ of the store that needs the most careful reading. What holds on each database:
 * finishing: results (and the blobs behind them) are inserted and the job marked done in one transaction, only
   while the caller still owns the lease, so a worker that lost its job (a "zombie") cannot add a second result set.
 Every outcome (done, failed, released back to the queue, given up, or lost to another worker) appends a row to
-the audit log (`leaderboard.store.audit`) in the transaction that records it, the worker as its identity.
+the audit log (`audit`) in the transaction that records it, the worker as its identity.
 """
 
 from __future__ import annotations
@@ -25,15 +25,17 @@ from typing import Any
 from sqlalchemy import Connection, and_, case, func, insert, or_, select, update
 
 from leaderboard.holds import pause_for_tests
-from leaderboard.store.audit import JOB, kind_of
-from leaderboard.store.moderation import LISTED
-from leaderboard.store.schema import JobRecord, ResultMeta, SystemRecord, jobs, system_record, systems
-from leaderboard.tracks.retrieval import FILL_JOB_KIND
+from leaderboard.store.audit import JOB, AuditLog, kind_of
+from leaderboard.store.blob_store import BlobStore
+from leaderboard.store.database import Database
+from leaderboard.store.records import JobRecord, ResultMeta, SystemRecord, system_record
+from leaderboard.store.schema import LISTED, insert_results, jobs, systems
 
 log = logging.getLogger(__name__)
 
 
-# Jobs that leave files, not scores (tracks.retrieval's hole fill): their state never shows on the system's row.
+FILL_JOB_KIND = "fill"  # a stored system's holes judged into a new qrels revision (`leaderboard.fills`)
+# Jobs that leave files, not scores (the hole fill): their state never shows on the system's row.
 SIDE_JOB_KINDS = (FILL_JOB_KIND,)
 _GAVE_UP = "gave up: the workers running this job stopped sending heartbeats (killed, out of memory or hung)"
 
@@ -43,13 +45,17 @@ def _job(row: Any) -> JobRecord:
 
 
 class JobQueue:
-    """Methods that need `_write`, `_read`, `_now`, `_pg_lock`, `_audit`, `_insert_results` and `_store_blobs` from
-    the class they are mixed into."""
+    """The job queue of one store (`Store.queue`); each outcome is written with its audit row and, for a job that
+    finishes, with its results and the blobs behind them."""
+
+    def __init__(self, db: Database, audit: AuditLog, blobs: BlobStore) -> None:
+        self.db, self.audit, self.blobs = db, audit, blobs
 
     # ---- queueing -------------------------------------------------------------------------------------------
-    def _insert_job(
+    def insert_in(
         self, conn: Connection, system_id: int, kind: str, payload: Mapping[str, Any], max_attempts: int, now: datetime
     ) -> int:
+        """Queue a job for `system_id` in the caller's transaction (a new system's first job); returns its id."""
         row = {"system_id": system_id, "kind": kind, "payload": dict(payload), "max_attempts": max_attempts}
         stmt = insert(jobs).values(**row, state="queued", attempts=0, created_at=now, updated_at=now)
         job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
@@ -57,14 +63,9 @@ class JobQueue:
         return job_id
 
     def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:
-        with self._write() as conn:
-            job_id = self._insert_job(conn, system_id, kind, payload, max_attempts, self._now(conn))
+        with self.db.write() as conn:
+            job_id = self.insert_in(conn, system_id, kind, payload, max_attempts, self.db.now(conn))
             return _job(conn.execute(select(jobs).where(jobs.c.id == job_id)).one())
-
-    def get_job(self, job_id: int) -> JobRecord | None:
-        with self._read() as conn:
-            row = conn.execute(select(jobs).where(jobs.c.id == job_id)).first()
-        return _job(row) if row else None
 
     def list_jobs(self, state: str | None = None, system_id: int | None = None) -> list[JobRecord]:
         query = select(jobs).order_by(jobs.c.id)
@@ -72,7 +73,7 @@ class JobQueue:
             query = query.where(jobs.c.state == state)
         if system_id is not None:
             query = query.where(jobs.c.system_id == system_id)
-        with self._read() as conn:
+        with self.db.read() as conn:
             return [_job(row) for row in conn.execute(query)]
 
     def enqueue_unless_pending(
@@ -81,12 +82,12 @@ class JobQueue:
         """Queue a job for `system_id` unless one of its jobs is still queued or running; returns the new job or
         None. Checked and inserted in one transaction (serialised per system), so two processes starting at once
         (e.g. two apps re-queueing a failed baseline) never queue it twice."""
-        with self._write() as conn:
-            self._pg_lock(conn, f"enqueue:{system_id}")
+        with self.db.write() as conn:
+            self.db.lock(conn, f"enqueue:{system_id}")
             live = select(jobs.c.id).where(jobs.c.system_id == system_id, jobs.c.state.in_(("queued", "running")))
             if conn.execute(live.limit(1)).first() is not None:
                 return None
-            job_id = self._insert_job(conn, system_id, kind, payload, max_attempts, self._now(conn))
+            job_id = self.insert_in(conn, system_id, kind, payload, max_attempts, self.db.now(conn))
             return _job(conn.execute(select(jobs).where(jobs.c.id == job_id)).one())
 
     def live_jobs(self, kinds: Iterable[str] | None = None) -> int:
@@ -94,12 +95,8 @@ class JobQueue:
         query = select(func.count()).select_from(jobs).where(jobs.c.state.in_(("queued", "running")))
         if kinds is not None:
             query = query.where(jobs.c.kind.in_(tuple(kinds)))
-        with self._read() as conn:
+        with self.db.read() as conn:
             return conn.execute(query).scalar_one()
-
-    def queue_counts(self) -> dict[str, int]:
-        with self._read() as conn:
-            return {state: n for state, n in conn.execute(select(jobs.c.state, func.count()).group_by(jobs.c.state))}
 
     def systems_in_progress(self) -> list[SystemRecord]:
         """The systems a worker is still computing (queued or running), running first, then oldest first: what the
@@ -107,7 +104,7 @@ class JobQueue:
         running_first = case((systems.c.status == "running", 0), else_=1)
         busy = systems.c.status.in_(("queued", "running"))
         query = select(systems).where(busy, LISTED).order_by(running_first, systems.c.id)
-        with self._read() as conn:
+        with self.db.read() as conn:
             return [system_record(row) for row in conn.execute(query)]
 
     # ---- claiming, leases, outcomes ---------------------------------------------------------------------------
@@ -125,8 +122,8 @@ class JobQueue:
         """Take the oldest claimable job (queued, or running with an expired lease) for `worker_id`, or None.
 
         `kinds` limits the claim to those job kinds (the app's baseline worker takes only baseline jobs)."""
-        with self._write() as conn:
-            now = self._now(conn)
+        with self.db.write() as conn:
+            now = self.db.now(conn)
             expired = and_(jobs.c.state == "running", jobs.c.lease_expires_at < now)
             exhausted = conn.execute(
                 update(jobs)
@@ -164,7 +161,7 @@ class JobQueue:
     def _audit_job(
         self, conn: Connection, worker_id: str, kind: str, system_id: int | None, outcome: str, detail: str = ""
     ) -> None:
-        self._audit(
+        self.audit.append_in(
             conn, identity=worker_id, kind=kind_of(JOB, kind), outcome=outcome, system_id=system_id, detail=detail
         )
 
@@ -180,8 +177,8 @@ class JobQueue:
 
     def heartbeat(self, job_id: int, worker_id: str, lease_seconds: float = 300.0) -> bool:
         """Extend the lease; False when the job is no longer this worker's (it should stop working on it)."""
-        with self._write() as conn:
-            now = self._now(conn)
+        with self.db.write() as conn:
+            now = self.db.now(conn)
             lease = now + timedelta(seconds=lease_seconds)
             stmt = update(jobs).where(self._owned(job_id, worker_id)).values(lease_expires_at=lease, updated_at=now)
             return conn.execute(stmt).rowcount == 1
@@ -209,8 +206,8 @@ class JobQueue:
 
         Returns False (and stores nothing) when the lease was lost: another worker has the job, or it ended.
         """
-        with self._write() as conn:
-            now = self._now(conn)
+        with self.db.write() as conn:
+            now = self.db.now(conn)
             done = {"state": "done", "lease_expires_at": None, "updated_at": now, "finished_at": now}
             stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**done)
             row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.kind)).first()
@@ -219,22 +216,22 @@ class JobQueue:
                 return False
             system_id = row.system_id
             self._audit_job(conn, worker_id, row.kind, system_id, "done", f"job #{job_id}")
-            self._store_blobs(conn, system_id, blobs or {}, now)
+            self.blobs.store_in(conn, system_id, blobs or {}, now)
             if not topic_results:  # a side job (a hole fill) leaves files, not scores: the system stays as it is
                 return True
-            self._insert_results(conn, system_id, topic_results, meta, now)
+            insert_results(conn, system_id, topic_results, meta, now)
             scored = {"status": "scored", "error": None, "size": func.coalesce(size, systems.c.size)}
             scored["cutoff"] = func.coalesce(systems.c.cutoff, cutoff)
             conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
             if follow_up is not None:
-                self._insert_job(conn, system_id, follow_up[0], follow_up[1], 3, now)
+                self.insert_in(conn, system_id, follow_up[0], follow_up[1], 3, now)
             pause_for_tests("finish_job")
         return True
 
     def fail_job(self, job_id: int, worker_id: str, error: str) -> bool:
         """Mark the job failed for good (a bad model, a time cap): retrying would fail the same way."""
-        with self._write() as conn:
-            now = self._now(conn)
+        with self.db.write() as conn:
+            now = self.db.now(conn)
             failed = {"state": "failed", "error": error[:4000], "updated_at": now, "finished_at": now}
             stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**failed)
             row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.kind)).first()
@@ -247,8 +244,8 @@ class JobQueue:
 
     def release_job(self, job_id: int, worker_id: str, error: str | None = None) -> bool:
         """Give a job back to the queue at once (worker stopping, process crash); failed past max_attempts."""
-        with self._write() as conn:
-            now = self._now(conn)
+        with self.db.write() as conn:
+            now = self.db.now(conn)
             state = case((jobs.c.attempts >= jobs.c.max_attempts, "failed"), else_="queued")
             values = {"state": state, "lease_owner": None, "lease_expires_at": None, "error": error, "updated_at": now}
             stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**values)

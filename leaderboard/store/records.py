@@ -93,38 +93,3 @@ class ResultMeta:
     evaluator_version: str = __version__
     parameters: dict[str, Any] = field(default_factory=dict)
     schema_version: int = SCHEMA_VERSION
-
-
-@dataclass(frozen=True, slots=True)
-class JobOutput:
-    """What an evaluation function returns to the worker.
-
-    `results` maps topic -> a `freshstack_hf.metrics.TopicResult` (or any object or dict with `metrics`, and
-    optionally `per_query` and `ci` = {measure: (low, high)}); `size` is the model's parameter count, if known;
-    `runs` (topic -> top of the ranking) is stored with the results, so the row's detail can list missed nuggets;
-    `blobs` ({role: `blobs.Blob`}) are any other content the results depend on (the answers a follow-up judges, a
-    fill's judgments), stored in the same transaction;
-    `cutoff` is a date the job found (a model card's), kept only where the submitter gave none; `follow_up` =
-    (job kind, payload) is the system's next job, queued when these results are stored (the answer baseline's judge).
-    """
-
-    results: dict[str, Any]
-    meta: ResultMeta
-    size: int | None = None
-    runs: dict[str, Any] | None = None
-    cutoff: str | None = None
-    follow_up: tuple[str, dict[str, Any]] | None = None
-    blobs: dict[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class RateDecision:
-    """Outcome of a rate-limit check; truthy when the submission may go ahead (and was counted)."""
-
-    allowed: bool
-    used: int
-    limit: int
-    retry_after_seconds: float = 0.0
-
-    def __bool__(self) -> bool:
-        return self.allowed

@@ -1,4 +1,5 @@
-"""Tables of the leaderboard store (the plain records it hands out live in `leaderboard.store.records`).
+"""Tables of the leaderboard store (the plain records it hands out live in `records`; the audit log, the rate
+limit and the blobs declare their own tables beside the code that owns them).
 
 Portable on purpose: the same declarations run on a local SQLite file and on a PostgreSQL server shared by
 several workers, so states are strings guarded by CHECK constraints (no PostgreSQL ENUM types to migrate),
@@ -15,7 +16,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import (
-    JSON,
     BigInteger,
     CheckConstraint,
     Connection,
@@ -28,41 +28,11 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
     insert,
-    inspect,
-    select,
-    update,
 )
-from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from freshstack_hf.errors import FreshStackError
-from leaderboard.store.records import (  # the plain records the store hands out, importable from here too
-    SCHEMA_VERSION as SCHEMA_VERSION,
-)
-from leaderboard.store.records import (
-    JobOutput as JobOutput,
-)
-from leaderboard.store.records import (
-    JobRecord as JobRecord,
-)
-from leaderboard.store.records import (
-    LeaderboardRow as LeaderboardRow,
-)
-from leaderboard.store.records import (
-    RateDecision as RateDecision,
-)
-from leaderboard.store.records import (
-    ResultMeta as ResultMeta,
-)
-from leaderboard.store.records import (
-    Score as Score,
-)
-from leaderboard.store.records import (
-    SystemRecord as SystemRecord,
-)
-from leaderboard.store.records import (
-    system_record as system_record,
-)
+from leaderboard.store.dialect import JSON_TYPE
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.answers import SYSTEM_KINDS as ANSWERS_KINDS
 from leaderboard.tracks.retrieval import SYSTEM_KINDS as RETRIEVAL_KINDS
 
@@ -70,8 +40,6 @@ from leaderboard.tracks.retrieval import SYSTEM_KINDS as RETRIEVAL_KINDS
 SYSTEM_KINDS = (*RETRIEVAL_KINDS, *ANSWERS_KINDS)
 SYSTEM_STATES = ("pending", "queued", "running", "scored", "failed")
 JOB_STATES = ("queued", "running", "done", "failed")
-
-JsonType = JSON().with_variant(JSONB(), "postgresql")
 
 
 def one_of(column: str, values: tuple[str, ...]) -> str:
@@ -81,7 +49,7 @@ def one_of(column: str, values: tuple[str, ...]) -> str:
 
 
 def kind_check(kinds: tuple[str, ...]) -> str:
-    """The condition of the CHECK on systems.kind (`kinds_migration` widens an older store's)."""
+    """The condition of the CHECK on systems.kind (`migrations` widens an older store's)."""
     return one_of("kind", kinds)
 
 
@@ -113,10 +81,10 @@ class System(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     # A model's release or training cutoff (ISO day), where the submitter or the model card gave one: the
     # After-cutoff view scores the system only on questions asked after it. Added after release 1: an older
-    # store gets the column from `columns_migration`.
+    # store gets the column from `migrations`.
     cutoff: Mapped[str | None] = mapped_column(String(10), nullable=True)
-    # `leaderboard.store.moderation`: NULL (listed), "hidden" (off every view, restorable) or "deleted" (the row is the
-    # tombstone refusing the same content). Added after release 1: an older store gets them from `columns_migration`.
+    # `moderation`: NULL (listed), "hidden" (off every view, restorable) or "deleted" (the row is the tombstone
+    # refusing the same content). Added after release 1: an older store gets them from `migrations`.
     moderation: Mapped[str | None] = mapped_column(String(16), nullable=True)
     moderation_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     moderated_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
@@ -141,8 +109,8 @@ class Result(Base):
     dataset_revision: Mapped[str] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime)
     # Bulky columns last: SQLite reads a row's columns in order, so the leaderboard's scan never touches these.
-    per_query: Mapped[dict[str, float] | None] = mapped_column(JsonType, nullable=True)
-    parameters: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    per_query: Mapped[dict[str, float] | None] = mapped_column(JSON_TYPE, nullable=True)
+    parameters: Mapped[dict[str, Any]] = mapped_column(JSON_TYPE, default=dict)
 
 
 class Job(Base):
@@ -154,7 +122,7 @@ class Job(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     system_id: Mapped[int] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"), index=True)
     kind: Mapped[str] = mapped_column(String(32))
-    payload: Mapped[dict[str, Any]] = mapped_column(JsonType, default=dict)
+    payload: Mapped[dict[str, Any]] = mapped_column(JSON_TYPE, default=dict)
     state: Mapped[str] = mapped_column(String(16), default="queued")
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     max_attempts: Mapped[int] = mapped_column(Integer, default=3)
@@ -164,17 +132,6 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
-
-
-class RateEvent(Base):
-    """One accepted submission of an identity; the rate limit counts these over a sliding window."""
-
-    __tablename__ = "rate_events"
-    __table_args__ = (Index("ix_rate_identity_at", "identity", "at"),)
-
-    id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
-    identity: Mapped[str] = mapped_column(String(200))
-    at: Mapped[datetime] = mapped_column(DateTime)
 
 
 class StoreMeta(Base):
@@ -187,43 +144,17 @@ class StoreMeta(Base):
 
 
 systems = System.__table__
+# `moderation`: a system neither hidden nor deleted is listed, the one rule of what the board shows (every board
+# read applies it).
+HIDDEN, DELETED = "hidden", "deleted"
+LISTED = systems.c.moderation.is_(None)
+results = Result.__table__
+jobs = Job.__table__
 store_meta = StoreMeta.__table__
 
 # The layout of the store's tables: 1 = before blobs (rankings and answers in a folder), 2 = blobs, blob_refs and
-# store_meta. A release opens stores of its own layout or older (it migrates them) and refuses newer ones.
+# store_meta. A release opens stores of its own layout or older (`migrations` migrates them) and refuses newer ones.
 STORE_SCHEMA = 2
-
-
-def stored_schema(conn: Connection) -> int | None:
-    """The `STORE_SCHEMA` a store records, 1 for a store made before it was recorded, None for an empty database."""
-    names = set(inspect(conn).get_table_names())
-    if "store_meta" not in names:
-        return 1 if "systems" in names else None
-    value = conn.execute(select(store_meta.c.value).where(store_meta.c.key == "schema")).scalar()
-    return int(value) if value is not None else 1
-
-
-def check_store_version(conn: Connection, where: object) -> None:
-    """Refuse, before anything is created or altered, a store that a newer release has laid out."""
-    found = stored_schema(conn)
-    if found is not None and found > STORE_SCHEMA:
-        raise FreshStackError(
-            f"{where}: this store was laid out by a newer freshstack-hf (store schema {found}; this release knows "
-            f"up to {STORE_SCHEMA}). Upgrade freshstack-hf on this machine (pip install -U 'freshstack-hf"
-            "[leaderboard]') before opening it; nothing was changed"
-        )
-
-
-def record_store_version(conn: Connection) -> None:
-    """Record that the store now has this release's layout (after `create_all` migrated it)."""
-    done = conn.execute(update(store_meta).where(store_meta.c.key == "schema").values(value=str(STORE_SCHEMA))).rowcount
-    if not done:
-        conn.execute(insert(store_meta).values(key="schema", value=str(STORE_SCHEMA)))
-
-
-results = Result.__table__
-jobs = Job.__table__
-rate_events = RateEvent.__table__
 
 
 def _parts(result: Any) -> tuple[Mapping[str, float], Mapping[str, Mapping[str, float]], Mapping[str, Any]]:
@@ -263,3 +194,13 @@ def result_rows(system_id: int, topic: str, result: Any, meta: ResultMeta, now: 
             }
         )
     return rows
+
+
+def insert_results(
+    conn: Connection, system_id: int, topic_results: Mapping[str, Any], meta: ResultMeta, now: datetime
+) -> None:
+    """Insert a system's scores (topic -> result) in the caller's transaction; none at all is refused."""
+    if not topic_results:
+        raise ValueError("no topic results to save")
+    for topic, result in topic_results.items():  # one topic at a time: a failure mid-way rolls back the rest
+        conn.execute(insert(results), result_rows(system_id, topic, result, meta, now))

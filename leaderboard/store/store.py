@@ -1,71 +1,58 @@
-"""The leaderboard's store: systems, results, the blobs behind them, the queue and rate-limit events, in one class.
+"""The leaderboard's store: one `Store` holding a board's systems and their results, composed of the parts beside
+them, each owning its state and sharing one `Database` (the engine, the dialect, the transactions, the clock):
 
-Every method is one transaction, so callers never see half a submission or half a result set. The same code
-runs on a SQLite file (one machine; WAL lets the page read while a worker writes) and on PostgreSQL (several
-workers on several machines). Dedupe: systems.content_hash is unique and inserts use ON CONFLICT DO NOTHING, so
-of N racing identical submissions exactly one is created and the others get the stored row back. The queue's
-guarantees (claiming, leases, finishing once) are in `queue`, the blobs' in `blob_store`.
+* `store.queue` (`queue.JobQueue`): queueing, claiming under a lease, heartbeats, finishing exactly once;
+* `store.blobs` (`blob_store.BlobStore`): what rows depend on beyond their scores, and its local cache;
+* `store.audit` (`audit.AuditLog`): the append-only log of submissions, job outcomes and moderation;
+* `store.moderation` (`moderation.Moderation`): hiding, unhiding and deleting systems;
+* `store.rate_limit` (`rate_limit.RateLimit`): submissions per identity and hour.
+
+Every method is one transaction, so callers never see half a submission or half a result set; the same code runs
+on a SQLite file and on PostgreSQL (`dialect`). Dedupe: systems.content_hash is unique and inserts do nothing on a
+conflict, so of N racing identical submissions exactly one is created and the others get the stored row back.
 """
 
 from __future__ import annotations
 
-import zlib
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Text, cast, delete, func, insert, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy import Connection, Text, cast, delete, func, select, update
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.defaults import default_store_url
 from leaderboard.holds import pause_for_tests
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
-from leaderboard.store.audit import AuditLog, install_append_only_guard
-from leaderboard.store.backup import StoreBackup
-from leaderboard.store.blob_store import BlobStore, blob_refs, init_blob_store
+from leaderboard.store.audit import AuditLog
+from leaderboard.store.blob_store import BlobStore, blob_refs
 from leaderboard.store.blobs import Blob
-from leaderboard.store.columns_migration import add_missing_columns
-from leaderboard.store.dialect import WRITE, make_engine
-from leaderboard.store.efficiency_rows import efficiency_by_system
-from leaderboard.store.kinds_migration import widen_kinds_postgres, widen_kinds_sqlite
-from leaderboard.store.moderation import HIDDEN, LISTED, Moderation
+from leaderboard.store.database import Database
+from leaderboard.store.migrations import migrate
+from leaderboard.store.moderation import Moderation
 from leaderboard.store.queue import JobQueue
 from leaderboard.store.rate_limit import RateLimit
-from leaderboard.store.schema import (
-    SYSTEM_KINDS,
-    Base,
-    LeaderboardRow,
-    ResultMeta,
-    Score,
-    SystemRecord,
-    check_store_version,
-    jobs,
-    record_store_version,
-    result_rows,
-    results,
-    system_record,
-    systems,
-)
+from leaderboard.store.records import LeaderboardRow, ResultMeta, Score, SystemRecord, system_record
+from leaderboard.store.schema import HIDDEN, LISTED, SYSTEM_KINDS, insert_results, jobs, results, systems
 
-_PG_LOCK_SPACE = 0x46534846  # first key of our PostgreSQL advisory locks ("FSHF"), apart from other apps'
+MEASURED_KINDS = ("model", "baseline")  # systems whose efficiency a worker or a corpus encoding measures
 
 
-class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
+class Store:
     """See the module docstring; `cache_dir` (`--runs-dir`) is an optional local copy of blobs, never their record."""
 
     def __init__(self, url: str | None = None, *, cache_dir: str | Path | None = None) -> None:
-        self.url = url or default_store_url()
-        self.engine = make_engine(self.url)
-        self.is_postgres = self.engine.dialect.name == "postgresql"
-        init_blob_store(self, cache_dir)
+        self.db = Database(url or default_store_url())
+        self.url, self.engine = self.db.url, self.db.engine
+        self.audit = AuditLog(self.db)
+        self.blobs = BlobStore(self.db, cache_dir)
+        self.queue = JobQueue(self.db, self.audit, self.blobs)
+        self.moderation = Moderation(self.db, self.audit, self.blobs)
+        self.rate_limit = RateLimit(self.db)
 
     def __repr__(self) -> str:
-        return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"
+        return f"Store({self.db.shown()!r})"
 
     def __enter__(self) -> Store:
         return self
@@ -74,46 +61,12 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
         self.close()
 
     def close(self) -> None:
-        self.engine.dispose()
-
-    # ---- transactions ---------------------------------------------------------------------------------------
-    @contextmanager
-    def _write(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn:
-            conn.execution_options(**{WRITE: True})
-            with conn.begin():
-                yield conn
-
-    @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self.engine.connect() as conn, conn.begin():
-            yield conn
-
-    def _now(self, conn: Connection) -> datetime:
-        """Naive UTC; on PostgreSQL the server's clock, shared by every worker whatever its own clock says."""
-        if self.is_postgres:
-            return conn.execute(select(func.timezone("UTC", func.now()))).scalar_one()
-        return datetime.now(UTC).replace(tzinfo=None)
-
-    def _pg_lock(self, conn: Connection, key: str) -> None:
-        """Serialise transactions on `key` (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises writers)."""
-        if self.is_postgres:
-            conn.execute(select(func.pg_advisory_xact_lock(_PG_LOCK_SPACE, zlib.crc32(key.encode()) - 2**31)))
+        self.db.close()
 
     def create_all(self) -> None:
-        """Migrate the store to this release's layout (tables, columns, the audit guard, system kinds), safe from
-        several processes; a store laid out by a newer release is refused before anything changes."""
-        with self._write() as conn:
-            self._pg_lock(conn, "create_all")
-            check_store_version(conn, self)
-            Base.metadata.create_all(conn)
-            add_missing_columns(conn)
-            install_append_only_guard(conn)
-            record_store_version(conn)
-            if self.is_postgres:
-                widen_kinds_postgres(conn)
-        if not self.is_postgres:
-            widen_kinds_sqlite(self.engine)
+        """Migrate the store to this release's layout (`migrations`), safe from several processes; a store laid
+        out by a newer release is refused before anything changes."""
+        migrate(self.db, self)
 
     # ---- systems and results --------------------------------------------------------------------------------
     def add_system(
@@ -159,41 +112,31 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
         }
         if not values["name"]:
             raise FreshStackError("system name is empty (after removing markup): give a plain-text name")
-        with self._write() as conn:
-            now = self._now(conn)
-            stmt = (pg_insert if self.is_postgres else sqlite_insert)(systems).values(**values, created_at=now)
-            new_id = conn.execute(
-                stmt.on_conflict_do_nothing(index_elements=["content_hash"]).returning(systems.c.id)
-            ).scalar_one_or_none()
+        with self.db.write() as conn:
+            now = self.db.now(conn)
+            stmt = self.db.dialect.insert_or_ignore(systems, "content_hash", **values, created_at=now)
+            new_id = conn.execute(stmt.returning(systems.c.id)).scalar_one_or_none()
             if new_id is not None:
-                self._store_blobs(conn, new_id, blobs or {}, now)
+                self.blobs.store_in(conn, new_id, blobs or {}, now)
                 if results is not None:
                     assert meta is not None
-                    self._insert_results(conn, new_id, results, meta, now)
+                    insert_results(conn, new_id, results, meta, now)
                 if job is not None:
-                    self._insert_job(conn, new_id, job[0], job[1], max_attempts, now)
+                    self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now)
                 pause_for_tests("add_system")
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
         return system_record(row), new_id is not None
 
     def get_system(self, system_id: int) -> SystemRecord | None:
-        with self._read() as conn:
+        with self.db.read() as conn:
             row = conn.execute(select(systems).where(systems.c.id == system_id)).first()
         return system_record(row) if row else None
 
     def find_system(self, content_hash: str) -> SystemRecord | None:
         """The system already stored for this file hash or model revision, if any (check before scoring)."""
-        with self._read() as conn:
+        with self.db.read() as conn:
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).first()
         return system_record(row) if row else None
-
-    def _insert_results(
-        self, conn: Connection, system_id: int, topic_results: Mapping[str, Any], meta: ResultMeta, now: datetime
-    ) -> None:
-        if not topic_results:
-            raise ValueError("no topic results to save")
-        for topic, result in topic_results.items():  # one topic at a time: a failure mid-way rolls back the rest
-            conn.execute(insert(results), result_rows(system_id, topic, result, meta, now))
 
     def save_results(
         self,
@@ -205,8 +148,8 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
         blobs: Mapping[str, Blob] | None = None,
     ) -> None:
         """Store a system's scores and their `blobs`, all or none; without `replace`, existing scores fail it."""
-        with self._write() as conn:
-            now = self._now(conn)
+        with self.db.write() as conn:
+            now = self.db.now(conn)
             marked = conn.execute(
                 update(systems).where(systems.c.id == system_id).values(status="scored", error=None)
             ).rowcount
@@ -214,12 +157,12 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
                 raise FreshStackError(f"no system with id {system_id}")
             if replace:
                 conn.execute(delete(results).where(results.c.system_id == system_id))
-            self._store_blobs(conn, system_id, blobs or {}, now)
-            self._insert_results(conn, system_id, topic_results, meta, now)
+            self.blobs.store_in(conn, system_id, blobs or {}, now)
+            insert_results(conn, system_id, topic_results, meta, now)
 
     def results_for(self, system_id: int) -> list[dict[str, Any]]:
         """Every stored row of one system, per-query scores and parameters included (detail views, exports)."""
-        with self._read() as conn:
+        with self.db.read() as conn:
             rows = conn.execute(
                 select(results).where(results.c.system_id == system_id).order_by(results.c.topic, results.c.measure)
             )
@@ -236,7 +179,7 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
         """Every listed system with its scores pivoted to topic -> measure, in two queries whatever the system count.
 
         `measures` keeps only those measure ids (a table showing three measures need not read ten). Systems a
-        moderator hid or deleted are left out (`leaderboard.store.moderation`), so every view built from these rows
+        moderator hid or deleted are left out (`moderation`), so every view built from these rows
         leaves them out too; `include_hidden` adds the hidden ones (never the deleted: they have no scores). With
         `efficiency`, a third query reads what the worker measured (`LeaderboardRow.efficiency`).
         """
@@ -248,10 +191,10 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
         scores_query = select(*cols, results.c.ci_high, results.c.evaluator_version, results.c.dataset_revision)
         if measures:
             scores_query = scores_query.where(results.c.measure.in_(measures))
-        with self._read() as conn:
+        with self.db.read() as conn:
             found = {row.id: row for row in conn.execute(query)}
             scored = conn.execute(scores_query).all()
-            costs = efficiency_by_system(conn) if efficiency else {}
+            costs = _efficiency_by_system(conn) if efficiency else {}
         scores: dict[int, dict[str, dict[str, Score]]] = {sid: {} for sid in found}
         versions: dict[int, tuple[str, str]] = {}
         for sid, topic, measure, value, low, high, evaluator, revision in scored:
@@ -273,7 +216,7 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
         query = select(*cols, results.c.value, results.c.per_query).where(results.c.measure.in_(measures))
         if not include_hidden:
             query = query.where(results.c.system_id.in_(select(systems.c.id).where(LISTED)))
-        with self._read() as conn:
+        with self.db.read() as conn:
             return [tuple(row) for row in conn.execute(query.order_by(results.c.system_id, results.c.topic))]
 
     def per_query_texts(self, measure: str) -> list[tuple[int, str, str, str]]:
@@ -282,7 +225,7 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
         the rows whose text changed."""
         cols = (results.c.system_id, results.c.topic, results.c.dataset_revision, cast(results.c.per_query, Text))
         listed = results.c.system_id.in_(select(systems.c.id).where(LISTED))
-        with self._read() as conn:
+        with self.db.read() as conn:
             return [tuple(r) for r in conn.execute(select(*cols).where(results.c.measure == measure, listed))]
 
     # ---- what changed ---------------------------------------------------------------------------------------
@@ -292,10 +235,29 @@ class Store(JobQueue, RateLimit, Moderation, AuditLog, BlobStore, StoreBackup):
         can check it on every render and rebuild only when another process (a worker, a second app) wrote something.
         """
         moderated = (func.count(systems.c.moderation), func.max(systems.c.moderated_at))
-        with self._read() as conn:
+        with self.db.read() as conn:
             return (
                 *conn.execute(select(func.count(), func.max(systems.c.id), *moderated)).one(),
                 conn.execute(select(func.max(results.c.id))).scalar(),
                 *conn.execute(select(func.count(), func.max(jobs.c.updated_at))).one(),
                 conn.execute(select(func.count()).select_from(blob_refs)).scalar(),
             )
+
+
+def _efficiency_by_system(conn: Connection) -> dict[int, dict[str, Any]]:
+    """{system id: what the worker measured while scoring it (`tracks.retrieval.efficiency`)} for the systems of
+    `MEASURED_KINDS` that record it.
+
+    The figures live in the `parameters` JSON of a system's result rows, the same on every row of one result set,
+    so one row per system is read (its first), and only the `efficiency` key of the JSON is fetched: the page's read
+    stays small whatever else the parameters record. A run file's parameters never put figures on the board,
+    whatever they say.
+    """
+    first = (
+        select(func.min(results.c.id))
+        .join(systems, systems.c.id == results.c.system_id)
+        .where(systems.c.kind.in_(MEASURED_KINDS))
+        .group_by(results.c.system_id)
+    )
+    query = select(results.c.system_id, results.c.parameters["efficiency"]).where(results.c.id.in_(first))
+    return {sid: dict(cost) for sid, cost in conn.execute(query) if isinstance(cost, Mapping) and cost}

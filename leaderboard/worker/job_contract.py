@@ -2,7 +2,7 @@
 tracks (the registry itself is `leaderboard.worker.jobs`).
 
 A handler takes a job's payload (JSON, written by the app) and the worker's `JobOptions`, and returns a
-`JobOutput` (`leaderboard.store.schema`). It runs in the worker's job process, which never sees the store nor any
+`JobOutput` (below). It runs in the worker's job process, which never sees the store nor any
 secret-looking environment variable, except those its `JobKind.keeps`. What it needs from the store (the
 ranking a fill starts from, the answers a judge reads) its `JobKind.inputs` names: the worker reads those blobs
 of the job's system, verified, and hands them over in the payload (`job_inputs`), so a job runs on any machine
@@ -19,7 +19,7 @@ from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.store.schema import JobOutput
+from leaderboard.store.records import ResultMeta
 from leaderboard.worker.vetting import DEFAULT_MAX_MODEL_BYTES
 
 
@@ -34,6 +34,28 @@ class JobOptions:
     max_model_bytes: int = DEFAULT_MAX_MODEL_BYTES  # the largest model a model job loads
 
 
+@dataclass(frozen=True, slots=True)
+class JobOutput:
+    """What an evaluation function returns to the worker.
+
+    `results` maps topic -> a `freshstack_hf.metrics.TopicResult` (or any object or dict with `metrics`, and
+    optionally `per_query` and `ci` = {measure: (low, high)}); `size` is the model's parameter count, if known;
+    `runs` (topic -> top of the ranking) is stored with the results, so the row's detail can list missed nuggets;
+    `blobs` ({role: `store.blobs.Blob`}) are any other content the results depend on (the answers a follow-up judges, a
+    fill's judgments), stored in the same transaction;
+    `cutoff` is a date the job found (a model card's), kept only where the submitter gave none; `follow_up` =
+    (job kind, payload) is the system's next job, queued when these results are stored (the answer baseline's judge).
+    """
+
+    results: dict[str, Any]
+    meta: ResultMeta
+    size: int | None = None
+    runs: dict[str, Any] | None = None
+    cutoff: str | None = None
+    follow_up: tuple[str, dict[str, Any]] | None = None
+    blobs: dict[str, Any] | None = None
+
+
 Handler = Callable[[Mapping[str, Any], JobOptions], JobOutput]
 
 
@@ -44,7 +66,7 @@ class JobKind:
 
     handler: Handler
     keeps: tuple[str, ...] = ()
-    inputs: tuple[str, ...] = ()  # roles of the system's blobs the worker reads for the job (`blobs.Store.blob`)
+    inputs: tuple[str, ...] = ()  # roles of the system's blobs the worker reads for the job (`BlobStore.system_blob`)
 
 
 INPUTS = "stored_inputs"  # the payload key under which a handler finds its inputs: {role: bytes}

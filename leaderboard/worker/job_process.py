@@ -20,7 +20,8 @@ from collections.abc import Callable
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.store.schema import JobOutput, JobRecord
+from leaderboard.store.records import JobRecord
+from leaderboard.worker.job_contract import JobOutput
 
 log = logging.getLogger(__name__)
 

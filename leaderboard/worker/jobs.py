@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.store.schema import JobOutput, JobRecord
+from leaderboard.store.records import JobRecord
 from leaderboard.tracks.answers import BASELINE_JOB_KIND as ANSWERS_BASELINE
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND as RETRIEVAL_BASELINE
@@ -32,7 +32,7 @@ from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
-from leaderboard.worker.job_contract import JobKind, JobOptions
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
 
 JOB_KINDS: dict[str, JobKind] = {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS}
 BASELINE_JOB_KINDS = (RETRIEVAL_BASELINE, ANSWERS_BASELINE)

@@ -29,9 +29,9 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.scoring import ranking_blobs
-from leaderboard.store.schema import JobOutput, JobRecord
+from leaderboard.store.records import JobRecord
 from leaderboard.store.store import Store
-from leaderboard.worker.job_contract import INPUTS
+from leaderboard.worker.job_contract import INPUTS, JobOutput
 from leaderboard.worker.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
 from leaderboard.worker.jobs import JOB_KINDS, kept_secrets
 from leaderboard.worker.jobs import evaluate_job as default_evaluate_job
@@ -89,7 +89,7 @@ def _install_signal_handlers(flags: _Flags) -> Callable[[], None]:
 
 def _heartbeat(store: Store, job: JobRecord, worker_id: str, lease_seconds: float) -> bool:
     try:
-        return store.heartbeat(job.id, worker_id, lease_seconds)
+        return store.queue.heartbeat(job.id, worker_id, lease_seconds)
     except SQLAlchemyError as exc:  # a database blip: keep working, the store refuses the result if the lease lapsed
         log.warning("heartbeat for job %d failed (%s); retrying", job.id, exc.__class__.__name__)
         return True
@@ -101,7 +101,7 @@ def with_inputs(store: Store, job: JobRecord) -> JobRecord:
     kind = JOB_KINDS.get(job.kind)
     if kind is None or not kind.inputs:
         return job
-    found = {role: data for role in kind.inputs if (data := store.system_blob(job.system_id, role)) is not None}
+    found = {role: data for role in kind.inputs if (data := store.blobs.system_blob(job.system_id, role)) is not None}
     return dataclasses.replace(job, payload={**job.payload, INPUTS: found})
 
 
@@ -123,7 +123,7 @@ def run_job(
     try:
         job = with_inputs(store, job)
     except FreshStackError as exc:
-        store.fail_job(job.id, worker_id, str(exc))
+        store.queue.fail_job(job.id, worker_id, str(exc))
         return "failed"
     runner = ProcessRun(evaluate_job, job, KIND_SECRETS.get(job.kind, ())) if isolate else ThreadRun(evaluate_job, job)
     started = time.monotonic()
@@ -139,11 +139,11 @@ def run_job(
             now = time.monotonic()
             if abort is not None and abort.is_set():
                 runner.kill()
-                store.release_job(job.id, worker_id)
+                store.queue.release_job(job.id, worker_id)
                 return "released"
             if now - started >= time_cap_seconds:
                 runner.kill()
-                store.fail_job(job.id, worker_id, f"time cap: the evaluation ran past {time_cap_seconds:g} s")
+                store.queue.fail_job(job.id, worker_id, f"time cap: the evaluation ran past {time_cap_seconds:g} s")
                 return "failed"
             if now >= next_beat:
                 next_beat = now + beat_every
@@ -158,19 +158,19 @@ def run_job(
         runner.close()
     status, value = answer
     if status == "crash":
-        store.release_job(job.id, worker_id, value)
+        store.queue.release_job(job.id, worker_id, value)
         return "released"
     if status == "ok" and not isinstance(value, JobOutput):
         status, value = "error", f"the evaluate function returned {type(value).__name__}, not a JobOutput"
     if status == "error":
-        store.fail_job(job.id, worker_id, value)
+        store.queue.fail_job(job.id, worker_id, value)
         return "failed"
     try:
         blobs = {**(value.blobs or {}), **ranking_blobs(value.runs)}
         extra = {"size": value.size, "cutoff": value.cutoff, "follow_up": value.follow_up, "blobs": blobs}
-        stored = store.finish_job(job.id, worker_id, value.results, value.meta, **extra)
+        stored = store.queue.finish_job(job.id, worker_id, value.results, value.meta, **extra)
     except (ValueError, TypeError, FreshStackError, SQLAlchemyError) as exc:
-        store.fail_job(job.id, worker_id, f"results could not be stored: {describe_error(exc)}")
+        store.queue.fail_job(job.id, worker_id, f"results could not be stored: {describe_error(exc)}")
         return "failed"
     return "done" if stored else "lost"
 
@@ -204,7 +204,7 @@ def run_worker(
     try:
         while not flags.stop.is_set():
             try:
-                job = store.claim_job(worker_id, lease_seconds, kinds)
+                job = store.queue.claim_job(worker_id, lease_seconds, kinds)
             except SQLAlchemyError as exc:
                 log.warning("claiming failed (%s); retrying in %g s", exc.__class__.__name__, poll_seconds)
                 job = None

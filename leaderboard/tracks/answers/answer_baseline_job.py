@@ -26,13 +26,13 @@ from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.holds import hold_for_tests
 from leaderboard.store.blobs import ANSWERS, Blob
-from leaderboard.store.schema import JobOutput, ResultMeta
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.answers import JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_baselines import extractive_set, plan_answer_baselines, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
 from leaderboard.tracks.answers.answer_submit import judge_payload
 from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
-from leaderboard.worker.job_contract import JobOptions, open_job_dataset
+from leaderboard.worker.job_contract import JobOptions, JobOutput, open_job_dataset
 
 log = logging.getLogger(__name__)
 

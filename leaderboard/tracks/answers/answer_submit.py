@@ -26,7 +26,7 @@ from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.store.blobs import ANSWERS, Blob
-from leaderboard.store.schema import ResultMeta, SystemRecord
+from leaderboard.store.records import ResultMeta, SystemRecord
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results

@@ -20,7 +20,7 @@ from freshstack_hf.metrics import topic_average
 from freshstack_hf.metrics.report import AVERAGE
 from leaderboard.page.display import datatypes, display, link_cell, sort_frame
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.store.schema import LeaderboardRow
+from leaderboard.store.records import LeaderboardRow
 from leaderboard.tracks.answers import SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import BASELINE_PREFIX, measure_key
 

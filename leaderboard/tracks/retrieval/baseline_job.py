@@ -21,10 +21,9 @@ from typing import Any
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from leaderboard.holds import hold_for_tests
-from leaderboard.store.schema import JobOutput
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.tracks.retrieval.baseline_rows import METHODS, compute_runs, plan_baselines, score_baseline
-from leaderboard.worker.job_contract import JobKind, JobOptions, open_job_dataset
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 
 log = logging.getLogger(__name__)
 

@@ -24,7 +24,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
 from leaderboard.scoring import ranking_blobs, score_for_store
-from leaderboard.store.schema import ResultMeta
+from leaderboard.store.records import ResultMeta
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.worker.job_contract import payload_dataset

@@ -248,7 +248,7 @@ def system_detail(
             "schema_version": first["schema_version"],
             **(first.get("parameters") or {}),
         }
-    runs = store.ranking_of(system.id)
+    runs = store.blobs.ranking_of(system.id)
     if stored and runs is None:
         lines.append("Nuggets never covered: not available, the store keeps no ranking behind this row.")
     uncovered = uncovered_table(dataset, runs)

@@ -18,10 +18,17 @@ from typing import Any
 from freshstack_hf.errors import FreshStackError
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.ranking_blob import decode_ranking
-from leaderboard.store.schema import JobOutput, ResultMeta
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.retrieval import FILL_JOB_KIND
-from leaderboard.worker.job_contract import JobKind, JobOptions, job_inputs, open_job_dataset, payload_dataset
+from leaderboard.worker.job_contract import (
+    JobKind,
+    JobOptions,
+    JobOutput,
+    job_inputs,
+    open_job_dataset,
+    payload_dataset,
+)
 
 
 def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10, name: str | None = None) -> dict[str, Any]:

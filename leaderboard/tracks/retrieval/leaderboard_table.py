@@ -33,7 +33,7 @@ from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
 from freshstack_hf.metrics.report import AVERAGE
 from leaderboard.page.display import link_cell, sort_frame
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.store.schema import LeaderboardRow, Score
+from leaderboard.store.records import LeaderboardRow, Score
 
 TYPES = {"baseline": "baseline", "run": "submitted run", "model": "submitted model"}
 SIZE_BUCKETS = {"< 100M": (0, 1e8), "100M–1B": (1e8, 1e9), "1B–10B": (1e9, 1e10), "≥ 10B": (1e10, math.inf)}

@@ -28,11 +28,11 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.runs import from_ranked
 from leaderboard.scoring import score_for_store
-from leaderboard.store.schema import JobOutput, ResultMeta
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
 from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.tracks.retrieval.efficiency import EfficiencyMeter
-from leaderboard.worker.job_contract import JobKind, JobOptions, open_job_dataset
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 from leaderboard.worker.vetting import check_model_dir, model_dir
 
 

@@ -31,10 +31,10 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import from_ranked
 from leaderboard.scoring import score_for_store
-from leaderboard.store.schema import JobOutput, ResultMeta
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.cutoff import card_cutoff
-from leaderboard.worker.job_contract import JobKind, JobOptions, open_job_dataset
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 from leaderboard.worker.vetting import check_cross_encoder_dir, model_dir
 
 RERANK_BATCH_SIZE = 32  # pairs per model call: MTEB's default batch (`mteb run` without --batch-size)

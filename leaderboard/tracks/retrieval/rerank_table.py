@@ -26,7 +26,7 @@ from freshstack_hf.runs import from_ids
 from leaderboard.page.display import datatypes, display, sort_frame
 from leaderboard.page.store_frame import StoreFrame
 from leaderboard.scoring import score_for_store
-from leaderboard.store.schema import LeaderboardRow
+from leaderboard.store.records import LeaderboardRow
 from leaderboard.tracks.retrieval import RERANK_KINDS
 from leaderboard.tracks.retrieval.leaderboard_table import (
     EFFICIENCY_COLUMNS,

@@ -20,7 +20,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs import load_run
 from leaderboard.sanitize import sanitize_submission
 from leaderboard.scoring import score_for_store
-from leaderboard.store.schema import ResultMeta
+from leaderboard.store.records import ResultMeta
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
 from leaderboard.tracks.retrieval.cutoff import card_cutoff, submitted_cutoff
 from leaderboard.worker.job_contract import payload_dataset

@@ -22,7 +22,7 @@ from freshstack_hf.metrics import HEADLINE, topic_averages
 from freshstack_hf.metrics.report import AVERAGE
 from freshstack_hf.windows import Window, window_result
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.store.schema import SystemRecord
+from leaderboard.store.records import SystemRecord
 from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
 
 ALL_QUESTIONS = "none: all questions"  # the cutoff cell of a system without one
