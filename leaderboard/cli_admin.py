@@ -122,18 +122,16 @@ def log_lines(rows: list[Any]) -> list[str]:
 def _open_store(url: str | None, runs_dir: str | None = None) -> Any:
     """The leaderboard's store, migrated like the app opens it; a SQLite file that does not exist is a wrong
     --store, not a new board."""
-    from pathlib import Path
-
-    from sqlalchemy.engine import make_url
-
     from freshstack_hf.errors import FreshStackError
     from leaderboard.defaults import default_store_url
     from leaderboard.store.archive import open_store
+    from leaderboard.store.dialect import dialect_for
 
     url = url or default_store_url()
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).expanduser().is_file():
-        raise FreshStackError(f"no leaderboard store at {parsed.database}: give --store, the URL the leaderboard uses")
+    dialect = dialect_for(url)
+    if dialect.file is not None and not dialect.file.is_file():
+        shown = dialect.url.database
+        raise FreshStackError(f"no leaderboard store at {shown}: give --store, the URL the leaderboard uses")
     return open_store(url, runs_dir)
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.defaults import DATA_DIR_ENV, STORE_ENV, default_data_dir
+from leaderboard.store.dialect import known_dialect
 
 SPACE_DATA = Path("/data")  # a Space's persistent storage, when it has some
 # Tests only: another folder stands for /data, so a test can run app.py as a Space with and without persistent
@@ -62,18 +63,17 @@ def lost_store(env: Mapping[str, str], space_data: Path = SPACE_DATA) -> str | N
     """Where the store would be if a restart loses it (a SQLite file, or the data folder holding the default one,
     off persistent storage), else None.
 
-    `env` is the environment the app starts with (`space_environment`'s additions included). A PostgreSQL URL
-    is kept by its server; any other non-SQLite URL is the store's to refuse, not this check's. A SQLite file is
+    `env` is the environment the app starts with (`space_environment`'s additions included). A store on a server
+    (PostgreSQL) is kept by it; a URL no dialect serves is the store's to refuse, not this check's. A SQLite file is
     kept only inside a writable `space_data`: everywhere else in a Space's container it goes with the container.
     """
     url = env.get(STORE_ENV) or ""
-    if url and not url.lower().startswith("sqlite"):
-        return None
     if url:
-        from sqlalchemy.engine import make_url
-
-        database = make_url(url).database or ""
-        path = Path(database).expanduser() if database and not database.startswith("file:") else None
+        dialect = known_dialect(url)
+        if dialect is None or dialect.server:
+            return None
+        file = dialect.file
+        path = None if file is None or str(file).startswith("file:") else file
     else:  # the default store is a file in the data folder
         path = Path(env[DATA_DIR_ENV]).expanduser() if env.get(DATA_DIR_ENV) else default_data_dir()
     if path is not None and _writable_dir(space_data) and path.resolve().is_relative_to(space_data.resolve()):
@@ -137,7 +137,8 @@ def leaderboard_argv(
     argv += ["--no-baselines"] if baselines.lower() in ("", "none") else ["--baselines", baselines]
     worker = _flag(env.get("FRESHSTACK_SPACE_WORKER"))
     if worker is None:
-        worker = not (store or "").startswith("postgresql")  # a SQLite queue is reached by no other machine
+        dialect = known_dialect(store) if store else None
+        worker = not (dialect and dialect.server)  # a queue in a SQLite file is reached by no other machine
     argv.append("--worker" if worker else "--no-baseline-worker")
     oauth = _flag(env.get("FRESHSTACK_OAUTH"))
     if oauth is None:  # off a Space, Gradio's sign-in is a mock that needs a Hub login: a local test run skips it

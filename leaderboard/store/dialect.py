@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from sqlalchemy import JSON, Connection, Engine, Table, create_engine, event, func, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import URL, make_url
+from sqlalchemy.exc import ArgumentError
 from sqlalchemy.schema import CreateTable
 from sqlalchemy.sql.dml import Insert
 
@@ -246,18 +247,20 @@ def register_dialect(scheme: str, dialect: type[Dialect]) -> None:
     DIALECTS[scheme] = dialect
 
 
-def known_dialect(url: str) -> Dialect | None:
-    """The dialect of the store at `url`, or None when no dialect serves its scheme."""
-    found = DIALECTS.get(make_url(url).get_backend_name())
-    return None if found is None else found(url)
-
-
 def dialect_for(url: str) -> Dialect:
     """The dialect of the store at `url`; a URL no dialect serves is refused."""
-    found = known_dialect(url)
+    found = DIALECTS.get(make_url(url).get_backend_name())
     if found is None:
         raise FreshStackError(f"store {url!r}: only sqlite:///FILE and postgresql://... URLs are supported")
-    return found
+    return found(url)
+
+
+def known_dialect(url: str) -> Dialect | None:
+    """The dialect of the store at `url`, or None when it is no URL, or no dialect serves its scheme."""
+    try:
+        return dialect_for(url)
+    except (ArgumentError, FreshStackError):
+        return None
 
 
 def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
