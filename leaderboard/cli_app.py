@@ -155,23 +155,12 @@ def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop
 
 
 def _queue_baselines(args: argparse.Namespace, store: Any, dataset: Any) -> None:
-    """Store every missing baseline row, queued for a worker (cheap: no model is loaded here)."""
-    from leaderboard.tracks.answers.answer_baselines import queue_answer_baselines
-    from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
-    from leaderboard.tracks.retrieval.baseline_rows import queue_baselines
+    """Store every missing baseline row of every track, queued for a worker (cheap: no model is loaded here)."""
+    from leaderboard.worker.jobs import queue_baselines
 
     methods = [m.strip() for m in args.baselines.split(",") if m.strip()]
     model, cross_encoder = args.dense_model, args.cross_encoder
     rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=_say)
-    rows += queue_answer_baselines(  # the Answers tab's extractive row, from the hybrid when it is computed
-        store,
-        dataset,
-        retrieval="hybrid" if "hybrid" in methods else "bm25",
-        model=model,
-        judge=JudgeEndpoint.from_env(),
-        generator=JudgeEndpoint.generator_from_env(),
-        say=_say,
-    )
     stored = sum(r.status == "scored" for r in rows)
     _say(f"baselines: {stored} of {len(rows)} rows stored for dataset revision {dataset.revision}")
 
@@ -183,8 +172,6 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
     from leaderboard.store.archive import open_store
-    from leaderboard.tracks.retrieval import drift
-    from leaderboard.tracks.retrieval.published import load_reported
 
     if args.max_file_mb <= 0 or args.rate_limit < 0:
         raise FreshStackError("--max-file-mb must be > 0 and --rate-limit >= 0")
@@ -196,10 +183,11 @@ def run(args: argparse.Namespace) -> int:
         _say(f"sign-in: {check_sign_in()}")
     dataset = Dataset(args.dataset, args.revision)  # user errors first, before anything is created
     _say(f"dataset: {dataset.source} ({', '.join(dataset.topics)}; revision {dataset.revision})")
-    if args.reported:
-        _say(f"reported: {len(load_reported(args.reported))} published rows from {args.reported}")
-    for path in args.drift:  # a bad report is a user error before anything is created
-        _say(f"drift: {drift.title(drift.load_report(path))} from {path}")
+    from leaderboard.page.page import Settings
+    from leaderboard.page.tabs import check_inputs
+
+    for line in check_inputs(Settings(reported_path=args.reported, drift_reports=tuple(args.drift))):
+        _say(line)  # a bad --reported or --drift file is a user error before anything is created
     store = open_store(args.store, args.runs_dir)  # an older release's runs folder is imported here
     stop = threading.Event()
     try:

@@ -38,9 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.fills import board_fill_name
+    from leaderboard.fills import board_fill_name, fill_payload
     from leaderboard.store.archive import open_store
-    from leaderboard.tracks.retrieval.fill_job import FILL_JOB_KIND, fill_payload
+    from leaderboard.store.queue import FILL_JOB_KIND
 
     if args.k < 1:
         raise FreshStackError(f"--k must be a positive cutoff, not {args.k}")

@@ -31,8 +31,8 @@ from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import list_revisions, revision_folder
 from leaderboard.store.blobs import FILL, Blob
-from leaderboard.tracks.answers import JUDGE_KEY_ENV
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV, JudgeEndpoint
 
 JUDGED = "judged@10"
 FILL_ROLE = "fill:"  # + the revision name: a worker's fill, kept with the system it filled for
@@ -95,6 +95,20 @@ def fill_stored_system(
         return record, []
     store.blobs.attach(system_id, fill_blob(record))  # a board on another machine writes the revision from it
     return record, score_moves(runs, dataset, Dataset(record.revision_folder), topic)
+
+
+def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10, name: str | None = None) -> dict[str, Any]:
+    """What a worker's `fill` job (`tracks.retrieval.fill_job`) needs: the dataset and revision the board serves,
+    the topic, the system, the new revision's name (chosen by the board, which sees every fill: `board_fill_name`);
+    the ranking comes from the store."""
+    return {
+        **payload_dataset(dataset),
+        "topic": topic,
+        "system": system.name,
+        "content_hash": system.content_hash,
+        "k": k,
+        "name": name,
+    }
 
 
 def fill_archived_run(

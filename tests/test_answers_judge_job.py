@@ -20,12 +20,12 @@ from leaderboard.store.blob_store import blobs
 from leaderboard.store.blobs import ANSWERS, BlobCorrupt
 from leaderboard.store.records import JobRecord
 from leaderboard.store.store import Store
-from leaderboard.tracks.answers import JUDGE_JOB_KIND, JUDGE_KEY_ENV
+from leaderboard.tracks.answers import JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_rows import measure_key
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.worker.job_contract import INPUTS
 from leaderboard.worker.jobs import evaluate_job
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV, JudgeEndpoint
 
 RESAMPLES = 300
 JUDGE_MODEL = "judge-of-archived-answers"  # its own judge cache entries: no other test answers for it
@@ -173,7 +173,8 @@ def test_the_backend_labels_are_the_librarys_one_label(lb_dataset, bm25_runs, ll
     """The judge's and the LLM baseline generator's labels come from `endpoint_label` (byte-identical to what is
     stored already), not from a format string of their own."""
     from freshstack_hf.llm.transport import endpoint_label
-    from leaderboard.tracks.answers import answer_jobs, judge_endpoint
+    from leaderboard.tracks.answers import answer_jobs
+    from leaderboard.worker import judge_endpoint
 
     monkeypatch.setenv(JUDGE_KEY_ENV, "sk-judge-test")
     url = llm_server.base_url

@@ -13,11 +13,10 @@ from freshstack_hf.answers import extractive_answers, parse_answers, score_answe
 from freshstack_hf.answers.measures import ANSWER_MEASURES, BY_ID, CITATION_IDS, JUDGE_IDS
 from leaderboard.page import display as tbl
 from leaderboard.tracks.answers import JUDGE_JOB_KIND as JOB_KIND
-from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.answers import answers_table as answers_view
 from leaderboard.tracks.answers.answer_rows import measure_key
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV, JudgeEndpoint
 
 KEY = "sk-judge-only-for-this-test"
 

@@ -36,11 +36,11 @@ from leaderboard.store.records import ResultMeta
 from leaderboard.store.schema import STORE_SCHEMA
 from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
 from leaderboard.tracks.retrieval.rerank_table import RerankSource
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 ADMIN = "local:operator"
 RUN_IP = "ip:10.0.0.7"  # an anonymous submitter: a public export never shows it

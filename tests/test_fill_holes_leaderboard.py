@@ -13,7 +13,7 @@ from freshstack_hf.repo.revisions import list_revisions
 from leaderboard.fills import fill_stored_system, moves_table
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 
 @pytest.fixture

@@ -25,9 +25,9 @@ from leaderboard.store.records import ResultMeta
 from leaderboard.store.schema import Base, jobs, results, systems
 from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 ADMIN = "local:operator"
 

@@ -14,14 +14,16 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.board_folder import BOARD_FILE, SPLIT, data_path
 from leaderboard.export.board_format import CONFIGS, REDACTED
-from leaderboard.tracks.answers.answer_rows import PREFIX
 
 
 def measure_label(measure: str) -> tuple[str, str]:
-    """(pretty name, description) of a stored measure id, from the one table of each track."""
-    if measure.startswith(PREFIX) and measure[len(PREFIX) :] in BY_ID:
-        found = BY_ID[measure[len(PREFIX) :]]
-        return f"{found.name} (answers)", found.description
+    """(pretty name, description) of a stored measure id, from the library's one table of each kind of measure: a
+    retrieval measure's id as the library spells it, an answer measure's prefixed by its track
+    (`answers:citation_recall`)."""
+    track, prefixed, answer_measure = measure.partition(":")
+    if prefixed and answer_measure in BY_ID:
+        found = BY_ID[answer_measure]
+        return f"{found.name} ({track})", found.description
     try:
         parsed = parse_measure(measure)
     except FreshStackError:

@@ -16,7 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.page.page import Page, PageTab, Profile
+from leaderboard.page.page import REFRESH, Page, PageTab, Profile
 from leaderboard.sanitize import escape_markdown
 from leaderboard.store.audit import short_hash
 from leaderboard.submission import identity_of
@@ -133,8 +133,6 @@ class AdminTab(PageTab):
         self.parts = system, reason, buttons, outcome, moderated, log
 
     def wire(self, page: Page) -> None:
-        from leaderboard.tracks.retrieval.leaderboard_tab import REFRESH
-
         system, reason, buttons, outcome, moderated, log = self.parts
         item = page.part(f"tab.{self.id}")
 

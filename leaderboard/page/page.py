@@ -6,7 +6,7 @@ every tab is laid out, so a tab may wire to another's components. Tabs share, th
 * the dataset, the store (with the rankings and files behind rows) and the app's settings;
 * services built once for the whole page (`shared`: e.g. the retrieval board, read by four tabs);
 * parts a tab publishes for others (`publish` / `part`: e.g. the Leaderboard table, which the Detail tab
-  listens to, and the event that refreshes it, which the Submit tab chains);
+  listens to, and the event that refreshes it, `REFRESH`, which the Submit and Admin tabs chain);
 * the page's load chain (`on_load`): the steps run one after the other when a page opens, in the order the tabs
   add them (the Leaderboard's first rows first, so the page shows them as early as it can);
 * the signed submit (`signed`): who submits (the signed-in user under OAuth, else the client address, for the
@@ -24,12 +24,16 @@ from typing import Any
 
 import gradio as gr
 
+from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import upload_bytes
+from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.store import Store
 from leaderboard.submission import identity_of
 
+# The part a tab showing the board's main table publishes, (render, inputs, table): a tab whose action changes rows
+# (a submission, a moderation) chains it, so the table shows the change at once.
+REFRESH = "leaderboard.refresh"
 Profile = gr.OAuthProfile | None  # Gradio passes the signed-in profile to a parameter annotated so
 SIGN_IN_FIRST = "not signed in: this board takes submissions from signed-in Hugging Face users only"
 Path_ = str | None  # an uploaded file's path, or None
@@ -39,13 +43,13 @@ Path_ = str | None  # an uploaded file's path, or None
 class Settings:
     """`build_app`'s options, as the tabs read them."""
 
-    reported_path: str | Path | None
-    max_file_mb: float
-    rate_limit: int | None
-    model_roots: tuple[Path, ...]
-    oauth: bool
-    resamples: int
-    drift_reports: tuple[Path, ...] = ()  # `--drift` reports, shown in the Drift tab
+    reported_path: str | Path | None = None  # `--reported` figures, shown in the Reference tab
+    max_file_mb: float = MAX_UPLOAD_MB
+    rate_limit: int | None = RATE_LIMIT_PER_HOUR
+    model_roots: tuple[Path, ...] = ()
+    oauth: bool = False
+    resamples: int = RESAMPLES
+    drift_reports: tuple[str | Path, ...] = ()  # `--drift` reports, shown in the Drift tab
     admins: tuple[str, ...] = ()  # `--admin` Hugging Face users: the Admin tab's moderators (OAuth only)
 
     @property
@@ -146,6 +150,12 @@ class PageTab:
     label: str = ""
     id: str = ""
     private: bool = False  # laid out hidden; the tab shows itself (`page.part("tab.<id>")`) to whom it may
+
+    @classmethod
+    def check_inputs(cls, settings: Settings) -> list[str]:
+        """Read the files named for this tab (`--reported`, `--drift`) before anything is created, so a bad one is
+        the user's error, named; returns what the command says about them."""
+        return []
 
     def shown(self, page: Page) -> bool:
         """Whether this page has the tab (e.g. the Reference tab only when published figures were given)."""

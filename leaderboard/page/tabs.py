@@ -6,10 +6,10 @@ listed here that `shown` keeps for the page. Add a tab by writing its module and
 
 from __future__ import annotations
 
-from leaderboard.page.about_tab import AboutTab
 from leaderboard.page.admin_tab import AdminTab
-from leaderboard.page.page import PageTab
+from leaderboard.page.page import PageTab, Settings
 from leaderboard.tracks.answers.answers_tab import AnswersTab
+from leaderboard.tracks.retrieval.about_tab import AboutTab
 from leaderboard.tracks.retrieval.detail_tab import DetailTab
 from leaderboard.tracks.retrieval.drift_tab import DriftTab
 from leaderboard.tracks.retrieval.holes_tab import HolesTab
@@ -34,3 +34,8 @@ TABS: tuple[type[PageTab], ...] = (
     AboutTab,
     AdminTab,  # only for `--admin` users, and only shown to them
 )
+
+
+def check_inputs(settings: Settings) -> list[str]:
+    """What every tab says about the files named for it (`PageTab.check_inputs`), in the order of the tabs."""
+    return [line for tab in TABS for line in tab.check_inputs(settings)]

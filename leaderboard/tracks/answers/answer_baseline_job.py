@@ -31,8 +31,8 @@ from leaderboard.tracks.answers import JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_baselines import extractive_set, plan_answer_baselines, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
 from leaderboard.tracks.answers.answer_submit import judge_payload
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.worker.job_contract import JobOptions, JobOutput, open_job_dataset
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 log = logging.getLogger(__name__)
 

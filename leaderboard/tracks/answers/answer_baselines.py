@@ -36,8 +36,8 @@ from leaderboard.store.store import Store
 from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import BASELINE_PREFIX
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 RETRIEVALS = ("hybrid", "bm25")
 NAMES = {"hybrid": "Extractive top-3 (RRF hybrid)", "bm25": "Extractive top-3 (BM25)"}

@@ -28,11 +28,12 @@ from freshstack_hf.llm.transport import endpoint_label
 from leaderboard.holds import hold_for_tests
 from leaderboard.store.blobs import ANSWERS, sha256_of
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV
+from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_baseline_job import evaluate_answers_baseline, planned_dataset
 from leaderboard.tracks.answers.answer_baselines import LLM_DOCS, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, job_inputs, open_job_dataset
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
 
 
 def archived_answers(payload: Mapping[str, Any]) -> str:

@@ -30,8 +30,8 @@ from leaderboard.store.records import ResultMeta, SystemRecord
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 NAMES = {measure_key(m.id): m.name for m in BY_ID.values()}  # stored answer measure id -> display name
 

@@ -24,7 +24,7 @@ from freshstack_hf.metrics import HEADLINE
 from leaderboard.page import first_paint
 from leaderboard.page.computing import StatusLine
 from leaderboard.page.display import datatypes, display
-from leaderboard.page.page import Page, PageTab
+from leaderboard.page.page import REFRESH, Page, PageTab
 from leaderboard.page.paging import PAGE_ROWS, page_number, page_slice
 from leaderboard.tracks.retrieval import deep_links, detail, rank_column, retrieval_page
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
@@ -32,7 +32,7 @@ from leaderboard.tracks.retrieval import leaderboard_table as tbl
 TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
 SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
 TOPIC_ALL = "all topics"
-TABLE, REFRESH = "leaderboard.table", "leaderboard.refresh"  # published parts: the table, (render, inputs, table)
+TABLE = "leaderboard.table"  # published part: the table (`REFRESH`, the event rendering it, is the page's)
 
 
 def legend() -> str:

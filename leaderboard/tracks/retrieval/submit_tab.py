@@ -9,9 +9,8 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page.page import Page, PageTab, Path_, Profile
+from leaderboard.page.page import REFRESH, Page, PageTab, Path_, Profile
 from leaderboard.tracks.retrieval import retrieval_page
-from leaderboard.tracks.retrieval.leaderboard_tab import REFRESH
 from leaderboard.tracks.retrieval.run_submit import Submitter
 
 # Optional on both forms (and the last argument of the submit APIs): the After-cutoff view uses it.

@@ -1,5 +1,5 @@
-"""The About tab: what the page measures (every measure of the one measure table), on which dataset, how
-submissions are checked, what is logged and moderated, and where the figures published elsewhere are."""
+"""The About tab, the retrieval track's: what the page measures (every measure of the one measure table), on which
+dataset, how submissions are checked, what is logged and moderated, and where the figures published elsewhere are."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""The endpoints the answers track sends text to: the judge (All/Vital) and the LLM answer baseline's generator.
+"""The LLM endpoint the worker's jobs send text to: the answers track's judge (All/Vital) and its LLM answer
+baseline's generator, and the judge of a stored system's holes (`leaderboard.fills`).
 
 An OpenAI-compatible URL and a model, named by the operator's environment; never a key: the key stays with the
-workers (`JUDGE_KEY_ENV`), which read it from their own environment.
+workers (`JUDGE_KEY_ENV`, the one secret those jobs' processes keep), which read it from their own environment.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from freshstack_hf.llm.transport import endpoint_label
 
 BASE_URL_ENV, MODEL_ENV = "FRESHSTACK_JUDGE_BASE_URL", "FRESHSTACK_JUDGE_MODEL"
 ANSWER_MODEL_ENV = "FRESHSTACK_ANSWER_MODEL"  # the LLM answer baseline's model, on the judge's endpoint
+JUDGE_KEY_ENV = "FRESHSTACK_JUDGE_API_KEY"  # read by the worker's job process, never stored nor queued
 
 
 @dataclass(frozen=True, slots=True)
