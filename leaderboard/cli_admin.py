@@ -13,15 +13,17 @@
   import DIR                restore a (full) export into an empty store, ids kept, in one transaction (a SQLite
                             file that does not exist yet is created); logged as one admin:import row
 
-ID is the number in the table's id column. Actions run against the same store as the leaderboard (--store, else
-$FRESHSTACK_STORE, else the SQLite file in the data folder) and are logged as `local:<your user name>` unless
---by says otherwise; on the page, the Admin tab does the same for the users named with `leaderboard --admin`.
+ID is the number in the table's id column. Actions run against the same store as the leaderboard (--store, before or
+after the action, else $FRESHSTACK_STORE, else the SQLite file in the data folder) and are logged as
+`local:<your user name>` unless --by says otherwise; on the page, the Admin tab does the same for the users named
+with `leaderboard --admin`.
 
 Example:
   freshstack-hf admin hide 7 --reason "trained on the test questions" --store sqlite:///lb/leaderboard.db
   freshstack-hf admin unhide 7 --store sqlite:///lb/leaderboard.db
   freshstack-hf admin delete 9 --reason "spam" --store sqlite:///lb/leaderboard.db
   freshstack-hf admin log --since 2026-01-01 --store sqlite:///lb/leaderboard.db --json
+  freshstack-hf admin --store sqlite:///lb/leaderboard.db log
   freshstack-hf admin export backups/board-2026-05-01 --store sqlite:///lb/leaderboard.db
   freshstack-hf admin import backups/board-2026-05-01 --store sqlite:///lb/restored.db
   freshstack-hf admin export out/board-results --public --force --store sqlite:///lb/leaderboard.db
@@ -41,8 +43,11 @@ HELP = "moderate the leaderboard (hide, unhide, delete a system), print its audi
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from leaderboard.store.archive import RUNS_DIR_HELP
 
+    store = "store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)"
+    # --store goes before the action or after it: the action's own option leaves the admin's value alone unless given
+    p.add_argument("--store", help=store + "; before or after ACTION")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
+    common.add_argument("--store", default=argparse.SUPPRESS, help=store)
     common.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     by = "who is acting, as the log records it (default: local:<your user name>)"
@@ -77,6 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     restore.add_argument("folder", metavar="DIR", help="a folder written by `freshstack-hf admin export` (no --public)")
     restore.add_argument(
         "--store",
+        default=argparse.SUPPRESS,
         help="the EMPTY store to restore into (default: $FRESHSTACK_STORE, else the SQLite file in the data dir)",
     )
     restore.add_argument("--by", help=by)

@@ -97,6 +97,21 @@ def test_admin_errors_name_the_fix_and_exit_2(freshstack_main, store, tmp_path, 
     assert store.audit.rows() == []  # nothing was done, nothing was logged
 
 
+def test_the_store_option_goes_before_or_after_the_action(freshstack_main, store, capsys):
+    """`admin --store URL log` and `admin log --store URL` are the same command; `admin --help` names --store."""
+    main, url = freshstack_main, store.url
+    store.audit.append("ip:10.0.0.1", "submit:run", "refused", detail="bad file")
+    for argv in (["admin", "--store", url, "log"], ["admin", "log", "--store", url]):
+        assert main(argv) == 0
+        assert "ip:10.0.0.1  submit:run  refused  -  -  bad file" in capsys.readouterr().out
+    system, _ = store.add_system(name="a", kind="run", content_hash="h-a")
+    assert main(["admin", "--store", url, "hide", str(system.id), "--reason", "under review"]) == 0
+    assert capsys.readouterr().out == f"hidden: system #{system.id} 'a' (under review)\n"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["admin", "--help"])
+    assert exit_info.value.code == 0 and "--store STORE" in capsys.readouterr().out
+
+
 @pytest.fixture
 def served(store_url, lb_dataset, tmp_path):
     """The app on a free loopback port, on `store_url` (SQLite, then PostgreSQL), with no baseline rows."""
