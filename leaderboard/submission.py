@@ -174,8 +174,9 @@ class BaseSubmitter:
         wait = max(1, round(decision.retry_after_seconds / 60))
         return SubmitOutcome("rate_limited", f"rate limit: {decision.limit} submissions per hour; retry in {wait} min")
 
-    def _gzip_bomb(self, path: str | Path) -> SubmitOutcome | None:
-        """Refuse a gzipped run that expands past the cap times `GZIP_RATIO`, reading at most that much."""
+    def _gzip_bomb(self, path: str | Path, what: str) -> SubmitOutcome | None:
+        """Refuse a gzipped upload (`what`: run, answers) that expands past the cap times `GZIP_RATIO`, reading at
+        most that much."""
         if not str(path).endswith(".gz"):
             return None
         limit, total = self.max_file_bytes * GZIP_RATIO, 0
@@ -184,9 +185,9 @@ class BaseSubmitter:
                 while block := fh.read(1 << 20):
                     total += len(block)
                     if total > limit:
-                        return SubmitOutcome("refused", f"run file expands past {limit:,} bytes once decompressed")
+                        return SubmitOutcome("refused", f"{what} file expands past {limit:,} bytes once decompressed")
         except (OSError, EOFError) as exc:
-            return SubmitOutcome("refused", f"run file is not a readable gzip file ({exc})")
+            return SubmitOutcome("refused", f"{what} file is not a readable gzip file ({exc})")
         return None
 
     def _checked_upload(self, path: str | Path | None, what: str, formats: str, *text: str) -> SubmissionText:
@@ -204,7 +205,7 @@ class BaseSubmitter:
         """After the cheap refusals: the dedupe lookup, the rate limit and a gzip bomb, then `parse()` (the
         track's strict parser); returns what it parsed, or the `SubmitOutcome` refusing the upload, its problems
         located in the file as uploaded (`label`, never the server's path)."""
-        refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path)
+        refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path, what)
         if refusal is not None:
             return dataclasses.replace(refusal, content_hash=content_hash)
         try:

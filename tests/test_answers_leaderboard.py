@@ -73,6 +73,21 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
         assert conn.execute(text("SELECT COUNT(*) FROM systems")).scalar() == 0
 
 
+def test_a_gzip_bomb_of_answers_is_refused_as_an_answers_file(store, lb_dataset, tmp_path):
+    import gzip
+
+    bomb = tmp_path / "bomb.jsonl.gz"
+    bomb.write_bytes(gzip.compress(b"\n" * (200_000 * 26)))  # a few KB that expand past 25x the cap
+    refused = AnswerSubmitter(store, lb_dataset, max_file_bytes=200_000).submit_answers(bomb, name="bomb")
+    assert refused.status == "refused"
+    assert refused.message == f"answers file expands past {200_000 * 25:,} bytes once decompressed"
+    junk = tmp_path / "junk.jsonl.gz"
+    junk.write_bytes(b"not gzip at all")
+    refused = AnswerSubmitter(store, lb_dataset, max_file_bytes=200_000).submit_answers(junk, name="junk")
+    assert refused.message.startswith("answers file is not a readable gzip file")
+    assert store.leaderboard_rows() == []
+
+
 def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, tmp_path, llm_server, monkeypatch):
     from leaderboard.worker.jobs import evaluate_job
     from leaderboard.worker.worker import KIND_SECRETS, run_worker
