@@ -227,3 +227,25 @@ def test_a_store_made_before_the_reranking_kinds_is_widened_in_place(store_url):
         assert by_kind["reranker"].scores["t"]["alpha_ndcg@10"].value == 0.7
         store.create_all()  # a second call finds nothing to widen
         assert count(store, systems) == 3
+
+
+def test_a_dataset_without_candidates_keeps_the_reranking_tab_and_says_what_is_missing(store, synth_repo):
+    """A repo with no `top_ranked` candidates (a `synth` repo) still has the Reranking tab and its API: the tab
+    names the topics without candidates and how to write them, its table has no first-stage line, and a
+    submission is refused naming the topics."""
+    import gradio as gr
+
+    from freshstack_hf.repo.dataset import Dataset
+    from leaderboard.page.app import build_app
+
+    dataset = Dataset(synth_repo)
+    demo = build_app(dataset, store, resamples=0)
+    api = {f.api_name: f for f in demo.fns.values() if f.api_visibility == "public"}
+    assert {"rerank_table", "submit_rerank_run", "submit_reranker"} <= set(api)
+    assert "Reranking" in [b.label for b in demo.blocks.values() if isinstance(b, gr.Tab)]
+    (note,) = [b for b in demo.blocks.values() if b.elem_id == "rerank-missing"]
+    assert "alpha, beta" in note.value and "`freshstack-hf candidates DIR`" in note.value
+    assert api["rerank_table"].fn()["value"]["data"] == []  # no candidates, no first-stage line
+    refused = RerankSubmitter(store, dataset).submit_reranker("org/cross-encoder")
+    assert refused.status == "refused"
+    assert refused.message == "no top_ranked candidates for topic(s) alpha, beta: cannot rerank"
