@@ -90,9 +90,8 @@ def test_blobs_are_stored_with_their_row_deduplicated_and_dropped_with_the_last_
         assert usage["media"] == "ranking" and usage["n"] == 2 and usage["stored_size"] < usage["size"]
         assert [s.id for s, _ in store.blobs.rankings()] == [first.id, second.id]
 
-        assert (
-            store.moderation.delete_system(first.id, reason="spam", by="local:test").blobs == ()
-        )  # still needed by #2
+        deleted = store.moderation.delete_system(first.id, reason="spam", by="local:test")
+        assert deleted.blobs == ()  # still needed by #2
         assert count(store, blobs) == 1 and store.blobs.ranking_of(first.id) is None
         assert store.moderation.delete_system(second.id, reason="spam", by="local:test").blobs == (usage["sha256"],)
         assert count(store, blobs) == 0 and count(store, blob_refs) == 0
@@ -196,9 +195,8 @@ def test_an_older_store_and_its_runs_folder_are_migrated_on_open(tmp_path, lb_da
     assert main(["admin", "log", "--store", url, "--runs-dir", str(runs_dir)]) == 0
     with Store(url) as store:
         assert store.blobs.ranking_of(1) == {"t": bm25_runs["alpha"]}
-        assert (
-            store.blobs.ranking_of(2) is None and store.blobs.ranking_of(3) is None
-        )  # no file; a tombstone keeps nothing
+        assert store.blobs.ranking_of(2) is None  # no file
+        assert store.blobs.ranking_of(3) is None  # a tombstone keeps nothing
         assert store.blobs.system_blob(rag.id, "answers") == answers.encode()
         assert count(store, blobs) == 2
         with store.db.read() as conn:
