@@ -1,12 +1,12 @@
 """Leaderboard page with 1,000 systems in the store: time to the first table rows (goal: under 1 s) and to every row
 of the first page (goal: under 2 s) in a real browser; the `/table` API's page (goal: under 2 s). The table is paged
-on the server (`leaderboard.paging.PAGE_ROWS` rows a page), so "every row" is every row of the page the address
+on the server (`leaderboard.page.paging.PAGE_ROWS` rows a page), so "every row" is every row of the page the address
 opens, the first. The store (SQLite, in a temp folder) gets 1,000 submitted runs scored on the five FreshStack
 topics, every measure of `MEASURES` with per-query values for 50 queries, i.e. 50,000 result rows, plus the BM25
 baseline. The app is started on a free loopback port and timed three ways: the plain functions behind a cold page
 (store read, frame build, the rank column's bootstrap over the whole board, the sorted view, one page formatted
 and post-processed), the `/table` API through gradio_client and, where Debian's chromium is installed, a real
-headless browser from navigation to the first rows visible (the plain first paint of `leaderboard.first_paint` or
+headless browser from navigation to the first rows visible (the plain first paint of `leaderboard.page.first_paint` or
 the interactive table, whichever shows first), to the interactive table's first rows, and to every row of the
 page drawn (the table's row count, which Gradio keeps in `aria-rowcount`, reaches the page's). "Cold" means a
 system was stored just before, so the app must re-read the whole store and recompute the rank intervals; "warm" is
@@ -37,7 +37,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 def fill_store(store: Any, revision: str) -> None:
     from freshstack_hf.metrics import MEASURES
-    from leaderboard.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
 
     rng = random.Random(0)
     meta = ResultMeta(revision, parameters={"job": "run", "bench": True})
@@ -71,9 +71,9 @@ def main() -> None:
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.synth import SynthConfig, synth_topic
-    from leaderboard.app import build_app, launch_app
-    from leaderboard.paging import PAGE_ROWS
-    from leaderboard.store import Store
+    from leaderboard.page.app import build_app, launch_app
+    from leaderboard.page.paging import PAGE_ROWS
+    from leaderboard.store.store import Store
     from leaderboard.tracks.retrieval import leaderboard_table as tbl
     from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 
@@ -131,8 +131,8 @@ def _plain_functions(store: Any, ctx: Any) -> None:
     started app builds it, then cold as the page meets it (a system stored since the last render)."""
     import gradio as gr
 
-    from leaderboard.display import datatypes, display
-    from leaderboard.paging import page_slice
+    from leaderboard.page.display import datatypes, display
+    from leaderboard.page.paging import page_slice
     from leaderboard.tracks.retrieval import leaderboard_table as tbl
     from leaderboard.tracks.retrieval.rank_column import RankSource
 
@@ -173,17 +173,17 @@ def _first_page_against_before(store: Any, ctx: Any) -> None:
 
     from sqlalchemy import func, select
 
-    from leaderboard.blobs import Blob
-    from leaderboard.schema import jobs, results, systems
+    from leaderboard.store.blobs import Blob
+    from leaderboard.store.schema import jobs, results, systems
     from leaderboard.tracks.retrieval import leaderboard_table as tbl
 
     for row in store.leaderboard_rows():
-        store.attach_blobs(row.system.id, {"ranking": Blob.ranking({"t": {f"q{row.system.id}": {"d": 1.0}}})})
+        store.blobs.attach(row.system.id, {"ranking": Blob.ranking({"t": {f"q{row.system.id}": {"d": 1.0}}})})
 
     class Before(type(store)):
         def change_marker(self) -> tuple[Any, ...]:
             moderated = (func.count(systems.c.moderation), func.max(systems.c.moderated_at))
-            with self._read() as conn:
+            with self.db.read() as conn:
                 return (
                     *conn.execute(select(func.count(), func.max(systems.c.id), *moderated)).one(),
                     conn.execute(select(func.max(results.c.id))).scalar(),
@@ -211,7 +211,7 @@ def _first_page_against_before(store: Any, ctx: Any) -> None:
 
 def touch(store: Any, revision: str) -> None:
     """A write (a new system) so the app's next render must re-read the store: a cold render."""
-    from leaderboard.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
 
     scores = {t: {"metrics": {"alpha_ndcg@10": 0.1}} for t in TOPICS}
     store.add_system(

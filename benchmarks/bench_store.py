@@ -87,8 +87,8 @@ def timed(fn: Any, *args: Any) -> float:
 
 
 def sizes_and_codec(root: Path) -> None:
-    from leaderboard.blobs import Blob
-    from leaderboard.ranking_blob import decode_ranking
+    from leaderboard.store.blobs import Blob
+    from leaderboard.store.ranking_blob import decode_ranking
 
     for label, decimals in (("model scores (float32)", False), ("run file scores (4 decimals)", True)):
         runs = release_ranking(1, decimals=decimals)
@@ -109,8 +109,8 @@ def sizes_and_codec(root: Path) -> None:
 
 
 def per_system_in_the_store(root: Path) -> None:
-    from leaderboard.blobs import Blob
-    from leaderboard.store import Store
+    from leaderboard.store.blobs import Blob
+    from leaderboard.store.store import Store
 
     runs = release_ranking(2, decimals=False)
     with Store(f"sqlite:///{root / 'sizes.db'}") as store:
@@ -120,7 +120,7 @@ def per_system_in_the_store(root: Path) -> None:
             store.add_system(name=f"s{i}", kind="run", content_hash=f"h{i}", blobs={"ranking": blob})
         other = Blob.ranking(release_ranking(3, decimals=False))
         store.add_system(name="other", kind="run", content_hash="h-other", blobs={"ranking": other})
-        usage = store.blob_usage()
+        usage = store.blobs.usage()
     stored = sum({u["sha256"]: u["stored_size"] for u in usage}.values())
     print(
         f"store size per archived run: {len(usage)} rows, {len({u['sha256'] for u in usage})} distinct rankings, "
@@ -134,9 +134,9 @@ def storing_step(root: Path) -> None:
     from sqlalchemy import event
 
     from freshstack_hf.metrics import MEASURES
-    from leaderboard.blobs import Blob
-    from leaderboard.schema import ResultMeta
-    from leaderboard.store import Store
+    from leaderboard.store.blobs import Blob
+    from leaderboard.store.records import ResultMeta
+    from leaderboard.store.store import Store
 
     runs = release_ranking(4, decimals=True)
     rng = random.Random(0)

@@ -1,13 +1,26 @@
-"""The FreshStack leaderboard: shared infrastructure at the top level, one folder per track under `tracks/`.
+"""The FreshStack leaderboard: shared code in rooms named for what lives in them, one folder per track under `tracks/`.
 
-Shared: the store (`store`, `store_engine`, `queue`, `schema`, `kinds_migration`; the blobs behind rows: `blobs`,
-`blob_store`, `ranking_blob`; opening a store and importing an older runs folder: `archive`; backups:
-`store_backup`, `board_export`, `board_import`), the evaluation worker (`worker`, `job_process`) and its job-kind
-registry (`jobs`, `job_contract`), what every baseline row shares (`baseline_key`; `holds`, test-only holds),
-scoring through the library
-(`scoring`), model vetting, text sanitising, submissions' common checks (`submission`), table display (`display`,
-`store_frame`), the "Computing" line (`computing`), the page (`app` assembles the tabs listed in `tabs`, which share
-a `page.Page`) and the two commands (`cli_app`, `cli_worker`). Tracks: `tracks.retrieval` (runs, models, baselines,
-the Leaderboard, Detail, Plots, Submit and Reference tabs) and `tracks.answers` (the RAG track, the Answers tab).
+* `store/`: everything a board holds, in one database. `store.Store` (systems and their results) is composed of
+  its parts, `queue`, `blob_store`, `audit`, `moderation` and `rate_limit`, on one `database.Database`, whose
+  `dialect` (SQLite or PostgreSQL, chosen from the URL) is the one place the code differs by database; the tables
+  (`schema`) and the records the store hands out (`records`); what a blob is (`blobs`, `ranking_blob`); bringing an
+  older store up to date (`migrations`) and opening a store with an older runs folder (`archive`).
+* `worker/`: the evaluation worker (`worker`, `job_process`), what a track's job is given and returns
+  (`job_contract`), the registry of job kinds (`jobs`), model vetting (`vetting`) and the LLM endpoint jobs send
+  text to (`judge_endpoint`).
+* `page/`: the Gradio page. `app` assembles the tabs registered in `tabs`, which share a `page.Page`; what the tabs
+  share (`display`, `paging`, `store_frame`, the Computing line `computing`, `sign_in`, the plain `first_paint`)
+  and the Admin tab (`admin_tab`).
+* `export/`: a board's store as a Hugging Face dataset folder and back (`board_export`, `board_import`,
+  `board_format`, `board_card`). `deploy/`: a Space folder (`space`) and what its `app.py` runs (`space_app`).
+* At the top: the board's `defaults` (where the store lives, the upload cap, the rate limit), what every
+  submission goes through (`submission`, `sanitize`), scoring through the library (`scoring`), what every baseline
+  row shares (`baseline_key`), hole fills of stored systems (`fills`), test-only holds (`holds`), and the commands
+  (`cli_app`, `cli_worker`, `cli_admin`, `cli_drift`, `cli_fill`, `cli_space`).
+* `tracks/retrieval` (runs, models, rerankers, baselines; the Leaderboard, Reranking, After cutoff, Reference,
+  Detail, Plots, Drift, Holes, Submit and About tabs) and `tracks/answers` (the RAG track, the Answers tab). Shared
+  code knows the tracks only through three registries: the kinds of systems (`store.schema`), the job kinds
+  (`worker.jobs`) and the tabs (`page.tabs`).
+
 Nothing is imported here; the library (`freshstack_hf`) never imports this package.
 """

@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from leaderboard.schema import SCHEMA_VERSION
-from leaderboard.store import Store
+from leaderboard.store.records import SCHEMA_VERSION
+from leaderboard.store.store import Store
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +57,9 @@ def queue_row(
         return BaselineRow(method, system.name, system.id, True, "queued")
     if system.status == "scored":
         return BaselineRow(method, system.name, system.id, False, "scored")
-    history = store.list_jobs(system_id=system.id)
+    history = store.queue.list_jobs(system_id=system.id)
     again = (history[-1].kind, history[-1].payload) if history and history[-1].state == "failed" else job
-    queued = store.enqueue_unless_pending(system.id, *again)
+    queued = store.queue.enqueue_unless_pending(system.id, *again)
     if queued is None:
         say(f"{system.name} is already {system.status} (system #{system.id})")
         return BaselineRow(method, system.name, system.id, False, system.status)

@@ -13,15 +13,17 @@
   import DIR                restore a (full) export into an empty store, ids kept, in one transaction (a SQLite
                             file that does not exist yet is created); logged as one admin:import row
 
-ID is the number in the table's id column. Actions run against the same store as the leaderboard (--store, else
-$FRESHSTACK_STORE, else the SQLite file in the data folder) and are logged as `local:<your user name>` unless
---by says otherwise; on the page, the Admin tab does the same for the users named with `leaderboard --admin`.
+ID is the number in the table's id column. Actions run against the same store as the leaderboard (--store, before or
+after the action, else $FRESHSTACK_STORE, else the SQLite file in the data folder) and are logged as
+`local:<your user name>` unless --by says otherwise; on the page, the Admin tab does the same for the users named
+with `leaderboard --admin`.
 
 Example:
   freshstack-hf admin hide 7 --reason "trained on the test questions" --store sqlite:///lb/leaderboard.db
   freshstack-hf admin unhide 7 --store sqlite:///lb/leaderboard.db
   freshstack-hf admin delete 9 --reason "spam" --store sqlite:///lb/leaderboard.db
   freshstack-hf admin log --since 2026-01-01 --store sqlite:///lb/leaderboard.db --json
+  freshstack-hf admin --store sqlite:///lb/leaderboard.db log
   freshstack-hf admin export backups/board-2026-05-01 --store sqlite:///lb/leaderboard.db
   freshstack-hf admin import backups/board-2026-05-01 --store sqlite:///lb/restored.db
   freshstack-hf admin export out/board-results --public --force --store sqlite:///lb/leaderboard.db
@@ -39,10 +41,13 @@ HELP = "moderate the leaderboard (hide, unhide, delete a system), print its audi
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
+    store = "store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)"
+    # --store goes before the action or after it: the action's own option leaves the admin's value alone unless given
+    p.add_argument("--store", help=store + "; before or after ACTION")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
+    common.add_argument("--store", default=argparse.SUPPRESS, help=store)
     common.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
     by = "who is acting, as the log records it (default: local:<your user name>)"
@@ -77,6 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     restore.add_argument("folder", metavar="DIR", help="a folder written by `freshstack-hf admin export` (no --public)")
     restore.add_argument(
         "--store",
+        default=argparse.SUPPRESS,
         help="the EMPTY store to restore into (default: $FRESHSTACK_STORE, else the SQLite file in the data dir)",
     )
     restore.add_argument("--by", help=by)
@@ -107,7 +113,7 @@ def default_moderator() -> str:
 
 def log_lines(rows: list[Any]) -> list[str]:
     """One line per audit row: time (UTC), who, kind, outcome, system, content hash (shortened), detail."""
-    from leaderboard.audit import short_hash
+    from leaderboard.store.audit import short_hash
 
     lines = []
     for row in rows:
@@ -122,18 +128,16 @@ def log_lines(rows: list[Any]) -> list[str]:
 def _open_store(url: str | None, runs_dir: str | None = None) -> Any:
     """The leaderboard's store, migrated like the app opens it; a SQLite file that does not exist is a wrong
     --store, not a new board."""
-    from pathlib import Path
-
-    from sqlalchemy.engine import make_url
-
     from freshstack_hf.errors import FreshStackError
-    from leaderboard.archive import open_store
-    from leaderboard.store_engine import default_store_url
+    from leaderboard.defaults import default_store_url
+    from leaderboard.store.archive import open_store
+    from leaderboard.store.dialect import dialect_for
 
     url = url or default_store_url()
-    parsed = make_url(url)
-    if parsed.get_backend_name() == "sqlite" and parsed.database and not Path(parsed.database).expanduser().is_file():
-        raise FreshStackError(f"no leaderboard store at {parsed.database}: give --store, the URL the leaderboard uses")
+    dialect = dialect_for(url)
+    if dialect.file is not None and not dialect.file.is_file():
+        shown = dialect.url.database
+        raise FreshStackError(f"no leaderboard store at {shown}: give --store, the URL the leaderboard uses")
     return open_store(url, runs_dir)
 
 
@@ -143,7 +147,7 @@ def _counts(rows: dict[str, int]) -> str:
 
 def _export(args: argparse.Namespace) -> int:
     """Checks DIR before the store is opened, so a refused export neither migrates the store nor writes anything."""
-    from leaderboard.board_export import check_target, export_board
+    from leaderboard.export.board_export import check_target, export_board
 
     check_target(args.folder, args.force)
     with _open_store(args.store, args.runs_dir) as store:
@@ -164,9 +168,9 @@ def _shown(url: str) -> str:
 
 def _import(args: argparse.Namespace) -> int:
     """Not through `_open_store`: the store may not exist yet, and an older runs archive must not be mixed in."""
-    from leaderboard.board_format import BY_NAME
-    from leaderboard.board_import import import_board
-    from leaderboard.store_engine import default_store_url
+    from leaderboard.defaults import default_store_url
+    from leaderboard.export.board_format import BY_NAME
+    from leaderboard.export.board_import import import_board
 
     url = args.store or default_store_url()
     done = import_board(url, args.folder, by=args.by or default_moderator())
@@ -185,7 +189,7 @@ def run(args: argparse.Namespace) -> int:
         return _import(args)
     with _open_store(args.store, args.runs_dir) as store:
         if args.action == "log":
-            rows = store.audit_rows(since=parse_since(args.since) if args.since else None)
+            rows = store.audit.rows(since=parse_since(args.since) if args.since else None)
             if args.json:
                 print(json.dumps([row.as_json() for row in rows], indent=1, ensure_ascii=False))
             else:
@@ -193,13 +197,13 @@ def run(args: argparse.Namespace) -> int:
             return 0
         who = args.by or default_moderator()
         if args.action == "hide":
-            system = store.hide_system(args.system, reason=args.reason, by=who)
+            system = store.moderation.hide_system(args.system, reason=args.reason, by=who)
             print(f"hidden: system #{system.id} '{system.name}' ({system.moderation_reason})")
         elif args.action == "unhide":
-            system = store.unhide_system(args.system, by=who)
+            system = store.moderation.unhide_system(args.system, by=who)
             print(f"back on the board: system #{system.id} '{system.name}'")
         else:
-            deleted = store.delete_system(args.system, reason=args.reason, by=who)
+            deleted = store.moderation.delete_system(args.system, reason=args.reason, by=who)
             blobs = f"{len(deleted.blobs)} stored blob(s) removed" if deleted.blobs else "no stored blob to remove"
             print(f"deleted: system #{deleted.system.id} '{deleted.system.name}' (results and jobs removed; {blobs})")
     return 0

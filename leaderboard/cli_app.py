@@ -48,7 +48,8 @@ EPHEMERAL_NOTICE = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
     p.add_argument(
@@ -77,9 +78,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dense-model", help="dense baseline model (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--cross-encoder", help="cross-encoder for a reranked-hybrid row (local folder or cached id)")
     p.add_argument("--cache-dir", help="embedding cache for the dense baseline (default: $FRESHSTACK_CACHE)")
-    p.add_argument("--max-file-mb", type=float, default=20.0, help="upload size cap in MB (default: %(default)s)")
     p.add_argument(
-        "--rate-limit", type=int, default=10, help="submissions per hour per identity, 0 = off (default: %(default)s)"
+        "--max-file-mb", type=float, default=MAX_UPLOAD_MB, help="upload size cap in MB (default: %(default)s)"
+    )
+    p.add_argument(
+        "--rate-limit",
+        type=int,
+        default=RATE_LIMIT_PER_HOUR,
+        help="submissions per hour per identity, 0 = off (default: %(default)s)",
     )
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument(
@@ -117,7 +123,7 @@ def _evaluate(args: argparse.Namespace, dataset: Any) -> Any:
     """The in-app workers' evaluate function: the app's dataset and embedding cache."""
     import functools
 
-    from leaderboard.jobs import evaluate_job
+    from leaderboard.worker.jobs import evaluate_job
 
     options = {"dataset": str(dataset.folder), "cache_dir": args.cache_dir}
     return functools.partial(evaluate_job, **options)
@@ -126,8 +132,8 @@ def _evaluate(args: argparse.Namespace, dataset: Any) -> Any:
 def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop: threading.Event) -> threading.Thread:
     """A worker thread (`kinds`: only those job kinds, and it ends once none is left); its jobs run in spawned
     child processes that drop secret-looking variables."""
-    from leaderboard.jobs import BASELINE_JOB_KINDS
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import BASELINE_JOB_KINDS
+    from leaderboard.worker.worker import run_worker
 
     caps = {kind: BASELINE_TIME_CAP_SECONDS for kind in BASELINE_JOB_KINDS}
     options = {"stop": stop, "kinds": kinds, "kind_time_caps": caps}
@@ -135,7 +141,7 @@ def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop
     def baselines_only() -> None:
         while not stop.is_set():
             run_worker(store, evaluate, max_idle_seconds=POLL_SECONDS, poll_seconds=POLL_SECONDS, **options)
-            if not store.live_jobs(kinds):  # none left anywhere (another worker may still hold one: wait for it)
+            if not store.queue.live_jobs(kinds):  # none left anywhere (another worker may still hold one: wait for it)
                 _say("baselines: no baseline job is left; the baseline worker stops")
                 return
 
@@ -149,23 +155,12 @@ def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop
 
 
 def _queue_baselines(args: argparse.Namespace, store: Any, dataset: Any) -> None:
-    """Store every missing baseline row, queued for a worker (cheap: no model is loaded here)."""
-    from leaderboard.tracks.answers.answer_baselines import queue_answer_baselines
-    from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
-    from leaderboard.tracks.retrieval.baseline_rows import queue_baselines
+    """Store every missing baseline row of every track, queued for a worker (cheap: no model is loaded here)."""
+    from leaderboard.worker.jobs import queue_baselines
 
     methods = [m.strip() for m in args.baselines.split(",") if m.strip()]
     model, cross_encoder = args.dense_model, args.cross_encoder
     rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=_say)
-    rows += queue_answer_baselines(  # the Answers tab's extractive row, from the hybrid when it is computed
-        store,
-        dataset,
-        retrieval="hybrid" if "hybrid" in methods else "bm25",
-        model=model,
-        judge=JudgeEndpoint.from_env(),
-        generator=JudgeEndpoint.generator_from_env(),
-        say=_say,
-    )
     stored = sum(r.status == "scored" for r in rows)
     _say(f"baselines: {stored} of {len(rows)} rows stored for dataset revision {dataset.revision}")
 
@@ -176,32 +171,31 @@ def run(args: argparse.Namespace) -> int:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.archive import open_store
-    from leaderboard.tracks.retrieval import drift
-    from leaderboard.tracks.retrieval.published import load_reported
+    from leaderboard.store.archive import open_store
 
     if args.max_file_mb <= 0 or args.rate_limit < 0:
         raise FreshStackError("--max-file-mb must be > 0 and --rate-limit >= 0")
     if args.admin and not args.oauth:
         raise FreshStackError("--admin needs --oauth: admins are recognised by their Hugging Face sign-in")
     if args.oauth:
-        from leaderboard.sign_in import check_sign_in
+        from leaderboard.page.sign_in import check_sign_in
 
         _say(f"sign-in: {check_sign_in()}")
     dataset = Dataset(args.dataset, args.revision)  # user errors first, before anything is created
     _say(f"dataset: {dataset.source} ({', '.join(dataset.topics)}; revision {dataset.revision})")
-    if args.reported:
-        _say(f"reported: {len(load_reported(args.reported))} published rows from {args.reported}")
-    for path in args.drift:  # a bad report is a user error before anything is created
-        _say(f"drift: {drift.title(drift.load_report(path))} from {path}")
+    from leaderboard.page.page import Settings
+    from leaderboard.page.tabs import check_inputs
+
+    for line in check_inputs(Settings(reported_path=args.reported, drift_reports=tuple(args.drift))):
+        _say(line)  # a bad --reported or --drift file is a user error before anything is created
     store = open_store(args.store, args.runs_dir)  # an older release's runs folder is imported here
     stop = threading.Event()
     try:
         _say(f"store: {store!r}" + (" (ephemeral: lost on restart, and every page says so)" if args.ephemeral else ""))
         if not args.no_baselines:
             _queue_baselines(args, store, dataset)
-        from leaderboard.app import build_app, launch_app
-        from leaderboard.jobs import BASELINE_JOB_KINDS
+        from leaderboard.page.app import build_app, launch_app
+        from leaderboard.worker.jobs import BASELINE_JOB_KINDS
 
         demo = build_app(
             dataset,
@@ -224,9 +218,9 @@ def run(args: argparse.Namespace) -> int:
         if args.worker:
             _start_worker(store, evaluate, None, stop)
         elif args.no_baseline_worker:
-            if store.live_jobs(BASELINE_JOB_KINDS):
+            if store.queue.live_jobs(BASELINE_JOB_KINDS):
                 _say("baselines: queued for the workers sharing the store (--no-baseline-worker)")
-        elif store.live_jobs(BASELINE_JOB_KINDS):
+        elif store.queue.live_jobs(BASELINE_JOB_KINDS):
             _say("baselines: computing the queued rows in a background worker")
             _start_worker(store, evaluate, BASELINE_JOB_KINDS, stop)
         demo.block_thread()

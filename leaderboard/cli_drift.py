@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 NAME = "drift-board"
 HELP = "the drift report between two snapshots, with every system the leaderboard stores"
@@ -25,15 +26,27 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     drift.add_arguments(p)
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
 
 
+def stored_pairs(store: Any) -> list[Any]:
+    """Every finished system whose ranking is archived (uploads, model rows, stored baselines) as a drift pair, topics
+    merged into one run (query ids are unique across topics); a system without an archived ranking cannot be
+    re-scored and is left out. Names are made unique with the row id, as two submitters may pick the same name."""
+    from freshstack_hf.drift.systems import SystemPair
+
+    pairs = []
+    for system, runs in store.blobs.rankings(scored_only=True):
+        merged = {qid: docs for topic_run in runs.values() for qid, docs in topic_run.items()}
+        pairs.append(SystemPair(f"{system.name} (#{system.id})", f"leaderboard:{system.kind}", merged, merged))
+    return pairs
+
+
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.cli import drift
-    from leaderboard.archive import open_store
-    from leaderboard.drift_systems import stored_pairs
+    from leaderboard.store.archive import open_store
 
     def extra():
         with open_store(args.store, args.runs_dir) as store:

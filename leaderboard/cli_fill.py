@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system", type=int, required=True, help="the stored system's id (the table's # column)")
     p.add_argument("--topic", required=True, help="the topic to fill")
     p.add_argument("--k", type=int, default=10, help="depth of the ranking to fill (default: 10)")
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument("--now", action="store_true", help="judge here and now instead of queueing a worker job")
@@ -38,9 +38,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.archive import open_store
-    from leaderboard.fills import board_fill_name
-    from leaderboard.tracks.retrieval.fill_job import FILL_JOB_KIND, fill_payload
+    from leaderboard.fills import board_fill_name, fill_payload
+    from leaderboard.store.archive import open_store
+    from leaderboard.store.queue import FILL_JOB_KIND
 
     if args.k < 1:
         raise FreshStackError(f"--k must be a positive cutoff, not {args.k}")
@@ -49,14 +49,14 @@ def run(args: argparse.Namespace) -> int:
         system = store.get_system(args.system)
         if system is None or system.status != "scored":
             raise FreshStackError(f"--system {args.system}: no scored system with that id in {store.url}")
-        runs = store.ranking_of(system.id) or {}
+        runs = store.blobs.ranking_of(system.id) or {}
         if not runs.get(args.topic):
             raise FreshStackError(
                 f"--system {args.system} ({system.name!r}): the store keeps no ranking of it on topic {args.topic!r}"
             )
         if not args.now:
             name = board_fill_name(store, dataset)
-            job = store.enqueue(system.id, FILL_JOB_KIND, fill_payload(dataset, args.topic, system, args.k, name))
+            job = store.queue.enqueue(system.id, FILL_JOB_KIND, fill_payload(dataset, args.topic, system, args.k, name))
             print(f"queued fill job #{job.id} for {system.name!r} on {args.topic}; a worker judges it")
             return 0
         from leaderboard.fills import fill_stored_system, moves_table

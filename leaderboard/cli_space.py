@@ -48,7 +48,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from leaderboard.space import SpaceSpec, write_space
+    from leaderboard.deploy.space import SpaceSpec, write_space
 
     spec = SpaceSpec(
         dataset=args.dataset,

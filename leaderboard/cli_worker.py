@@ -7,7 +7,7 @@ worker after its current job; a second one hands the job back at once.
 A worker needs only the store URL and the dataset (`--dataset`, the board's Hub id or a copy of its folder): what a
 job reads (the ranking a fill starts from, the answers a judge reads) comes from the store, and what it makes (the
 ranking behind a model's scores, a fill's judgments) goes back to it with the scores; nothing is shared with the
-app's machine. Job kinds (each track registers its own, `leaderboard.jobs`): `model` and `reranker` (a submitted
+app's machine. Job kinds (each track registers its own, `leaderboard.worker.jobs`): `model` and `reranker` (a submitted
 sentence-transformers model or CrossEncoder, vetted, run and scored), `baseline` and `answers_baseline` (the
 baseline rows the leaderboard queued when it started), `fill` (a stored system's holes judged), and the RAG
 track's `answers_judge` and `answers_generate` (an LLM judges or writes answers at the endpoint the app named). Job
@@ -36,7 +36,7 @@ HELP = "run an evaluation worker for the leaderboard's job queue"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.archive import RUNS_DIR_HELP
+    from leaderboard.store.archive import RUNS_DIR_HELP
 
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
     p.add_argument("--dataset", help="dataset repo (folder or Hub id) for jobs that name none ($FRESHSTACK_DATASET)")
@@ -67,7 +67,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--evaluator",
         metavar="MODULE:FUNCTION",
-        help="evaluate function taking a JobRecord and returning a JobOutput (default: leaderboard.jobs)",
+        help="evaluate function taking a JobRecord and returning a JobOutput (default: leaderboard.worker.jobs)",
     )
     p.add_argument("--in-process", action="store_true", help="run jobs in a thread (no isolation, no hard cap)")
     p.add_argument("--json", action="store_true", help="print job counts as JSON on exit")
@@ -94,7 +94,7 @@ def _evaluator(args: argparse.Namespace) -> Any:
             return getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError, ValueError) as exc:
             raise FreshStackError(f"--evaluator {args.evaluator!r}: {exc}; give MODULE:FUNCTION") from exc
-    from leaderboard.jobs import evaluate_job
+    from leaderboard.worker.jobs import evaluate_job
 
     options = {"dataset": args.dataset, "cache_dir": args.cache_dir, "device": args.device}
     options["devices"] = parse_devices(args.devices)
@@ -104,8 +104,8 @@ def _evaluator(args: argparse.Namespace) -> Any:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from leaderboard.archive import open_store
-    from leaderboard.worker import run_worker
+    from leaderboard.store.archive import open_store
+    from leaderboard.worker.worker import run_worker
 
     evaluate = _evaluator(args)
     loop = {"worker_id": args.worker_id, "once": args.once, "max_idle_seconds": args.exit_when_idle}

@@ -3,7 +3,7 @@ system's scores move on the new qrels revision (issue 18).
 
 The store keeps one result set per system, filed by dataset revision, and the board serves one revision; this
 module therefore computes and returns, touching neither the store nor the old revision: `fill_stored_system`
-reads the asking system's archived run (kept in the store, `Store.ranking_of`), judges its holes with the
+reads the asking system's archived run (kept in the store, `BlobStore.ranking_of`), judges its holes with the
 answers track's judge endpoint (`FRESHSTACK_JUDGE_BASE_URL`/`_MODEL`, key `FRESHSTACK_JUDGE_API_KEY`; the
 offline heuristic judge when none is named) through the library (`freshstack_hf.holes`), and `score_moves`
 scores every archived system on both revisions: Judged@10 and the headline measures, old -> new, per system.
@@ -30,9 +30,9 @@ from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import list_revisions, revision_folder
-from leaderboard.blobs import FILL, Blob
-from leaderboard.tracks.answers import JUDGE_KEY_ENV
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.store.blobs import FILL, Blob
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV, JudgeEndpoint
 
 JUDGED = "judged@10"
 FILL_ROLE = "fill:"  # + the revision name: a worker's fill, kept with the system it filled for
@@ -55,7 +55,7 @@ class Move:
 
 def archived_runs(store: Any, topic: str) -> dict[int, tuple[str, dict]]:
     """system id -> (name, run on `topic`) of every listed system whose ranking the store keeps."""
-    return {s.id: (s.name, runs[topic]) for s, runs in store.rankings() if runs.get(topic)}
+    return {s.id: (s.name, runs[topic]) for s, runs in store.blobs.rankings() if runs.get(topic)}
 
 
 def score_moves(runs: Mapping[int, tuple[str, dict]], old: Dataset, new: Dataset, topic: str) -> list[Move]:
@@ -93,8 +93,22 @@ def fill_stored_system(
     )
     if record.revision is None:
         return record, []
-    store.attach_blobs(system_id, fill_blob(record))  # a board on another machine writes the revision from it
+    store.blobs.attach(system_id, fill_blob(record))  # a board on another machine writes the revision from it
     return record, score_moves(runs, dataset, Dataset(record.revision_folder), topic)
+
+
+def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10, name: str | None = None) -> dict[str, Any]:
+    """What a worker's `fill` job (`tracks.retrieval.fill_job`) needs: the dataset and revision the board serves,
+    the topic, the system, the new revision's name (chosen by the board, which sees every fill: `board_fill_name`);
+    the ranking comes from the store."""
+    return {
+        **payload_dataset(dataset),
+        "topic": topic,
+        "system": system.name,
+        "content_hash": system.content_hash,
+        "k": k,
+        "name": name,
+    }
 
 
 def fill_archived_run(
@@ -152,8 +166,8 @@ def fill_blob(record: FillRecord) -> dict[str, Blob]:
 def stored_fills(store: Any) -> list[dict[str, Any]]:
     """Every fill kept in the store (the decoded blob, with `system_id`), oldest revision name first."""
     found = []
-    for system_id, _role, sha in store.blob_refs_like(FILL_ROLE):
-        body = json.loads(store.blob(sha))
+    for system_id, _role, sha in store.blobs.refs_like(FILL_ROLE):
+        body = json.loads(store.blobs.get(sha))
         found.append({**body, "system_id": system_id, "sha256": sha})
     return sorted(found, key=lambda f: f["revision"])
 

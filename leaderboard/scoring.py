@@ -1,7 +1,7 @@
 """Scores for the store: every row kind (submitted run, baseline, model) is scored here, through the library.
 
 The numbers come from `Dataset.score`, the entry point the CLI and the MTEB task use too; this module only
-shapes them for `Store.add_system` / `Store.finish_job`, records how they were made (the measures with their
+shapes them for `Store.add_system` / `JobQueue.finish_job`, records how they were made (the measures with their
 parameters, resamples, seed) and cuts the run to what the archive keeps.
 """
 
@@ -15,8 +15,8 @@ from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics import HEADLINE, MEASURES, RunScores
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, cut
-from leaderboard.blobs import Blob
-from leaderboard.ranking_blob import MEDIA as RANKING
+from leaderboard.store.blobs import Blob
+from leaderboard.store.ranking_blob import MEDIA as RANKING
 
 ARCHIVE_DEPTH = 100  # the top of each query's ranking the store keeps behind a row
 

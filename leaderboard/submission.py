@@ -9,7 +9,7 @@ on any problem) and scoring. The store's unique content hash settles races betwe
 arriving together; a content hash a moderator deleted stays in the store as a tombstone, so the same content is
 refused, naming the reason, whichever check meets it. The tracks' submitters (`tracks.retrieval.run_submit`,
 `tracks.answers.answer_submit`) build on `BaseSubmitter`, and mark each public submit method `@audited`: every
-call, whatever its outcome, appends one row to the store's audit log (`leaderboard.audit`).
+call, whatever its outcome, appends one row to the store's audit log (`leaderboard.store.audit`).
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.audit import SUBMISSION, kind_of
-from leaderboard.moderation import DELETED, HIDDEN
+from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
 from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
-from leaderboard.schema import SystemRecord
-from leaderboard.store import Store
+from leaderboard.store.audit import SUBMISSION, kind_of
+from leaderboard.store.records import SystemRecord
+from leaderboard.store.schema import DELETED, HIDDEN
+from leaderboard.store.store import Store
 
 MAX_PROBLEMS = 100  # listed back to the submitter; the rest are counted
 GZIP_RATIO = 25  # a .gz upload may expand to this many times the upload cap, not more (gzip bombs)
@@ -102,7 +103,7 @@ def audited(what: str) -> Callable[[Callable[..., SubmitOutcome]], Callable[...,
         @functools.wraps(submit)
         def logged(self: BaseSubmitter, *args: Any, **options: Any) -> SubmitOutcome:
             outcome = submit(self, *args, **options)
-            self.store.audit(
+            self.store.audit.append(
                 options.get("identity", ""),
                 kind_of(SUBMISSION, what),
                 outcome.status,
@@ -138,8 +139,8 @@ class BaseSubmitter:
         store: Store,
         dataset: Dataset,
         *,
-        max_file_bytes: int = 20 * 2**20,
-        rate_limit: int | None = 10,
+        max_file_bytes: int = upload_bytes(MAX_UPLOAD_MB),
+        rate_limit: int | None = RATE_LIMIT_PER_HOUR,
         resamples: int = RESAMPLES,
     ) -> None:
         self.store, self.dataset = store, dataset
@@ -167,14 +168,15 @@ class BaseSubmitter:
     def _rate_limited(self, identity: str) -> SubmitOutcome | None:
         if not self.rate_limit or self.rate_limit <= 0:
             return None
-        decision = self.store.check_rate_limit(identity, self.rate_limit)
+        decision = self.store.rate_limit.check(identity, self.rate_limit)
         if decision:
             return None
         wait = max(1, round(decision.retry_after_seconds / 60))
         return SubmitOutcome("rate_limited", f"rate limit: {decision.limit} submissions per hour; retry in {wait} min")
 
-    def _gzip_bomb(self, path: str | Path) -> SubmitOutcome | None:
-        """Refuse a gzipped run that expands past the cap times `GZIP_RATIO`, reading at most that much."""
+    def _gzip_bomb(self, path: str | Path, what: str) -> SubmitOutcome | None:
+        """Refuse a gzipped upload (`what`: run, answers) that expands past the cap times `GZIP_RATIO`, reading at
+        most that much."""
         if not str(path).endswith(".gz"):
             return None
         limit, total = self.max_file_bytes * GZIP_RATIO, 0
@@ -183,9 +185,9 @@ class BaseSubmitter:
                 while block := fh.read(1 << 20):
                     total += len(block)
                     if total > limit:
-                        return SubmitOutcome("refused", f"run file expands past {limit:,} bytes once decompressed")
+                        return SubmitOutcome("refused", f"{what} file expands past {limit:,} bytes once decompressed")
         except (OSError, EOFError) as exc:
-            return SubmitOutcome("refused", f"run file is not a readable gzip file ({exc})")
+            return SubmitOutcome("refused", f"{what} file is not a readable gzip file ({exc})")
         return None
 
     def _checked_upload(self, path: str | Path | None, what: str, formats: str, *text: str) -> SubmissionText:
@@ -203,7 +205,7 @@ class BaseSubmitter:
         """After the cheap refusals: the dedupe lookup, the rate limit and a gzip bomb, then `parse()` (the
         track's strict parser); returns what it parsed, or the `SubmitOutcome` refusing the upload, its problems
         located in the file as uploaded (`label`, never the server's path)."""
-        refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path)
+        refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path, what)
         if refusal is not None:
             return dataclasses.replace(refusal, content_hash=content_hash)
         try:

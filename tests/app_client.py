@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 
 ALL_TYPES = ["baseline", "run", "model"]
 ALL_SIZES = ["< 100M", "100M–1B", "1B–10B", "≥ 10B", "unknown"]

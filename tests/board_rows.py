@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard.schema import LeaderboardRow, Score, SystemRecord
+from leaderboard.store.records import LeaderboardRow, Score, SystemRecord
 
 TOPICS = ["alpha", "beta"]
 A10, C20, R50 = (m.id for m in HEADLINE)

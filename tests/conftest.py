@@ -97,7 +97,7 @@ def pg_unavailable() -> str | None:
 @pytest.fixture
 def store(tmp_path):
     """A fresh, empty leaderboard store on a SQLite file."""
-    from leaderboard.store import Store
+    from leaderboard.store.store import Store
 
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as s:
         s.create_all()
@@ -158,7 +158,7 @@ def other_store_url(store_url, tmp_path) -> Iterator[str]:
 @pytest.fixture
 def store_on_each_backend(store_url):
     """A fresh, empty store on `store_url`: once on a SQLite file, once on PostgreSQL."""
-    from leaderboard.store import Store
+    from leaderboard.store.store import Store
 
     with Store(store_url) as s:
         s.create_all()

@@ -19,8 +19,8 @@ NAME = "Page-uploaded answers"
 def answers_page(tmp_path_factory, lb_dataset, bm25_runs):
     require_chromium()
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from leaderboard.app import build_app, launch_app
-    from leaderboard.store import Store
+    from leaderboard.page.app import build_app, launch_app
+    from leaderboard.store.store import Store
 
     root = tmp_path_factory.mktemp("answers_browser")
     store = Store(f"sqlite:///{root / 'lb.db'}")

@@ -16,16 +16,16 @@ from freshstack_hf.answers import LLMJudge, default_judge_cache, parse_answers, 
 from freshstack_hf.answers import scores as answer_scores
 from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.errors import FreshStackError
-from leaderboard.blob_store import blobs
-from leaderboard.blobs import ANSWERS, BlobCorrupt
-from leaderboard.job_contract import INPUTS
-from leaderboard.jobs import evaluate_job
-from leaderboard.schema import JobRecord
-from leaderboard.store import Store
-from leaderboard.tracks.answers import JUDGE_JOB_KIND, JUDGE_KEY_ENV
+from leaderboard.store.blob_store import blobs
+from leaderboard.store.blobs import ANSWERS, BlobCorrupt
+from leaderboard.store.records import JobRecord
+from leaderboard.store.store import Store
+from leaderboard.tracks.answers import JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_rows import measure_key
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.job_contract import INPUTS
+from leaderboard.worker.jobs import evaluate_job
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV, JudgeEndpoint
 
 RESAMPLES = 300
 JUDGE_MODEL = "judge-of-archived-answers"  # its own judge cache entries: no other test answers for it
@@ -43,14 +43,14 @@ def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):
         submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=RESAMPLES)
         outcome = submitter.submit_answers(path, name="judged")
         assert outcome.status == "scored", outcome
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
         yield store, path, job
 
 
 def run(job: JobRecord, lb_dataset, store: Store | None, payload: dict | None = None):
     """The worker's evaluate function on `job` (or on `job` with another payload), in this process, given the
     answers the worker reads from `store` for it (none when `store` is None)."""
-    from leaderboard.worker import with_inputs
+    from leaderboard.worker.worker import with_inputs
 
     job = job if payload is None else dataclasses.replace(job, payload=payload)
     job = with_inputs(store, job) if store is not None else job
@@ -71,8 +71,8 @@ def test_the_judge_job_names_the_stored_answers_by_hash_not_their_text(queued, l
     sha256 = job.payload["answers_sha256"]
     assert re.fullmatch(r"[0-9a-f]{64}", sha256)
     checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
-    assert store.blob_refs_of(job.system_id) == {ANSWERS: sha256}  # kept with the row, by its text's hash
-    assert store.blob(sha256).decode() == checked  # the checked answers, as TREC RAG JSONL
+    assert store.blobs.refs_of(job.system_id) == {ANSWERS: sha256}  # kept with the row, by its text's hash
+    assert store.blobs.get(sha256).decode() == checked  # the checked answers, as TREC RAG JSONL
     assert checked.splitlines()[0] not in json.dumps(job.payload)
     assert len(json.dumps(job.payload)) < 1000  # small whatever the file's size
 
@@ -104,7 +104,7 @@ def test_a_judge_job_queued_by_an_older_release_still_runs(queued, lb_dataset):
     """Older payloads carried the answers text; they are judged the same, and need nothing from the store."""
     store, _, job = queued
     new = run(job, lb_dataset, store)
-    text = store.blob(job.payload["answers_sha256"]).decode()
+    text = store.blobs.get(job.payload["answers_sha256"]).decode()
     old_payload = {k: v for k, v in job.payload.items() if k != "answers_sha256"} | {"answers": text}
     old = run(job, lb_dataset, None, old_payload)
     assert old.results == new.results and old.meta == new.meta
@@ -115,7 +115,7 @@ def test_stored_answers_are_read_back_only_as_they_were_written(queued, lb_datas
     the job was queued for are refused too; no judge is asked either way."""
     store, _, job = queued
     sha256 = job.payload["answers_sha256"]
-    with store._write() as conn:  # damage the stored bytes behind the store's back
+    with store.db.write() as conn:  # damage the stored bytes behind the store's back
         conn.execute(blobs.update().where(blobs.c.sha256 == sha256).values(data=b"not what was stored"))
     with pytest.raises(BlobCorrupt, match=f"stored blob {sha256} is damaged.*admin import"):
         run(job, lb_dataset, store)
@@ -132,9 +132,9 @@ def test_answers_are_stored_with_the_row_whether_or_not_a_judge_is_named(tmp_pat
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
         outcome = AnswerSubmitter(store, lb_dataset, resamples=0).submit_answers(path, name="no judge")
-        assert outcome.status == "scored" and store.list_jobs() == []
+        assert outcome.status == "scored" and store.queue.list_jobs() == []
         checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
-        assert store.system_blob(outcome.system_id, ANSWERS).decode() == checked
+        assert store.blobs.system_blob(outcome.system_id, ANSWERS).decode() == checked
 
 
 def test_the_judge_job_refuses_a_payload_naming_no_answers(queued, lb_dataset):
@@ -173,7 +173,8 @@ def test_the_backend_labels_are_the_librarys_one_label(lb_dataset, bm25_runs, ll
     """The judge's and the LLM baseline generator's labels come from `endpoint_label` (byte-identical to what is
     stored already), not from a format string of their own."""
     from freshstack_hf.llm.transport import endpoint_label
-    from leaderboard.tracks.answers import answer_jobs, judge_endpoint
+    from leaderboard.tracks.answers import answer_jobs
+    from leaderboard.worker import judge_endpoint
 
     monkeypatch.setenv(JUDGE_KEY_ENV, "sk-judge-test")
     url = llm_server.base_url

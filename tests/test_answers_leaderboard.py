@@ -11,13 +11,12 @@ from submission_files import answers_text
 
 from freshstack_hf.answers import extractive_answers, parse_answers, score_answers
 from freshstack_hf.answers.measures import ANSWER_MEASURES, BY_ID, CITATION_IDS, JUDGE_IDS
-from leaderboard import display as tbl
+from leaderboard.page import display as tbl
 from leaderboard.tracks.answers import JUDGE_JOB_KIND as JOB_KIND
-from leaderboard.tracks.answers import JUDGE_KEY_ENV
 from leaderboard.tracks.answers import answers_table as answers_view
 from leaderboard.tracks.answers.answer_rows import measure_key
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV, JudgeEndpoint
 
 KEY = "sk-judge-only-for-this-test"
 
@@ -30,7 +29,7 @@ def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset,
     assert "no judge configured" in outcome.message
     system = store.get_system(outcome.system_id)
     assert system.kind == "answers" and system.status == "scored"
-    assert store.list_jobs() == []  # no judge endpoint: nothing queued
+    assert store.queue.list_jobs() == []  # no judge endpoint: nothing queued
 
     answers = parse_answers(path.read_text(), query_ids=lb_dataset.query_ids(), doc_ids=lb_dataset.doc_ids())
     expected = score_answers([lb_dataset.topic(t) for t in lb_dataset.topics], answers, resamples=300)
@@ -66,7 +65,7 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
     assert outcome.problems[0].startswith("mine.jsonl line 2: not valid JSON")
     assert outcome.problems[1].startswith("mine.jsonl line 3: unknown query 'nope-")
     assert str(tmp_path) not in " ".join(outcome.problems)  # the server's path never reaches the submitter
-    assert store.leaderboard_rows() == [] and store.list_jobs() == []
+    assert store.leaderboard_rows() == [] and store.queue.list_jobs() == []
     with store.engine.connect() as conn:
         from sqlalchemy import text
 
@@ -74,9 +73,24 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
         assert conn.execute(text("SELECT COUNT(*) FROM systems")).scalar() == 0
 
 
+def test_a_gzip_bomb_of_answers_is_refused_as_an_answers_file(store, lb_dataset, tmp_path):
+    import gzip
+
+    bomb = tmp_path / "bomb.jsonl.gz"
+    bomb.write_bytes(gzip.compress(b"\n" * (200_000 * 26)))  # a few KB that expand past 25x the cap
+    refused = AnswerSubmitter(store, lb_dataset, max_file_bytes=200_000).submit_answers(bomb, name="bomb")
+    assert refused.status == "refused"
+    assert refused.message == f"answers file expands past {200_000 * 25:,} bytes once decompressed"
+    junk = tmp_path / "junk.jsonl.gz"
+    junk.write_bytes(b"not gzip at all")
+    refused = AnswerSubmitter(store, lb_dataset, max_file_bytes=200_000).submit_answers(junk, name="junk")
+    assert refused.message.startswith("answers file is not a readable gzip file")
+    assert store.leaderboard_rows() == []
+
+
 def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, tmp_path, llm_server, monkeypatch):
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.worker import KIND_SECRETS, run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import KIND_SECRETS, run_worker
 
     assert KIND_SECRETS[JOB_KIND] == (JUDGE_KEY_ENV,)  # the one variable the job process keeps
     monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
@@ -88,7 +102,7 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
     outcome = submitter.submit_answers(path, name="judged answers")
     assert outcome.status == "scored" and "judge queued" in outcome.message
     assert store.get_system(outcome.system_id).status == "queued"  # citations shown, judge pending
-    (job,) = store.list_jobs()
+    (job,) = store.queue.list_jobs()
     assert job.kind == JOB_KIND and set(job.payload) == {
         "answers_sha256",
         "dataset",
@@ -105,7 +119,7 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
 
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
     stats = run_worker(store, evaluate, once=True, poll_seconds=0.05, isolate=True)  # a real spawned job process
-    assert stats.done == 1, store.list_jobs()
+    assert stats.done == 1, store.queue.list_jobs()
     assert store.get_system(outcome.system_id).status == "scored"
     assert llm_server.requests > 0 and set(llm_server.auth_headers) == {f"Bearer {KEY}"}
     rows = {r["measure"]: r for r in store.results_for(outcome.system_id)}
@@ -208,10 +222,10 @@ def test_judge_endpoint_from_env(monkeypatch):
 
 
 def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch, tmp_path):
-    from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.answers import GENERATE_JOB_KIND
     from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
-    from leaderboard.worker import KIND_SECRETS, run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import KIND_SECRETS, run_worker
 
     assert KIND_SECRETS[GENERATE_JOB_KIND] == (JUDGE_KEY_ENV,)
     monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
@@ -224,7 +238,7 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     assert llm_server.requests == 0  # the app generates nothing: it holds no key
     llm_row = store.get_system(rows[1].system_id)
     assert llm_row.status == "queued" and llm_row.content_hash.startswith("answers-baseline:")
-    jobs = {j.kind: j for j in store.list_jobs()}
+    jobs = {j.kind: j for j in store.queue.list_jobs()}
     assert set(jobs) == {JOB_KIND, GENERATE_JOB_KIND}  # the extractive row's judge job, the LLM row's job
     payload = jobs[GENERATE_JOB_KIND].payload
     assert payload["generator"] == {"base_url": llm_server.base_url, "model": "gen-model"}
@@ -233,7 +247,7 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
 
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
     stats = run_worker(store, evaluate, poll_seconds=0.05, isolate=False, max_idle_seconds=0.2)
-    assert stats.done == 2, store.list_jobs()
+    assert stats.done == 2, store.queue.list_jobs()
     assert set(llm_server.auth_headers) == {f"Bearer {KEY}"}
     models = [b["model"] for b in llm_server.chat_bodies]
     assert "gen-model" in models and "judge-model" in models
@@ -245,7 +259,7 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     assert frame[all_column].notna().all()  # both rows judged
 
     again = compute_answer_baselines(store, lb_dataset, retrieval="bm25", judge=judge, generator=generator)
-    assert [r.created for r in again] == [False, False] and len(store.list_jobs()) == 2
+    assert [r.created for r in again] == [False, False] and len(store.queue.list_jobs()) == 2
 
 
 def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
@@ -255,11 +269,11 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     scores them by citation (the numbers `compute_answer_baselines` stores), queueing their judge; a worker holding
     the key judges them and generates the LLM row."""
     from freshstack_hf.answers.measures import CITATION_IDS
-    from leaderboard.jobs import BASELINE_JOB_KINDS, evaluate_job
-    from leaderboard.store import Store
+    from leaderboard.store.store import Store
     from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND
     from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines, queue_answer_baselines
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import BASELINE_JOB_KINDS, evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     monkeypatch.setenv(JUDGE_KEY_ENV, KEY)
     judge = JudgeEndpoint(llm_server.base_url, "judge-model")
@@ -268,12 +282,12 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     rows = queue_answer_baselines(store, lb_dataset, **options)
     assert [(r.method, r.created, r.status) for r in rows] == [("extractive", True, "queued"), ("llm", True, "queued")]
     assert llm_server.requests == 0 and store.results_for(rows[0].system_id) == []  # the app computed nothing
-    jobs = {j.kind: j for j in store.list_jobs()}
+    jobs = {j.kind: j for j in store.queue.list_jobs()}
     assert set(jobs) == {BASELINE_JOB_KIND, GENERATE_JOB_KIND}
     assert "ranked" not in jobs[GENERATE_JOB_KIND].payload  # its worker retrieves the top docs itself
     assert KEY not in json.dumps([j.payload for j in jobs.values()])
     again = queue_answer_baselines(store, lb_dataset, **options)
-    assert [r.created for r in again] == [False, False] and len(store.list_jobs()) == 2
+    assert [r.created for r in again] == [False, False] and len(store.queue.list_jobs()) == 2
 
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
     idle = {"poll_seconds": 0.05, "max_idle_seconds": 0.2, "isolate": False}
@@ -283,10 +297,10 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     assert extractive.status == "queued"  # its citation scores are in; its judge waits for a keyed worker
     citation = {measure_key(m) for m in CITATION_IDS}
     assert {r["measure"] for r in store.results_for(extractive.id)} == citation
-    (judge_job,) = store.list_jobs(state="queued", system_id=extractive.id)
+    (judge_job,) = store.queue.list_jobs(state="queued", system_id=extractive.id)
     assert judge_job.kind == JOB_KIND and judge_job.payload["judge"] == judge.as_payload()
     # the answers the judge reads were stored with the citation scores, in the worker's transaction
-    assert store.blob_refs_of(extractive.id) == {"answers": judge_job.payload["answers_sha256"]}
+    assert store.blobs.refs_of(extractive.id) == {"answers": judge_job.payload["answers_sha256"]}
 
     with Store(f"sqlite:///{tmp_path / 'in-process.db'}") as sync:
         sync.create_all()
@@ -295,7 +309,7 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     assert {(r["topic"], r["measure"]): r["value"] for r in store.results_for(extractive.id)} == values
 
     stats = run_worker(store, evaluate, **idle)  # a worker that holds the judge's key
-    assert stats.done == 2, store.list_jobs()
+    assert stats.done == 2, store.queue.list_jobs()
     judged = {measure_key(m) for m in ("nugget_all", "nugget_all_strict")}
     for row in rows:
         assert store.get_system(row.system_id).status == "scored"
@@ -303,5 +317,5 @@ def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     generated = store.results_for(rows[1].system_id)[0]["parameters"]
     assert generated["job"] == GENERATE_JOB_KIND and "gen-model" in generated["generator"]
     assert generated["answered"] > 0
-    assert store.live_jobs() == 0
+    assert store.queue.live_jobs() == 0
     assert [r.status for r in queue_answer_baselines(store, lb_dataset, **options)] == ["scored", "scored"]

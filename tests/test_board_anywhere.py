@@ -25,7 +25,7 @@ from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.metrics import uncovered_nuggets
 from freshstack_hf.repo.revisions import list_revisions
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.detail import COVERAGE
 
 pytestmark = pytest.mark.slow
@@ -117,7 +117,7 @@ def test_the_app_and_a_worker_share_nothing_but_the_store(homes, store_url, lb_d
         assert queued.returncode == 0, queued.stderr
 
         with Store(store_url) as store:
-            kinds = sorted(j.kind for j in store.list_jobs(state="queued"))
+            kinds = sorted(j.kind for j in store.queue.list_jobs(state="queued"))
         assert kinds == ["answers_baseline", "answers_judge", "baseline", "fill", "model", "reranker"]
 
         worker_cmd = [EXE, "worker", "--store", store_url, "--dataset", str(worker_home / "freshstack")]
@@ -133,16 +133,16 @@ def test_the_app_and_a_worker_share_nothing_but_the_store(homes, store_url, lb_d
         assert done.returncode == 0, done.stderr[-3000:]
 
         with Store(store_url) as store:
-            jobs = store.list_jobs()
+            jobs = store.queue.list_jobs()
             assert {(j.kind, j.state) for j in jobs} == {
                 (kind, "done")
                 for kind in ("answers_baseline", "answers_judge", "baseline", "fill", "model", "reranker")
             }, [(j.kind, j.state, j.error) for j in jobs]
             assert all(s.status == "scored" for s in (r.system for r in store.leaderboard_rows()))
-            model_ranking = store.ranking_of(model["system_id"])
+            model_ranking = store.blobs.ranking_of(model["system_id"])
             assert model_ranking and set(model_ranking) == set(lb_dataset.topics)  # made by the worker, kept here
-            assert store.ranking_of(reranker["system_id"])
-            assert "fill:main.fill1" in store.blob_refs_of(run["system_id"])
+            assert store.blobs.ranking_of(reranker["system_id"])
+            assert "fill:main.fill1" in store.blobs.refs_of(run["system_id"])
             judged = {r["measure"] for r in store.results_for(answers["system_id"])}
             assert "answers:nugget_all" in judged  # the worker judged the answers it read from the store
         assert llm_server.requests > 0 and set(llm_server.auth_headers) == {f"Bearer {JUDGE_KEY}"}

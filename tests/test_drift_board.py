@@ -25,8 +25,8 @@ def snapshots(tmp_path_factory) -> Path:
 
 def test_stored_rankings_join_the_drift_report(snapshots, tmp_path, capsys):
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.archive import legacy_ranking_path
-    from leaderboard.store import Store
+    from leaderboard.store.archive import legacy_ranking_path
+    from leaderboard.store.store import Store
 
     new = Dataset(snapshots, NEW).topic("laravel")
     ranking = {q.query_id: {d.doc_id: float(len(new.docs) - i) for i, d in enumerate(new.docs)} for q in new.queries}

@@ -11,9 +11,9 @@ import pytest
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import list_revisions
 from leaderboard.fills import fill_stored_system, moves_table
-from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.store.records import ResultMeta
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 
 @pytest.fixture
@@ -86,9 +86,9 @@ def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board,
     import functools
 
     from freshstack_hf.cli.main import main
-    from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.retrieval.holes import HolesSource, served_note
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     data, ids = board
     monkeypatch.setenv("FRESHSTACK_JUDGE_BASE_URL", llm_server.base_url)
@@ -100,7 +100,7 @@ def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board,
     run_worker(store, work, once=True, isolate=False)
     sent = llm_server.by_path["POST /v1/chat/completions"]
     assert sent > 0 and list_revisions(data.folder) == ["main.fill1"]
-    assert [j.state for j in store.list_jobs(system_id=ids["holey"])] == ["done"]
+    assert [j.state for j in store.queue.list_jobs(system_id=ids["holey"])] == ["done"]
     assert store.get_system(ids["holey"]).status == "scored" and store.results_for(ids["holey"]) == stored
 
     source = HolesSource(store, data)
@@ -115,13 +115,13 @@ def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board,
     run_worker(store, work, once=True, isolate=False)
     assert llm_server.by_path["POST /v1/chat/completions"] == sent  # every verdict came from the judge's cache
 
-    assert store.blob_refs_of(ids["holey"]).keys() == {"ranking", "fill:main.fill1", "fill:main.fill2"}
+    assert store.blobs.refs_of(ids["holey"]).keys() == {"ranking", "fill:main.fill1", "fill:main.fill2"}
     bare, _ = store.add_system(name="bare", kind="run", content_hash="hash-bare", results=stored_results(data),
                                meta=ResultMeta(data.revision))  # fmt: skip
-    store.enqueue(bare.id, "fill", {"dataset": str(data.folder), "topic": "alpha", "system": "bare",
+    store.queue.enqueue(bare.id, "fill", {"dataset": str(data.folder), "topic": "alpha", "system": "bare",
                                     "content_hash": "hash-bare", "k": 10})  # fmt: skip
     run_worker(store, work, once=True, isolate=False)  # a fill that cannot run fails its job, not the system
-    (failed,) = store.list_jobs(system_id=bare.id)
+    (failed,) = store.queue.list_jobs(system_id=bare.id)
     assert failed.state == "failed" and "the store keeps no ranking to fill from" in failed.error
     assert store.get_system(bare.id).status == "scored"
 
@@ -135,7 +135,7 @@ def test_fill_board_refuses_a_system_without_a_ranking(board, store, capsys):
     assert "--system 999: no scored system" in capsys.readouterr().err
     assert main([*args, "--system", str(ids["holey"]), "--topic", "beta"]) == 2
     assert "the store keeps no ranking of it on topic 'beta'" in capsys.readouterr().err
-    assert store.list_jobs() == []
+    assert store.queue.list_jobs() == []
 
 
 def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(board, store, tmp_path, monkeypatch):
@@ -145,9 +145,9 @@ def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(b
     import functools
 
     from freshstack_hf.cli.main import main
-    from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.retrieval.holes import HolesSource
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     monkeypatch.delenv("FRESHSTACK_JUDGE_BASE_URL", raising=False)
     data, ids = board
@@ -155,14 +155,14 @@ def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(b
     shutil.copytree(data.folder, elsewhere)
     queue = ["fill-board", "--store", store.url, "--dataset", str(data.folder), "--system", str(ids["holey"])]
     assert main([*queue, "--topic", "alpha"]) == 0
-    (job,) = store.list_jobs(system_id=ids["holey"])
+    (job,) = store.queue.list_jobs(system_id=ids["holey"])
     assert job.payload["name"] == "main.fill1"
     shutil.move(data.folder, tmp_path / "hidden-from-the-worker")  # the job's folder does not exist "there"
     try:
         run_worker(store, functools.partial(evaluate_job, dataset=str(elsewhere)), once=True, isolate=False)
     finally:
         shutil.move(tmp_path / "hidden-from-the-worker", data.folder)
-    assert [j.state for j in store.list_jobs(system_id=ids["holey"])] == ["done"]
+    assert [j.state for j in store.queue.list_jobs(system_id=ids["holey"])] == ["done"]
     assert list_revisions(elsewhere) == ["main.fill1"] and list_revisions(data.folder) == []
     source = HolesSource(store, data)
     [(title, rows)] = source.sections()  # written beside the board's dataset from the store
@@ -176,4 +176,4 @@ def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(b
     assert tables and all((data.folder.parent / t).read_bytes() == (elsewhere.parent / t).read_bytes() for t in tables)
     assert {r["system"]: r["judged@10"] for r in rows}["holey"] == "0.500 -> 1.000"
     assert main([*queue, "--topic", "alpha"]) == 0
-    assert store.list_jobs(system_id=ids["holey"])[-1].payload["name"] == "main.fill2"
+    assert store.queue.list_jobs(system_id=ids["holey"])[-1].payload["name"] == "main.fill2"

@@ -16,9 +16,9 @@ from ports import free_port
 from store_rows import topic_scores
 from submission_files import merged, write_trec
 
-from leaderboard.blobs import Blob
-from leaderboard.schema import ResultMeta
-from leaderboard.store import Store
+from leaderboard.store.blobs import Blob
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.store import Store
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_admin_hides_unhides_deletes_and_prints_the_log(freshstack_main, store, 
     assert capsys.readouterr().out == f"back on the board: system #{kept.id} 'kept'\n"
     delete = ["delete", str(spam.id), "--reason", "spam", "--by", "local:ops"]
     assert admin(main, url, *delete) == 0
-    assert "1 stored blob(s) removed" in capsys.readouterr().out and store.ranking_of(spam.id) is None
+    assert "1 stored blob(s) removed" in capsys.readouterr().out and store.blobs.ranking_of(spam.id) is None
     assert [r.system.name for r in store.leaderboard_rows()] == ["kept"] and store.results_for(spam.id) == []
 
     assert admin(main, url, "log") == 0
@@ -72,7 +72,7 @@ def test_admin_hides_unhides_deletes_and_prints_the_log(freshstack_main, store, 
     tomorrow = (datetime.now(UTC) + timedelta(days=1)).strftime("%Y-%m-%d")
     assert admin(main, url, "log", "--json", "--since", tomorrow) == 0
     assert json.loads(capsys.readouterr().out) == []
-    deleted_at = store.audit_rows()[2].at.isoformat()  # to the microsecond: the three rows share their second
+    deleted_at = store.audit.rows()[2].at.isoformat()  # to the microsecond: the three rows share their second
     assert admin(main, url, "log", "--json", "--since", deleted_at) == 0
     assert [r["kind"] for r in json.loads(capsys.readouterr().out)] == ["admin:delete"]
 
@@ -94,7 +94,22 @@ def test_admin_errors_name_the_fix_and_exit_2(freshstack_main, store, tmp_path, 
     with pytest.raises(SystemExit) as exit_info:  # argparse: hide without --reason
         main(["admin", "hide", str(system.id), "--store", url])
     assert exit_info.value.code == 2 and "--reason" in capsys.readouterr().err
-    assert store.audit_rows() == []  # nothing was done, nothing was logged
+    assert store.audit.rows() == []  # nothing was done, nothing was logged
+
+
+def test_the_store_option_goes_before_or_after_the_action(freshstack_main, store, capsys):
+    """`admin --store URL log` and `admin log --store URL` are the same command; `admin --help` names --store."""
+    main, url = freshstack_main, store.url
+    store.audit.append("ip:10.0.0.1", "submit:run", "refused", detail="bad file")
+    for argv in (["admin", "--store", url, "log"], ["admin", "log", "--store", url]):
+        assert main(argv) == 0
+        assert "ip:10.0.0.1  submit:run  refused  -  -  bad file" in capsys.readouterr().out
+    system, _ = store.add_system(name="a", kind="run", content_hash="h-a")
+    assert main(["admin", "--store", url, "hide", str(system.id), "--reason", "under review"]) == 0
+    assert capsys.readouterr().out == f"hidden: system #{system.id} 'a' (under review)\n"
+    with pytest.raises(SystemExit) as exit_info:
+        main(["admin", "--help"])
+    assert exit_info.value.code == 0 and "--store STORE" in capsys.readouterr().out
 
 
 @pytest.fixture
@@ -103,7 +118,7 @@ def served(store_url, lb_dataset, tmp_path):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from gradio_client import Client
 
-    from leaderboard.app import build_app, launch_app
+    from leaderboard.page.app import build_app, launch_app
 
     store = Store(store_url)
     demo = build_app(lb_dataset, store, rate_limit=1000, resamples=0)

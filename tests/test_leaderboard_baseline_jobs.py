@@ -12,14 +12,14 @@ import pytest
 from store_rows import META, topic_scores
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.computing import in_progress, status_line
-from leaderboard.job_contract import JobOptions
-from leaderboard.jobs import BASELINE_JOB_KINDS, evaluate_job
-from leaderboard.store import Store
+from leaderboard.page.computing import in_progress, status_line
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.tracks.retrieval.baseline_job import evaluate_baseline
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines, queue_baselines
-from leaderboard.worker import run_worker
+from leaderboard.worker.job_contract import JobOptions
+from leaderboard.worker.jobs import BASELINE_JOB_KINDS, evaluate_job
+from leaderboard.worker.worker import run_worker
 
 
 @pytest.fixture
@@ -37,7 +37,7 @@ def test_a_missing_baseline_is_queued_once_and_a_worker_stores_the_in_process_nu
     (row,) = queue_baselines(store, lb_dataset, methods=["bm25"], resamples=200, say=said.append)
     assert (row.method, row.name, row.created, row.status) == ("bm25", "BM25", True, "queued")
     assert said == [f"baselines: queued BM25 as system #{row.system_id} for a worker"]
-    (job,) = store.list_jobs()
+    (job,) = store.queue.list_jobs()
     assert job.kind == BASELINE_JOB_KIND and job.system_id == row.system_id
     assert job.payload["content_hash"] == store.get_system(row.system_id).content_hash
     assert job.payload["dataset_revision"] == lb_dataset.revision and job.payload["method"] == "bm25"
@@ -45,15 +45,16 @@ def test_a_missing_baseline_is_queued_once_and_a_worker_stores_the_in_process_nu
 
     (again,) = queue_baselines(store, lb_dataset, methods=["bm25"], resamples=200, say=said.append)
     assert (again.system_id, again.created, again.status) == (row.system_id, False, "queued")
-    assert len(store.list_jobs()) == 1 and said[-1] == f"baselines: BM25 is already queued (system #{row.system_id})"
+    assert len(store.queue.list_jobs()) == 1
+    assert said[-1] == f"baselines: BM25 is already queued (system #{row.system_id})"
 
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder))
     kinds = {"kinds": BASELINE_JOB_KINDS, "max_idle_seconds": 0.1, "poll_seconds": 0.05}
     stats = run_worker(store, evaluate, isolate=False, **kinds)
-    assert stats.done == 1, store.list_jobs()
+    assert stats.done == 1, store.queue.list_jobs()
     system = store.get_system(row.system_id)
     assert system.status == "scored" and in_progress(store) == [] and status_line(in_progress(store)) == ""
-    assert store.ranking_of(system.id) is not None  # the ranking behind the row, for the Detail tab
+    assert store.blobs.ranking_of(system.id) is not None  # the ranking behind the row, for the Detail tab
 
     with Store(f"sqlite:///{tmp_path / 'in-process.db'}") as sync:
         sync.create_all()
@@ -62,19 +63,19 @@ def test_a_missing_baseline_is_queued_once_and_a_worker_stores_the_in_process_nu
         assert _values(store, row.system_id) == _values(sync, made.system_id)
 
     (stored,) = queue_baselines(store, lb_dataset, methods=["bm25"], resamples=200)
-    assert (stored.created, stored.status) == (False, "scored") and store.live_jobs() == 0
+    assert (stored.created, stored.status) == (False, "scored") and store.queue.live_jobs() == 0
     assert compute_baselines(store, lb_dataset, methods=["bm25"])[0].created is False
 
 
 def test_a_failed_baseline_is_queued_again_with_its_failed_job(store, lb_dataset):
     (row,) = queue_baselines(store, lb_dataset, methods=["bm25"], resamples=200)
-    job = store.claim_job("w")
-    assert store.fail_job(job.id, "w", "out of memory\nTraceback ...")
+    job = store.queue.claim_job("w")
+    assert store.queue.fail_job(job.id, "w", "out of memory\nTraceback ...")
     said: list[str] = []
     (again,) = queue_baselines(store, lb_dataset, methods=["bm25"], resamples=200, say=said.append)
     assert (again.system_id, again.created, again.status) == (row.system_id, False, "queued")
     assert said == [f"baselines: queued BM25 again (system #{row.system_id} was failed: out of memory)"]
-    first, second = store.list_jobs(system_id=row.system_id)
+    first, second = store.queue.list_jobs(system_id=row.system_id)
     assert (first.state, second.state) == ("failed", "queued") and second.payload == first.payload
     assert store.get_system(row.system_id).status == "queued"
 
@@ -85,32 +86,32 @@ def test_two_apps_starting_together_queue_a_row_once(store):
 
     def start(_: int) -> bool:
         barrier.wait()
-        return store.enqueue_unless_pending(system.id, BASELINE_JOB_KIND, {"method": "bm25"}) is not None
+        return store.queue.enqueue_unless_pending(system.id, BASELINE_JOB_KIND, {"method": "bm25"}) is not None
 
     with ThreadPoolExecutor(6) as pool:
         assert sorted(pool.map(start, range(6))) == [False] * 5 + [True]
-    assert len(store.list_jobs()) == 1 and store.live_jobs([BASELINE_JOB_KIND]) == 1
-    assert store.live_jobs(["model"]) == 0
+    assert len(store.queue.list_jobs()) == 1 and store.queue.live_jobs([BASELINE_JOB_KIND]) == 1
+    assert store.queue.live_jobs(["model"]) == 0
 
 
 def test_a_worker_limited_to_some_kinds_claims_only_those(store):
     model, _ = store.add_system(name="m", kind="model", content_hash="m", job=("model", {"model": "x"}))
     base, _ = store.add_system(name="b", kind="baseline", content_hash="b", job=(BASELINE_JOB_KIND, {}))
-    assert store.claim_job("w", kinds=["answers_baseline"]) is None
-    job = store.claim_job("w", kinds=BASELINE_JOB_KINDS)
+    assert store.queue.claim_job("w", kinds=["answers_baseline"]) is None
+    job = store.queue.claim_job("w", kinds=BASELINE_JOB_KINDS)
     assert job is not None and job.system_id == base.id  # the older model job was passed over
-    assert store.get_job(store.list_jobs(system_id=model.id)[0].id).state == "queued"
-    assert store.claim_job("w2").system_id == model.id  # an unlimited worker takes every kind
+    assert store.queue.list_jobs(system_id=model.id)[0].state == "queued"
+    assert store.queue.claim_job("w2").system_id == model.id  # an unlimited worker takes every kind
 
 
 def test_a_follow_up_job_is_queued_with_the_results_it_follows(store):
     system, _ = store.add_system(name="s", kind="answers", content_hash="s", job=("answers_baseline", {}))
-    job = store.claim_job("w")
+    job = store.queue.claim_job("w")
     follow_up = ("answers_judge", {"answers_sha256": "0" * 64})
-    assert not store.finish_job(job.id, "zombie", {"t": topic_scores(0.5)}, META, follow_up=follow_up)
-    assert store.list_jobs(state="queued") == []  # a lost lease queues nothing
-    assert store.finish_job(job.id, "w", {"t": topic_scores(0.5)}, META, follow_up=follow_up)
-    (judge,) = store.list_jobs(state="queued")
+    assert not store.queue.finish_job(job.id, "zombie", {"t": topic_scores(0.5)}, META, follow_up=follow_up)
+    assert store.queue.list_jobs(state="queued") == []  # a lost lease queues nothing
+    assert store.queue.finish_job(job.id, "w", {"t": topic_scores(0.5)}, META, follow_up=follow_up)
+    (judge,) = store.queue.list_jobs(state="queued")
     assert (judge.kind, judge.payload, judge.system_id) == ("answers_judge", follow_up[1], system.id)
     assert store.get_system(system.id).status == "queued" and store.results_for(system.id)  # scores kept
 
@@ -122,9 +123,9 @@ def test_the_computing_line_names_running_rows_first_and_counts_the_rest(store):
         system, _ = store.add_system(name=name, kind="baseline", content_hash=f"h{n}", job=(BASELINE_JOB_KIND, {}))
         ids.append(system.id)
     store.add_system(name="done", kind="run", content_hash="done", results={"t": topic_scores(0.1)}, meta=META)
-    claimed = store.claim_job("w")  # the oldest: row 0 is running
+    claimed = store.queue.claim_job("w")  # the oldest: row 0 is running
     assert claimed.system_id == ids[0]
-    store.claim_job("w")  # row 1 too
+    store.queue.claim_job("w")  # row 1 too
     items = in_progress(store)
     assert [i["system_id"] for i in items] == ids  # running (0, 1) then queued, oldest first; the scored run not
     assert [i["state"] for i in items[:3]] == ["running", "running", "queued"]
@@ -157,7 +158,7 @@ def test_a_dense_baseline_job_on_two_devices_stores_the_one_process_numbers(tmp_
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
         (row,) = queue_baselines(store, ctx, methods=["dense"], resamples=200)
-        (job,) = store.list_jobs()
+        (job,) = store.queue.list_jobs()
         chosen: list = []
         real = encoding.pool_devices
         monkeypatch.setattr(encoding, "pool_devices", lambda *a, **k: chosen.append(real(*a, **k)) or chosen[-1])
@@ -208,7 +209,7 @@ def test_a_reranked_hybrid_job_computes_its_inputs_and_matches_the_in_process_ro
         assert [(r.method, r.status) for r in rows] == [("bm25", "queued"), ("rerank", "queued")]
         evaluate = functools.partial(evaluate_job, dataset=str(ctx.folder), device="cpu")
         stats = run_worker(store, evaluate, isolate=False, kinds=BASELINE_JOB_KINDS, max_idle_seconds=0.1)
-        assert stats.done == 2, store.list_jobs()
+        assert stats.done == 2, store.queue.list_jobs()
         made = compute_baselines(sync, ctx, methods=["bm25"], cross_encoder=str(cross_encoder), resamples=200)
         assert [r.name for r in made] == ["BM25", "Reranked hybrid (cross-encoder)"] == [r.name for r in rows]
         for queued, computed in zip(rows, made, strict=True):

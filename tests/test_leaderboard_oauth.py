@@ -27,11 +27,12 @@ from store_rows import count, topic_scores
 from submission_files import answers_text, merged, write_trec
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.admin_tab import NOT_ADMIN, admin_action, admin_view
-from leaderboard.page import Page, Settings
-from leaderboard.schema import ResultMeta, systems
-from leaderboard.sign_in import check_sign_in
-from leaderboard.store import Store
+from leaderboard.page.admin_tab import NOT_ADMIN, admin_action, admin_view
+from leaderboard.page.page import Page, Settings
+from leaderboard.page.sign_in import check_sign_in
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.schema import systems
+from leaderboard.store.store import Store
 
 
 def leaderboard_process(argv: list[str], env: dict[str, str], prelude: str = "") -> subprocess.Popen:
@@ -106,7 +107,7 @@ def test_only_a_listed_admin_sees_or_uses_the_admin_tab(tmp_path, lb_dataset):
     for caller in (None, profile("bob")):
         assert admin_view(page, caller) == (False, None, None)  # the tables never reach a non-admin's page
         assert admin_action(page, "hide", system.id, "spam", caller) == (NOT_ADMIN, None, None)
-    assert store.get_system(system.id).listed and store.audit_rows() == []
+    assert store.get_system(system.id).listed and store.audit.rows() == []
     shown, _, _ = admin_view(page, profile("alice"))
     assert shown
     message, moderated, log = admin_action(page, "hide", system.id, "spam", profile("alice"))
@@ -164,8 +165,8 @@ def test_the_oauth_app_refuses_unsigned_api_submissions_and_stores_nothing(oauth
     assert status["status"] == "refused"
     _, status = client.predict(handle_file(str(answers)), "a", "", "", api_name="/submit_answers")
     assert status["status"] == "refused"
-    assert count(oauth_app.store, systems) == 0 and oauth_app.store.list_jobs() == []
-    rows = oauth_app.store.audit_rows()
+    assert count(oauth_app.store, systems) == 0 and oauth_app.store.queue.list_jobs() == []
+    rows = oauth_app.store.audit.rows()
     assert [(r.identity, r.kind, r.outcome) for r in rows[:3]] == [
         ("ip:127.0.0.1", "submit:run", "refused"),
         ("ip:127.0.0.1", "submit:model", "refused"),

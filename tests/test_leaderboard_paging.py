@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from board_rows import TOPICS, row
 
-from leaderboard import display, first_paint
-from leaderboard.paging import PAGE_ROWS, page_number, page_slice
+from leaderboard.page import display, first_paint
+from leaderboard.page.paging import PAGE_ROWS, page_number, page_slice
 from leaderboard.tracks.retrieval import deep_links
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
 

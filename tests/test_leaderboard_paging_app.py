@@ -21,7 +21,7 @@ from app_client import ALL_SIZES, ALL_TYPES
 from browser_checks import assert_reads_well, headless_chromium, screenshot
 from ports import free_port
 
-from leaderboard.paging import PAGE_ROWS
+from leaderboard.page.paging import PAGE_ROWS
 
 pytestmark = pytest.mark.slow
 SYSTEMS = 120
@@ -38,9 +38,9 @@ def app(tmp_path_factory, lb_dataset):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from gradio_client import Client
 
-    from leaderboard.app import build_app, launch_app
-    from leaderboard.schema import ResultMeta
-    from leaderboard.store import Store
+    from leaderboard.page.app import build_app, launch_app
+    from leaderboard.store.records import ResultMeta
+    from leaderboard.store.store import Store
 
     assert PAGE_ROWS == 50  # the expected pages below
     root = tmp_path_factory.mktemp("paged")

@@ -10,7 +10,7 @@ import pytest
 from board_rows import TOPICS, row
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard import display
+from leaderboard.page import display
 from leaderboard.tracks.retrieval import deep_links
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
 from leaderboard.tracks.retrieval import published as reference

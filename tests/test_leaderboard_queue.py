@@ -11,11 +11,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from sqlalchemy.exc import IntegrityError
-from store_rows import META, count, topic_scores
+from store_rows import META, count, queue_counts, stored_job, topic_scores
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
-from leaderboard.schema import SCHEMA_VERSION, results
+from leaderboard.store.records import SCHEMA_VERSION
+from leaderboard.store.schema import results
 
 
 @pytest.fixture
@@ -26,13 +27,13 @@ def store(store_on_each_backend):
 
 def test_each_job_is_claimed_by_exactly_one_of_several_concurrent_claimers(store):
     system, _ = store.add_system(name="s", kind="model", content_hash="m")
-    ids = {store.enqueue(system.id, "model", {"n": n}).id for n in range(40)}
+    ids = {store.queue.enqueue(system.id, "model", {"n": n}).id for n in range(40)}
     barrier = threading.Barrier(8)
 
     def claimer(w: int) -> list[int]:
         barrier.wait()
         mine = []
-        while (job := store.claim_job(f"worker-{w}", 60)) is not None:
+        while (job := store.queue.claim_job(f"worker-{w}", 60)) is not None:
             assert job.lease_owner == f"worker-{w}" and job.state == "running" and job.attempts == 1
             mine.append(job.id)
         return mine
@@ -40,22 +41,22 @@ def test_each_job_is_claimed_by_exactly_one_of_several_concurrent_claimers(store
     with ThreadPoolExecutor(8) as pool:
         claimed = [job for batch in pool.map(claimer, range(8)) for job in batch]
     assert sorted(claimed) == sorted(ids)  # every job once, none twice
-    assert store.queue_counts() == {"running": 40}
+    assert queue_counts(store) == {"running": 40}
 
 
 def test_expired_lease_returns_the_job_and_the_zombie_cannot_write(store):
     system, _ = store.add_system(name="s", kind="model", content_hash="m", job=("model", {"model": "x"}))
-    job = store.claim_job("w1", lease_seconds=0.8)
-    assert job is not None and store.claim_job("w2", 0.8) is None  # leased: nobody else gets it
+    job = store.queue.claim_job("w1", lease_seconds=0.8)
+    assert job is not None and store.queue.claim_job("w2", 0.8) is None  # leased: nobody else gets it
     time.sleep(0.9)
-    again = store.claim_job("w2", lease_seconds=30)
+    again = store.queue.claim_job("w2", lease_seconds=30)
     assert again is not None and again.id == job.id and again.attempts == 2 and again.lease_owner == "w2"
-    assert not store.heartbeat(job.id, "w1")  # the zombie learns it lost the job ...
-    assert not store.finish_job(job.id, "w1", {"t": topic_scores(0.9)}, META)  # ... and cannot store results
-    assert not store.fail_job(job.id, "w1", "zombie") and not store.release_job(job.id, "w1")
+    assert not store.queue.heartbeat(job.id, "w1")  # the zombie learns it lost the job ...
+    assert not store.queue.finish_job(job.id, "w1", {"t": topic_scores(0.9)}, META)  # ... and cannot store results
+    assert not store.queue.fail_job(job.id, "w1", "zombie") and not store.queue.release_job(job.id, "w1")
     assert count(store, results) == 0
-    assert store.finish_job(job.id, "w2", {"t": topic_scores(0.4)}, META, size=123)
-    assert not store.finish_job(job.id, "w2", {"t": topic_scores(0.4)}, META)  # done is done
+    assert store.queue.finish_job(job.id, "w2", {"t": topic_scores(0.4)}, META, size=123)
+    assert not store.queue.finish_job(job.id, "w2", {"t": topic_scores(0.4)}, META)  # done is done
     rows = store.results_for(system.id)
     assert [(r["topic"], r["measure"], r["value"]) for r in rows] == [
         ("t", "alpha_ndcg@10", 0.4),
@@ -63,39 +64,39 @@ def test_expired_lease_returns_the_job_and_the_zombie_cannot_write(store):
     ]
     stored = store.get_system(system.id)
     assert stored.status == "scored" and stored.size == 123
-    assert store.get_job(job.id).state == "done"
+    assert stored_job(store, job.id).state == "done"
 
 
 def test_heartbeats_keep_the_lease(store):
     store.add_system(name="s", kind="model", content_hash="m", job=("model", {}))
-    job = store.claim_job("w1", lease_seconds=1.0)
+    job = store.queue.claim_job("w1", lease_seconds=1.0)
     for _ in range(5):  # longer than the lease in all, but each beat comes well within it
         time.sleep(0.25)
-        assert store.heartbeat(job.id, "w1", lease_seconds=1.0)
-        assert store.claim_job("w2", 1.0) is None
+        assert store.queue.heartbeat(job.id, "w1", lease_seconds=1.0)
+        assert store.queue.claim_job("w2", 1.0) is None
 
 
 def test_a_job_that_keeps_losing_its_worker_fails_after_max_attempts(store):
     system, _ = store.add_system(name="s", kind="model", content_hash="m", job=("model", {}), max_attempts=2)
     for attempt in (1, 2):
-        job = store.claim_job(f"w{attempt}", lease_seconds=0.2)
+        job = store.queue.claim_job(f"w{attempt}", lease_seconds=0.2)
         assert job.attempts == attempt
         time.sleep(0.3)
-    assert store.claim_job("w3", 0.2) is None
-    job = store.get_job(job.id)
+    assert store.queue.claim_job("w3", 0.2) is None
+    job = stored_job(store, job.id)
     assert job.state == "failed" and "heartbeats" in job.error
     assert store.get_system(system.id).status == "failed"
 
 
 def test_release_requeues_and_fail_is_final(store):
     system, _ = store.add_system(name="s", kind="model", content_hash="m", job=("model", {}))
-    job = store.claim_job("w1", 30)
-    assert store.release_job(job.id, "w1", "stopping")
-    assert store.get_job(job.id).state == "queued" and store.get_system(system.id).status == "queued"
-    job = store.claim_job("w2", 30)
+    job = store.queue.claim_job("w1", 30)
+    assert store.queue.release_job(job.id, "w1", "stopping")
+    assert stored_job(store, job.id).state == "queued" and store.get_system(system.id).status == "queued"
+    job = store.queue.claim_job("w2", 30)
     assert job.attempts == 2
-    assert store.fail_job(job.id, "w2", "model has pickle weights")
-    assert store.claim_job("w3", 30) is None
+    assert store.queue.fail_job(job.id, "w2", "model has pickle weights")
+    assert store.queue.claim_job("w3", 30) is None
     assert store.get_system(system.id).error == "model has pickle weights"
 
 
@@ -140,8 +141,8 @@ def test_save_results_is_all_or_nothing(store):
 
 def test_finish_with_bad_results_stores_nothing_and_keeps_the_job(store):
     store.add_system(name="s", kind="model", content_hash="m", job=("model", {}))
-    job = store.claim_job("w1", 30)
+    job = store.queue.claim_job("w1", 30)
     with pytest.raises(ValueError):
-        store.finish_job(job.id, "w1", {"t1": topic_scores(), "t2": topic_scores(math.inf)}, META)
-    assert count(store, results) == 0 and store.get_job(job.id).state == "running"
-    assert store.fail_job(job.id, "w1", "bad results")
+        store.queue.finish_job(job.id, "w1", {"t1": topic_scores(), "t2": topic_scores(math.inf)}, META)
+    assert count(store, results) == 0 and stored_job(store, job.id).state == "running"
+    assert store.queue.fail_job(job.id, "w1", "bad results")

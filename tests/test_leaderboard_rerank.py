@@ -19,10 +19,12 @@ from store_rows import count, topic_scores
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.runs import from_ids, load_run
-from leaderboard.blob_store import blobs
-from leaderboard.schema import ResultMeta, jobs, rate_events, systems
 from leaderboard.scoring import score_for_store
-from leaderboard.store import Store
+from leaderboard.store.blob_store import blobs
+from leaderboard.store.rate_limit import rate_events
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.schema import jobs, systems
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import RERANK_KINDS
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource, column
 from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
@@ -70,7 +72,7 @@ def test_a_reranked_run_is_scored_and_shown_in_the_reranking_table_only(store, l
     stored = {(r["topic"], r["measure"]): r["value"] for r in store.results_for(system.id)}
     assert len(stored) == len(MEASURES) * len(lb_dataset.topics)
     assert stored == {(t, m): v for t, res in expected.results.items() for m, v in res["metrics"].items()}
-    assert store.ranking_of(system.id) == expected.archived
+    assert store.blobs.ranking_of(system.id) == expected.archived
 
     rerank_frame = RerankSource(store, lb_dataset).frame()
     assert rerank_frame["id"].tolist() == [REFERENCE_ID, str(system.id)]  # the reference line first, then rows
@@ -150,14 +152,14 @@ def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     the CrossEncoder, the scoring path), and the row holds every measure of the reordered candidates."""
     from sentence_transformers import CrossEncoder
 
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     store = store_on_each_backend
     submitter = submitter_for(store, lb_dataset, tmp_path, models)
     outcome = submitter.submit_reranker(str(models / "tiny"), name="tiny reranker", identity="ip:1")
     assert outcome.status == "queued", outcome
-    (job,) = store.list_jobs()
+    (job,) = store.queue.list_jobs()
     assert (job.kind, job.payload["batch_size"], job.payload["dataset_revision"]) == (
         "reranker",
         32,
@@ -175,7 +177,7 @@ def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     assert (params["job"], params["candidates"], params["batch_size"], params["dtype"]) == (
         "reranker", "top_ranked", 32, "float32"
     )  # fmt: skip
-    archived = store.ranking_of(system.id)
+    archived = store.blobs.ranking_of(system.id)
     model = CrossEncoder(str(models / "tiny"), device="cpu")
     for t in lb_dataset.topics:
         candidates, topic = lb_dataset.candidates(t), lb_dataset.topic(t)
@@ -196,7 +198,7 @@ def test_a_store_made_before_the_reranking_kinds_is_widened_in_place(store_url):
     a reranker row then takes its job through the queue like any other."""
     from sqlalchemy.schema import CreateTable
 
-    from leaderboard.schema import Base
+    from leaderboard.store.schema import Base
 
     with Store(store_url) as old:
         ddl = str(CreateTable(systems).compile(dialect=old.engine.dialect))
@@ -217,11 +219,33 @@ def test_a_store_made_before_the_reranking_kinds_is_widened_in_place(store_url):
                                   meta=ResultMeta("r"))  # fmt: skip
         assert created and (reranker.kind, run.kind, reranker.status) == ("reranker", "reranked_run", "queued")
         assert store.get_system(kept.id).name == "BM25" and len(store.results_for(kept.id)) == 2
-        job = store.claim_job("w1")
+        job = store.queue.claim_job("w1")
         assert (job.kind, job.system_id) == ("reranker", reranker.id)
-        assert store.finish_job(job.id, "w1", {"t": topic_scores(0.7)}, ResultMeta("r"))
+        assert store.queue.finish_job(job.id, "w1", {"t": topic_scores(0.7)}, ResultMeta("r"))
         by_kind = {r.system.kind: r for r in store.leaderboard_rows(kinds=RERANK_KINDS)}
         assert set(by_kind) == {"reranker", "reranked_run"}
         assert by_kind["reranker"].scores["t"]["alpha_ndcg@10"].value == 0.7
         store.create_all()  # a second call finds nothing to widen
         assert count(store, systems) == 3
+
+
+def test_a_dataset_without_candidates_keeps_the_reranking_tab_and_says_what_is_missing(store, synth_repo):
+    """A repo with no `top_ranked` candidates (a `synth` repo) still has the Reranking tab and its API: the tab
+    names the topics without candidates and how to write them, its table has no first-stage line, and a
+    submission is refused naming the topics."""
+    import gradio as gr
+
+    from freshstack_hf.repo.dataset import Dataset
+    from leaderboard.page.app import build_app
+
+    dataset = Dataset(synth_repo)
+    demo = build_app(dataset, store, resamples=0)
+    api = {f.api_name: f for f in demo.fns.values() if f.api_visibility == "public"}
+    assert {"rerank_table", "submit_rerank_run", "submit_reranker"} <= set(api)
+    assert "Reranking" in [b.label for b in demo.blocks.values() if isinstance(b, gr.Tab)]
+    (note,) = [b for b in demo.blocks.values() if b.elem_id == "rerank-missing"]
+    assert "alpha, beta" in note.value and "`freshstack-hf candidates DIR`" in note.value
+    assert api["rerank_table"].fn()["value"]["data"] == []  # no candidates, no first-stage line
+    refused = RerankSubmitter(store, dataset).submit_reranker("org/cross-encoder")
+    assert refused.status == "refused"
+    assert refused.message == "no top_ranked candidates for topic(s) alpha, beta: cannot rerank"

@@ -27,7 +27,7 @@ from ports import free_port
 
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.runs import load_run
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.rerank_table import REFERENCE_ID, REFERENCE_TYPE
 
 pytestmark = pytest.mark.slow
@@ -38,7 +38,7 @@ def app(tmp_path_factory, lb_dataset):
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
     from gradio_client import Client
 
-    from leaderboard.app import build_app, launch_app
+    from leaderboard.page.app import build_app, launch_app
 
     root = tmp_path_factory.mktemp("rerank-app")
     models = root / "models"
@@ -79,8 +79,8 @@ def mteb_rerank(model: Path, dataset: Path, work: Path) -> tuple[dict[str, dict]
 
 
 def test_a_cross_encoder_submitted_through_the_page_stores_the_numbers_of_mteb_run(app, lb_dataset, tmp_path):
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
     from loaders.mteb_metadata import NUGGET_MEASURES, score_key
 
     folder = app.models / "tiny-reranker"
@@ -89,14 +89,14 @@ def test_a_cross_encoder_submitted_through_the_page_stores_the_numbers_of_mteb_r
     assert rerank_rows(app.client)[str(queued["system_id"])]["type"] == "reranker (CrossEncoder) (queued)"
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
     stats = run_worker(app.store, evaluate, once=True)  # the job in its own process
-    assert stats.done == 1, [j.error for j in app.store.list_jobs()]
+    assert stats.done == 1, [j.error for j in app.store.queue.list_jobs()]
 
     work = tmp_path / "mteb"
     work.mkdir()
     mteb_scores, mteb_runs = mteb_rerank(folder, lb_dataset.folder, work)
     system = app.store.get_system(queued["system_id"])
     stored = {(r["topic"], r["measure"]): r["value"] for r in app.store.results_for(system.id)}
-    archived = app.store.ranking_of(system.id)
+    archived = app.store.blobs.ranking_of(system.id)
     compared = set()
     for topic in lb_dataset.topics:
         for measure in NUGGET_MEASURES:
@@ -131,7 +131,7 @@ def test_bad_reranking_submissions_through_the_page_are_refused_and_nothing_is_s
     lines[3] = f"{q1} Q0 {outsider} 4 96 rr"
     path = tmp_path / "outsider.trec"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    before, queued = system_count(app.store), len(app.store.list_jobs())
+    before, queued = system_count(app.store), len(app.store.queue.list_jobs())
     message, status = app.client.predict(
         handle_file(str(path)), "auto", "outsider", "", "", api_name="/submit_rerank_run"
     )
@@ -148,7 +148,7 @@ def test_bad_reranking_submissions_through_the_page_are_refused_and_nothing_is_s
     for folder, reason in ((coded, "Python code"), (pickled, "pickle")):
         _, status = app.client.predict(str(folder), "", "", "", "", api_name="/submit_reranker")
         assert status["status"] == "refused" and reason in status["message"], status
-    assert (system_count(app.store), len(app.store.list_jobs())) == (before, queued)
+    assert (system_count(app.store), len(app.store.queue.list_jobs())) == (before, queued)
 
     lines[3] = f"{q1} Q0 {ids1[3]} 4 96 rr"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -22,8 +22,8 @@ NAME = "Page-uploaded reranked run"
 def rerank_page(tmp_path_factory, lb_dataset):
     require_chromium()
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from leaderboard.app import build_app, launch_app
-    from leaderboard.store import Store
+    from leaderboard.page.app import build_app, launch_app
+    from leaderboard.store.store import Store
 
     root = tmp_path_factory.mktemp("rerank_browser")
     store = Store(f"sqlite:///{root / 'lb.db'}")

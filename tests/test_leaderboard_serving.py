@@ -18,7 +18,7 @@ from synthetic_repo import build_small_repo
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines, queue_baselines
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB
 
@@ -26,7 +26,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_without_reported_figures_there_is_no_reference_tab(tmp_path, lb_dataset):
-    from leaderboard.app import build_app
+    from leaderboard.page.app import build_app
 
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         demo = build_app(lb_dataset, store)
@@ -138,7 +138,7 @@ def test_the_cli_serves_at_once_and_its_worker_fills_the_baselines(tmp_path):
             assert mine == theirs, name
         again = queue_baselines(store, ctx)
         assert [r.status for r in again] == ["scored"] * 3 and not any(r.created for r in again)
-        assert store.live_jobs() == 0 and len(store.list_jobs()) == 4
+        assert store.queue.live_jobs() == 0 and len(store.queue.list_jobs()) == 4
 
 
 def test_dense_and_hybrid_baselines_are_computed_once(tmp_path, monkeypatch):
@@ -164,10 +164,10 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
     """The whole model path: queued by the submitter, claimed and scored by the real worker, then a table row."""
     import functools
 
-    from leaderboard.jobs import evaluate_job
     from leaderboard.tracks.retrieval.leaderboard_table import build_frame
     from leaderboard.tracks.retrieval.run_submit import Submitter
-    from leaderboard.worker import run_worker
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
 
     ctx = Dataset(build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120))
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
@@ -188,7 +188,7 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
         from leaderboard.tracks.retrieval.detail import COVERAGE, system_detail
 
         system = store.get_system(outcome.system_id)
-        runs = store.ranking_of(system.id)
+        runs = store.blobs.ranking_of(system.id)
         assert runs is not None and set(runs) == set(ctx.topics)
         assert all(len(docs) == 60 for run in runs.values() for docs in run.values())  # 60 docs, all kept
         # the whole ranking is archived, so the row's average is the library's figure for it: the topics' mean

@@ -17,8 +17,9 @@ from sqlalchemy import insert, select
 from store_rows import count, topic_scores
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.schema import ResultMeta, results, systems
-from leaderboard.store import Store
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.schema import results, systems
+from leaderboard.store.store import Store
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def test_add_system_is_idempotent_by_content_hash(store):
     again, created_again = store.add_system(name="other", kind="run", content_hash="sha256:aa", job=("run", {}))
     assert created and not created_again
     assert again == first and first.name == "BM25" and first.status == "queued"
-    assert len(store.list_jobs()) == 1  # the duplicate queued nothing
+    assert len(store.queue.list_jobs()) == 1  # the duplicate queued nothing
     assert store.find_system("sha256:aa") == first and store.find_system("nope") is None
     _, created_other = store.add_system(name="x", kind="run", content_hash="sha256:bb")
     assert created_other and count(store, systems) == 2
@@ -61,7 +62,7 @@ def test_50_concurrent_submissions_from_threads_are_stored_once_each(store):
         outcomes = list(pool.map(submit, range(50)))
     assert len({o[0] for o in outcomes}) == 50 and all(o[1] for o in outcomes)
     assert len({o[2] for o in outcomes}) == 1 and sum(o[3] for o in outcomes) == 1
-    assert count(store, systems) == 51 and len(store.list_jobs()) == 1
+    assert count(store, systems) == 51 and len(store.queue.list_jobs()) == 1
 
 
 def _submit_in_process(url: str, i: int, barrier, answers) -> None:
@@ -84,18 +85,18 @@ def test_50_concurrent_submissions_from_processes_are_stored_once_each(store, st
         p.join(30)
     assert all(p.exitcode == 0 for p in procs)
     assert all(own for _, own, _ in got) and sum(dup for _, _, dup in got) == 1
-    assert count(store, systems) == 51 and len(store.list_jobs()) == 1
+    assert count(store, systems) == 51 and len(store.queue.list_jobs()) == 1
 
 
 def test_rate_limit_counts_per_identity_in_a_sliding_window(store):
-    assert [bool(store.check_rate_limit("1.2.3.4", 3)) for _ in range(4)] == [True, True, True, False]
-    refused = store.check_rate_limit("1.2.3.4", 3)
+    assert [bool(store.rate_limit.check("1.2.3.4", 3)) for _ in range(4)] == [True, True, True, False]
+    refused = store.rate_limit.check("1.2.3.4", 3)
     assert not refused and refused.used == 3 and 3500 < refused.retry_after_seconds <= 3600
-    assert store.check_rate_limit("user:alice", 3)  # identities are counted apart
-    assert store.check_rate_limit("short", 1, window_seconds=1.0)
-    assert not store.check_rate_limit("short", 1, window_seconds=1.0)
+    assert store.rate_limit.check("user:alice", 3)  # identities are counted apart
+    assert store.rate_limit.check("short", 1, window_seconds=1.0)
+    assert not store.rate_limit.check("short", 1, window_seconds=1.0)
     time.sleep(1.05)
-    assert store.check_rate_limit("short", 1, window_seconds=1.0)  # the window slid past the first one
+    assert store.rate_limit.check("short", 1, window_seconds=1.0)  # the window slid past the first one
 
 
 def test_rate_limit_holds_under_concurrency(store):
@@ -103,7 +104,7 @@ def test_rate_limit_holds_under_concurrency(store):
 
     def attempt(_: int) -> bool:
         barrier.wait()
-        return bool(store.check_rate_limit("burst", 3))
+        return bool(store.rate_limit.check("burst", 3))
 
     with ThreadPoolExecutor(10) as pool:
         assert sum(pool.map(attempt, range(10))) == 3
@@ -158,7 +159,7 @@ def test_a_store_made_before_a_system_kind_existed_is_widened_in_place(store_url
     """An older store's CHECK on systems.kind lacks `answers`: create_all widens it, keeping rows and ids."""
     from sqlalchemy.schema import CreateTable
 
-    from leaderboard.schema import SYSTEM_KINDS, systems
+    from leaderboard.store.schema import SYSTEM_KINDS, systems
 
     assert "answers" in SYSTEM_KINDS
     with Store(store_url) as old:
@@ -166,7 +167,7 @@ def test_a_store_made_before_a_system_kind_existed_is_widened_in_place(store_url
         assert ", 'answers'" in ddl
         with old.engine.begin() as conn:
             conn.exec_driver_sql(ddl.replace(", 'answers'", ""))  # the table as an older release declared it
-        from leaderboard.schema import Base
+        from leaderboard.store.schema import Base
 
         with old.engine.begin() as conn:
             Base.metadata.create_all(conn)  # the other tables, as the old release made them

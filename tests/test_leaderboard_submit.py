@@ -14,7 +14,7 @@ from freshstack_hf._version import __version__
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.metrics.scoring import score_run
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.schema import SCHEMA_VERSION
+from leaderboard.store.records import SCHEMA_VERSION
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.run_submit import Submitter, model_content_hash
 
@@ -42,7 +42,7 @@ def test_a_valid_run_is_scored_by_the_library_and_stored_with_its_provenance(sub
         assert r["dataset_revision"] == ctx.revision and r["parameters"]["format"] == "trec"
     system = store.get_system(outcome.system_id)
     assert system.name == "BM25 run" and system.kind == "run" and system.link == "https://example.org/x"
-    archived = store.ranking_of(system.id)
+    archived = store.blobs.ranking_of(system.id)
     assert set(archived) == set(ctx.topics)
     assert all(len(docs) <= 100 for run in archived.values() for docs in run.values())
     assert outcome.details["average"]["alpha_ndcg@10"] == pytest.approx(expected.average["alpha_ndcg@10"])
@@ -120,7 +120,7 @@ def test_model_submissions_are_queued_once(store, lb_dataset, tmp_path):
     submitter = Submitter(store, lb_dataset, rate_limit=10)
     outcome = submitter.submit_model("org/embedder", revision="v1", track="nano", link="https://hf.co/org/embedder")
     assert outcome.status == "queued", outcome
-    (job,) = store.list_jobs()
+    (job,) = store.queue.list_jobs()
     assert job.kind == "model" and job.system_id == outcome.system_id
     assert job.payload["model"] == "org/embedder" and job.payload["track"] == "nano"
     assert job.payload["dataset_revision"] == lb_dataset.revision and job.payload["topics"] == lb_dataset.topics
@@ -129,7 +129,7 @@ def test_model_submissions_are_queued_once(store, lb_dataset, tmp_path):
     assert system.content_hash == model_content_hash("nano", "org/embedder", "v1", lb_dataset.revision)
     assert submitter.submit_model("org/embedder", revision="v1", track="nano").status == "duplicate"
     assert submitter.submit_model("org/embedder", revision="v1", track="full").status == "queued"  # another track
-    assert len(store.list_jobs()) == 2
+    assert len(store.queue.list_jobs()) == 2
     for model, revision in [("../../etc/passwd", ""), ("a b/c", ""), ("/etc", ""), ("org/x", "bad rev"), ("", "")]:
         assert submitter.submit_model(model, revision=revision).status == "refused", model
     assert submitter.submit_model("org/x", track="tiny").status == "refused"
@@ -166,7 +166,7 @@ def test_baseline_rows_are_computed_once_per_dataset_revision(store, lb_dataset,
     assert alpha["alpha_ndcg@10"]["value"] == direct.topics["alpha"].metrics["alpha_ndcg@10"]
     interval = direct.intervals["alpha"]["coverage@20"]
     assert (alpha["coverage@20"]["ci_low"], alpha["coverage@20"]["ci_high"]) == (interval.low, interval.high)
-    assert store.ranking_of(first.system_id) is not None
+    assert store.blobs.ranking_of(first.system_id) is not None
 
 
 def test_gzipped_runs_are_read_but_gzip_bombs_are_refused(store, lb_dataset, bm25_runs, tmp_path):

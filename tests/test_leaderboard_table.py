@@ -13,8 +13,8 @@ import pandas as pd
 import pytest
 from board_rows import A10, C20, TOPICS, row
 
-from leaderboard import display
-from leaderboard.display import format_size
+from leaderboard.page import display
+from leaderboard.page.display import format_size
 from leaderboard.tracks.retrieval import deep_links, plots
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
 from leaderboard.tracks.retrieval.published import parse_size
@@ -212,7 +212,7 @@ def test_board_source_rebuilds_only_when_the_store_changes():
 
 
 def test_the_store_marker_and_headline_read_on_both_backends(store):
-    from leaderboard.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
 
     marks = [store.change_marker()]
     scores = {"metrics": {A10: 0.5, C20: 0.4, "ndcg@10": 0.3}, "per_query": {"q": {A10: 0.5}}}
@@ -222,9 +222,9 @@ def test_the_store_marker_and_headline_read_on_both_backends(store):
     marks.append(store.change_marker())
     store.add_system(name="m", kind="model", content_hash="h-model", job=("model", {"model": "o/m"}))
     marks.append(store.change_marker())
-    job = store.claim_job("w1")
+    job = store.queue.claim_job("w1")
     marks.append(store.change_marker())  # a state change only: the job's updated_at moves
-    store.fail_job(job.id, "w1", "broken")
+    store.queue.fail_job(job.id, "w1", "broken")
     marks.append(store.change_marker())
     assert len(set(marks)) == len(marks)
     assert store.change_marker() == marks[-1]  # nothing written: the same marker, the cached board is reused
@@ -281,7 +281,7 @@ def test_exports_carry_the_efficiency_columns(tmp_path):
 
 
 def test_the_store_reads_efficiency_only_when_asked_on_both_backends(store):
-    from leaderboard.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
 
     scores = {t: {"metrics": {A10: 0.5, C20: 0.4}} for t in TOPICS}
     model, _ = store.add_system(
@@ -336,7 +336,7 @@ def test_speed_plot_data_and_its_log_scale_chart():
 
 
 def test_per_query_scores_read_as_text_and_decoded_once_on_both_backends(store):
-    from leaderboard.schema import ResultMeta
+    from leaderboard.store.records import ResultMeta
     from leaderboard.tracks.retrieval.rank_column import PerQueryVectors
 
     per_query = {"q2": {A10: 0.25}, "q1": {A10: 0.5}}

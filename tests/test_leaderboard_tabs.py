@@ -1,5 +1,5 @@
 """The page is assembled from its tabs: each tab one module with its layout and its wiring, registered in one place
-(`leaderboard.tabs.TABS`). Without a browser: the page's API and components are what they have always been, and a
+(`leaderboard.page.tabs.TABS`). Without a browser: the page's API and components are what they have always been, and a
 tab added to the registry (a toy one, defined here) is laid out and wired, or left out when it says so."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from __future__ import annotations
 import gradio as gr
 from toy_tab import ToyTab
 
-from leaderboard import tabs
-from leaderboard.app import build_app
-from leaderboard.page import Page
+from leaderboard.page import tabs
+from leaderboard.page.app import build_app
+from leaderboard.page.page import Page
 
 FILTERS = ["search", "types", "sizes", "topic", "sort", "order"]
 API = {  # api name -> the parameters clients pass (the page's API, as `gradio_client` sees it)

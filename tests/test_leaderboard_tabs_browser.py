@@ -1,5 +1,5 @@
 """A tab added through the registry, in a real headless Chromium (Debian's, driven by Playwright): a toy tab module
-(defined in `test_leaderboard_tabs`, registered in `leaderboard.tabs.TABS` alone) shows up on the page beside the
+(defined in `test_leaderboard_tabs`, registered in `leaderboard.page.tabs.TABS` alone) shows up on the page beside the
 others, its text drawn and its button's event answered. Skips, saying why, where /usr/bin/chromium is absent."""
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ pytestmark = pytest.mark.slow
 def toy_page(tmp_path, lb_dataset, monkeypatch):
     require_chromium()
     os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
-    from leaderboard import tabs
-    from leaderboard.app import build_app, launch_app
-    from leaderboard.store import Store
+    from leaderboard.page import tabs
+    from leaderboard.page.app import build_app, launch_app
+    from leaderboard.store.store import Store
 
     monkeypatch.setattr(tabs, "TABS", (*tabs.TABS, ToyTab))  # the one place a tab is registered
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:

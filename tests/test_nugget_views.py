@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from freshstack_hf.metrics import uncovered_nuggets
-from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval.nugget_views import COVERED, K, NuggetViews
 
 
@@ -48,7 +48,7 @@ def test_one_query_against_every_system(views, lb_dataset):
 
 
 def test_the_nuggets_no_system_covers(views, lb_dataset, bm25_runs, tmp_path):
-    from leaderboard.store import Store
+    from leaderboard.store.store import Store
 
     nv, runs = views
     assert nv.uncovered_by_all("alpha").empty  # the oracle covers every supported nugget

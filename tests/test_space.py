@@ -28,8 +28,8 @@ from ports import free_port
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.cli_app import EPHEMERAL_NOTICE
-from leaderboard.space import SpaceSpec, pinned_requirements, write_space
-from leaderboard.space_app import check_space_store, leaderboard_argv, lost_store, space_environment
+from leaderboard.deploy.space import SpaceSpec, pinned_requirements, write_space
+from leaderboard.deploy.space_app import check_space_store, leaderboard_argv, lost_store, space_environment
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 SPEC = SpaceSpec(dataset="org/freshstack", revision="v1")
@@ -130,7 +130,7 @@ def test_an_existing_folder_is_left_alone_without_force(tmp_path):
     names = sorted(p.name for p in target.iterdir())
     assert names == [".git", "README.md", "WORKER.md", "app.py", "mine.txt", "requirements.txt"]
     assert (target / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n"
-    assert "leaderboard.space_app" in (target / "app.py").read_text()
+    assert "leaderboard.deploy.space_app" in (target / "app.py").read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["space"]
 
 

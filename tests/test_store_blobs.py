@@ -1,4 +1,4 @@
-"""The store holds what rows depend on (`leaderboard.blobs`): rankings and answers as content-addressed blobs,
+"""The store holds what rows depend on (`leaderboard.store.blobs`): rankings and answers as content-addressed blobs,
 written with their rows, deduplicated, compressed, verified on read; the store's layout is versioned; an older
 release's runs folder is imported on open; SQLite runs durable (WAL, synchronous FULL)."""
 
@@ -16,12 +16,12 @@ from store_rows import META, count, topic_scores
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs.run import top_docs
-from leaderboard.archive import import_archive_folder, legacy_ranking_path, open_store
-from leaderboard.blob_store import blob_refs, blobs
-from leaderboard.blobs import Blob, BlobCorrupt
-from leaderboard.ranking_blob import decode_ranking, encode_ranking
-from leaderboard.schema import STORE_SCHEMA, store_meta
-from leaderboard.store import Store
+from leaderboard.store.archive import import_archive_folder, legacy_ranking_path, open_store
+from leaderboard.store.blob_store import blob_refs, blobs
+from leaderboard.store.blobs import Blob, BlobCorrupt
+from leaderboard.store.ranking_blob import decode_ranking, encode_ranking
+from leaderboard.store.schema import STORE_SCHEMA, store_meta
+from leaderboard.store.store import Store
 
 
 def ranking(seed: int, queries: int = 5, depth: int = 30, *, float32: bool = True) -> dict:
@@ -85,14 +85,15 @@ def test_blobs_are_stored_with_their_row_deduplicated_and_dropped_with_the_last_
         assert created and not created_again and again.id == first.id
         second, _ = store.add_system(name="same ranking", kind="run", content_hash="h2", **kept)
         assert count(store, blobs) == 1 and count(store, blob_refs) == 2  # one content, two rows need it
-        assert store.ranking_of(first.id) == runs == store.ranking_of(second.id)
-        [usage, _] = store.blob_usage()
+        assert store.blobs.ranking_of(first.id) == runs == store.blobs.ranking_of(second.id)
+        [usage, _] = store.blobs.usage()
         assert usage["media"] == "ranking" and usage["n"] == 2 and usage["stored_size"] < usage["size"]
-        assert [s.id for s, _ in store.rankings()] == [first.id, second.id]
+        assert [s.id for s, _ in store.blobs.rankings()] == [first.id, second.id]
 
-        assert store.delete_system(first.id, reason="spam", by="local:test").blobs == ()  # still needed by #2
-        assert count(store, blobs) == 1 and store.ranking_of(first.id) is None
-        assert store.delete_system(second.id, reason="spam", by="local:test").blobs == (usage["sha256"],)
+        deleted = store.moderation.delete_system(first.id, reason="spam", by="local:test")
+        assert deleted.blobs == ()  # still needed by #2
+        assert count(store, blobs) == 1 and store.blobs.ranking_of(first.id) is None
+        assert store.moderation.delete_system(second.id, reason="spam", by="local:test").blobs == (usage["sha256"],)
         assert count(store, blobs) == 0 and count(store, blob_refs) == 0
 
 
@@ -118,17 +119,17 @@ def test_a_damaged_blob_is_refused_naming_it_and_the_cache_never_overrides_the_s
     with Store(f"sqlite:///{tmp_path / 'lb.db'}", cache_dir=tmp_path / "cache") as store:
         store.create_all()
         system, _ = store.add_system(name="r", kind="run", content_hash="h", blobs={"ranking": Blob.ranking(runs)})
-        sha = store.blob_refs_of(system.id)["ranking"]
-        assert store.blob(sha) == encode_ranking(runs)  # read once: now in the local cache, verified
+        sha = store.blobs.refs_of(system.id)["ranking"]
+        assert store.blobs.get(sha) == encode_ranking(runs)  # read once: now in the local cache, verified
         cached = tmp_path / "cache" / "blobs" / sha[:2] / sha
         assert cached.read_bytes() == encode_ranking(runs)
         cached.write_bytes(b"a changed copy")  # a damaged cache file is ignored: the store is the place of record
-        assert store.blob(sha) == encode_ranking(runs)
+        assert store.blobs.get(sha) == encode_ranking(runs)
         cached.unlink()
-        with store._write() as conn:
+        with store.db.write() as conn:
             conn.execute(blobs.update().where(blobs.c.sha256 == sha).values(data=Blob.of(b"other", "ranking").data))
         with pytest.raises(BlobCorrupt, match=rf"stored blob {sha} is damaged: .*admin import"):
-            store.blob(sha)
+            store.blobs.get(sha)
 
 
 def test_a_store_laid_out_by_a_newer_release_is_refused_before_anything_changes(store_url, capsys):
@@ -136,14 +137,14 @@ def test_a_store_laid_out_by_a_newer_release_is_refused_before_anything_changes(
 
     with Store(store_url) as store:
         store.create_all()
-        with store._read() as conn:
+        with store.db.read() as conn:
             assert conn.execute(select(store_meta.c.value).where(store_meta.c.key == "schema")).scalar() == str(
                 STORE_SCHEMA
             )
         store.add_system(name="kept", kind="run", content_hash="h", results={"t": topic_scores()}, meta=META)
-        with store._write() as conn:
+        with store.db.write() as conn:
             conn.execute(store_meta.update().values(value=str(STORE_SCHEMA + 1)))
-        before = store.audit_rows()
+        before = store.audit.rows()
     with (
         Store(store_url) as store,
         pytest.raises(FreshStackError, match=r"newer freshstack-hf \(store schema 3.*Upgrade"),
@@ -151,9 +152,9 @@ def test_a_store_laid_out_by_a_newer_release_is_refused_before_anything_changes(
         store.create_all()
     assert main(["admin", "log", "--store", store_url]) == 2
     assert f"store schema {STORE_SCHEMA + 1}" in capsys.readouterr().err
-    with Store(store_url) as store, store._read() as conn:
+    with Store(store_url) as store, store.db.read() as conn:
         assert conn.execute(select(store_meta.c.value)).scalar() == str(STORE_SCHEMA + 1)  # left as it was
-        assert store.audit_rows() == before
+        assert store.audit.rows() == before
 
 
 def test_sqlite_runs_in_wal_mode_with_a_durable_synchronous_setting(tmp_path):
@@ -179,7 +180,7 @@ def test_an_older_store_and_its_runs_folder_are_migrated_on_open(tmp_path, lb_da
         rag, _ = store.add_system(
             name="answers", kind="answers", content_hash="h-rag", job=("answers_judge", {"answers_sha256": sha})
         )
-        store.delete_system(3, reason="spam", by="local:test")
+        store.moderation.delete_system(3, reason="spam", by="local:test")
         with store.engine.begin() as conn:  # the layout of release 1: no blobs, nothing recorded
             for table in ("blob_refs", "blobs", "store_meta"):
                 conn.execute(text(f"DROP TABLE {table}"))
@@ -193,11 +194,12 @@ def test_an_older_store_and_its_runs_folder_are_migrated_on_open(tmp_path, lb_da
 
     assert main(["admin", "log", "--store", url, "--runs-dir", str(runs_dir)]) == 0
     with Store(url) as store:
-        assert store.ranking_of(1) == {"t": bm25_runs["alpha"]}
-        assert store.ranking_of(2) is None and store.ranking_of(3) is None  # no file; a tombstone keeps nothing
-        assert store.system_blob(rag.id, "answers") == answers.encode()
+        assert store.blobs.ranking_of(1) == {"t": bm25_runs["alpha"]}
+        assert store.blobs.ranking_of(2) is None  # no file
+        assert store.blobs.ranking_of(3) is None  # a tombstone keeps nothing
+        assert store.blobs.system_blob(rag.id, "answers") == answers.encode()
         assert count(store, blobs) == 2
-        with store._read() as conn:
+        with store.db.read() as conn:
             assert conn.execute(select(func.count()).select_from(store_meta)).scalar() == 1
         assert not import_archive_folder(store, runs_dir)  # once only
     assert sorted((p.relative_to(runs_dir), p.read_bytes()) for p in runs_dir.rglob("*") if p.is_file()) == before
@@ -205,8 +207,8 @@ def test_an_older_store_and_its_runs_folder_are_migrated_on_open(tmp_path, lb_da
     for path in runs_dir.glob("*.json.gz"):
         path.unlink()
     with open_store(url) as store:  # the folder is gone: nothing is lost
-        assert store.ranking_of(1) == {"t": bm25_runs["alpha"]}
-        assert store.system_blob(rag.id, "answers") == answers.encode()
+        assert store.blobs.ranking_of(1) == {"t": bm25_runs["alpha"]}
+        assert store.blobs.system_blob(rag.id, "answers") == answers.encode()
 
 
 def test_an_archived_answers_file_that_lost_its_hash_is_refused_on_import(tmp_path):

@@ -1,11 +1,11 @@
 """A toy leaderboard tab, as a maintainer would write one: one module with its layout and its wiring, registered by
-adding it to `leaderboard.tabs.TABS` (the tests do that with monkeypatch)."""
+adding it to `leaderboard.page.tabs.TABS` (the tests do that with monkeypatch)."""
 
 from __future__ import annotations
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab
+from leaderboard.page.page import Page, PageTab
 
 
 class ToyTab(PageTab):

@@ -1,5 +1,5 @@
 """Judge agreement: how far a build's judge agrees with a reference repo's judgments, and what the disagreement
-does to scores (rank agreement between two snapshots of a topic is `drift.agreement`).
+does to scores (rank agreement between two snapshots of a topic is `drift.rank_agreement`).
 
 A build's judge (an LLM, or the offline heuristic) is only as good as its agreement with trusted labels. Here the
 reference's judged (nugget, document) pairs are judged again through the build's own task builder, backend,

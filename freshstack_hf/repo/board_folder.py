@@ -1,6 +1,6 @@
 """A board export folder: a leaderboard's store written as a dataset repo (`freshstack-hf admin export`).
 
-The leaderboard writes it and reads it back (`leaderboard.board_export`), and `freshstack-hf publish` uploads it;
+The leaderboard writes it and reads it back (`leaderboard.export.board_export`), and `freshstack-hf publish` uploads it;
 both check it here, in the library, because the library never imports the leaderboard. `board.json` says what
 the folder is (this format and its version, whether it is a public export, the store schema it came from) and
 lists every config's parquet file with its row count; the dataset card's `configs:` declares the same files, so

@@ -2,7 +2,7 @@
 tabs) and `answers` (RAG answers scored against the nuggets, the Answers tab).
 
 A track holds its submissions, the worker's jobs for it, its tables and tabs, and its baselines. It plugs in
-where the leaderboard lists what tracks provide: the kinds of systems the store accepts (`leaderboard.schema`),
-the worker's job kinds (`leaderboard.jobs`) and the page's tabs (`leaderboard.tabs`). Each track's `__init__`
-declares only names (kinds, environment variables) and imports nothing, so the shared modules can read them.
+where the leaderboard lists what tracks provide: the kinds of systems the store accepts (`leaderboard.store.schema`),
+the worker's job kinds (`leaderboard.worker.jobs`) and the page's tabs (`leaderboard.page.tabs`). Each track's
+`__init__` declares only names (kinds, environment variables) and imports nothing, so the shared modules can read them.
 """

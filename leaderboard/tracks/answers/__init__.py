@@ -1,8 +1,8 @@
 """The answers track (RAG): generated answers scored against the nuggets, by citation at once and by a judge
 later; the Answers tab, and the extractive and LLM answer baselines.
 
-Declares the kind of system this track stores, the kinds of jobs it queues and the one secret those jobs keep
-(they run no submitted code, they only send text to the operator's endpoint); imports nothing.
+Declares the kind of system this track stores and the kinds of jobs it queues (they run no submitted code, they
+only send text to the operator's endpoint, `leaderboard.worker.judge_endpoint`); imports nothing.
 """
 
 SYSTEM_KIND = "answers"
@@ -10,4 +10,3 @@ SYSTEM_KINDS = (SYSTEM_KIND,)
 JUDGE_JOB_KIND = "answers_judge"  # All/Vital of stored answers, judged at the endpoint the app named
 GENERATE_JOB_KIND = "answers_generate"  # the LLM answer baseline: generated, then scored and judged
 BASELINE_JOB_KIND = "answers_baseline"  # the extractive answer baseline: retrieved, written, scored by citation
-JUDGE_KEY_ENV = "FRESHSTACK_JUDGE_API_KEY"  # read by the worker's job process, never stored nor queued

@@ -24,15 +24,15 @@ from freshstack_hf.answers import score_answers, to_trec_rag
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
-from leaderboard.blobs import ANSWERS, Blob
 from leaderboard.holds import hold_for_tests
-from leaderboard.job_contract import JobOptions, open_job_dataset
-from leaderboard.schema import JobOutput, ResultMeta
+from leaderboard.store.blobs import ANSWERS, Blob
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.answers import JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_baselines import extractive_set, plan_answer_baselines, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
 from leaderboard.tracks.answers.answer_submit import judge_payload
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.job_contract import JobOptions, JobOutput, open_job_dataset
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 log = logging.getLogger(__name__)
 

@@ -33,12 +33,12 @@ from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
-from leaderboard.job_contract import payload_dataset
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import BASELINE_PREFIX
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 RETRIEVALS = ("hybrid", "bm25")
 NAMES = {"hybrid": "Extractive top-3 (RRF hybrid)", "bm25": "Extractive top-3 (BM25)"}
@@ -81,7 +81,7 @@ def plan_answer_baselines(
     """The configurations, dedupe keys and names of the answer rows on `dataset`."""
     from freshstack_hf.answers.rag_prompts import PROMPT_VERSION
     from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
-    from leaderboard.vetting import model_fingerprint
+    from leaderboard.worker.vetting import model_fingerprint
 
     if retrieval not in RETRIEVALS:
         raise FreshStackError(f"unknown retrieval {retrieval!r} for the answer baseline: use {', '.join(RETRIEVALS)}")

@@ -25,14 +25,15 @@ from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.transport import endpoint_label
-from leaderboard.blobs import ANSWERS, sha256_of
 from leaderboard.holds import hold_for_tests
-from leaderboard.job_contract import JobKind, JobOptions, job_inputs, open_job_dataset
-from leaderboard.schema import JobOutput, ResultMeta
-from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND, JUDGE_KEY_ENV
+from leaderboard.store.blobs import ANSWERS, sha256_of
+from leaderboard.store.records import ResultMeta
+from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_baseline_job import evaluate_answers_baseline, planned_dataset
 from leaderboard.tracks.answers.answer_baselines import LLM_DOCS, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, job_inputs, open_job_dataset
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
 
 
 def archived_answers(payload: Mapping[str, Any]) -> str:
@@ -140,7 +141,7 @@ def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -
     return JobOutput(results, ResultMeta(data.revision, __version__, params))
 
 
-# What the worker runs for this track (`leaderboard.jobs`): the LLM kinds keep the endpoint's key, and nothing
+# What the worker runs for this track (`leaderboard.worker.jobs`): the LLM kinds keep the endpoint's key, and nothing
 # else; the extractive baseline sends nothing anywhere, so its process keeps no secret.
 JOB_KINDS = {
     JUDGE_JOB_KIND: JobKind(evaluate_answers_judge, keeps=(JUDGE_KEY_ENV,), inputs=(ANSWERS,)),

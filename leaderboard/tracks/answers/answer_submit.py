@@ -4,7 +4,7 @@ The checks run in the order of `leaderboard.submission`: size cap and text field
 hash with the dataset revision), the rate limit, and only then parsing with `freshstack_hf.answers.read_answers`
 (every problem listed with its line; nothing is stored on any problem). Citation scores need no model, so they
 are computed and stored with the system in one transaction, together with the checked answers themselves (TREC RAG
-JSONL, a blob of the system filed by its sha256, `leaderboard.blobs`). All/Vital need a judge: when the app is
+JSONL, a blob of the system filed by its sha256, `leaderboard.store.blobs`). All/Vital need a judge: when the app is
 configured with a judge endpoint (`JudgeEndpoint`), an `answers_judge` job is queued in the same transaction. Its
 payload names the answers' hash, the dataset and the endpoint's URL and model, never a key: the worker reads the
 answers from the store and the key from its own environment (`JUDGE_KEY_ENV`). Stored measures are named by
@@ -25,13 +25,13 @@ from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
-from leaderboard.blobs import ANSWERS, Blob
-from leaderboard.job_contract import payload_dataset
-from leaderboard.schema import ResultMeta, SystemRecord
+from leaderboard.store.blobs import ANSWERS, Blob
+from leaderboard.store.records import ResultMeta, SystemRecord
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 NAMES = {measure_key(m.id): m.name for m in BY_ID.values()}  # stored answer measure id -> display name
 

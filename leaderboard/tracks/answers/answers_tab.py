@@ -8,10 +8,10 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab, Path_, Profile
+from leaderboard.page.page import Page, PageTab, Path_, Profile
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.answers.answers_table import AnswersSource, legend
-from leaderboard.tracks.answers.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 
 class AnswersTab(PageTab):

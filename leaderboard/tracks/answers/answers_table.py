@@ -1,6 +1,6 @@
 """The Answers table (the RAG track): one row per answers system, one column per answer measure and scope.
 
-Built the way the retrieval track builds the Leaderboard table, and shown through `leaderboard.display` (3
+Built the way the retrieval track builds the Leaderboard table, and shown through `leaderboard.page.display` (3
 decimals, best of each column in bold): the view names its metric columns and the lower-is-better ones (the
 unjudged share) in `attrs`, so nothing of the formatting is copied here. Columns are the answer measures
 (`ANSWER_MEASURES`, names from that one table) for the average and for each topic; the average is `topic_average`
@@ -18,9 +18,9 @@ import pandas as pd
 from freshstack_hf.answers.measures import ALL, ANSWER_MEASURES, BY_ID, CITATION_RECALL, AnswerMeasure
 from freshstack_hf.metrics import topic_average
 from freshstack_hf.metrics.score_table import AVERAGE
-from leaderboard.display import datatypes, display, link_cell, sort_frame
-from leaderboard.schema import LeaderboardRow
-from leaderboard.store_frame import StoreFrame
+from leaderboard.page.display import datatypes, display, link_cell, sort_frame
+from leaderboard.page.store_frame import StoreFrame
+from leaderboard.store.records import LeaderboardRow
 from leaderboard.tracks.answers import SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import BASELINE_PREFIX, measure_key
 
@@ -69,7 +69,7 @@ def build_answers_frame(
 
 
 def _with_attrs(frame: pd.DataFrame, topics: Sequence[str]) -> pd.DataFrame:
-    """What `leaderboard.display` reads to format and bold the answer columns."""
+    """What `leaderboard.page.display` reads to format and bold the answer columns."""
     frame.attrs["topics"] = list(topics)
     frame.attrs["metric_columns"] = metric_columns(topics)
     frame.attrs["lower_is_better"] = [
@@ -105,7 +105,7 @@ class AnswersSource(StoreFrame):
         )
 
     def display(self) -> dict[str, Any]:
-        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.display`)."""
+        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.page.display`)."""
         return display(sorted_view(self.frame()))
 
     def datatypes(self) -> list[str]:

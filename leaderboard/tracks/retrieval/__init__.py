@@ -11,5 +11,4 @@ RERANK_KINDS = ("reranked_run", "reranker")  # an uploaded reranked run, a submi
 SYSTEM_KINDS = ("baseline", "run", "model", *RERANK_KINDS)  # also: the project's baselines, runs, models
 MODEL_JOB_KIND = "model"  # a submitted model, retrieved and scored by a worker
 RERANK_JOB_KIND = "reranker"  # a submitted CrossEncoder, reranking the candidates in a worker
-FILL_JOB_KIND = "fill"  # a stored system's holes judged into a new qrels revision (a side job: no scores)
 BASELINE_JOB_KIND = "baseline"  # a project baseline row (BM25, dense, hybrid, reranked), computed and scored

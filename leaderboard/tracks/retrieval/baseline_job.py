@@ -21,10 +21,9 @@ from typing import Any
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from leaderboard.holds import hold_for_tests
-from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
-from leaderboard.schema import JobOutput
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.tracks.retrieval.baseline_rows import METHODS, compute_runs, plan_baselines, score_baseline
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 
 log = logging.getLogger(__name__)
 
@@ -60,4 +59,5 @@ def evaluate_baseline(payload: Mapping[str, Any], options: JobOptions) -> JobOut
     return JobOutput(row.results, row.meta, size=row.size, runs=row.archived)
 
 
-JOB_KINDS = {BASELINE_JOB_KIND: JobKind(evaluate_baseline)}  # what the worker runs for this track (`leaderboard.jobs`)
+# what the worker runs for this track (`leaderboard.worker.jobs`)
+JOB_KINDS = {BASELINE_JOB_KIND: JobKind(evaluate_baseline)}

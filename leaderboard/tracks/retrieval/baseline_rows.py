@@ -23,12 +23,12 @@ from freshstack_hf.defaults import RESAMPLES, dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
-from leaderboard.job_contract import payload_dataset
-from leaderboard.schema import ResultMeta
 from leaderboard.scoring import ranking_blobs, score_for_store
-from leaderboard.store import Store
+from leaderboard.store.records import ResultMeta
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
-from leaderboard.vetting import model_fingerprint, weights_parameters
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.vetting import model_fingerprint, weights_parameters
 
 METHODS = ("bm25", "dense", "hybrid", "rerank")
 Say = Callable[[str], None]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, parse_measure
-from leaderboard.paging import page_number
+from leaderboard.page.paging import page_number
 from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, EFFICIENCY, column, default_sort, metric_columns
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB
 

@@ -21,7 +21,7 @@ from freshstack_hf.metrics import HEADLINE, bootstrap_ci, paired_test, parse_mea
 from freshstack_hf.metrics.rank_uncertainty import RankInterval
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.sanitize import escape_markdown
-from leaderboard.store import Store
+from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, TYPES, column
 
 JUDGED = parse_measure("judged@10")
@@ -248,7 +248,7 @@ def system_detail(
             "schema_version": first["schema_version"],
             **(first.get("parameters") or {}),
         }
-    runs = store.ranking_of(system.id)
+    runs = store.blobs.ranking_of(system.id)
     if stored and runs is None:
         lines.append("Nuggets never covered: not available, the store keeps no ranking behind this row.")
     uncovered = uncovered_table(dataset, runs)

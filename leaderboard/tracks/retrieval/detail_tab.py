@@ -9,7 +9,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab
+from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import detail, nugget_views, retrieval_page
 from leaderboard.tracks.retrieval.leaderboard_tab import TABLE
 from leaderboard.tracks.retrieval.leaderboard_table import default_sort

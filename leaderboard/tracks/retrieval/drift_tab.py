@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab
+from leaderboard.page.page import Page, PageTab, Settings
 from leaderboard.tracks.retrieval import drift
 
 
 class DriftTab(PageTab):
     label, id = "Drift", "drift"
+
+    @classmethod
+    def check_inputs(cls, settings: Settings) -> list[str]:
+        return [f"drift: {drift.title(drift.load_report(path))} from {path}" for path in settings.drift_reports]
 
     def shown(self, page: Page) -> bool:
         return bool(page.settings.drift_reports)

@@ -16,25 +16,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.job_contract import JobKind, JobOptions, job_inputs, open_job_dataset, payload_dataset
-from leaderboard.ranking_blob import MEDIA as RANKING
-from leaderboard.ranking_blob import decode_ranking
-from leaderboard.schema import JobOutput, ResultMeta
-from leaderboard.tracks.answers import JUDGE_KEY_ENV
-from leaderboard.tracks.retrieval import FILL_JOB_KIND
-
-
-def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10, name: str | None = None) -> dict[str, Any]:
-    """What the job needs: the dataset and revision the board serves, the topic, the system, the new revision's
-    name (chosen by the board, which sees every fill: `fills.board_fill_name`); the ranking comes from the store."""
-    return {
-        **payload_dataset(dataset),
-        "topic": topic,
-        "system": system.name,
-        "content_hash": system.content_hash,
-        "k": k,
-        "name": name,
-    }
+from leaderboard.store.queue import FILL_JOB_KIND
+from leaderboard.store.ranking_blob import MEDIA as RANKING
+from leaderboard.store.ranking_blob import decode_ranking
+from leaderboard.store.records import ResultMeta
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, job_inputs, open_job_dataset
+from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
 
 
 def run_fill(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:

@@ -7,7 +7,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab
+from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import holes
 
 EXPLAINED = (

@@ -1,8 +1,8 @@
 """The Leaderboard tab: the retrieval table, one page at a time, with its search, filters, topic, sort, pager and
-downloads, the page's first rows (and the plain first paint of `leaderboard.first_paint`), and the load chain's
+downloads, the page's first rows (and the plain first paint of `leaderboard.page.first_paint`), and the load chain's
 first step.
 
-Every number and row comes from `leaderboard_table` (`leaderboard.paging` for the page, `deep_links` for
+Every number and row comes from `leaderboard_table` (`leaderboard.page.paging` for the page, `deep_links` for
 `?topic=&sort=&order=&page=`); this module only lays out the components and wires them. Sorting, filtering, search
 and the rank column run on the server over every row, then one page is sent; the downloads hold every row of the
 current filter. Changing a filter, the search or the sort goes back to page 1; the address follows the view.
@@ -21,18 +21,18 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard import first_paint
-from leaderboard.computing import StatusLine
-from leaderboard.display import datatypes, display
-from leaderboard.page import Page, PageTab
-from leaderboard.paging import PAGE_ROWS, page_number, page_slice
+from leaderboard.page import first_paint
+from leaderboard.page.computing import StatusLine
+from leaderboard.page.display import datatypes, display
+from leaderboard.page.page import REFRESH, Page, PageTab
+from leaderboard.page.paging import PAGE_ROWS, page_number, page_slice
 from leaderboard.tracks.retrieval import deep_links, detail, rank_column, retrieval_page
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
 
 TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
 SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
 TOPIC_ALL = "all topics"
-TABLE, REFRESH = "leaderboard.table", "leaderboard.refresh"  # published parts: the table, (render, inputs, table)
+TABLE = "leaderboard.table"  # published part: the table (`REFRESH`, the event rendering it, is the page's)
 
 
 def legend() -> str:
@@ -72,7 +72,7 @@ class LeaderboardTab(PageTab):
             types = gr.CheckboxGroup(TYPE_CHOICES, value=all_types, label="Type (untick to hide a group)")
             sizes = gr.CheckboxGroup(SIZE_CHOICES, value=SIZE_CHOICES, label="Size (parameters)")
         notice = gr.Markdown()
-        status = StatusLine()  # what is still being computed (`leaderboard.computing`)
+        status = StatusLine()  # what is still being computed (`leaderboard.page.computing`)
         table = gr.Dataframe(
             interactive=False, elem_id="leaderboard-table", max_height=640, wrap=False, pinned_columns=2, label=" "
         )
@@ -168,7 +168,7 @@ class LeaderboardTab(PageTab):
         page.on_load(on_load, None, [topic, sort, order, table, number, notice], api_name="load")
         page.on_load(fill_choices, None, lambda: [picker for picker, _ in pickers], api_name=False)
         page.on_load(exports, filters, downloads, api_name="export")
-        page.first_paint_rows = first_paint_rows  # served by launch_app (see leaderboard.first_paint)
+        page.first_paint_rows = first_paint_rows  # served by launch_app (see leaderboard.page.first_paint)
         page.publish(TABLE, table)
         page.publish(REFRESH, (render, [*filters, number], table))
         status.wire(page, *page.part(REFRESH))  # after the table's load steps; re-renders it when a row is done

@@ -8,7 +8,7 @@ only a row scored on every one of them has one: an average over fewer topics wou
 Rows scored on another dataset revision are left out, since their numbers describe other data.
 
 Values stay floats at full precision (exports, sorting); the page shows them with 3 decimals and the best of
-each column in bold (`leaderboard.display`), so no markup is ever built from stored text. Names stay plain
+each column in bold (`leaderboard.page.display`), so no markup is ever built from stored text. Names stay plain
 text cells; the only Markdown cell is the link, built from an already validated http(s) URL.
 
 After the measures come a model row's efficiency columns (`EFFICIENCY`, then `HARDWARE`), as the worker that
@@ -31,9 +31,9 @@ import pandas as pd
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
-from leaderboard.display import link_cell, sort_frame
-from leaderboard.schema import LeaderboardRow, Score
-from leaderboard.store_frame import StoreFrame
+from leaderboard.page.display import link_cell, sort_frame
+from leaderboard.page.store_frame import StoreFrame
+from leaderboard.store.records import LeaderboardRow, Score
 
 TYPES = {"baseline": "baseline", "run": "submitted run", "model": "submitted model"}
 SIZE_BUCKETS = {"< 100M": (0, 1e8), "100M–1B": (1e8, 1e9), "1B–10B": (1e9, 1e10), "≥ 10B": (1e10, math.inf)}
@@ -111,7 +111,7 @@ def build_frame(
         matrix = frame[[column(t, m) for t in topics]].to_numpy(dtype="float64")
         frame[column(AVERAGE, m)] = topic_averages(matrix)
     frame.attrs["topics"] = list(topics)
-    frame.attrs["formats"] = {name: fmt for name, (_, _, fmt) in EFFICIENCY.items()}  # `leaderboard.display`
+    frame.attrs["formats"] = {name: fmt for name, (_, _, fmt) in EFFICIENCY.items()}  # `leaderboard.page.display`
     return frame
 
 

@@ -2,7 +2,7 @@
 (or its Nano pool) by dense retrieval, and scored.
 
 Scores come from the library through `leaderboard.scoring` (the path submissions and baselines take), and the
-model is vetted (`leaderboard.vetting`) before anything of it is loaded. The run behind the row comes back with its
+model is vetted (`worker.vetting`) before anything of it is loaded. The run behind the row comes back with its
 scores, so the worker archives it and the detail view can list the nuggets the model never covered, as for any
 other row. Payload (JSON, written by `run_submit`): {"model": "org/name" or a path, "revision", "track": "full" |
 "nano", "topics", "k", "batch_size", "max_seq_length", "dataset", "dataset_revision"}.
@@ -10,7 +10,7 @@ other row. Payload (JSON, written by `run_submit`): {"model": "org/name" or a pa
 Efficiency (`efficiency`: documents/s, median query latency, dimension, index bytes, the hardware) is measured
 by the worker itself and recorded with the results' parameters.
 
-The model card's cutoff date (`leaderboard.cutoff`), where it gives one, comes back too; the store keeps it only
+The model card's cutoff date (`cutoff`), where it gives one, comes back too; the store keeps it only
 where the submitter typed none.
 
 Measures are the leaderboard's (`MEASURES`, alpha included in each measure), whatever the payload asks: a row must
@@ -27,13 +27,13 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.runs import from_ranked
-from leaderboard.cutoff import card_cutoff
-from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
-from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.scoring import score_for_store
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
+from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.tracks.retrieval.efficiency import EfficiencyMeter
-from leaderboard.vetting import check_model_dir, model_dir
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
+from leaderboard.worker.vetting import check_model_dir, model_dir
 
 
 def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
@@ -97,4 +97,4 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
     return JobOutput(scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"])
 
 
-JOB_KINDS = {MODEL_JOB_KIND: JobKind(evaluate_model)}  # what the worker runs for this track (`leaderboard.jobs`)
+JOB_KINDS = {MODEL_JOB_KIND: JobKind(evaluate_model)}  # what the worker runs for this track (`leaderboard.worker.jobs`)

@@ -41,7 +41,7 @@ class NuggetViews:
             if key not in self._cache:
                 self._cache[key] = {
                     f"{system.name} (#{system.id})": runs[topic]
-                    for system, runs in self.store.rankings(scored_only=True)
+                    for system, runs in self.store.blobs.rankings(scored_only=True)
                     if runs.get(topic)
                 }
             return self._cache[key]

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import pandas as pd
 
 from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
-from leaderboard.display import format_size
+from leaderboard.page.display import format_size
 from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, HARDWARE, column
 
 SCATTER_COLUMNS = ["system", "type", "parameters", "value"]

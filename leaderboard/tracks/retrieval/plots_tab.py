@@ -10,7 +10,7 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard.page import Page, PageTab
+from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import plots, retrieval_page
 from leaderboard.tracks.retrieval.speed_chart import speed_chart
 

@@ -26,7 +26,7 @@ import pandas as pd
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, parse_measure, topic_average
-from leaderboard.display import link_cell, sort_frame
+from leaderboard.page.display import link_cell, sort_frame
 from leaderboard.sanitize import MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, column, metric_columns
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import gradio as gr
 
-from leaderboard.display import datatypes, display
-from leaderboard.page import Page, PageTab
+from leaderboard.page.display import datatypes, display
+from leaderboard.page.page import Page, PageTab, Settings
 from leaderboard.tracks.retrieval import published as reference
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.leaderboard_tab import legend
@@ -14,6 +14,11 @@ from leaderboard.tracks.retrieval.leaderboard_tab import legend
 
 class ReferenceTab(PageTab):
     label, id = reference.REFERENCE_TAB, "reference"
+
+    @classmethod
+    def check_inputs(cls, settings: Settings) -> list[str]:
+        path = settings.reported_path
+        return [f"reported: {len(reference.load_reported(path))} published rows from {path}"] if path else []
 
     def shown(self, page: Page) -> bool:
         return retrieval_page.published(page) is not None

@@ -30,12 +30,12 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import from_ranked
-from leaderboard.cutoff import card_cutoff
-from leaderboard.job_contract import JobKind, JobOptions, open_job_dataset
-from leaderboard.schema import JobOutput, ResultMeta
 from leaderboard.scoring import score_for_store
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
-from leaderboard.vetting import check_cross_encoder_dir, model_dir
+from leaderboard.tracks.retrieval.cutoff import card_cutoff
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
+from leaderboard.worker.vetting import check_cross_encoder_dir, model_dir
 
 RERANK_BATCH_SIZE = 32  # pairs per model call: MTEB's default batch (`mteb run` without --batch-size)
 
@@ -100,4 +100,5 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
     return JobOutput(scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"])
 
 
-JOB_KINDS = {RERANK_JOB_KIND: JobKind(evaluate_reranker)}  # what the worker runs for reranking (`leaderboard.jobs`)
+# what the worker runs for reranking (`leaderboard.worker.jobs`)
+JOB_KINDS = {RERANK_JOB_KIND: JobKind(evaluate_reranker)}

@@ -16,13 +16,13 @@ from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
-from leaderboard.job_contract import payload_dataset
 from leaderboard.sanitize import sanitize_submission
 from leaderboard.submission import SubmitOutcome, audited
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.rerank_job import RERANK_BATCH_SIZE
 from leaderboard.tracks.retrieval.run_submit import AUTO, Submitter, hub_model_source, local_model_source
-from leaderboard.vetting import check_cross_encoder_dir
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.vetting import check_cross_encoder_dir
 
 CANDIDATES = "top_ranked"
 

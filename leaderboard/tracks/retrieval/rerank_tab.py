@@ -3,8 +3,9 @@ line) and its two submit forms (`rerank_submit`): a reranked run, checked agains
 scored at once, and a sentence-transformers CrossEncoder, queued for a worker (`rerank_job`). Both are signed
 like the Submit tab's (the signed-in identity under OAuth); an accepted submission refreshes the table.
 
-Shown only when every topic of the dataset has its `top_ranked` candidates: without them there is nothing to
-rerank. The API: `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`.
+On every page, with the same API (`/rerank_table`, `/submit_rerank_run`, `/submit_reranker`): on a dataset where
+some topic lacks its `top_ranked` candidates (a `synth` repo has none), the tab says which topics and how to write
+them, and a submission is refused naming them, since there is nothing to rerank there.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab, Path_, Profile
+from leaderboard.page.page import Page, PageTab, Path_, Profile
+from leaderboard.sanitize import escape_markdown
 from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
 from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
 
@@ -26,11 +28,19 @@ INTRO = (
 )
 
 
+def missing_candidates_note(topics: list[str]) -> str:
+    """What the tab says when topics lack their candidates: which, what it means here, and how to write them."""
+    named = ", ".join(escape_markdown(t) for t in topics)
+    return (
+        f"**Nothing to rerank yet:** topic(s) {named} have no `top_ranked` candidates in this dataset (the hybrid "
+        "top-100 of each query, `T-top_ranked`), so the table has no first-stage line for them and reranking "
+        "submissions are refused. Write them into the dataset repo with `freshstack-hf candidates DIR`, then "
+        "restart the board."
+    )
+
+
 class RerankTab(PageTab):
     label, id = "Reranking", "reranking"
-
-    def shown(self, page: Page) -> bool:
-        return not self._submitter(page).missing_candidates()
 
     def _submitter(self, page: Page) -> RerankSubmitter:
         settings = page.settings
@@ -48,6 +58,8 @@ class RerankTab(PageTab):
         submitter = self._submitter(page)
         source = RerankSource(page.store, page.dataset)
         gr.Markdown(INTRO)
+        if missing := submitter.missing_candidates():
+            gr.Markdown(missing_candidates_note(missing), elem_id="rerank-missing")
         table = gr.Dataframe(interactive=False, elem_id="rerank-table", max_height=480, wrap=False, pinned_columns=2)
         gr.Markdown(f"{legend()} Bold: best value of each column.")
         with gr.Row():

@@ -9,7 +9,7 @@ the dataset, never stored, and labelled as the reference in its own type.
 
 Columns are the Leaderboard's (`leaderboard_table`: the headline measures for the average and each topic, sizes,
 dates, links), built by the same `build_frame`; best first by the average α-nDCG@10, shown through
-`leaderboard.display` (3 decimals, best of each column in bold).
+`leaderboard.page.display` (3 decimals, best of each column in bold).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import pandas as pd
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import from_ids
-from leaderboard.display import datatypes, display, sort_frame
-from leaderboard.schema import LeaderboardRow
+from leaderboard.page.display import datatypes, display, sort_frame
+from leaderboard.page.store_frame import StoreFrame
 from leaderboard.scoring import score_for_store
-from leaderboard.store_frame import StoreFrame
+from leaderboard.store.records import LeaderboardRow
 from leaderboard.tracks.retrieval import RERANK_KINDS
 from leaderboard.tracks.retrieval.leaderboard_table import (
     EFFICIENCY_COLUMNS,
@@ -111,7 +111,7 @@ class RerankSource(StoreFrame):
             return self._reference
 
     def display(self) -> dict[str, Any]:
-        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.display`)."""
+        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.page.display`)."""
         return display(sorted_view(self.frame()))
 
     def datatypes(self) -> list[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from leaderboard.page import Page
+from leaderboard.page.page import Page
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.published import load_reference
 from leaderboard.tracks.retrieval.rank_column import RankSource

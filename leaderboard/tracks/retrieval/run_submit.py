@@ -18,13 +18,13 @@ from typing import Any
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs import load_run
-from leaderboard.cutoff import card_cutoff, submitted_cutoff
-from leaderboard.job_contract import payload_dataset
 from leaderboard.sanitize import sanitize_submission
-from leaderboard.schema import ResultMeta
 from leaderboard.scoring import score_for_store
+from leaderboard.store.records import ResultMeta
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
-from leaderboard.vetting import check_model_dir
+from leaderboard.tracks.retrieval.cutoff import card_cutoff, submitted_cutoff
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.vetting import check_model_dir
 
 AUTO, ALL = "auto", "all"  # run scopes besides one topic: the topics the run touches, or every topic
 TRACKS = ("full", "nano")
@@ -198,7 +198,7 @@ class Submitter(BaseSubmitter):
         """Check the model reference and queue a `model` job; the worker downloads, checks and scores it.
 
         `cutoff` (optional, YYYY-MM-DD): the model's release or training cutoff. Left empty, the model card's
-        date is used where one is found (`leaderboard.cutoff.CARD_KEYS`): here for a local model folder, else
+        date is used where one is found (`cutoff.CARD_KEYS`): here for a local model folder, else
         by the worker once it has downloaded the model."""
         from freshstack_hf.repo import layout
 

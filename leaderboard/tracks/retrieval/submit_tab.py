@@ -1,6 +1,6 @@
 """The Submit tab: a run file, scored at once, or a sentence-transformers model, queued for a worker (both through
 `run_submit`, as the signed-in identity under OAuth); an accepted submission refreshes the Leaderboard table. Each
-form takes an optional cutoff date (`leaderboard.cutoff`), last among the API's arguments so older clients work."""
+form takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page import Page, PageTab, Path_, Profile
+from leaderboard.page.page import REFRESH, Page, PageTab, Path_, Profile
 from leaderboard.tracks.retrieval import retrieval_page
-from leaderboard.tracks.retrieval.leaderboard_tab import REFRESH
 from leaderboard.tracks.retrieval.run_submit import Submitter
 
 # Optional on both forms (and the last argument of the submit APIs): the After-cutoff view uses it.

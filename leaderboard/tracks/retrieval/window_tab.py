@@ -8,8 +8,8 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.display import datatypes, display
-from leaderboard.page import Page, PageTab
+from leaderboard.page.display import datatypes, display
+from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import window_table
 from leaderboard.tracks.retrieval.leaderboard_tab import legend
 

@@ -21,8 +21,8 @@ import pandas as pd
 from freshstack_hf.metrics import HEADLINE, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.windows import Window, window_result
-from leaderboard.schema import SystemRecord
-from leaderboard.store_frame import StoreFrame
+from leaderboard.page.store_frame import StoreFrame
+from leaderboard.store.records import SystemRecord
 from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
 
 ALL_QUESTIONS = "none: all questions"  # the cutoff cell of a system without one

@@ -1,0 +1,119 @@
+"""The Gradio page: the tabs registered in `leaderboard.page.tabs`, each laid out and wired by its own module.
+
+Nothing here lays out a component of a tab nor computes, filters or formats a number: the tabs do, through their
+track's plain functions (tested without Gradio). Every event has an `api_name`, so the page's API (`/load`,
+`/table` (one page), `/export` (every row), `/computing`, `/detail`, `/plots`, `/draw`, `/speed`, `/submit_run`,
+`/submit_model`, for the Reranking tab `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`, and for the
+Answers tab `/answers_table`, `/submit_answers`) is what the tests and `gradio_client` users drive. The upload
+cap is enforced twice: by Gradio's server (`launch(max_file_size=...)`, before a file reaches us) and by the submitter.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+
+from freshstack_hf.defaults import RESAMPLES
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
+from leaderboard.page import first_paint, tabs
+from leaderboard.page.page import Page, Settings
+from leaderboard.page.sign_in import sign_in_row
+from leaderboard.store.store import Store
+
+SANS = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Ubuntu", "Cantarell", "DejaVu Sans", "sans-serif"]
+MONO = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "DejaVu Sans Mono", "monospace"]
+
+
+def theme() -> gr.themes.Base:
+    """Gradio's default look with the visitor's own fonts: the page fetches no font file, from anywhere.
+
+    The default theme's Source Sans Pro files arrive after the first paint, so a bold heading could show
+    its first letter in the fallback font; plain family names (`SANS`, `MONO`) have no file to fetch.
+    """
+    return gr.themes.Default(font=SANS, font_mono=MONO)
+
+
+def build_app(
+    dataset: str | Path | Dataset,
+    store: Store,
+    *,
+    reported_path: str | Path | None = None,
+    max_file_mb: float = MAX_UPLOAD_MB,
+    rate_limit: int | None = RATE_LIMIT_PER_HOUR,
+    model_roots: Sequence[str | Path] = (),
+    oauth: bool = False,
+    resamples: int = RESAMPLES,
+    title: str = "FreshStack leaderboard",
+    drift_reports: Sequence[str | Path] = (),
+    admins: Sequence[str] = (),
+    notice: str = "",
+) -> gr.Blocks:
+    """The whole app for one dataset and one store (tables are created if missing).
+
+    With `oauth`, the page shows the Hugging Face sign-in button and who is signed in, and takes submissions
+    from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
+    A `notice` (plain text, e.g. `leaderboard.cli_app.EPHEMERAL_NOTICE`) heads the page, above the title and the
+    tabs, so whichever tab or address a visitor opens says it; `launch_app` puts it in the served HTML too.
+    """
+    ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
+    store.create_all()
+    ctx.warm()
+    roots = tuple(Path(p) for p in model_roots)
+    drift = tuple(Path(p) for p in drift_reports)
+    admin_names = tuple(name.strip() for name in admins if name and name.strip())
+    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, admin_names)
+    with gr.Blocks(title=title, analytics_enabled=False) as demo:
+        if notice:
+            gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)
+        gr.Markdown(f"# {title}\nNugget-aware retrieval on FreshStack: {', '.join(ctx.topics)}.")
+        if oauth:
+            sign_in_row(demo)
+        with gr.Tabs() as tab_row:
+            page = Page(demo, tab_row, ctx, store, settings)
+            shown = [tab for tab in (kind() for kind in tabs.TABS) if tab.shown(page)]
+            for tab in shown:
+                with gr.Tab(tab.label, id=tab.id, visible=not tab.private) as item:
+                    page.publish(f"tab.{tab.id}", item)  # a private tab shows itself to whom it may
+                    tab.layout(page)
+        page.chain_load()
+        for tab in shown:
+            tab.wire(page)
+    demo.queue(default_concurrency_limit=4)
+    demo.first_paint_rows = page.first_paint_rows  # served by launch_app (see leaderboard.page.first_paint)
+    demo.first_paint_notice = notice
+    return demo
+
+
+def launch_app(
+    demo: gr.Blocks,
+    *,
+    host: str = "127.0.0.1",
+    port: int | None = None,
+    max_file_mb: float = MAX_UPLOAD_MB,
+    prevent_thread_lock: bool = False,
+    quiet: bool = False,
+) -> Any:
+    """Serve `demo` in `theme()`; the upload cap is Gradio's own (`max_file_size`), checked before a file is kept."""
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    launched = demo.launch(
+        theme=theme(),
+        server_name=host,
+        server_port=port,
+        max_file_size=upload_bytes(max_file_mb),
+        prevent_thread_lock=True,  # the first paint is installed on the started app, then we block if asked
+        quiet=quiet,
+        show_error=True,
+        ssr_mode=False,
+        share=False,
+    )
+    rows = getattr(demo, "first_paint_rows", None)
+    if rows is not None:
+        first_paint.install(demo.server_app, rows, getattr(demo, "first_paint_notice", ""))
+    if not prevent_thread_lock:
+        demo.block_thread()
+    return launched

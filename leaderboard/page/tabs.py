@@ -1,0 +1,41 @@
+"""The page's tabs, in the order they are shown: the one place a tab is registered.
+
+A tab is one module with its layout and its wiring (a `leaderboard.page.page.PageTab`); `build_app` builds every tab
+listed here that `shown` keeps for the page. Add a tab by writing its module and listing its class below.
+"""
+
+from __future__ import annotations
+
+from leaderboard.page.admin_tab import AdminTab
+from leaderboard.page.page import PageTab, Settings
+from leaderboard.tracks.answers.answers_tab import AnswersTab
+from leaderboard.tracks.retrieval.about_tab import AboutTab
+from leaderboard.tracks.retrieval.detail_tab import DetailTab
+from leaderboard.tracks.retrieval.drift_tab import DriftTab
+from leaderboard.tracks.retrieval.holes_tab import HolesTab
+from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
+from leaderboard.tracks.retrieval.plots_tab import PlotsTab
+from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
+from leaderboard.tracks.retrieval.rerank_tab import RerankTab
+from leaderboard.tracks.retrieval.submit_tab import SubmitTab
+from leaderboard.tracks.retrieval.window_tab import WindowTab
+
+TABS: tuple[type[PageTab], ...] = (
+    LeaderboardTab,
+    RerankTab,
+    WindowTab,
+    AnswersTab,
+    ReferenceTab,
+    DetailTab,
+    PlotsTab,
+    DriftTab,
+    HolesTab,
+    SubmitTab,
+    AboutTab,
+    AdminTab,  # only for `--admin` users, and only shown to them
+)
+
+
+def check_inputs(settings: Settings) -> list[str]:
+    """What every tab says about the files named for it (`PageTab.check_inputs`), in the order of the tabs."""
+    return [line for tab in TABS for line in tab.check_inputs(settings)]

@@ -1,0 +1,67 @@
+"""The About tab, the retrieval track's: what the page measures (every measure of the one measure table), on which
+dataset, how submissions are checked, what is logged and moderated, and where the figures published elsewhere are."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import gradio as gr
+
+from freshstack_hf.metrics import MEASURES
+from leaderboard.page.page import Page, PageTab
+from leaderboard.tracks.retrieval import published as reference
+from leaderboard.tracks.retrieval import retrieval_page
+
+
+def about(
+    topics: Sequence[str],
+    max_file_mb: float,
+    rate_limit: int | None,
+    revision: str,
+    published: bool,
+    oauth: bool = False,
+) -> str:
+    measures = "\n".join(f"| {m.name} | {m.description} |" for m in MEASURES)
+    who = "signed-in Hugging Face user" if oauth else "client address"
+    limit = f"{rate_limit} per hour per {who}" if rate_limit else "off"
+    signed = " Submitting needs a Hugging Face sign-in." if oauth else ""
+    elsewhere = (
+        f" Figures published elsewhere are in the **{reference.REFERENCE_TAB}** tab only (source: {reference.SOURCE}):"
+        " they were not computed here and come from another dataset release."
+        if published
+        else ""
+    )
+    return f"""
+FreshStack scores retrieval on niche, recent Stack Overflow questions with nugget-aware measures.
+Topics of this dataset: {", ".join(topics)} (dataset revision `{revision}`).
+
+**Average** = plain mean of the topics; a system missing a topic has no average. Rows scored on another
+dataset revision are not shown. Every row of the Leaderboard tab was computed on this dataset.{elsewhere}
+
+| measure | meaning |
+|---|---|
+{measures}
+
+**Submissions.** Run files (TREC 6 columns or JSON `{{query: {{doc: score}}}}`, `.gz` allowed, at most
+{max_file_mb:g} MB) are validated strictly (bad lines are listed with their line numbers; unknown query or doc
+ids are refused) and scored at once. Models (sentence-transformers, safetensors only, no custom code) are queued
+and scored by an evaluation worker. The same file, or the same model and revision, is never scored twice.
+Rate limit: {limit}.{signed}
+
+**What is logged.** Every submission (accepted, duplicate or refused, with the reason), every evaluation job's
+outcome (done, failed, handed back) and every moderation action is one row of an append-only audit log: the
+time, who (the {who}, the worker, the moderator), what kind, the content hash of the file or model, and the
+outcome. Moderators may hide a system (it leaves the table, the downloads, the plots and the rank intervals,
+and can come back) or delete it (its scores and files are removed, and the same file is refused if submitted
+again, with the reason).
+"""
+
+
+class AboutTab(PageTab):
+    label, id = "About", "about"
+
+    def layout(self, page: Page) -> None:
+        ctx, settings = page.dataset, page.settings
+        published = retrieval_page.published(page) is not None
+        text = about(ctx.topics, settings.max_file_mb, settings.rate_limit, ctx.revision, published, settings.oauth)
+        gr.Markdown(text)
