@@ -1,12 +1,16 @@
-"""The baseline retrievers on a topic: BM25, dense and their RRF hybrid, as runs the evaluator reads.
+"""The baseline retrievers on a topic (BM25, dense, their RRF hybrid, the hybrid reranked), as runs the evaluator
+reads, and the registry of retrieval methods (`METHODS`) every consumer reads.
 
-One place decides the baseline parameters (the official BM25 baseline's k1/b, depths, fusion constant), so the
-candidate lists, `freshstack-hf retrieve` and the leaderboard's baseline rows cannot drift apart.
+One place decides the baseline parameters (the official BM25 baseline's k1/b, depths, fusion constant) and what
+each method is made of, needs, is configured and named by, so the candidate lists, `freshstack-hf retrieve`, the
+leaderboard's baseline rows and its answer rows cannot drift apart. Adding a method (a learned sparse model, a
+second dense model) is one module calling `register_method`: every one of them then offers it.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,7 +23,6 @@ BM25_K1, BM25_B = 0.9, 0.4  # Pyserini's defaults, which the official FreshStack
 FIRST_STAGE_DEPTH = 500
 HYBRID_DEPTH = 100
 RRF_K = 100
-METHODS = ("bm25", "dense", "hybrid")
 
 
 @dataclass
@@ -100,12 +103,231 @@ def hybrid(first: BaselineRun, second: BaselineRun, depth: int = HYBRID_DEPTH, r
     return BaselineRun("hybrid", fused, params, {"fuse": round(time.perf_counter() - start, 3)})
 
 
-def run_method(topic: Topic, method: str, *, model: str = "", k: int | None = None, **dense_kw: Any) -> BaselineRun:
-    if method not in METHODS:
-        raise FreshStackError(f"unknown method {method!r}: choose one of {', '.join(METHODS)}")
-    if method == "bm25":
-        return bm25(topic, k or FIRST_STAGE_DEPTH, show_progress=dense_kw.get("show_progress", False))
-    if method == "dense":
-        return dense(topic, model, k or FIRST_STAGE_DEPTH, **dense_kw)
-    both = bm25(topic, show_progress=dense_kw.get("show_progress", False)), dense(topic, model, **dense_kw)
-    return hybrid(*both, depth=k or HYBRID_DEPTH)
+# ---- the methods: one registry that every consumer reads ----------------------------------------------------------
+DENSE_MODEL, CROSS_ENCODER = "dense model", "cross-encoder"  # what a method may need its setup to name
+
+
+@dataclass(frozen=True)
+class Setup:
+    """What the methods are configured with, known before anything is computed: each model as asked (a name or a
+    folder; None for the packaged dense model) and, where a caller fingerprinted it, its id and file fingerprint
+    (the leaderboard's dedupe keys hash those)."""
+
+    dense_model: str | Path | None = None
+    dense_id: str | None = None
+    dense_files: str | None = None
+    cross_encoder: str | Path | None = None
+    cross_encoder_id: str | None = None
+    cross_encoder_files: str | None = None
+
+
+@dataclass
+class Resources:
+    """What computing runs shares across topics and methods: the setup, one dense retriever loaded on first use,
+    and the caller's settings (embedding cache, devices, progress bars)."""
+
+    setup: Setup = field(default_factory=Setup)
+    cache_dir: str | Path | None = None
+    device: str | None = None
+    devices: list[str] | None = None
+    show_progress: bool = False
+    say: Callable[[str], None] = lambda _msg: None
+    retriever: Any = None
+
+    def dense_retriever(self) -> Any:
+        if self.retriever is None:
+            from freshstack_hf.defaults import dense_retriever
+
+            settings = {"show_progress": self.show_progress, "device": self.device, "devices": self.devices}
+            self.retriever = dense_retriever(self.setup.dense_model, cache_dir=self.cache_dir, **settings)
+        return self.retriever
+
+
+@dataclass(frozen=True)
+class Method:
+    """A retrieval method run as a baseline: what it is made from, what it needs, how it is configured and named,
+    and how it runs. The CLI's `retrieve`, the leaderboard's baseline rows and the Answers tab's answer rows all
+    read `METHODS`, so a new method is one module that calls `register_method`.
+
+    * `inputs`: the methods whose runs this one is computed from (a fusion, a reranker), run first on each topic;
+    * `needs`: what the setup must name (`DENSE_MODEL`, `CROSS_ENCODER`); a method needing a cross-encoder is a
+      board row only when one is given;
+    * `config(setup, inputs)`: everything that decides its run, given its inputs' configs (a board row's dedupe
+      key hashes it, so it must not change for an existing method);
+    * `label(setup)`: its board row's name; `title`: its short name in other rows' names (answer rows);
+    * `run(topic, inputs, resources, k)`: its run on one topic, from its inputs' runs (k: depth, None = its own);
+    * `answer_part(setup)`: what an answer row retrieving with it records of it (merged over its inputs too);
+    * `board`: a default board row; `answers`: its rank as the answer rows' retrieval (lower first; None: not used).
+    """
+
+    name: str
+    title: str
+    config: Callable[[Setup, Mapping[str, dict[str, Any]]], dict[str, Any]]
+    label: Callable[[Setup], str]
+    run: Callable[[Topic, Mapping[str, BaselineRun], Resources, int | None], BaselineRun]
+    answer_part: Callable[[Setup], dict[str, Any]] = lambda _setup: {}
+    inputs: tuple[str, ...] = ()
+    needs: tuple[str, ...] = ()
+    board: bool = True
+    answers: int | None = None
+
+
+METHODS: dict[str, Method] = {}
+
+
+def register_method(method: Method) -> Method:
+    """Add `method` (after its inputs); refused when the name is taken or an input is unknown."""
+    if method.name in METHODS:
+        raise FreshStackError(f"a retrieval method named {method.name!r} exists already")
+    missing = [m for m in method.inputs if m not in METHODS]
+    if missing:
+        raise FreshStackError(f"method {method.name!r}: register its inputs {missing} first")
+    METHODS[method.name] = method
+    return method
+
+
+def unregister_method(name: str) -> None:
+    """Take a method off the registry (a test's toy method); an input of another method stays."""
+    if any(name in m.inputs for m in METHODS.values()):
+        raise FreshStackError(f"method {name!r} is an input of another method")
+    METHODS.pop(name, None)
+
+
+def method(name: str) -> Method:
+    if name not in METHODS:
+        raise FreshStackError(f"unknown retrieval method {name!r}: choose one of {', '.join(METHODS)}")
+    return METHODS[name]
+
+
+def with_inputs(names: Iterable[str]) -> list[str]:
+    """`names` and every method they are computed from, in the order they can be computed (registry order)."""
+    wanted: set[str] = set()
+
+    def add(name: str) -> None:
+        if name not in wanted:
+            wanted.add(name)
+            for parent in method(name).inputs:
+                add(parent)
+
+    for name in names:
+        add(name)
+    return [m for m in METHODS if m in wanted]
+
+
+def needs(names: Iterable[str]) -> set[str]:
+    """What the setup must name for `names` and their inputs (`DENSE_MODEL`, `CROSS_ENCODER`)."""
+    return {need for m in with_inputs(names) for need in METHODS[m].needs}
+
+
+def configs(names: Iterable[str], setup: Setup) -> dict[str, dict[str, Any]]:
+    """The config of each of `names` and of their inputs."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in with_inputs(names):
+        out[name] = METHODS[name].config(setup, {m: out[m] for m in METHODS[name].inputs})
+    return out
+
+
+def compute(
+    topic: Topic, names: Iterable[str], resources: Resources, k: Mapping[str, int | None] | None = None
+) -> dict[str, BaselineRun]:
+    """The runs of `names` and of their inputs on `topic` ({method: run}); `k` gives some a depth of their own."""
+    made: dict[str, BaselineRun] = {}
+    for name in with_inputs(names):
+        m = METHODS[name]
+        made[name] = m.run(topic, {i: made[i] for i in m.inputs}, resources, (k or {}).get(name))
+    return made
+
+
+def run_method(topic: Topic, name: str, *, model: str = "", k: int | None = None, **settings: Any) -> BaselineRun:
+    """One method's run on `topic` (`freshstack-hf retrieve`); its inputs run at their own depths."""
+    resources = Resources(Setup(dense_model=model or None), **settings)
+    return compute(topic, [method(name).name], resources, {name: k})[name]
+
+
+def _short(model_id: str | None) -> str:
+    """A model's short name for row labels: the last part of its id or path."""
+    return str(model_id or "").rstrip("/").rsplit("/", 1)[-1]
+
+
+def _bm25_config(_setup: Setup, _inputs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"method": "bm25", "k": FIRST_STAGE_DEPTH, "k1": BM25_K1, "b": BM25_B}
+
+
+def _dense_config(setup: Setup, _inputs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"method": "dense", "k": FIRST_STAGE_DEPTH, "model": setup.dense_id, "files": setup.dense_files}
+
+
+def _hybrid_config(_setup: Setup, inputs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    return {"method": "hybrid", "rrf_k": RRF_K, "depth": HYBRID_DEPTH, "inputs": [inputs["bm25"], inputs["dense"]]}
+
+
+def _rerank_config(setup: Setup, inputs: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+    from freshstack_hf.retrieval.rerank import RERANK_TOP_K
+
+    files = setup.cross_encoder_files
+    return {"method": "rerank", "top_k": RERANK_TOP_K, "model": setup.cross_encoder_id, "files": files,
+            "input": inputs["hybrid"]}  # fmt: skip
+
+
+def _rerank(topic: Topic, inputs: Mapping[str, BaselineRun], resources: Resources, _k: int | None) -> BaselineRun:
+    from freshstack_hf.retrieval.rerank import RERANK_TOP_K, rerank
+
+    setup = resources.setup
+    if not setup.cross_encoder:
+        raise FreshStackError("a rerank baseline needs a cross-encoder: pass --cross-encoder")
+    ce_id = setup.cross_encoder_id or str(setup.cross_encoder)
+    resources.say(f"baselines: {topic.name}: reranking the hybrid top {RERANK_TOP_K} with {ce_id}")
+    ranked = rerank(
+        setup.cross_encoder,
+        {q.query_id: q.text for q in topic.queries},
+        inputs["hybrid"].run,
+        {d.doc_id: d.text for d in topic.docs},
+        device=resources.device,
+        show_progress=resources.show_progress,
+    )
+    return BaselineRun("rerank", ranked, {"model": ce_id})
+
+
+def _bm25(topic: Topic, _inputs: Mapping[str, BaselineRun], resources: Resources, k: int | None) -> BaselineRun:
+    resources.say(f"baselines: {topic.name}: BM25 over {len(topic.docs):,} docs")
+    return bm25(topic, k or FIRST_STAGE_DEPTH, show_progress=resources.show_progress)
+
+
+def _dense(topic: Topic, _inputs: Mapping[str, BaselineRun], resources: Resources, k: int | None) -> BaselineRun:
+    retriever = resources.dense_retriever()
+    model = resources.setup.dense_id or retriever.dense.model_id
+    resources.say(f"baselines: {topic.name}: dense ({model}) over {len(topic.docs):,} docs")
+    return dense(topic, k=k or FIRST_STAGE_DEPTH, retriever=retriever)
+
+
+def _hybrid(_topic: Topic, inputs: Mapping[str, BaselineRun], _resources: Resources, k: int | None) -> BaselineRun:
+    return hybrid(inputs["bm25"], inputs["dense"], depth=k or HYBRID_DEPTH)
+
+
+register_method(Method(
+    "bm25", "BM25", _bm25_config, lambda _s: "BM25", _bm25,
+    answer_part=lambda _s: {"bm25": {"k1": BM25_K1, "b": BM25_B, "k": FIRST_STAGE_DEPTH}}, answers=1,
+))  # fmt: skip
+register_method(Method(
+    "dense", "dense", _dense_config, lambda s: f"Dense ({_short(s.dense_id)})", _dense,
+    answer_part=lambda s: {"dense": {"model": s.dense_id, "files": s.dense_files}}, needs=(DENSE_MODEL,),
+))  # fmt: skip
+register_method(Method(
+    "hybrid", "RRF hybrid", _hybrid_config, lambda s: f"RRF hybrid (BM25 + {_short(s.dense_id)})", _hybrid,
+    answer_part=lambda _s: {"rrf_k": RRF_K}, inputs=("bm25", "dense"), answers=0,
+))  # fmt: skip
+register_method(Method(
+    "rerank", "reranked hybrid", _rerank_config, lambda s: f"Reranked hybrid ({_short(s.cross_encoder_id)})",
+    _rerank, inputs=("hybrid",), needs=(CROSS_ENCODER,), board=False,
+))  # fmt: skip
+
+
+def board_methods() -> list[str]:
+    """The methods a board computes by default (`leaderboard --baselines`'s default)."""
+    return [name for name, m in METHODS.items() if m.board]
+
+
+def answer_retrieval(names: Iterable[str]) -> str:
+    """The method the answer rows retrieve with among `names` (the lowest `answers` rank), else BM25."""
+    usable = [METHODS[n] for n in names if n in METHODS and METHODS[n].answers is not None]
+    return min(usable, key=lambda m: m.answers).name if usable else "bm25"

@@ -48,6 +48,7 @@ EPHEMERAL_NOTICE = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
+    from freshstack_hf.baselines import METHODS, board_methods
     from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR
     from leaderboard.store.archive import RUNS_DIR_HELP
 
@@ -68,7 +69,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-baselines", action="store_true", help="do not queue missing baseline rows")
     p.add_argument(
-        "--baselines", default="bm25,dense,hybrid", help="baseline methods to compute (default: %(default)s)"
+        "--baselines",
+        default=",".join(board_methods()),
+        help=f"baseline methods to compute, of {', '.join(METHODS)} "
+        "(default: %(default)s; --cross-encoder adds its row)",
     )
     p.add_argument(
         "--no-baseline-worker",

@@ -71,10 +71,12 @@ def test_dataset_score_example_runs_and_alpha_travels_with_the_measure(tmp_path)
 
 
 def test_the_extension_recipes_name_what_exists():
-    """Every file the "Extend it" section points a maintainer to is there, and its backend and measure family
-    sketches register."""
+    """Every file the "Extend it" section points a maintainer to is there, and its backend, measure family and
+    retrieval method sketches register (the method's run is BM25 cut to ten)."""
+    from freshstack_hf.baselines import METHODS, Resources, compute, unregister_method
     from freshstack_hf.llm.registry import transport_kind, unregister
     from freshstack_hf.metrics import parse_measure, unregister_family
+    from freshstack_hf.synth import SynthConfig, synth_topic
 
     section = _section("Extend it")
     root = README.parent
@@ -82,12 +84,18 @@ def test_the_extension_recipes_name_what_exists():
     assert len(paths) >= 8 and all((root / p).is_file() for p in paths), sorted(
         p for p in paths if not (root / p).is_file()
     )
-    backend, family = _python_blocks(section)
+    backend, family, method = _python_blocks(section)
     try:
         exec(compile(backend, "README.md", "exec"), {})
         assert transport_kind("anthropic+https://api.anthropic.com") == "anthropic"
         exec(compile(family, "README.md", "exec"), {})
         assert parse_measure("first_rel@10").name == "First rel.@10"
+        exec(compile(method, "README.md", "exec"), {})
+        topic = synth_topic("pylibs", SynthConfig(queries=4, docs=60, seed=2))
+        runs = compute(topic, ["bm25_top10"], Resources())
+        assert METHODS["bm25_top10"].inputs == ("bm25",) and runs.keys() == {"bm25", "bm25_top10"}
+        assert runs["bm25_top10"].run == {q: hits[:10] for q, hits in runs["bm25"].run.items()}
     finally:
         unregister("anthropic")
         unregister_family("first_rel")
+        unregister_method("bm25_top10")

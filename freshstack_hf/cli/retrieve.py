@@ -13,12 +13,15 @@ import argparse
 from freshstack_hf.cli.common import add_repo_argument
 
 NAME = "retrieve"
-HELP = "run a BM25, dense or hybrid baseline and write a TREC run"
+HELP = "run a BM25, dense or hybrid baseline (any registered method) and write a TREC run"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_repo_argument(p, hub=True)
-    p.add_argument("--method", required=True, choices=("bm25", "dense", "hybrid"), help="retriever")
+    from freshstack_hf.baselines import CROSS_ENCODER, METHODS, needs
+
+    offered = [name for name in METHODS if CROSS_ENCODER not in needs([name])]  # no cross-encoder flag here
+    p.add_argument("--method", required=True, choices=offered, help="retriever (the registered methods)")
     p.add_argument("--model", default="", help="dense model name or path (default: packaged MiniLM)")
     p.add_argument("--k", type=int, default=None, help="depth (default 500; hybrid 100)")
     p.add_argument("--cache-dir", default=None, help="embedding cache (default: $FRESHSTACK_CACHE or ~/.cache)")

@@ -29,7 +29,7 @@ from freshstack_hf._version import __version__
 from freshstack_hf.answers.baseline_answers import DOCS_PER_ANSWER, SENTENCES_PER_DOC, extractive_answers
 from freshstack_hf.answers.baseline_answers import EXTRACTIVE_RUN_ID as RUN_ID
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
-from freshstack_hf.defaults import RESAMPLES, dense_retriever
+from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
@@ -40,26 +40,32 @@ from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
-RETRIEVALS = ("hybrid", "bm25")
-NAMES = {"hybrid": "Extractive top-3 (RRF hybrid)", "bm25": "Extractive top-3 (BM25)"}
 LLM_DOCS = 3  # documents the LLM baseline answers from
 Say = Callable[[str], None]
 
 
-def answer_baseline_config(retrieval: str, dense_id: str | None, files: str | None) -> dict[str, Any]:
-    """Everything that decides the baseline's answers; its hash is the row's dedupe key."""
+def retrievals() -> list[str]:
+    """The methods the answer rows may retrieve with (`freshstack_hf.baselines.METHODS` with an `answers` rank)."""
+    from freshstack_hf import baselines
+
+    return [name for name, m in baselines.METHODS.items() if m.answers is not None]
+
+
+def answer_baseline_config(retrieval: str, setup: Any) -> dict[str, Any]:
+    """Everything that decides the baseline's answers; its hash is the row's dedupe key. The retrieval's part is
+    what each method it is computed with records (`Method.answer_part`: BM25's parameters, the dense model's
+    fingerprint, the fusion constant)."""
     from freshstack_hf import baselines
 
     config: dict[str, Any] = {
         "method": "extractive",
         "retrieval": retrieval,
-        "bm25": {"k1": baselines.BM25_K1, "b": baselines.BM25_B, "k": baselines.FIRST_STAGE_DEPTH},
         "docs_per_answer": DOCS_PER_ANSWER,
         "sentences_per_doc": SENTENCES_PER_DOC,
         "max_words": DEFAULT_MAX_WORDS,
     }
-    if retrieval == "hybrid":
-        config |= {"dense": {"model": dense_id, "files": files}, "rrf_k": baselines.RRF_K}
+    for name in baselines.with_inputs([retrieval]):
+        config |= baselines.METHODS[name].answer_part(setup)
     return config
 
 
@@ -79,17 +85,21 @@ def plan_answer_baselines(
     dataset: Dataset, retrieval: str = "hybrid", *, model: str | None = None, generator: JudgeEndpoint | None = None
 ) -> AnswerBaselinePlan:
     """The configurations, dedupe keys and names of the answer rows on `dataset`."""
+    from freshstack_hf import baselines
     from freshstack_hf.answers.rag_prompts import PROMPT_VERSION
     from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
     from leaderboard.worker.vetting import model_fingerprint
 
-    if retrieval not in RETRIEVALS:
-        raise FreshStackError(f"unknown retrieval {retrieval!r} for the answer baseline: use {', '.join(RETRIEVALS)}")
-    dense_id = dense_dir = files = None
-    if retrieval == "hybrid":
+    if retrieval not in retrievals():
+        raise FreshStackError(f"unknown retrieval {retrieval!r} for the answer baseline: use {', '.join(retrievals())}")
+    dense_dir, fingerprints = None, {}
+    if baselines.DENSE_MODEL in baselines.needs([retrieval]):
         dense_id, dense_dir, files = model_fingerprint(model or DEFAULT_DENSE_MODEL)
-    configs = {"extractive": answer_baseline_config(retrieval, dense_id, files)}
-    names = {"extractive": NAMES[retrieval]}
+        fingerprints = {"dense_id": dense_id, "dense_files": files}
+    setup = baselines.Setup(dense_model=model, **fingerprints)
+    configs = {"extractive": answer_baseline_config(retrieval, setup)}
+    title = baselines.METHODS[retrieval].title
+    names = {"extractive": f"Extractive top-{DOCS_PER_ANSWER} ({title})"}
     if generator is not None:
         llm = {"method": "llm", "generator": generator.name, "prompt_version": PROMPT_VERSION}
         configs["llm"] = {**configs["extractive"], **llm, "docs_per_answer": LLM_DOCS}
@@ -110,22 +120,17 @@ def top_docs(
     say: Say = lambda _msg: None,
     show_progress: bool = False,
 ) -> dict[str, dict[str, list[str]]]:
-    """{topic: {query: doc ids}}: the top docs of each query the answer rows answer from (BM25, or the hybrid with
-    the dense model in `dense_dir`, its embeddings from the embedding cache)."""
+    """{topic: {query: doc ids}}: the top docs of each query the answer rows answer from (the `retrieval` method's
+    run, the dense model's embeddings, where it uses one, from the embedding cache)."""
     from freshstack_hf import baselines
 
-    retriever = None
-    if retrieval == "hybrid":
-        settings: dict[str, Any] = {"show_progress": show_progress, "device": device, "devices": devices}
-        retriever = dense_retriever(dense_dir, cache_dir=cache_dir, **settings)
+    settings = {"cache_dir": cache_dir, "device": device, "devices": devices, "show_progress": show_progress}
+    resources = baselines.Resources(baselines.Setup(dense_model=dense_dir), **settings)
     depth = max(DOCS_PER_ANSWER, LLM_DOCS)
     ranked: dict[str, dict[str, list[str]]] = {}
     for name in dataset.topics:
-        topic = dataset.topic(name)
         say(f"answer baseline: {name}: the {retrieval} top {depth} of each query")
-        run = baselines.bm25(topic, show_progress=show_progress)
-        if retriever is not None:
-            run = baselines.hybrid(run, baselines.dense(topic, retriever=retriever))
+        run = baselines.compute(dataset.topic(name), [retrieval], resources)[retrieval]
         ranked[name] = {q: [d for d, _ in docs[:depth]] for q, docs in run.run.items()}
     return ranked
 

@@ -18,11 +18,12 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from freshstack_hf.baselines import METHODS
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from leaderboard.holds import hold_for_tests
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
-from leaderboard.tracks.retrieval.baseline_rows import METHODS, compute_runs, plan_baselines, score_baseline
+from leaderboard.tracks.retrieval.baseline_rows import compute_runs, plan_baselines, score_baseline
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 
 log = logging.getLogger(__name__)
@@ -40,12 +41,7 @@ def evaluate_baseline(payload: Mapping[str, Any], options: JobOptions) -> JobOut
             f"dataset {data.source} is at revision {data.revision} on this worker, but the row was queued for "
             f"{payload['dataset_revision']}: give the worker the app's dataset (--dataset), or restart the app"
         )
-    plan = plan_baselines(
-        data,
-        [] if method == "rerank" else [method],
-        model=payload.get("model"),
-        cross_encoder=payload.get("cross_encoder"),
-    )
+    plan = plan_baselines(data, [method], model=payload.get("model"), cross_encoder=payload.get("cross_encoder"))
     if plan.hashes[method] != payload["content_hash"]:
         raise FreshStackError(
             f"the {plan.names[method]} row was queued for other model files than this worker has "

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf._version import __version__
-from freshstack_hf.defaults import RESAMPLES, dense_retriever
+from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
@@ -30,80 +30,64 @@ from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.vetting import model_fingerprint, weights_parameters
 
-METHODS = ("bm25", "dense", "hybrid", "rerank")
 Say = Callable[[str], None]
 
 
 @dataclass(frozen=True)
 class BaselinePlan:
     """The rows asked for (`wanted`, in order) with their configurations, dedupe keys and names: everything known
-    before a model is loaded."""
+    before a model is loaded. The methods themselves are `freshstack_hf.baselines.METHODS`."""
 
     wanted: list[str]
     configs: dict[str, dict[str, Any]]  # every method the wanted rows need, by name
     hashes: dict[str, str]  # wanted method -> dedupe key
     names: dict[str, str]
-    model: str | None  # the dense model as asked (name or folder), None for the packaged default
-    cross_encoder: str | None
+    setup: Any  # `baselines.Setup`: the models as asked and fingerprinted
     dense_dir: Path | None
 
-    def needs(self, methods: Iterable[str]) -> set[str]:
-        """The runs computing `methods` takes: a hybrid needs BM25 and dense, a rerank also the hybrid."""
-        todo = set(methods)
-        needs = todo | ({"bm25", "dense"} if {"hybrid", "rerank"} & todo else set())
-        return needs | ({"hybrid"} if "rerank" in todo else set())
+    @property
+    def model(self) -> str | None:
+        """The dense model as asked (name or folder), None for the packaged default."""
+        return self.setup.dense_model
+
+    @property
+    def cross_encoder(self) -> str | None:
+        return self.setup.cross_encoder
 
 
 def plan_baselines(
     dataset: Dataset,
-    methods: Iterable[str] = ("bm25", "dense", "hybrid"),
+    methods: Iterable[str] | None = None,
     *,
     model: str | None = None,
     cross_encoder: str | None = None,
 ) -> BaselinePlan:
-    """The configurations and dedupe keys of the rows `methods` (+ `rerank` with a cross-encoder) on `dataset`."""
+    """The configurations and dedupe keys of the rows `methods` (default: the registry's board rows; with a
+    cross-encoder also the methods that need one) on `dataset`."""
     from freshstack_hf import baselines
     from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 
-    wanted = list(dict.fromkeys(methods)) + (["rerank"] if cross_encoder else [])
-    unknown = set(wanted) - set(METHODS)
+    asked = list(dict.fromkeys(baselines.board_methods() if methods is None else methods))
+    unknown = [m for m in asked if m not in baselines.METHODS]
     if unknown:
-        raise FreshStackError(f"unknown baseline method(s) {sorted(unknown)}: use bm25, dense, hybrid")
-    if "rerank" in wanted and not cross_encoder:
+        raise FreshStackError(f"unknown baseline method(s) {unknown}: use {', '.join(baselines.board_methods())}")
+    with_ce = [m for m, spec in baselines.METHODS.items() if baselines.CROSS_ENCODER in spec.needs]
+    wanted = asked + [m for m in with_ce if cross_encoder and m not in asked]
+    if baselines.CROSS_ENCODER in baselines.needs(wanted) and not cross_encoder:
         raise FreshStackError("a rerank baseline needs a cross-encoder: pass --cross-encoder")
-    configs: dict[str, dict[str, Any]] = {
-        "bm25": {"method": "bm25", "k": baselines.FIRST_STAGE_DEPTH, "k1": baselines.BM25_K1, "b": baselines.BM25_B}
-    }
-    dense_id = dense_dir = ce_id = None
-    if {"dense", "hybrid", "rerank"} & set(wanted):
-        dense_id, dense_dir, print_ = model_fingerprint(model or DEFAULT_DENSE_MODEL)
-        configs["dense"] = {"method": "dense", "k": baselines.FIRST_STAGE_DEPTH, "model": dense_id, "files": print_}
-        configs["hybrid"] = {
-            "method": "hybrid",
-            "rrf_k": baselines.RRF_K,
-            "depth": baselines.HYBRID_DEPTH,
-            "inputs": [configs["bm25"], configs["dense"]],
-        }
+    fingerprints: dict[str, Any] = {"dense_model": model, "cross_encoder": cross_encoder}
+    dense_dir = None
+    if baselines.DENSE_MODEL in baselines.needs(wanted):
+        dense_id, dense_dir, files = model_fingerprint(model or DEFAULT_DENSE_MODEL)
+        fingerprints |= {"dense_id": dense_id, "dense_files": files}
     if cross_encoder:
-        from freshstack_hf.retrieval.rerank import RERANK_TOP_K
-
-        ce_id, _, ce_print = model_fingerprint(cross_encoder)
-        configs["rerank"] = {
-            "method": "rerank",
-            "top_k": RERANK_TOP_K,
-            "model": ce_id,
-            "files": ce_print,
-            "input": configs["hybrid"],
-        }
-    dense_name, ce_name = _short(dense_id), _short(ce_id)
-    names = {
-        "bm25": "BM25",
-        "dense": f"Dense ({dense_name})",
-        "hybrid": f"RRF hybrid (BM25 + {dense_name})",
-        "rerank": f"Reranked hybrid ({ce_name})",
-    }
+        ce_id, _, ce_files = model_fingerprint(cross_encoder)
+        fingerprints |= {"cross_encoder_id": ce_id, "cross_encoder_files": ce_files}
+    setup = baselines.Setup(**fingerprints)
+    configs = baselines.configs(wanted, setup)
+    names = {m: baselines.METHODS[m].label(setup) for m in baselines.with_inputs(wanted)}
     hashes = {m: config_hash(configs[m], dataset.revision) for m in wanted}
-    return BaselinePlan(wanted, configs, hashes, names, model, cross_encoder, dense_dir)
+    return BaselinePlan(wanted, configs, hashes, names, setup, dense_dir)
 
 
 def compute_runs(
@@ -117,43 +101,19 @@ def compute_runs(
     say: Say = lambda _msg: None,
     show_progress: bool = False,
 ) -> dict[str, dict[str, Any]]:
-    """{method: {topic: BaselineRun}} for `methods` and the runs they are made from (`BaselinePlan.needs`).
+    """{method: {topic: BaselineRun}} for `methods` and the runs they are made from (their registry inputs).
 
     Dense embeddings go through the embedding cache (`cache_dir`, else the shared default), so rows computed
     one after another (dense, then the hybrid) encode the corpus once.
     """
     from freshstack_hf import baselines
 
-    needs = plan.needs(methods)
-    retriever = None
-    if "dense" in needs:
-        settings: dict[str, Any] = {"show_progress": show_progress, "device": device, "devices": devices}
-        retriever = dense_retriever(plan.dense_dir, cache_dir=cache_dir, **settings)
-    made: dict[str, dict[str, Any]] = {m: {} for m in needs}
+    settings = {"cache_dir": cache_dir, "device": device, "devices": devices, "show_progress": show_progress}
+    resources = baselines.Resources(plan.setup, say=say, **settings)
+    made: dict[str, dict[str, Any]] = {m: {} for m in baselines.with_inputs(methods)}
     for topic_name in dataset.topics:
-        topic = dataset.topic(topic_name)
-        if "bm25" in needs:
-            say(f"baselines: {topic_name}: BM25 over {len(topic.docs):,} docs")
-            made["bm25"][topic_name] = baselines.bm25(topic, show_progress=show_progress)
-        if "dense" in needs:
-            say(f"baselines: {topic_name}: dense ({plan.configs['dense']['model']}) over {len(topic.docs):,} docs")
-            made["dense"][topic_name] = baselines.dense(topic, retriever=retriever)
-        if "hybrid" in needs:
-            made["hybrid"][topic_name] = baselines.hybrid(made["bm25"][topic_name], made["dense"][topic_name])
-        if "rerank" in needs:
-            from freshstack_hf.retrieval.rerank import rerank
-
-            top_k, ce_id = plan.configs["rerank"]["top_k"], plan.configs["rerank"]["model"]
-            say(f"baselines: {topic_name}: reranking the hybrid top {top_k} with {ce_id}")
-            ranked = rerank(
-                plan.cross_encoder,
-                {q.query_id: q.text for q in topic.queries},
-                made["hybrid"][topic_name].run,
-                {d.doc_id: d.text for d in topic.docs},
-                device=device,
-                show_progress=show_progress,
-            )
-            made["rerank"][topic_name] = baselines.BaselineRun("rerank", ranked, {"model": ce_id})
+        for method, run in baselines.compute(dataset.topic(topic_name), methods, resources).items():
+            made[method][topic_name] = run
     return made
 
 
@@ -186,8 +146,11 @@ def score_baseline(
 
 
 def size_of(plan: BaselinePlan, method: str) -> int | None:
-    """A row's parameter count: the dense model's (read from its safetensors headers), none for BM25."""
-    return weights_parameters(plan.dense_dir) if plan.dense_dir and method != "bm25" else None
+    """A row's parameter count: the dense model's (read from its safetensors headers) when the row uses it."""
+    from freshstack_hf import baselines
+
+    uses_dense = baselines.DENSE_MODEL in baselines.needs([method])
+    return weights_parameters(plan.dense_dir) if plan.dense_dir and uses_dense else None
 
 
 def description(plan: BaselinePlan, method: str) -> str:
@@ -198,7 +161,7 @@ def compute_baselines(
     store: Store,
     dataset: Dataset,
     *,
-    methods: Iterable[str] = ("bm25", "dense", "hybrid"),
+    methods: Iterable[str] | None = None,
     model: str | None = None,
     cross_encoder: str | None = None,
     cache_dir: str | Path | None = None,
@@ -249,7 +212,7 @@ def queue_baselines(
     store: Store,
     dataset: Dataset,
     *,
-    methods: Iterable[str] = ("bm25", "dense", "hybrid"),
+    methods: Iterable[str] | None = None,
     model: str | None = None,
     cross_encoder: str | None = None,
     resamples: int = RESAMPLES,
@@ -286,7 +249,3 @@ def queue_baselines(
             )
         )
     return rows
-
-
-def _short(model_id: str | None) -> str:
-    return (model_id or "").rstrip("/").split("/")[-1]
