@@ -46,12 +46,14 @@ def topic_candidates(
     cache_dir: str | Path | None = None,
     show_progress: bool = False,
 ) -> tuple[dict[str, dict[str, list[str]]], dict[str, Any]]:
-    """Candidate lists (file stem -> query -> doc ids) and the manifest record for one topic."""
+    """Candidate lists (file stem -> query -> doc ids) and the manifest record for one topic, from the methods of
+    `baselines.METHODS` that the board's baseline rows and `retrieve` run too."""
     from freshstack_hf.retrieval.fusion import apply_safeguard, minmax_fusion
 
-    bm25 = baselines.bm25(topic, show_progress=show_progress)
-    dense = baselines.dense(topic, dense_model, cache_dir=cache_dir, show_progress=show_progress, retriever=retriever)
-    hybrid = baselines.hybrid(bm25, dense)
+    setup = baselines.Setup(dense_model=dense_model or None)
+    resources = baselines.Resources(setup, cache_dir=cache_dir, show_progress=show_progress, retriever=retriever)
+    runs = baselines.compute(topic, ["hybrid"], resources)  # the registry's hybrid and the two lists it fuses
+    bm25, dense, hybrid = runs["bm25"], runs["dense"], runs["hybrid"]
     guarded = apply_safeguard(hybrid.run, positives(topic), depth=baselines.HYBRID_DEPTH, inputs=[bm25.run, dense.run])
     paper = minmax_fusion([bm25.run, dense.run], depth=baselines.HYBRID_DEPTH)
     quality = list_quality(
