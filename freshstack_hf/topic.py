@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
@@ -45,6 +45,7 @@ class Topic:
         self._name = check_topic_name(name)
         self._query_side_loader: Callable[[], QuerySide] | None = None
         self._docs_loader: Callable[[], list[Doc]] | None = None
+        self._doc_ids_loader: Callable[[], Iterable[str]] | None = None
         if queries is not None or nuggets is not None or judgments is not None:
             self.__dict__["_query_side"] = (list(queries or []), list(nuggets or []), list(judgments or []))
         if docs is not None:
@@ -56,11 +57,14 @@ class Topic:
         name: str,
         query_side: Callable[[], QuerySide],
         docs: Callable[[], list[Doc]],
+        doc_ids: Callable[[], Iterable[str]] | None = None,
     ) -> Topic:
-        """A topic whose parts are read on first use, each at most once."""
+        """A topic whose parts are read on first use, each at most once. `doc_ids` reads the corpus ids alone
+        (one column), so scoring a run never reads the documents' texts."""
         topic = cls(name)
         topic._query_side_loader = query_side
         topic._docs_loader = docs
+        topic._doc_ids_loader = doc_ids
         return topic
 
     @property
@@ -133,7 +137,9 @@ class Topic:
 
     @cached_property
     def doc_ids(self) -> set[str]:
-        return {d.doc_id for d in self.docs}
+        if "docs" in self.__dict__ or self._doc_ids_loader is None:  # the records, when they are at hand anyway
+            return {d.doc_id for d in self.docs}
+        return set(self._doc_ids_loader())
 
     @cached_property
     def query_ids(self) -> list[str]:

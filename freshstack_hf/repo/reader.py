@@ -96,6 +96,7 @@ def load_topic(source: str | Path, topic: str, revision: str | None = None) -> T
         topic,
         query_side=lambda: _query_side(repo, topic, official),
         docs=lambda: docs_from_corpus(read_table(corpus)),
+        doc_ids=lambda: read_table(corpus, columns=["_id"]).column("_id").to_pylist(),
     )
 
 
