@@ -83,7 +83,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--cross-encoder", help="cross-encoder for a reranked-hybrid row (local folder or cached id)")
     p.add_argument("--cache-dir", help="embedding cache for the dense baseline (default: $FRESHSTACK_CACHE)")
     p.add_argument(
-        "--max-file-mb", type=float, default=MAX_UPLOAD_MB, help="upload size cap in MB (default: %(default)s)"
+        "--max-file-mb",
+        type=float,
+        default=MAX_UPLOAD_MB,
+        help="upload cap in MB: an answers file; of a run, its top 100 per query that the board keeps (a run may "
+        "hold 25 times this much text, 1,000 docs per query; default: %(default)s)",
     )
     p.add_argument(
         "--rate-limit",

@@ -5,9 +5,14 @@ The order of the checks is the point. Cheap refusals come first (size cap, text 
 lookup (a content hash, always together with the dataset revision, so a resubmission is answered with the stored
 row and never scored twice nor counted against the quota), then the per-identity rate limit, a gzip bomb, and
 only then the expensive part: the track's strict parser (every problem listed with its line; nothing is stored
-on any problem) and scoring. The store's unique content hash settles races between identical submissions
-arriving together; a content hash a moderator deleted stays in the store as a tombstone, so the same content is
-refused, naming the reason, whichever check meets it. The tracks' submitters (`tracks.retrieval.run_submit`,
+on any problem) and scoring. A run is the exception: it is read as a stream to the depth the board keeps, so
+the cap applies to that part and to the text read (no separate gzip pass), and its dedupe key is the canonical
+ranking's, known once it is parsed (the file's own hash is still looked up first, as older boards keyed runs by
+it, and the audit log keeps it); the rate limit follows that lookup, so a duplicate is never counted.
+
+The store's unique content hash settles races between identical submissions arriving together; a content hash a
+moderator deleted stays in the store as a tombstone, so the same content is refused, naming the reason, whichever
+check meets it. The tracks' submitters (`tracks.retrieval.run_submit`,
 `tracks.answers.answer_submit`) build on `BaseSubmitter`, and mark each public submit method `@audited`: every
 call, whatever its outcome, appends one row to the store's audit log (`leaderboard.store.audit`).
 """
@@ -28,7 +33,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
+from leaderboard.defaults import GZIP_RATIO, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
 from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.records import SystemRecord
@@ -36,7 +41,6 @@ from leaderboard.store.schema import DELETED, HIDDEN
 from leaderboard.store.store import Store
 
 MAX_PROBLEMS = 100  # listed back to the submitter; the rest are counted
-GZIP_RATIO = 25  # a .gz upload may expand to this many times the upload cap, not more (gzip bombs)
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +54,7 @@ class SubmitOutcome:
     problems: tuple[str, ...] = ()
     details: dict[str, Any] = field(default_factory=dict)
     content_hash: str | None = None
+    file_sha256: str | None = None  # the uploaded bytes' hash, for the audit log (a run's key is its ranking's)
 
     @property
     def accepted(self) -> bool:
@@ -74,8 +79,9 @@ class SubmitOutcome:
         return parse_measure(measure).name
 
     def logged(self) -> str:
-        """The audit log's detail: the message and the first problems, on one line."""
-        return "; ".join([self.message, *self.problems[:5]]).replace("\n", " ")
+        """The audit log's detail: the message, the first problems and the uploaded file's hash, on one line."""
+        uploaded = [f"file sha256 {self.file_sha256}"] if self.file_sha256 else []
+        return "; ".join([self.message, *self.problems[:5], *uploaded]).replace("\n", " ")
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -190,31 +196,50 @@ class BaseSubmitter:
             return SubmitOutcome("refused", f"{what} file is not a readable gzip file ({exc})")
         return None
 
-    def _checked_upload(self, path: str | Path | None, what: str, formats: str, *text: str) -> SubmissionText:
-        """The cheap refusals every upload gets first: no file, over the cap, unusable name/description/link."""
+    def _checked_upload(
+        self, path: str | Path | None, what: str, formats: str, *text: str, capped: bool = True
+    ) -> SubmissionText:
+        """The cheap refusals every upload gets first: no file, over the cap (unless `capped` is False: a run's
+        cap applies to what is kept of it), unusable name/description/link."""
         if path is None:
             raise FreshStackError(f"no {what} file: upload {formats}")
         size = os.path.getsize(path)
-        if size > self.max_file_bytes:
+        if capped and size > self.max_file_bytes:
             raise FreshStackError(f"{what} file is {size:,} bytes, over the {self.max_file_bytes:,}-byte cap")
         return sanitize_submission(*text)
 
     def _parsed_upload(
-        self, path: str | Path, what: str, label: str, content_hash: str, identity: str, parse: Callable[[], Any]
+        self,
+        path: str | Path,
+        what: str,
+        label: str,
+        content_hash: str,
+        identity: str,
+        parse: Callable[[], Any],
+        *,
+        streamed: bool = False,
     ) -> Any:
         """After the cheap refusals: the dedupe lookup, the rate limit and a gzip bomb, then `parse()` (the
         track's strict parser); returns what it parsed, or the `SubmitOutcome` refusing the upload, its problems
-        located in the file as uploaded (`label`, never the server's path)."""
-        refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path, what)
+        located in the file as uploaded (`label`, never the server's path).
+
+        `streamed` (a run): `parse` reads within a limit of its own, and the caller dedupes what it parsed before
+        the rate limit counts it; an upload the parser refuses is counted here, as it would have been before
+        parsing (a rate-limited identity is told so rather than what is wrong with its file)."""
+        if streamed:
+            refusal = self._duplicate(content_hash)
+        else:
+            refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path, what)
         if refusal is not None:
             return dataclasses.replace(refusal, content_hash=content_hash)
         try:
             return parse()
         except ValidationError as exc:
             refused = refused_with_problems(exc, f"{what} {label}", label)
-            return dataclasses.replace(refused, content_hash=content_hash)
         except FreshStackError as exc:
-            return SubmitOutcome("refused", str(exc).replace(str(path), label), content_hash=content_hash)
+            refused = SubmitOutcome("refused", str(exc).replace(str(path), label))
+        limited = self._rate_limited(identity) if streamed else None
+        return dataclasses.replace(limited or refused, content_hash=content_hash)
 
     def _add(
         self, text: SubmissionText, kind: str, content_hash: str, identity: str, **stored: Any

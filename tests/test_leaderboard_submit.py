@@ -99,7 +99,12 @@ def test_a_duplicate_is_not_scored_twice_nor_counted_against_the_limit(store, lb
     assert "already submitted" in again.message and f"#{first.system_id}" in again.message
     assert len(store.leaderboard_rows()) == 1
     assert len(store.results_for(first.system_id)) == len(lb_dataset.topics) * len(MEASURES)
-    write_trec(path, merged(bm25_runs), tag="other")
+    same_ranking = write_trec(tmp_path / "tagged.trec", merged(bm25_runs), tag="other")  # another file, one ranking
+    assert submitter.submit_run(same_ranking, name="tag", identity="ip:1").status == "duplicate"
+    other = merged(bm25_runs)
+    query = next(iter(other))
+    other[query] = dict(list(other[query].items())[:-1])  # one doc fewer: another ranking
+    write_trec(path, other, tag="other")
     assert submitter.submit_run(path, name="third", identity="ip:1").status == "rate_limited"
     assert submitter.submit_run(path, name="third", identity="ip:2").status == "scored"
 
@@ -107,7 +112,8 @@ def test_a_duplicate_is_not_scored_twice_nor_counted_against_the_limit(store, lb
 def test_size_cap_and_text_fields(store, lb_dataset, bm25_runs, tmp_path):
     path = write_trec(tmp_path / "r.trec", merged(bm25_runs))
     small = Submitter(store, lb_dataset, max_file_bytes=100)
-    assert "over the 100-byte cap" in small.submit_run(path, name="x").message
+    refused = small.submit_run(path, name="x").message
+    assert "is over 2,500 bytes" in refused and "100-byte cap (--max-file-mb)" in refused  # read to 25x the cap
     submitter = Submitter(store, lb_dataset, resamples=100)
     bad_link = submitter.submit_run(path, name="x", link="javascript:alert(1)")
     assert bad_link.status == "refused" and "not an http(s) URL" in bad_link.message

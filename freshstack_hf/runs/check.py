@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from freshstack_hf.errors import Problem, ValidationError
-from freshstack_hf.runs.parse import Entry, RunEntry, read_entries
+from freshstack_hf.runs.parse import Entry, RunEntry, stream_entries
 from freshstack_hf.runs.run import top_docs
 
 DEFAULT_MAX_DEPTH = 1000
@@ -75,13 +75,13 @@ def check_entries(
     strict: bool = False,
     fmt: str = "",
     candidates: Mapping[str, Container[str]] | None = None,
+    keep: int | None = None,
 ) -> LoadedRun:
     """Build the run from parsed entries; raise `ValidationError` listing every problem that blocks it.
 
-    `candidates` (query id -> the docs it may rank) restricts each query to its own candidates (reranking)."""
-    malformed = list(malformed)
-    if malformed and not strict:
-        raise ValidationError(malformed, title=f"run {source} is malformed")
+    `candidates` (query id -> the docs it may rank) restricts each query to its own candidates (reranking).
+    `entries` may be a stream that adds to `malformed` as it is read (`stream_entries`). With `keep`, only each
+    query's top `keep` (`top_docs`) are kept once every line is checked: what a board scores and archives."""
     run: dict[str, dict[str, float]] = {}
     unknown_queries: dict[str, list[int | None]] = {}  # query -> rows of its lines
     repeated: list[Problem] = []
@@ -116,6 +116,9 @@ def check_entries(
             unknown_doc_queries.add(query_id)
         if len(docs) == limit:
             too_deep[query_id] = row
+    malformed = list(malformed)  # complete now that every entry was read
+    if malformed and not strict:
+        raise ValidationError(malformed, title=f"run {source} is malformed")
     deep = [
         Problem(
             source, f"query {q!r} has {len(run[q])} docs, more than the allowed depth {max_depth}", row=row, unit="line"
@@ -151,6 +154,10 @@ def check_entries(
         warnings.append(
             f"{_plural(len(too_deep), 'query', 'queries')} had more than {max_depth} docs; the top {max_depth} kept"
         )
+    if keep is not None:
+        for q, docs in run.items():
+            if len(docs) > keep:
+                run[q] = {d: docs[d] for d in top_docs(docs, keep)}
     return LoadedRun(run, source, tag, fmt, tuple(warnings), tuple(found))
 
 
@@ -163,12 +170,15 @@ def load_run(
     strict: bool = False,
     fmt: str | None = None,
     candidates: Mapping[str, Container[str]] | None = None,
+    keep: int | None = None,
+    max_bytes: int | None = None,
 ) -> LoadedRun:
-    """Read and check a TREC or JSON run file (format from the name or the content; `.gz` allowed);
-    `candidates`: each query's allowed docs, for a reranking run (see the module docstring)."""
-    entries, malformed, fmt = read_entries(path, fmt)
+    """Read and check a TREC or JSON run file (format from the name or the content; `.gz` allowed), as a stream;
+    `candidates`: each query's allowed docs, for a reranking run (see the module docstring); `keep`: the depth
+    kept per query; `max_bytes`: the most text the file may hold once decompressed."""
+    entries, malformed, fmt = stream_entries(path, fmt, max_bytes=max_bytes)
     limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict, candidates=candidates)
-    return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, **limits)
+    return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, keep=keep, **limits)
 
 
 def check_run(

@@ -6,15 +6,19 @@ docs exist is `validate`'s business, since that depends on the topic and on stri
 
 TREC doc ids may contain spaces (the official loader allows it), so a line is split as: query id = first
 field, Q0 = second, rank, score and tag = last three, doc id = everything in between, spaces kept.
+
+A TREC run is read as a stream (`stream_entries`): a release-size run (672 queries x 1,000 docs, 70 MB of text) is
+never held as text, and a decompressed size limit (`max_bytes`) stops a gzip bomb after reading that much.
 """
 
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
@@ -64,8 +68,12 @@ def detect_format(path: Path, text: str) -> str:
 
 def parse_trec(lines: Iterable[str], source: str) -> tuple[list[Entry], list[Problem]]:
     """Entries of a TREC run and the malformed lines; blank lines are skipped."""
-    entries: list[Entry] = []
     problems: list[Problem] = []
+    return list(trec_entries(lines, source, problems)), problems
+
+
+def trec_entries(lines: Iterable[str], source: str, problems: list[Problem]) -> Iterator[Entry]:
+    """The entries of a TREC run one line at a time; each malformed line is appended to `problems` as it is met."""
     for row, raw in enumerate(lines, start=1):
         parts = raw.split()
         if len(parts) == 6:  # the common case, without a regex
@@ -87,8 +95,7 @@ def parse_trec(lines: Iterable[str], source: str) -> tuple[list[Entry], list[Pro
         elif not rank.lstrip("-").isdigit():
             problems.append(Problem(source, f"rank {rank!r} is not an integer", row=row, unit="line"))
         else:
-            entries.append((query_id, doc_id, score, row, tag))
-    return entries, problems
+            yield query_id, doc_id, score, row, tag
 
 
 class _Pairs(list):
@@ -121,13 +128,87 @@ def parse_json(text: str, source: str) -> tuple[list[Entry], list[Problem]]:
 
 def read_entries(path: str | Path, fmt: str | None = None) -> tuple[list[Entry], list[Problem], str]:
     """Parse a run file: its entries, its malformed lines, and the format used (`trec` or `json`)."""
+    entries, problems, fmt = stream_entries(path, fmt)
+    return list(entries), problems, fmt
+
+
+class TooLarge(FreshStackError):
+    """A file holds more text than the reader was allowed to read (`max_bytes`)."""
+
+
+class _Capped(io.RawIOBase):
+    """A binary reader that fails once more than `limit` bytes came out of it (a decompressed stream's size)."""
+
+    def __init__(self, raw: io.IOBase, limit: int | None, message: str) -> None:
+        self._raw, self._limit, self._message, self.total = raw, limit, message, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # a writable buffer of any kind
+        n = self._raw.readinto(buffer)
+        self.total += n or 0
+        if self._limit is not None and self.total > self._limit:
+            raise TooLarge(self._message)
+        return n
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+
+def open_stream(path: Path, what: str = "run", max_bytes: int | None = None) -> io.TextIOWrapper:
+    """The text of a `what` file as a stream (`.gz` decompressed as it is read), failing with a clear error once
+    more than `max_bytes` have been decompressed."""
+    limit = f"{max_bytes:,}" if max_bytes is not None else ""
+    message = f"{what} file expands past {limit} bytes once decompressed"
+    try:
+        raw = gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")  # noqa: SIM115 - returned open
+    except FileNotFoundError:
+        raise FreshStackError(f"{what} file not found: {path}") from None
+    except OSError as exc:
+        raise FreshStackError(f"cannot read {what} file {path}: {exc}") from None
+    return io.TextIOWrapper(io.BufferedReader(_Capped(raw, max_bytes, message), 1 << 20), encoding="utf-8")
+
+
+def stream_entries(
+    path: str | Path, fmt: str | None = None, *, max_bytes: int | None = None
+) -> tuple[Iterator[Entry], list[Problem], str]:
+    """A run file's entries as an iterator, the list its malformed lines are added to while it is read, and the
+    format (`trec` or `json`, from the name or the first character). A TREC file is read a line at a time; a JSON
+    one is parsed whole. Read errors (not gzip, not UTF-8, over `max_bytes`) raise `FreshStackError`."""
     path = Path(path)
-    text = open_text(path)
-    fmt = fmt or detect_format(path, text)
-    if fmt == "json":
-        entries, problems = parse_json(text, str(path))
-    elif fmt == "trec":
-        entries, problems = parse_trec(text.splitlines(), str(path))
-    else:
+    if fmt not in (None, "trec", "json"):
         raise FreshStackError(f"unknown run format {fmt!r}: use 'trec' or 'json'")
-    return entries, problems, fmt
+    handle = open_stream(path, "run", max_bytes)
+    try:
+        head = handle.read(1 << 12)
+    except gzip.BadGzipFile as exc:
+        handle.close()
+        raise FreshStackError(f"run file is not a readable gzip file ({exc})") from None
+    except (OSError, EOFError, UnicodeDecodeError) as exc:
+        handle.close()
+        raise FreshStackError(f"cannot read run file {path}: {exc}") from None
+    fmt = fmt or detect_format(path, head)
+    problems: list[Problem] = []
+    if fmt == "json":
+        try:
+            text = head + handle.read()
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            raise FreshStackError(f"cannot read run file {path}: {exc}") from None
+        finally:
+            handle.close()
+        entries, problems = parse_json(text, str(path))
+        return iter(entries), problems, fmt
+    return trec_entries(_lines(head, handle, path), str(path), problems), problems, fmt
+
+
+def _lines(head: str, handle: io.TextIOWrapper, path: Path) -> Iterator[str]:
+    """The file's lines, `head` (already read) first; closes the file when done or abandoned."""
+    with handle:
+        try:
+            rest = io.StringIO(head + handle.readline())  # the line `head` cut in two, made whole
+            yield from rest
+            yield from handle
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            raise FreshStackError(f"cannot read run file {path}: {exc}") from None

@@ -4,8 +4,8 @@ Nothing here lays out a component of a tab nor computes, filters or formats a nu
 track's plain functions (tested without Gradio). Every event has an `api_name`, so the page's API (`/load`,
 `/table` (one page), `/export` (every row), `/computing`, `/detail`, `/plots`, `/draw`, `/speed`, `/submit_run`,
 `/submit_model`, for the Reranking tab `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`, and for the
-Answers tab `/answers_table`, `/submit_answers`) is what the tests and `gradio_client` users drive. The upload
-cap is enforced twice: by Gradio's server (`launch(max_file_size=...)`, before a file reaches us) and by the submitter.
+Answers tab `/answers_table`, `/submit_answers`) is what the tests and `gradio_client` users drive. Gradio refuses
+a file over `GZIP_RATIO` times the upload cap (`max_file_size`); the submitter applies the cap to what it keeps.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import gradio as gr
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
+from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, transfer_bytes
 from leaderboard.page import first_paint, tabs
 from leaderboard.page.page import Page, Settings
 from leaderboard.page.sign_in import sign_in_row
@@ -98,13 +98,13 @@ def launch_app(
     prevent_thread_lock: bool = False,
     quiet: bool = False,
 ) -> Any:
-    """Serve `demo` in `theme()`; the upload cap is Gradio's own (`max_file_size`), checked before a file is kept."""
+    """Serve `demo` in `theme()`; Gradio's own limit (`transfer_bytes`) is checked before a file is kept."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     launched = demo.launch(
         theme=theme(),
         server_name=host,
         server_port=port,
-        max_file_size=upload_bytes(max_file_mb),
+        max_file_size=transfer_bytes(max_file_mb),
         prevent_thread_lock=True,  # the first paint is installed on the started app, then we block if asked
         quiet=quiet,
         show_error=True,

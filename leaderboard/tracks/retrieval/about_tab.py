@@ -42,10 +42,12 @@ dataset revision are not shown. Every row of the Leaderboard tab was computed on
 |---|---|
 {measures}
 
-**Submissions.** Run files (TREC 6 columns or JSON `{{query: {{doc: score}}}}`, `.gz` allowed, at most
-{max_file_mb:g} MB) are validated strictly (bad lines are listed with their line numbers; unknown query or doc
-ids are refused) and scored at once. Models (sentence-transformers, safetensors only, no custom code) are queued
-and scored by an evaluation worker. The same file, or the same model and revision, is never scored twice.
+**Submissions.** Run files (TREC 6 columns or JSON `{{query: {{doc: score}}}}`, `.gz` allowed, up to 1,000
+docs per query; the board keeps each query's top 100, at most {max_file_mb:g} MB of it) are validated strictly
+(bad lines are listed with their line numbers; unknown query or doc ids are refused) and scored at once. Models
+(sentence-transformers, safetensors only, no custom code) are queued and scored by an evaluation worker. The same
+ranking (as TREC or JSON, gzipped or not, in any line order), or the same model and revision, is never scored
+twice.
 Rate limit: {limit}.{signed}
 
 **What is logged.** Every submission (accepted, duplicate or refused, with the reason), every evaluation job's

@@ -1,14 +1,16 @@
 """Retrieval submissions: a run file is checked strictly and scored at once; a model is checked and queued.
 
-The checks run in the order of `leaderboard.submission` (cheap refusals, dedupe on a file hash or a model and
-its revision with the dataset revision, the rate limit, then parsing and validation against the dataset's query
-and doc ids, and scoring). Numbers come from `leaderboard.scoring` (the library's `Dataset.score`); this module
-computes none. A model's `model` job is run by a worker (`tracks.retrieval.model_job`).
+The checks run in the order of `leaderboard.submission` (cheap refusals, dedupe on a model and its revision with
+the dataset revision, the rate limit, then parsing and validation against the dataset's query and doc ids, and
+scoring); a run file is read as a stream to the depth the board keeps and deduplicated on that canonical
+ranking. Numbers come from `leaderboard.scoring` (the library's `Dataset.score`); this module computes none. A
+model's `model` job is run by a worker (`tracks.retrieval.model_job`).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import re
 from collections.abc import Callable, Container, Mapping
@@ -17,9 +19,11 @@ from typing import Any
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.runs import load_run
+from freshstack_hf.runs import load_run, top_docs
+from freshstack_hf.runs.parse import TooLarge
+from leaderboard.defaults import GZIP_RATIO
 from leaderboard.sanitize import sanitize_submission
-from leaderboard.scoring import score_for_store
+from leaderboard.scoring import ARCHIVE_DEPTH, score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
 from leaderboard.tracks.retrieval.cutoff import card_cutoff, submitted_cutoff
@@ -33,11 +37,25 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 _REVISION = re.compile(r"^[A-Za-z0-9][\w./-]{0,99}$")
 
 
-def run_content_hash(file_hash: str, scope: str, dataset_revision: str, kind: str = "run") -> str:
-    """The same file scored on the same topics of the same dataset revision is one system (of each kind: a file
-    submitted as a run and as a reranked run is two)."""
+def run_content_hash(ranking_hash: str, scope: str, dataset_revision: str, kind: str = "run") -> str:
+    """The same ranking scored on the same topics of the same dataset revision is one system (of each kind: a
+    ranking submitted as a run and as a reranked run is two). `ranking_hash`: `canonical_ranking`'s (rows stored
+    before were keyed by the file's sha256, still looked up so that the same file stays one row)."""
     setting = hashlib.sha256(f"{scope}\n{dataset_revision}".encode()).hexdigest()[:16]
-    return f"{kind}:{file_hash}:{setting}"
+    return f"{kind}:{ranking_hash}:{setting}"
+
+
+def canonical_ranking(run: Mapping[str, Mapping[str, float]]) -> tuple[str, int]:
+    """(sha256, size in bytes) of a run written canonically: queries sorted, each query's docs in rank order
+    (`top_docs`: score, then doc id), one `query<TAB>doc<TAB>score` line each, scores in Python's shortest exact
+    form. A TREC file, its JSON twin, either gzipped or with its lines shuffled give the same ranking."""
+    digest, size = hashlib.sha256(), 0
+    for query_id in sorted(run):
+        docs = run[query_id]
+        block = "".join(f"{query_id}\t{d}\t{float(docs[d])!r}\n" for d in top_docs(docs, len(docs))).encode()
+        digest.update(block)
+        size += len(block)
+    return digest.hexdigest(), size
 
 
 def model_content_hash(track: str, model: str, revision: str, dataset_revision: str) -> str:
@@ -125,38 +143,69 @@ class Submitter(BaseSubmitter):
         allowed: Callable[[list[str]], Mapping[str, Container[str]]] | None = None,
     ) -> SubmitOutcome:
         """A run file of `kind` checked, scored and stored (`submit_run`'s path); `allowed(topics)` gives each
-        query's candidates when a query may rank only those (a reranked run), read after the cheap refusals."""
+        query's candidates when a query may rank only those (a reranked run), read after the cheap refusals.
+
+        The file is read as a stream and kept to the depth the board scores and archives (`ARCHIVE_DEPTH`): the
+        cap applies to that part, and to the text read (`GZIP_RATIO` times the cap). Its dedupe key hashes that
+        canonical ranking, so one ranking is one row whatever its format, compression or line order."""
         try:
-            checked = self._checked_upload(path, "run", "a TREC (6 columns) or JSON run", *text)
+            checked = self._checked_upload(path, "run", "a TREC (6 columns) or JSON run", *text, capped=False)
             topics = self._topics_for(scope or AUTO)
             day = submitted_cutoff(cutoff)
         except (FreshStackError, OSError) as exc:
             return SubmitOutcome("refused", str(exc))
         file_hash = file_sha256(path)
-        content_hash = run_content_hash(file_hash, scope or AUTO, self.dataset.revision, kind)
         label = display_name or Path(path).name
+        limit = self.max_file_bytes * GZIP_RATIO
+        outcome = functools.partial(SubmitOutcome, file_sha256=file_hash)
 
         def parse() -> Any:  # the dataset's ids are read only once the cheap refusals have passed
             ids = {"query_ids": self.dataset.query_ids(topics), "doc_ids": self.dataset.doc_ids(topics)}
             limits = {"candidates": allowed(topics)} if allowed is not None else {}
-            return load_run(path, **ids, max_depth=MAX_DEPTH, strict=True, **limits)
+            try:
+                return load_run(
+                    path, **ids, max_depth=MAX_DEPTH, strict=True, keep=ARCHIVE_DEPTH, max_bytes=limit, **limits
+                )
+            except TooLarge:
+                gzipped = str(path).endswith(".gz")
+                size = f"expands past {limit:,} bytes once decompressed" if gzipped else f"is over {limit:,} bytes"
+                raise FreshStackError(
+                    f"run {label} {size}: the board reads at most {GZIP_RATIO} x its {self.max_file_bytes:,}-byte "
+                    f"cap (--max-file-mb) and keeps the top {ARCHIVE_DEPTH} per query; cut the run to its top "
+                    f"{ARCHIVE_DEPTH} per query"
+                ) from None
 
-        loaded = self._parsed_upload(path, "run", label, content_hash, identity, parse)
+        older_key = run_content_hash(file_hash, scope or AUTO, self.dataset.revision, kind)  # how rows were keyed
+        loaded = self._parsed_upload(path, "run", label, older_key, identity, parse, streamed=True)
         if isinstance(loaded, SubmitOutcome):
-            return loaded
+            return dataclasses.replace(loaded, file_sha256=file_hash)
+        ranking_hash, kept_bytes = canonical_ranking(loaded.run)
+        content_hash = run_content_hash(ranking_hash, scope or AUTO, self.dataset.revision, kind)
+        refusal = self._duplicate(content_hash) or self._rate_limited(identity)
+        if refusal is not None:
+            key = refusal.content_hash or content_hash
+            return dataclasses.replace(refusal, content_hash=key, file_sha256=file_hash)
+        if kept_bytes > self.max_file_bytes:
+            message = (
+                f"run {label}: its top {ARCHIVE_DEPTH} per query, what the board keeps, is {kept_bytes:,} bytes, "
+                f"over the {self.max_file_bytes:,}-byte cap (--max-file-mb)"
+            )
+            return outcome("refused", message, content_hash=content_hash)
         if scope in (AUTO, None, ""):
             topics = [t for t in topics if self.dataset.query_ids([t]) & loaded.run.keys()]
         if not topics or not loaded.run:
-            return SubmitOutcome("refused", f"run {label} has no query of this dataset", content_hash=content_hash)
+            return outcome("refused", f"run {label} has no query of this dataset", content_hash=content_hash)
         scored = score_for_store(self.dataset, loaded.run, topics, resamples=self.resamples)
         params = {
             "job": kind,
             "file_sha256": file_hash,
+            "ranking_sha256": ranking_hash,
             "format": loaded.fmt,
             "scope": scope or AUTO,
             "topics": topics,
             **scored.parameters,
             "max_depth": MAX_DEPTH,
+            "kept_depth": ARCHIVE_DEPTH,
             "dataset": self.dataset.source,
             "tag": loaded.tag,
         }
@@ -164,12 +213,13 @@ class Submitter(BaseSubmitter):
         stored = {"results": scored.results, "meta": meta, "cutoff": day, "blobs": scored.blobs()}
         system, created = self._add(checked, kind, content_hash, identity, **stored)
         if not created:
-            return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
+            found = self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
+            return dataclasses.replace(found, file_sha256=file_hash)
         averages = scored.scores.average
         plural = "s" if len(topics) != 1 else ""
         message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
         details = {"topics": topics, "average": averages}
-        return SubmitOutcome("scored", message, system.id, details=details, content_hash=content_hash)
+        return outcome("scored", message, system.id, details=details, content_hash=content_hash)
 
     def _model_source(self, model: str, revision: str) -> tuple[str, str, int | None]:
         """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
