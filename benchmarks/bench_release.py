@@ -1,0 +1,225 @@
+"""The release's size: five synthetic topics of the paper's counts (Table 3 of the FreshStack paper: langchain
+203 queries / 49,514 docs, yolo 57 / 27,207, laravel 184 / 52,351, angular 129 / 117,288, godot 99 / 25,482, in
+all 672 queries and 271,842 documents of about 250 words), and what a user meets on it: `validate`, `evaluate`
+with one run and with two (1,000 docs per query), the official evaluator on the same run, the board's start, one
+1,000-deep gzipped submission stored, and the BM25 baseline row against `freshstack-hf retrieve` computing the
+same run. Every figure is a separate process's wall time and peak RSS (the operating system's accounting), with its
+goal and "ok" or "MISSED" where the project has set one.
+
+The repo is written once under `bench-out/release/` and reused (delete it to rebuild).
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+OUT = Path("bench-out") / "release"
+REPO = OUT / "freshstack"
+SIZES = {"langchain": (203, 49_514), "yolo": (57, 27_207), "laravel": (184, 52_351), "angular": (129, 117_288),
+         "godot": (99, 25_482)}  # fmt: skip
+DOC_WORDS = 250
+DEPTH = 1000
+EXE = Path(sys.executable).parent / "freshstack-hf"
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def build_repo() -> None:
+    """The synthetic release, written topic by topic (each topic freed before the next)."""
+    from freshstack_hf.repo.writer import write_topics
+    from freshstack_hf.synth import SynthConfig, synth_topic
+
+    done = OUT / "repo.done"
+    if done.exists():
+        return
+    start = time.perf_counter()
+    for seed, (name, (queries, docs)) in enumerate(SIZES.items()):
+        topic = synth_topic(name, SynthConfig(queries=queries, docs=docs, seed=seed, doc_words=DOC_WORDS))
+        write_topics(REPO, [topic], source={"kind": "synthetic", "note": "release-size bench"})
+        del topic
+    done.write_text("ok\n")
+    print(f"  synthetic release written in {time.perf_counter() - start:.0f} s ({REPO})")
+
+
+def write_runs() -> tuple[Path, Path, Path]:
+    """Two 1,000-deep runs over all 672 queries (each query's relevant docs spread among random ones), the first
+    also gzipped: the shape of a dense model's release run."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from freshstack_hf.repo import layout
+    from freshstack_hf.runs import write_run
+
+    paths = (OUT / "run1.trec", OUT / "run2.trec", OUT / "run1.trec.gz")
+    if all(p.exists() for p in paths):
+        return paths
+    runs: list[dict[str, dict[str, float]]] = [{}, {}]
+    for name in SIZES:
+        ids = np.array(pq.read_table(layout.config_path(REPO, name, "corpus"), columns=["_id"]).column("_id"))
+        official = pq.read_table(layout.config_path(REPO, name, "queries_official")).to_pylist()
+        for i, row in enumerate(official):
+            relevant = [d for n in row["nuggets"] for d in n["relevant_corpus_ids"]]
+            for r, run in enumerate(runs):
+                rng = np.random.default_rng([r, i, len(name)])
+                docs = list(dict.fromkeys(relevant[: 5 + r] + ids[rng.choice(len(ids), DEPTH, replace=False)].tolist()))
+                order = rng.permutation(len(docs))[:DEPTH]
+                run[row["query_id"]] = {docs[j]: round(float(DEPTH - k) / 7.0, 6) for k, j in enumerate(order)}
+    write_run(runs[0], paths[0], tag="release-1")
+    write_run(runs[1], paths[1], tag="release-2")
+    paths[2].write_bytes(gzip.compress(paths[0].read_bytes(), 6))
+    return paths
+
+
+def measured(args: list[str]) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS in MB, stdout) of one process run to its end (the kernel's own accounting)."""
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=ENV, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if proc.returncode:
+            raise RuntimeError(f"{' '.join(map(str, args[:3]))} failed: {err.read().strip()[-400:]}")
+        return wall, usage.ru_maxrss / 1024, out.read()
+
+
+def python(code: str, *args: str) -> tuple[float, float, str]:
+    """A fresh Python process running `code` (each figure its own process, so peaks do not mix)."""
+    return measured([sys.executable, "-c", code, *map(str, args)])
+
+
+def verdict(value: float, goal: float) -> str:
+    return "ok" if value <= goal else "MISSED"
+
+
+_OFFICIAL = """
+import sys, time, logging
+import pyarrow.parquet as pq
+from freshstack.retrieval.evaluation import EvaluateRetrieval
+from freshstack_hf.repo import layout
+from freshstack_hf.repo.reader import load_topic
+from freshstack_hf.runs import load_run
+logging.disable(logging.WARNING)
+repo, run_path, topics = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
+run = load_run(run_path).run
+for name in topics:
+    topic = load_topic(repo, name)
+    qn, q2n, qq = {}, {}, {}
+    for j in topic.judgments:
+        if j.nugget_id not in qn:
+            qn[j.nugget_id] = {}
+            q2n.setdefault(j.query_id, []).append(j.nugget_id)
+        qn[j.nugget_id][j.doc_id] = j.relevance
+        qq.setdefault(j.query_id, {})[j.doc_id] = qq.get(j.query_id, {}).get(j.doc_id, 0) + j.relevance
+    mine = {q: run[q] for q in topic.query_ids if q in run}
+    EvaluateRetrieval(k_values=[10, 20, 50]).evaluate(qn, q2n, qq, mine)
+"""
+
+_SUBMIT = """
+import sys, time
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.store.store import Store
+from leaderboard.tracks.retrieval.run_submit import Submitter
+repo, db, run = sys.argv[1:4]
+dataset = Dataset(repo)
+dataset.warm()  # what the board's start does
+with Store(f"sqlite:///{db}") as store:
+    store.create_all()
+    start = time.perf_counter()
+    outcome = Submitter(store, dataset, rate_limit=None).submit_run(run, name="release run")
+    took = time.perf_counter() - start
+    assert outcome.status == "scored", outcome.message
+print(f"{took:.3f}")
+"""
+
+_BASELINE = """
+import sys, time
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.store.store import Store
+from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+repo, db = sys.argv[1:3]
+with Store(f"sqlite:///{db}") as store:
+    store.create_all()
+    (row,) = compute_baselines(store, Dataset(repo), methods=["bm25"])
+    assert row.created
+"""
+
+
+def board_start(tmp: Path) -> tuple[float, float]:
+    """(seconds until the leaderboard's page answers, the server's peak RSS in MB then)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    args = [str(EXE), "leaderboard", "--dataset", str(REPO), "--store", f"sqlite:///{tmp / 'start.db'}",
+            "--no-baselines", "--port", str(port)]  # fmt: skip
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
+    try:
+        while proc.poll() is None:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5).read()
+                break
+            except OSError:
+                time.sleep(0.2)
+        took = time.perf_counter() - start
+        status = Path(f"/proc/{proc.pid}/status").read_text()
+        peak = next(int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM")) / 1024
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    return took, peak
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    build_repo()
+    run1, run2, packed = write_runs()
+    n_docs = sum(d for _, d in SIZES.values())
+    print(f"  {len(SIZES)} topics, {sum(q for q, _ in SIZES.values())} queries, {n_docs:,} docs of about "
+          f"{DOC_WORDS} words; runs {DEPTH} deep: {run1.stat().st_size / 1e6:.1f} MB as TREC, "
+          f"{packed.stat().st_size / 1e6:.1f} MB gzipped")  # fmt: skip
+    rows: list[tuple[str, float, float, str]] = []
+
+    wall, peak, _ = measured([str(EXE), "validate", str(REPO)])
+    rows.append(("validate", wall, peak, ""))
+    wall, peak, _ = measured([str(EXE), "evaluate", str(REPO), "--run", str(run1), "--json", str(OUT / "one.json")])
+    rows.append(("evaluate, one run", wall, peak, f"goal < 1 s: {verdict(wall, 1.0)}; < 500 MB: {verdict(peak, 500)}"))
+    ours_one = wall
+    two = [str(EXE), "evaluate", str(REPO), "--run", str(run1), "--run", str(run2), "--json", str(OUT / "two.json")]
+    wall, peak, _ = measured(two)
+    rows.append(("evaluate, two runs compared", wall, peak, ""))
+    try:
+        wall, peak, _ = python(_OFFICIAL, REPO, run1, ",".join(SIZES))
+        ratio = f"official / ours = {wall / ours_one:.2f}x (whole processes, the run parsed alike)"
+        rows.append(("official evaluator, same run", wall, peak, ratio))
+    except RuntimeError as exc:
+        print(f"  official evaluator: not run ({exc})")
+    with tempfile.TemporaryDirectory() as tmp:
+        took, peak = board_start(Path(tmp))
+        rows.append(("board start (page answers)", took, peak, ""))
+        wall, peak, printed = python(_SUBMIT, REPO, Path(tmp) / "submit.db", packed)
+        stored = float(printed.strip().splitlines()[-1])
+        rows.append(
+            (f"submission, {DEPTH}-deep gzipped run stored", stored, peak, f"goal < 1 s: {verdict(stored, 1.0)}")
+        )
+        cli, cli_peak, _ = measured(
+            [str(EXE), "retrieve", str(REPO), "--topic", "all", "--method", "bm25", "--out", str(Path(tmp) / "b.trec")]
+        )
+        rows.append(("BM25 run, freshstack-hf retrieve", cli, cli_peak, ""))
+        wall, peak, _ = python(_BASELINE, REPO, Path(tmp) / "baseline.db")
+        rows.append(("BM25 baseline row on the board", wall, peak, f"goal <= the CLI's: {verdict(wall, cli * 1.05)}"))
+    for label, seconds, mb, note in rows:
+        print(f"  {label:<42} {seconds:7.2f} s  peak {mb:7,.0f} MB  {note}")
+
+
+if __name__ == "__main__":
+    main()
