@@ -12,6 +12,7 @@ The repo is written once under `bench-out/release/` and reused (delete it to reb
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import socket
 import subprocess
@@ -77,19 +78,30 @@ def write_runs() -> tuple[Path, Path, Path]:
     return paths
 
 
+# A process's peak RSS is read by a small launcher that starts it: a child forked from this (large) process would
+# report this process's size as its own peak, since Linux carries the high-water mark across fork and exec.
+_LAUNCH = """
+import json, os, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.Popen(sys.argv[2:])
+_, status, usage = os.wait4(proc.pid, 0)
+with open(sys.argv[1], "w") as out:
+    json.dump({"wall": time.perf_counter() - start, "peak_kb": usage.ru_maxrss}, out)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
 def measured(args: list[str]) -> tuple[float, float, str]:
     """(wall seconds, peak RSS in MB, stdout) of one process run to its end (the kernel's own accounting)."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(args, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=ENV, text=True)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if proc.returncode:
-            raise RuntimeError(f"{' '.join(map(str, args[:3]))} failed: {err.read().strip()[-400:]}")
-        return wall, usage.ru_maxrss / 1024, out.read()
+    with tempfile.TemporaryDirectory() as tmp:
+        figures, out, err = Path(tmp) / "figures.json", Path(tmp) / "out", Path(tmp) / "err"
+        with out.open("w") as stdout, err.open("w") as stderr:
+            done = subprocess.run([sys.executable, "-c", _LAUNCH, str(figures), *map(str, args)], stdout=stdout,
+                                  stderr=stderr, stdin=subprocess.DEVNULL, env=ENV)  # fmt: skip
+        if done.returncode:
+            raise RuntimeError(f"{' '.join(map(str, args[:3]))} failed: {err.read_text().strip()[-400:]}")
+        taken = json.loads(figures.read_text())
+        return taken["wall"], taken["peak_kb"] / 1024, out.read_text()
 
 
 def python(code: str, *args: str) -> tuple[float, float, str]:
