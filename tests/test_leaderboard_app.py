@@ -240,7 +240,7 @@ def test_a_malformed_run_is_refused_with_line_numbers_and_nothing_is_stored(app,
 
 
 def test_a_duplicate_is_not_scored_twice(app, bm25_runs, tmp_path):
-    path = write_trec(tmp_path / "dup.trec", merged(bm25_runs), tag="dup")
+    path = write_trec(tmp_path / "dup.trec", merged(bm25_runs), tag="dup", depth=37)  # a ranking no other test sends
     _, first = submit(app.client, path, "dup run")
     copy = tmp_path / "renamed.trec"
     copy.write_bytes(path.read_bytes())
@@ -255,7 +255,13 @@ def test_fifty_concurrent_submissions_are_each_stored_exactly_once(app, bm25_run
     from gradio_client import Client
 
     base = merged(bm25_runs)
-    paths = [write_trec(tmp_path / f"c{i}.trec", base, tag=f"concurrent{i}", depth=20 + i % 5) for i in range(50)]
+    first = next(iter(base))
+    top = max(base[first], key=base[first].get)
+
+    def ranking(i: int) -> dict:  # 50 rankings: the same order, the first query's top score raised by i + 1
+        return {**base, first: {**base[first], top: base[first][top] + i + 1}}
+
+    paths = [write_trec(tmp_path / f"c{i}.trec", ranking(i), tag=f"concurrent{i}", depth=20) for i in range(50)]
     jobs = [(p, f"concurrent-{i}") for i, p in enumerate(paths)] + [(paths[0], "concurrent-0 copy")] * 10
     local = threading.local()
 
@@ -275,11 +281,13 @@ def test_fifty_concurrent_submissions_are_each_stored_exactly_once(app, bm25_run
     assert all(len(app.store.results_for(s.id)) == len(MEASURES) * 2 for s in stored)
 
 
-def test_the_upload_cap_is_enforced_by_the_server(app, tmp_path):
+def test_the_server_refuses_a_file_over_25_times_the_cap(app, tmp_path):
+    """Gradio's own limit is 25 times the cap (a release-size run reaches the submitter, which keeps its top 100
+    per query); past it, neither the client nor a direct upload gets a file to the app."""
     from gradio_client import handle_file
 
     big = tmp_path / "big.trec"
-    big.write_text("q Q0 doc 1 1.0 tag\n" * 80_000)  # 1.5 MB, over the 1 MB cap
+    big.write_text("q Q0 doc 1 1.0 tag\n" * 1_400_000)  # 26.6 MB, over 25 x the 1 MB cap
     with pytest.raises(ValueError, match="exceeds the maximum file size"):
         app.client.predict(handle_file(str(big)), "auto", "big", "", "", api_name="/submit_run")
     with big.open("rb") as fh:  # a client that skips the check gets the server's refusal
