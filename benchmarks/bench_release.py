@@ -114,10 +114,9 @@ def verdict(value: float, goal: float) -> str:
 
 
 _OFFICIAL = """
-import sys, time, logging
-import pyarrow.parquet as pq
+import sys, logging
 from freshstack.retrieval.evaluation import EvaluateRetrieval
-from freshstack_hf.repo import layout
+from benchmarks.bench_eval import official_inputs
 from freshstack_hf.repo.reader import load_topic
 from freshstack_hf.runs import load_run
 logging.disable(logging.WARNING)
@@ -125,15 +124,8 @@ repo, run_path, topics = sys.argv[1], sys.argv[2], sys.argv[3].split(",")
 run = load_run(run_path).run
 for name in topics:
     topic = load_topic(repo, name)
-    qn, q2n, qq = {}, {}, {}
-    for j in topic.judgments:
-        if j.nugget_id not in qn:
-            qn[j.nugget_id] = {}
-            q2n.setdefault(j.query_id, []).append(j.nugget_id)
-        qn[j.nugget_id][j.doc_id] = j.relevance
-        qq.setdefault(j.query_id, {})[j.doc_id] = qq.get(j.query_id, {}).get(j.doc_id, 0) + j.relevance
     mine = {q: run[q] for q in topic.query_ids if q in run}
-    EvaluateRetrieval(k_values=[10, 20, 50]).evaluate(qn, q2n, qq, mine)
+    EvaluateRetrieval(k_values=[10, 20, 50]).evaluate(*official_inputs(topic.judgments), mine)
 """
 
 _SUBMIT = """
@@ -154,7 +146,7 @@ print(f"{took:.3f}")
 """
 
 _BASELINE = """
-import sys, time
+import sys
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines

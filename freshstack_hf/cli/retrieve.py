@@ -39,9 +39,7 @@ def run(args: argparse.Namespace) -> int:
 
     merged: dict[str, dict[str, float]] = {}
     for name in resolve_topics(args.repo, args.topic, args.revision):
-        kw = {"show_progress": args.progress}
-        if args.method != "bm25":
-            kw["cache_dir"] = args.cache_dir
+        kw = {"show_progress": args.progress, "cache_dir": args.cache_dir}  # the cache serves dense methods only
         topic = load_topic(args.repo, name, args.revision)
         # wall time of the whole retrieval (model loading, encoding, search, fusion): the method's own
         # timings leave parts out (a hybrid records only its fusion step)

@@ -47,15 +47,11 @@ Entry = tuple[str, str, float, int | None, str]
 
 def open_text(path: Path, what: str = "run") -> str:
     """The text of a `what` file (run, answer); `.gz` is decompressed. A missing file is a user error."""
-    try:
-        if path.suffix == ".gz":
-            with gzip.open(path, "rt", encoding="utf-8") as handle:
-                return handle.read()
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FreshStackError(f"{what} file not found: {path}") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise FreshStackError(f"cannot read {what} file {path}: {exc}") from None
+    with open_stream(path, what) as handle:
+        try:
+            return handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise FreshStackError(f"cannot read {what} file {path}: {exc}") from None
 
 
 def detect_format(path: Path, text: str) -> str:
@@ -183,32 +179,34 @@ def stream_entries(
     handle = open_stream(path, "run", max_bytes)
     try:
         head = handle.read(1 << 12)
-    except gzip.BadGzipFile as exc:
+        fmt = fmt or detect_format(path, head)
+        text = head + handle.read() if fmt == "json" else None
+    except _READ_ERRORS as exc:
         handle.close()
-        raise FreshStackError(f"run file is not a readable gzip file ({exc})") from None
-    except (OSError, EOFError, UnicodeDecodeError) as exc:
-        handle.close()
-        raise FreshStackError(f"cannot read run file {path}: {exc}") from None
-    fmt = fmt or detect_format(path, head)
+        raise _unreadable(path, exc) from None
     problems: list[Problem] = []
-    if fmt == "json":
-        try:
-            text = head + handle.read()
-        except (OSError, EOFError, UnicodeDecodeError) as exc:
-            raise FreshStackError(f"cannot read run file {path}: {exc}") from None
-        finally:
-            handle.close()
+    if text is not None:
+        handle.close()
         entries, problems = parse_json(text, str(path))
         return iter(entries), problems, fmt
     return trec_entries(_lines(head, handle, path), str(path), problems), problems, fmt
+
+
+_READ_ERRORS = (OSError, EOFError, UnicodeDecodeError)  # not gzip, cut short, not UTF-8
+
+
+def _unreadable(path: Path, exc: Exception) -> FreshStackError:
+    if isinstance(exc, gzip.BadGzipFile):
+        fix = "send it uncompressed, or compress it again with gzip"
+        return FreshStackError(f"run file {path} is not a readable gzip file ({exc}); {fix}")
+    return FreshStackError(f"cannot read run file {path}: {exc}")
 
 
 def _lines(head: str, handle: io.TextIOWrapper, path: Path) -> Iterator[str]:
     """The file's lines, `head` (already read) first; closes the file when done or abandoned."""
     with handle:
         try:
-            rest = io.StringIO(head + handle.readline())  # the line `head` cut in two, made whole
-            yield from rest
+            yield from io.StringIO(head + handle.readline())  # the line `head` cut in two, made whole
             yield from handle
-        except (OSError, EOFError, UnicodeDecodeError) as exc:
-            raise FreshStackError(f"cannot read run file {path}: {exc}") from None
+        except _READ_ERRORS as exc:
+            raise _unreadable(path, exc) from None

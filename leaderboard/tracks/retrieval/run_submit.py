@@ -10,10 +10,10 @@ model's `model` job is run by a worker (`tracks.retrieval.model_job`).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import re
 from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs import load_run, top_docs
 from freshstack_hf.runs.parse import TooLarge
 from leaderboard.defaults import GZIP_RATIO
-from leaderboard.sanitize import sanitize_submission
+from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.scoring import ARCHIVE_DEPTH, score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
@@ -35,6 +35,19 @@ TRACKS = ("full", "nano")
 MAX_DEPTH = 1000
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 _REVISION = re.compile(r"^[A-Za-z0-9][\w./-]{0,99}$")
+
+
+@dataclass(frozen=True, slots=True)
+class _Upload:
+    """A run file past the cheap refusals: what `_kept_ranking` reads, keys and stores it by."""
+
+    path: Path
+    kind: str  # run, or reranked run
+    label: str  # the file's name as uploaded, for messages
+    file_hash: str
+    scope: str
+    text: SubmissionText  # its sanitized name, description and link
+    day: str | None  # the cutoff day given (YYYY-MM-DD), if any
 
 
 def run_content_hash(ranking_hash: str, scope: str, dataset_revision: str, kind: str = "run") -> str:
@@ -154,10 +167,22 @@ class Submitter(BaseSubmitter):
             day = submitted_cutoff(cutoff)
         except (FreshStackError, OSError) as exc:
             return SubmitOutcome("refused", str(exc))
-        file_hash = file_sha256(path)
+        file_hash = file_sha256(path)  # every outcome names it, for the audit log
         label = display_name or Path(path).name
+        upload = _Upload(Path(path), kind, label, file_hash, scope or AUTO, checked, day)
+        return dataclasses.replace(self._kept_ranking(upload, topics, identity, allowed), file_sha256=file_hash)
+
+    def _kept_ranking(
+        self,
+        upload: _Upload,
+        topics: list[str],
+        identity: str,
+        allowed: Callable[[list[str]], Mapping[str, Container[str]]] | None,
+    ) -> SubmitOutcome:
+        """`_scored_file` once the cheap refusals passed: the run read to the kept depth, deduplicated, capped,
+        scored and stored."""
+        path, kind, label, scope = upload.path, upload.kind, upload.label, upload.scope
         limit = self.max_file_bytes * GZIP_RATIO
-        outcome = functools.partial(SubmitOutcome, file_sha256=file_hash)
 
         def parse() -> Any:  # the dataset's ids are read only once the cheap refusals have passed
             ids = {"query_ids": self.dataset.query_ids(topics), "doc_ids": self.dataset.doc_ids(topics)}
@@ -175,33 +200,32 @@ class Submitter(BaseSubmitter):
                     f"{ARCHIVE_DEPTH} per query"
                 ) from None
 
-        older_key = run_content_hash(file_hash, scope or AUTO, self.dataset.revision, kind)  # how rows were keyed
+        older_key = run_content_hash(upload.file_hash, scope, self.dataset.revision, kind)  # how rows were keyed
         loaded = self._parsed_upload(path, "run", label, older_key, identity, parse, streamed=True)
         if isinstance(loaded, SubmitOutcome):
-            return dataclasses.replace(loaded, file_sha256=file_hash)
+            return loaded
         ranking_hash, kept_bytes = canonical_ranking(loaded.run)
-        content_hash = run_content_hash(ranking_hash, scope or AUTO, self.dataset.revision, kind)
+        content_hash = run_content_hash(ranking_hash, scope, self.dataset.revision, kind)
         refusal = self._duplicate(content_hash) or self._rate_limited(identity)
         if refusal is not None:
-            key = refusal.content_hash or content_hash
-            return dataclasses.replace(refusal, content_hash=key, file_sha256=file_hash)
+            return dataclasses.replace(refusal, content_hash=refusal.content_hash or content_hash)
         if kept_bytes > self.max_file_bytes:
             message = (
                 f"run {label}: its top {ARCHIVE_DEPTH} per query, what the board keeps, is {kept_bytes:,} bytes, "
                 f"over the {self.max_file_bytes:,}-byte cap (--max-file-mb)"
             )
-            return outcome("refused", message, content_hash=content_hash)
-        if scope in (AUTO, None, ""):
+            return SubmitOutcome("refused", message, content_hash=content_hash)
+        if scope == AUTO:
             topics = [t for t in topics if self.dataset.query_ids([t]) & loaded.run.keys()]
         if not topics or not loaded.run:
-            return outcome("refused", f"run {label} has no query of this dataset", content_hash=content_hash)
+            return SubmitOutcome("refused", f"run {label} has no query of this dataset", content_hash=content_hash)
         scored = score_for_store(self.dataset, loaded.run, topics, resamples=self.resamples)
         params = {
             "job": kind,
-            "file_sha256": file_hash,
+            "file_sha256": upload.file_hash,
             "ranking_sha256": ranking_hash,
             "format": loaded.fmt,
-            "scope": scope or AUTO,
+            "scope": scope,
             "topics": topics,
             **scored.parameters,
             "max_depth": MAX_DEPTH,
@@ -210,16 +234,15 @@ class Submitter(BaseSubmitter):
             "tag": loaded.tag,
         }
         meta = ResultMeta(self.dataset.revision, __version__, params)
-        stored = {"results": scored.results, "meta": meta, "cutoff": day, "blobs": scored.blobs()}
-        system, created = self._add(checked, kind, content_hash, identity, **stored)
+        stored = {"results": scored.results, "meta": meta, "cutoff": upload.day, "blobs": scored.blobs()}
+        system, created = self._add(upload.text, kind, content_hash, identity, **stored)
         if not created:
-            found = self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
-            return dataclasses.replace(found, file_sha256=file_hash)
+            return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
         averages = scored.scores.average
         plural = "s" if len(topics) != 1 else ""
         message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
         details = {"topics": topics, "average": averages}
-        return outcome("scored", message, system.id, details=details, content_hash=content_hash)
+        return SubmitOutcome("scored", message, system.id, details=details, content_hash=content_hash)
 
     def _model_source(self, model: str, revision: str) -> tuple[str, str, int | None]:
         """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
