@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TypedDict
 
 from freshstack_hf.errors import Problem, ValidationError
-from freshstack_hf.runs.parse import Entry, RunEntry, stream_entries
+from freshstack_hf.runs.parse import Entry, RunEntry, TrecColumns, clean_trec_columns, stream_entries
 from freshstack_hf.runs.run import top_docs
 
 DEFAULT_MAX_DEPTH = 1000
@@ -175,10 +175,38 @@ def load_run(
 ) -> LoadedRun:
     """Read and check a TREC or JSON run file (format from the name or the content; `.gz` allowed), as a stream;
     `candidates`: each query's allowed docs, for a reranking run (see the module docstring); `keep`: the depth
-    kept per query; `max_bytes`: the most text the file may hold once decompressed."""
-    entries, malformed, fmt = stream_entries(path, fmt, max_bytes=max_bytes)
+    kept per query; `max_bytes`: the most text the file may hold once decompressed.
+
+    A plain TREC file with nothing to report is read by columns (`clean_trec_columns`, `_clean_run`); anything
+    else, or anything either of them declines, goes through `check_entries`, which says what is wrong."""
     limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict, candidates=candidates)
+    if fmt in (None, "trec") and candidates is None:
+        columns = clean_trec_columns(path, max_bytes=max_bytes)
+        if columns is not None and (clean := _clean_run(columns, limits, keep)) is not None:
+            return LoadedRun(clean, str(path), columns.tag, "trec")
+    entries, malformed, fmt = stream_entries(path, fmt, max_bytes=max_bytes)
     return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, keep=keep, **limits)
+
+
+def _clean_run(columns: TrecColumns, limits: RunLimits, keep: int | None) -> dict[str, dict[str, float]] | None:
+    """The run of a well-formed TREC file when `check_entries` would find nothing to say about it (every query
+    known, every doc in the corpus, no doc twice, no query past the depth), else None. The same run as
+    `check_entries` builds: queries in order of first appearance, docs in file order, the same `keep` cut."""
+    query_ids, doc_ids, max_depth = limits["query_ids"], limits["doc_ids"], limits["max_depth"]
+    if query_ids is not None and not all(q in query_ids for q in columns.queries):
+        return None
+    if doc_ids is not None:
+        known = doc_ids.issuperset(columns.doc_ids) if isinstance(doc_ids, set | frozenset) else None
+        if not (known if known is not None else all(d in doc_ids for d in columns.doc_ids)):
+            return None
+    run: dict[str, dict[str, float]] = {}
+    bounds = zip(columns.starts, columns.starts[1:], strict=False)
+    for query_id, (start, end) in zip(columns.queries, bounds, strict=True):
+        docs = dict(zip(columns.doc_ids[start:end], columns.scores[start:end], strict=True))
+        if len(docs) < end - start or (max_depth is not None and len(docs) > max_depth):
+            return None  # a repeated doc, or too deep: check_entries reports it
+        run[query_id] = {d: docs[d] for d in top_docs(docs, keep)} if keep is not None and len(docs) > keep else docs
+    return run
 
 
 def check_run(

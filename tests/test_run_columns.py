@@ -1,0 +1,105 @@
+"""The column reader of plain TREC runs (`clean_trec_columns`) against the line reader (`stream_entries` +
+`check_entries`): on every file, plain or tricky, `load_run` gives what the line reader gives (the same run in
+the same order, the same tag, warnings and problems, or the same error), and the column reader really takes the
+plain files, so a fast path that silently never runs would fail here too."""
+
+from __future__ import annotations
+
+import gzip
+import random
+
+import pytest
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.runs import load_run
+from freshstack_hf.runs.check import check_entries
+from freshstack_hf.runs.parse import clean_trec_columns, stream_entries
+
+QUERIES = frozenset({"q1", "q2", "q3"})
+DOCS = frozenset({"d1", "d2", "d3", "d4", "a b"})
+
+PLAIN = "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1e-3 bm25\nq2 Q0 d3 1 -0.5 bm25\nq2 Q0 d1 2 -7 bm25\n"
+TAKEN = {  # files the column reader reads itself
+    "plain": PLAIN,
+    "no final newline": PLAIN.rstrip("\n"),
+    "blank lines": PLAIN.replace("\n", "\n\n", 2),
+    "windows line ends": PLAIN.replace("\n", "\r\n"),
+    "queries interleaved": "q1 Q0 d1 1 3 t\nq2 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq3 Q0 d4 1 0.5 t\nq2 Q0 d3 2 1 t\n",
+    "scores Python reads": "q1 Q0 d1 1 1_000 t\nq1 Q0 d2 2 .5 t\nq1 Q0 d3 3 +2. t\nq1 Q0 d4 -4 1.00000000000000005 t\n",
+}
+DECLINED = {  # files it leaves to the line reader, which may accept, repair or refuse them
+    "tab separated": PLAIN.replace(" ", "\t"),
+    "double space": PLAIN.replace("Q0 d1", "Q0  d1"),
+    "trailing space": PLAIN.replace("bm25\n", "bm25 \n", 1),
+    "doc id with a space": "q1 Q0 a b 1 2.5 t\nq1 Q0 d1 2 1.0 t\n",
+    "non-ASCII id": "q1 Q0 dé 1 2.5 t\n",
+    "non-breaking space": "q1\xa0Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.0 t\n",
+    "unit separator": "q1 Q0 d1\x1f 1 2.5 t\n",
+    "byte-order mark": "\ufeff" + PLAIN,
+    "nan score": "q1 Q0 d1 1 nan t\n",
+    "word score": "q1 Q0 d1 1 high t\n",
+    "rank not an integer": "q1 Q0 d1 1.5 2.5 t\n",
+    "five columns": "q1 Q0 d1 1 2.5\n",
+    "JSON text": '{"q1": {"d1": 1.0}}\n',
+    "empty": "",
+}
+NOT_CLEAN = {  # well formed, but check_entries has something to say: the column reader's run is not used
+    "repeated doc": "q1 Q0 d1 1 2.5 t\nq1 Q0 d1 2 1.0 t\n",
+    "unknown query": "q9 Q0 d1 1 2.5 t\nq1 Q0 d1 1 1.0 t\n",
+    "unknown doc": "q1 Q0 d9 1 2.5 t\n",
+    "too deep": "".join(f"q1 Q0 d{i} {i} {5 - i} t\n" for i in range(1, 5)),
+}
+
+
+def line_reader(path, **limits):
+    entries, malformed, fmt = stream_entries(path)
+    return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, **limits)
+
+
+def outcome(fn):
+    """What a reader gives: the loaded run with the order of its queries and docs, or the error's text."""
+    try:
+        loaded = fn()
+    except FreshStackError as exc:
+        return ("error", type(exc).__name__, str(exc))
+    order = [(q, list(docs)) for q, docs in loaded.run.items()]
+    return (loaded, order)
+
+
+@pytest.mark.parametrize("case", [*TAKEN, *DECLINED, *NOT_CLEAN])
+@pytest.mark.parametrize("strict", [False, True])
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_load_run_equals_the_line_reader(tmp_path, case, strict, gzipped):
+    text = {**TAKEN, **DECLINED, **NOT_CLEAN}[case]
+    path = tmp_path / ("run.trec.gz" if gzipped else "run.trec")
+    data = text.encode("utf-8")
+    path.write_bytes(gzip.compress(data) if gzipped else data)
+    limits = {"query_ids": QUERIES, "doc_ids": DOCS, "max_depth": 3, "strict": strict}
+    assert outcome(lambda: load_run(path, **limits)) == outcome(lambda: line_reader(path, **limits))
+    taken = clean_trec_columns(path) is not None
+    assert taken == (case in TAKEN or case in NOT_CLEAN), case
+
+
+def test_a_shuffled_release_shaped_run_is_taken_and_equal(tmp_path):
+    rng = random.Random(7)
+    lines = [f"q{q} Q0 repo/src/file_{rng.randrange(10**6)}.py_{d}_{d + 9} {d} {rng.random():.6f} run\n"
+             for q in range(30) for d in range(200)]  # fmt: skip
+    rng.shuffle(lines)
+    path = tmp_path / "run.trec"
+    path.write_text("".join(lines), encoding="utf-8")
+    assert clean_trec_columns(path) is not None
+    fast, slow = outcome(lambda: load_run(path, keep=50)), outcome(lambda: line_reader(path, keep=50))
+    assert fast == slow and all(len(docs) == 50 for docs in fast[0].run.values())
+
+
+def test_a_gzip_past_its_limit_is_refused_the_same_way(tmp_path):
+    path = tmp_path / "run.trec.gz"
+    path.write_bytes(gzip.compress(PLAIN.encode() * 1000))
+    with pytest.raises(FreshStackError, match="expands past 1,000 bytes once decompressed"):
+        load_run(path, max_bytes=1000)
+    assert clean_trec_columns(path, max_bytes=1000) is None
+    plain = tmp_path / "run.trec"
+    plain.write_text(PLAIN * 1000)
+    assert clean_trec_columns(plain, max_bytes=1000) is None
+    with pytest.raises(FreshStackError, match="expands past 1,000 bytes"):
+        load_run(plain, max_bytes=1000)
