@@ -21,7 +21,7 @@ from freshstack_hf.records import NuggetJudgment
 TOPICS = {"langchain": 203, "yolo": 57, "laravel": 184, "angular": 129, "godot": 99}
 K_VALUES = [10, 20, 50]
 RUN_DEPTH = 1000
-REPEATS = 5
+REPEATS = 9
 
 
 def make_topic(seed: int, n_queries: int) -> tuple[list[NuggetJudgment], dict[str, dict[str, float]]]:

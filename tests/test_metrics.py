@@ -186,10 +186,22 @@ def test_vectorised_ranking_matches_the_exact_path_on_ties_and_uneven_runs():
         for q in range(40)
     }
     rows = ranked_rows(qrels, run, 12)
+    supporting = ranked_rows(qrels, run, 12, supporting_only=True)
     for i, qid in enumerate(qrels.query_ids):
         expected = [qrels.doc_rows(i).get(d, qrels.unjudged_row) for d in top_docs(run[qid], 12)]
         expected += [qrels.unjudged_row] * (12 - len(expected))
         assert rows[i].tolist() == expected
+        support = qrels.matrix[expected].any(axis=1)  # a doc supporting nothing reads as unjudged
+        assert supporting[i].tolist() == [
+            r if s else qrels.unjudged_row for r, s in zip(expected, support, strict=True)
+        ]
+    assert (supporting != rows).any()  # some judged docs supporting nothing were ranked: the case is exercised
+    # Scored alone, the support-only families look up supporting docs only; beside Judged@k every judged doc:
+    # the values are the same.
+    alone = evaluate(qrels, run, ["alpha_ndcg@10", "coverage@12", "recall@5", "ndcg@10"])
+    beside = evaluate(qrels, run, ["alpha_ndcg@10", "coverage@12", "recall@5", "ndcg@10", "judged@10"])
+    assert {m: v for m, v in beside.metrics.items() if m != "judged@10"} == alone.metrics
+    assert beside.metrics["judged@10"] > 0
 
 
 def test_non_finite_scores_are_rejected(qrels):

@@ -82,7 +82,8 @@ def evaluate(
             stacklevel=2,
         )
     depth = max(m.k for m in wanted)
-    rows = ranked_rows(qrels, run, depth)
+    supporting_only = not any(FAMILIES[m.family].reads_judged_rows for m in wanted)
+    rows = ranked_rows(qrels, run, depth, supporting_only=supporting_only)
     columns = _score(qrels, rows, wanted)
     ids = [m.id for m in wanted]
     values = zip(*(columns[m].tolist() for m in wanted), strict=True)  # tolist: no numpy scalars per cell
@@ -107,7 +108,7 @@ def _score(qrels: NuggetQrels, rows: np.ndarray, wanted: tuple[Measure, ...]) ->
 
 def covered_nuggets(qrels: NuggetQrels, run: Run, k: int) -> dict[str, set[str]]:
     """query id -> the nugget ids supported by at least one of the run's top-k docs."""
-    hit = qrels.matrix[ranked_rows(qrels, run, k)].any(axis=1)
+    hit = qrels.matrix[ranked_rows(qrels, run, k, supporting_only=True)].any(axis=1)
     return {
         qid: {n for slot, n in enumerate(nuggets) if hit[i, slot]}
         for i, (qid, nuggets) in enumerate(qrels.query_nuggets.items())

@@ -69,6 +69,10 @@ class Family:
     compute: Compute
     official: str = ""  # the freshstack package's key prefix, "" where it has none
     defaults: tuple[tuple[str, float], ...] = ()  # the family's parameters and their default values
+    # Whether `compute` tells a judged doc that supports nothing from an unjudged one (`rows` against
+    # `qrels.unjudged_row`). False (a family computed from `rel` alone) lets scoring look up only the supporting
+    # docs; True, the safe default for a registered family, keeps every judged doc's row.
+    reads_judged_rows: bool = True
 
 
 def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -127,6 +131,7 @@ BUILT_IN: tuple[Family, ...] = (
         _alpha_ndcg,
         "alpha-nDCG",
         (("alpha", 0.5),),
+        reads_judged_rows=False,
     ),
     Family(
         "coverage",
@@ -134,9 +139,24 @@ BUILT_IN: tuple[Family, ...] = (
         "share of the query's nuggets supported by at least one top-k doc",
         _coverage,
         "Coverage",
+        reads_judged_rows=False,
     ),
-    Family("recall", "Recall", "share of the docs supporting any nugget that appear in the top k", _recall, "Recall"),
-    Family("ndcg", "nDCG", "trec_eval nDCG with gain = number of nuggets a doc supports", _ndcg, "NDCG"),
+    Family(
+        "recall",
+        "Recall",
+        "share of the docs supporting any nugget that appear in the top k",
+        _recall,
+        "Recall",
+        reads_judged_rows=False,
+    ),
+    Family(
+        "ndcg",
+        "nDCG",
+        "trec_eval nDCG with gain = number of nuggets a doc supports",
+        _ndcg,
+        "NDCG",
+        reads_judged_rows=False,
+    ),
     Family("judged", "Judged", "share of the top k that has any judgment for the query", _judged),
 )
 # Every family the evaluator computes and the CLI offers, in display order; `register_family` adds to it.

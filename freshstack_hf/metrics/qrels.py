@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from itertools import compress
 
 import numpy as np
 
@@ -63,6 +62,9 @@ class NuggetQrels:
             np.repeat(np.array(slots, dtype=np.int64), counts)[positive],
         ] = True
         self._ideal_cache: dict[tuple[str, float, int], np.ndarray] = {}
+        # The same lookup for the docs supporting at least one nugget, all that most measures read (`ranking`).
+        supports = self.matrix.any(axis=1).tolist()
+        self._supporting_rows = [{d: r for d, r in rows.items() if supports[r]} for rows in self._doc_rows]
 
     @classmethod
     def from_judgments(
@@ -98,6 +100,10 @@ class NuggetQrels:
         """doc id -> row of `matrix` for the query at position `index` of `query_ids`."""
         return self._doc_rows[index]
 
+    def supporting_doc_rows(self) -> list[dict[str, int]]:
+        """Per query, doc id -> row of the docs supporting at least one nugget (`doc_rows` less the rest)."""
+        return self._supporting_rows
+
     @cached_property
     def nugget_counts(self) -> np.ndarray:
         """Nuggets per query (Coverage's denominator, nuggets with no positive included)."""
@@ -126,12 +132,7 @@ class NuggetQrels:
 
     def positive_rows(self) -> list[list[int]]:
         """Each query's rows of docs supporting >= 1 nugget, ordered by doc id descending (ndeval's tie order)."""
-        relevant = self.matrix.any(axis=1).tolist()
-        out = []
-        for rows, start in zip(self._doc_rows, self.row_starts.tolist(), strict=True):
-            docs = sorted(compress(rows, relevant[start : start + len(rows)]), reverse=True)  # rows are consecutive
-            out.append(list(map(rows.__getitem__, docs)))
-        return out
+        return [[rows[d] for d in sorted(rows, reverse=True)] for rows in self._supporting_rows]
 
     def _cached(self, key: tuple[str, float, int], compute) -> np.ndarray:
         if key not in self._ideal_cache:

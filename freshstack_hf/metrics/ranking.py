@@ -5,13 +5,18 @@ in bulk: all scores are read into one array, each query's top-k threshold comes 
 only the query's judged docs (a few dozen) are looked up by id. Their rank is the number of top-k scores
 above theirs. That shortcut needs unique scores near the top, so a query with tied scores there is ranked
 by `top_docs`, which applies the tie rule (score descending, then doc id descending) exactly.
+
+With `supporting_only`, only the docs that support a nugget are looked up (a third of the judged docs in
+FreshStack's judgments): a judged doc that supports nothing then reads as unjudged, which changes nothing for a
+measure computed from support alone (every built-in one but Judged@k), and those lookups are a quarter of a cold
+evaluation.
 """
 
 from __future__ import annotations
 
 import struct
 from collections.abc import Mapping
-from itertools import repeat
+from itertools import chain, repeat
 from struct import pack_into
 
 import numpy as np
@@ -23,8 +28,10 @@ from freshstack_hf.runs.run import finite as _finite
 _NAN = float("nan")
 
 
-def ranked_rows(qrels: NuggetQrels, run: Run, depth: int) -> np.ndarray:
-    """queries x depth matrix of `qrels.matrix` rows; unjudged docs and ranks past a run's end -> empty row."""
+def ranked_rows(qrels: NuggetQrels, run: Run, depth: int, *, supporting_only: bool = False) -> np.ndarray:
+    """queries x depth matrix of `qrels.matrix` rows; unjudged docs (with `supporting_only`, docs supporting no
+    nugget too) and ranks past a run's end -> empty row."""
+    lookups = qrels.supporting_doc_rows() if supporting_only else [qrels.doc_rows(i) for i in range(len(qrels))]
     out = np.full((len(qrels), depth), qrels.unjudged_row, dtype=np.int64)
     present = [(i, scores) for i, qid in enumerate(qrels.query_ids) if (scores := run.get(qid))]
     if not present or depth <= 0:
@@ -33,9 +40,9 @@ def ranked_rows(qrels: NuggetQrels, run: Run, depth: int) -> np.ndarray:
     total, width = int(lengths.sum()), int(lengths.max())
     if len(present) * width > 4 * total + 1_000_000:  # very uneven run lengths: padding would cost more
         for i, scores in present:
-            _rank_exactly(qrels, i, scores, out)
+            _rank_exactly(lookups[i], qrels.unjudged_row, i, scores, out)
         return out
-    values, judged = _read_scores(qrels, present, total)
+    values, judged = _read_scores(lookups, present, total)
     grid = _pad(values, lengths, width)
     k = min(depth, width)
     top = np.sort(np.partition(grid, width - k, axis=1)[:, width - k :], axis=1)[:, ::-1]  # descending
@@ -43,23 +50,21 @@ def ranked_rows(qrels: NuggetQrels, run: Run, depth: int) -> np.ndarray:
     tied = ((top[:, 1:] == top[:, :-1]) & np.isfinite(top[:, 1:])).any(axis=1)
     tied |= (lengths > k) & ((grid >= threshold[:, None]).sum(axis=1) > k)
 
-    counts = np.array([len(qrels.doc_rows(i)) for i, _ in present], dtype=np.int64)
+    counts = np.array([len(lookups[i]) for i, _ in present], dtype=np.int64)
     owner = np.repeat(np.arange(len(present)), counts)  # position in `present` of each judged entry
-    first = np.repeat(np.cumsum(counts) - counts, counts)
-    starts = qrels.row_starts[[i for i, _ in present]]
-    rows = starts[owner] + np.arange(len(judged)) - first
+    rows = np.fromiter(chain.from_iterable(lookups[i].values() for i, _ in present), dtype=np.int64, count=len(judged))
     inside = (judged >= threshold[owner]) & ~tied[owner]  # NaN (doc not retrieved) compares False
     owner, rows, judged = owner[inside], rows[inside], judged[inside]
     ranks = (top[owner] > judged[:, None]).sum(axis=1)
     query_index = np.fromiter((i for i, _ in present), dtype=np.int64, count=len(present))
     out[query_index[owner], ranks] = rows
     for p in np.flatnonzero(tied).tolist():
-        _rank_exactly(qrels, present[p][0], present[p][1], out)
+        _rank_exactly(lookups[present[p][0]], qrels.unjudged_row, present[p][0], present[p][1], out)
     return out
 
 
 def _read_scores(
-    qrels: NuggetQrels, present: list[tuple[int, Mapping[str, float]]], total: int
+    lookups: list[dict[str, int]], present: list[tuple[int, Mapping[str, float]]], total: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """All run scores (one flat array) and the scores of each query's judged docs (NaN where not retrieved).
 
@@ -76,7 +81,7 @@ def _read_scores(
         except struct.error as exc:
             raise ValueError(f"run scores must be numbers ({exc})") from None
         offset += 8 * n
-        judged.extend(map(scores.get, qrels.doc_rows(i), repeat(_NAN)))
+        judged.extend(map(scores.get, lookups[i], repeat(_NAN)))
     return _finite(np.frombuffer(buffer, dtype=np.float64)), np.array(judged, dtype=np.float64)
 
 
@@ -91,8 +96,9 @@ def _pad(values: np.ndarray, lengths: np.ndarray, width: int) -> np.ndarray:
     return grid
 
 
-def _rank_exactly(qrels: NuggetQrels, index: int, scores: Mapping[str, float], out: np.ndarray) -> None:
+def _rank_exactly(
+    lookup: dict[str, int], unjudged: int, index: int, scores: Mapping[str, float], out: np.ndarray
+) -> None:
     """The slow, exact path for one query: full tie rule on doc ids."""
-    lookup = qrels.doc_rows(index).get
     top = top_docs(scores, out.shape[1])
-    out[index, : len(top)] = [lookup(d, qrels.unjudged_row) for d in top]
+    out[index, : len(top)] = [lookup.get(d, unjudged) for d in top]
