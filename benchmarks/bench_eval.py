@@ -15,6 +15,7 @@ import time
 
 import numpy as np
 
+from benchmarks.goals import judge
 from freshstack_hf.metrics import HEADLINE, NuggetQrels, evaluate, measures_at
 from freshstack_hf.records import NuggetJudgment
 
@@ -136,8 +137,9 @@ def main() -> None:
         ratio = "" if label.startswith("official") else f"  {t_official / t:5.1f}x"
         print(f"{label:46}: {t * 1000:7.1f} ms{ratio}")
     print(f"max |ours - official|, headline metrics of {len(TOPICS)} topics: {diff:.1e} (official rounds to 4 places)")
-    verdict = "met" if t_official / t_fair >= 20 else "NOT met"
-    print(f"goal >= 20x, like for like (both given loaded qrels, ideals computed per call): {verdict}")
+    ratio = t_official / t_fair
+    verdict = judge("evaluator vs the official, like for like", f"{ratio:.1f}x", ">= 20x", ratio >= 20)
+    print(f"like for like (both given loaded qrels, ideals computed per call): {verdict}")
 
 
 if __name__ == "__main__":

@@ -155,12 +155,14 @@ class SpanCounter:
     def count(self, s: int, e: int, prefix: str = "") -> int:
         n = len(self.text)
         s, e = min(max(s, 0), n), min(max(e, 0), n)
-        if e - s <= SHORT:
-            return count(prefix + self.text[s:e]) if e > s else (count(prefix) if prefix else 0)
-        hard, before = self._index()
+        if e <= s:
+            return count(prefix) if prefix else 0
+        if e - s <= SHORT and self._hard is None:  # a short span of a text not indexed yet: encoding it is cheaper
+            return count(prefix + self.text[s:e])
+        hard, before = self._index()  # once indexed, any span is two short ends plus a difference
         i = bisect_right(hard, s)  # first boundary strictly inside: the end before it has its context in the span
         j = bisect_right(hard, e) - 1
-        if i >= len(hard) or j <= i or hard[j] - hard[i] < SHORT:
+        if i >= len(hard) or j <= i:
             return count(prefix + self.text[s:e])
         head, tail = hard[i], hard[j]
         return count(prefix + self.text[s:head]) + (before[j] - before[i]) + count(self.text[tail:e])

@@ -215,6 +215,12 @@ def test_span_counts_equal_encoding_each_span():
         e = s + rng.randrange(0, 12000)
         prefix = rng.choice(["", "owner/repo/x.py\n\n", "a_\n\n"])
         assert counter.count(s, e, prefix) == len(enc.encode_ordinary(prefix + text[s:e]))
+    assert counter._hard is not None  # indexed by now: short spans below are counted from the index too
+    for _ in range(400):
+        s = rng.randrange(len(text))
+        e = s + rng.randrange(0, 300)
+        prefix = rng.choice(["", "owner/repo/x.py\n\n"])
+        assert counter.count(s, e, prefix) == len(enc.encode_ordinary(prefix + text[s:e]))
 
 
 def test_cl100k_file_with_another_hash_is_refused_by_name(tmp_path):
