@@ -22,12 +22,12 @@ PLAIN = "q1 Q0 d1 1 2.5 bm25\nq1 Q0 d2 2 1e-3 bm25\nq2 Q0 d3 1 -0.5 bm25\nq2 Q0 
 TAKEN = {  # files the column reader reads itself
     "plain": PLAIN,
     "no final newline": PLAIN.rstrip("\n"),
-    "blank lines": PLAIN.replace("\n", "\n\n", 2),
     "windows line ends": PLAIN.replace("\n", "\r\n"),
     "queries interleaved": "q1 Q0 d1 1 3 t\nq2 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq3 Q0 d4 1 0.5 t\nq2 Q0 d3 2 1 t\n",
     "scores Python reads": "q1 Q0 d1 1 1_000 t\nq1 Q0 d2 2 .5 t\nq1 Q0 d3 3 +2. t\nq1 Q0 d4 -4 1.00000000000000005 t\n",
 }
 DECLINED = {  # files it leaves to the line reader, which may accept, repair or refuse them
+    "blank lines": PLAIN.replace("\n", "\n\n", 2),
     "tab separated": PLAIN.replace(" ", "\t"),
     "double space": PLAIN.replace("Q0 d1", "Q0  d1"),
     "trailing space": PLAIN.replace("bm25\n", "bm25 \n", 1),
@@ -43,9 +43,12 @@ DECLINED = {  # files it leaves to the line reader, which may accept, repair or 
     "JSON text": '{"q1": {"d1": 1.0}}\n',
     "empty": "",
 }
+UNKNOWN_QUERIES = {  # taken, and in lenient mode dropped with check_entries' own warning and problems
+    "unknown queries": "q9 Q0 d1 1 2.5 a\nq1 Q0 d1 1 1.0 b\nq8 Q0 d2 1 1.0 c\nq9 Q0 d2 2 1.0 a\nq2 Q0 d3 1 2 b\n",
+    "only unknown queries": "q9 Q0 d1 1 2.5 a\nq8 Q0 d2 1 1.0 c\n",
+}
 NOT_CLEAN = {  # well formed, but check_entries has something to say: the column reader's run is not used
     "repeated doc": "q1 Q0 d1 1 2.5 t\nq1 Q0 d1 2 1.0 t\n",
-    "unknown query": "q9 Q0 d1 1 2.5 t\nq1 Q0 d1 1 1.0 t\n",
     "unknown doc": "q1 Q0 d9 1 2.5 t\n",
     "too deep": "".join(f"q1 Q0 d{i} {i} {5 - i} t\n" for i in range(1, 5)),
 }
@@ -66,18 +69,21 @@ def outcome(fn):
     return (loaded, order)
 
 
-@pytest.mark.parametrize("case", [*TAKEN, *DECLINED, *NOT_CLEAN])
+@pytest.mark.parametrize("case", [*TAKEN, *DECLINED, *UNKNOWN_QUERIES, *NOT_CLEAN])
 @pytest.mark.parametrize("strict", [False, True])
 @pytest.mark.parametrize("gzipped", [False, True])
 def test_load_run_equals_the_line_reader(tmp_path, case, strict, gzipped):
-    text = {**TAKEN, **DECLINED, **NOT_CLEAN}[case]
+    text = {**TAKEN, **DECLINED, **UNKNOWN_QUERIES, **NOT_CLEAN}[case]
     path = tmp_path / ("run.trec.gz" if gzipped else "run.trec")
     data = text.encode("utf-8")
     path.write_bytes(gzip.compress(data) if gzipped else data)
     limits = {"query_ids": QUERIES, "doc_ids": DOCS, "max_depth": 3, "strict": strict}
     assert outcome(lambda: load_run(path, **limits)) == outcome(lambda: line_reader(path, **limits))
     taken = clean_trec_columns(path) is not None
-    assert taken == (case in TAKEN or case in NOT_CLEAN), case
+    assert taken == (case not in DECLINED), case
+    if case in UNKNOWN_QUERIES and not strict:  # the column reader's own run, not a fallback, gave it
+        loaded = load_run(path, **limits)
+        assert loaded.warnings and loaded.problems and all(p.row for p in loaded.problems)
 
 
 def test_a_shuffled_release_shaped_run_is_taken_and_equal(tmp_path):

@@ -64,6 +64,20 @@ def _examples(items: Iterable[str], limit: int = 3) -> str:
     return shown + (", ..." if len(items) > limit else "")
 
 
+def _unknown_query_problems(source: str, unknown: Mapping[str, list[int | None]]) -> list[Problem]:
+    """One problem per unknown query ({query: [row of its first line, its line count]}), at its first line."""
+    return [
+        Problem(source, f"unknown query {q!r} ({_plural(n or 0, 'line')})", row=row, unit="line")
+        for q, (row, n) in unknown.items()
+    ]
+
+
+def _unknown_query_warning(unknown: Mapping[str, list[int | None]]) -> str:
+    lines = sum(n or 0 for _, n in unknown.values())
+    queries = _plural(len(unknown), "unknown query", "unknown queries")
+    return f"dropped {_plural(lines, 'line')} of {queries}: {_examples(unknown)}"
+
+
 def check_entries(
     entries: Iterable[Entry],
     *,
@@ -83,7 +97,7 @@ def check_entries(
     `entries` may be a stream that adds to `malformed` as it is read (`stream_entries`). With `keep`, only each
     query's top `keep` (`top_docs`) are kept once every line is checked: what a board scores and archives."""
     run: dict[str, dict[str, float]] = {}
-    unknown_queries: dict[str, list[int | None]] = {}  # query -> rows of its lines
+    unknown_queries: dict[str, list[int | None]] = {}  # query -> [row of its first line, its line count]
     repeated: list[Problem] = []
     unknown_docs: list[Problem] = []
     unknown_doc_queries: set[str] = set()
@@ -94,7 +108,8 @@ def check_entries(
     limit = max_depth + 1 if max_depth is not None else -1
     for query_id, doc_id, score, row, line_tag in entries:
         if query_ids is not None and query_id not in query_ids:
-            unknown_queries.setdefault(query_id, []).append(row)
+            seen = unknown_queries.setdefault(query_id, [row, 0])
+            seen[1] = (seen[1] or 0) + 1
             continue
         if candidates is not None and doc_id not in candidates.get(query_id, no_candidates):
             message = f"doc {doc_id!r} is not among the candidates of query {query_id!r}"
@@ -125,10 +140,7 @@ def check_entries(
         )
         for q, row in too_deep.items()
     ]
-    unknown = [
-        Problem(source, f"unknown query {q!r} ({_plural(len(rows), 'line')})", row=rows[0], unit="line")
-        for q, rows in unknown_queries.items()
-    ]
+    unknown = _unknown_query_problems(source, unknown_queries)
     found = malformed + repeated + unknown_docs + outside + deep + unknown
     found.sort(key=lambda p: (p.row is None, p.row or 0))
     if strict and found:
@@ -136,11 +148,7 @@ def check_entries(
 
     warnings: list[str] = []
     if unknown_queries:
-        lines = sum(len(rows) for rows in unknown_queries.values())
-        warnings.append(
-            f"dropped {_plural(lines, 'line')} of {_plural(len(unknown_queries), 'unknown query', 'unknown queries')}:"
-            f" {_examples(unknown_queries)}"
-        )
+        warnings.append(_unknown_query_warning(unknown_queries))
     if unknown_docs:
         queries = _plural(len(unknown_doc_queries), "query", "queries")
         warnings.append(f"{_plural(len(unknown_docs), 'doc id')} not in the corpus ({queries}), scored as non-relevant")
@@ -182,31 +190,42 @@ def load_run(
     limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict, candidates=candidates)
     if fmt in (None, "trec") and candidates is None:
         columns = clean_trec_columns(path, max_bytes=max_bytes)
-        if columns is not None and (clean := _clean_run(columns, limits, keep)) is not None:
-            return LoadedRun(clean, str(path), columns.tag, "trec")
+        if columns is not None and (clean := _clean_run(columns, limits, keep, str(path))) is not None:
+            return clean
     entries, malformed, fmt = stream_entries(path, fmt, max_bytes=max_bytes)
     return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, keep=keep, **limits)
 
 
-def _clean_run(columns: TrecColumns, limits: RunLimits, keep: int | None) -> dict[str, dict[str, float]] | None:
-    """The run of a well-formed TREC file when `check_entries` would find nothing to say about it (every query
-    known, every doc in the corpus, no doc twice, no query past the depth), else None. The same run as
-    `check_entries` builds: queries in order of first appearance, docs in file order, the same `keep` cut."""
+def _clean_run(columns: TrecColumns, limits: RunLimits, keep: int | None, source: str) -> LoadedRun | None:
+    """The checked run of a well-formed TREC file when `check_entries` would find nothing to say about it but
+    unknown queries in lenient mode (every doc in the corpus, no doc twice, no query past the depth), else None.
+    The same `LoadedRun` as `check_entries` builds: queries in order of first appearance, docs in file order,
+    unknown queries dropped with the same warning and problems, the same `keep` cut."""
     query_ids, doc_ids, max_depth = limits["query_ids"], limits["doc_ids"], limits["max_depth"]
-    if query_ids is not None and not all(q in query_ids for q in columns.queries):
+    groups = zip(columns.queries, columns.starts, columns.starts[1:], columns.first_rows, columns.tags, strict=False)
+    unknown: dict[str, list[int | None]] = {}
+    known: list[tuple[str, int, int, str]] = []
+    for query_id, start, end, first_row, tag in groups:
+        if query_ids is None or query_id in query_ids:
+            known.append((query_id, start, end, tag))
+        else:
+            unknown[query_id] = [first_row, end - start]
+    if unknown and limits["strict"]:
         return None
     if doc_ids is not None:
-        known = doc_ids.issuperset(columns.doc_ids) if isinstance(doc_ids, set | frozenset) else None
-        if not (known if known is not None else all(d in doc_ids for d in columns.doc_ids)):
+        ids = columns.doc_ids if not unknown else [d for _, s, e, _ in known for d in columns.doc_ids[s:e]]
+        known_docs = doc_ids.issuperset(ids) if isinstance(doc_ids, set | frozenset) else all(d in doc_ids for d in ids)
+        if not known_docs:
             return None
     run: dict[str, dict[str, float]] = {}
-    bounds = zip(columns.starts, columns.starts[1:], strict=False)
-    for query_id, (start, end) in zip(columns.queries, bounds, strict=True):
+    for query_id, start, end, _ in known:
         docs = dict(zip(columns.doc_ids[start:end], columns.scores[start:end], strict=True))
         if len(docs) < end - start or (max_depth is not None and len(docs) > max_depth):
             return None  # a repeated doc, or too deep: check_entries reports it
         run[query_id] = {d: docs[d] for d in top_docs(docs, keep)} if keep is not None and len(docs) > keep else docs
-    return run
+    warnings = (_unknown_query_warning(unknown),) if unknown else ()
+    problems = sorted(_unknown_query_problems(source, unknown), key=lambda p: p.row or 0)
+    return LoadedRun(run, source, known[0][3] if known else "", "trec", warnings, tuple(problems))
 
 
 def check_run(

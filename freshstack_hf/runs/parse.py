@@ -102,13 +102,15 @@ def trec_entries(lines: Iterable[str], source: str, problems: list[Problem]) -> 
 
 class TrecColumns(NamedTuple):
     """A well-formed TREC run grouped by query (queries in order of first appearance, each query's lines in file
-    order): `doc_ids[starts[i]:starts[i + 1]]` are the docs of `queries[i]`, `starts` ending with the line count."""
+    order): `doc_ids[starts[i]:starts[i + 1]]` are the docs of `queries[i]`, `starts` ending with the line count;
+    `first_rows[i]` is the file line of the query's first line and `tags[i]` that line's tag."""
 
     queries: list[str]
     starts: list[int]
+    first_rows: list[int]
+    tags: list[str]
     doc_ids: list[str]
     scores: list[float]
-    tag: str
 
 
 _TREC_NAMES = ("query_id", "q0", "doc_id", "rank", "score", "tag")
@@ -119,8 +121,8 @@ def clean_trec_columns(path: str | Path, *, max_bytes: int | None = None) -> Tre
 
     Accepted only if the line reader would split every line the same way: six non-empty fields of printable
     ASCII split by single spaces, integer ranks, finite scores read by Python's `float` (the very function the
-    line reader uses), no byte-order mark. Any error here, a read error included, means None: the line reader
-    then raises or reports it with the line number."""
+    line reader uses), no blank line (so row numbers are line numbers), no byte-order mark. Any error here, a read
+    error included, means None: the line reader then raises or reports it with the line number."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -144,17 +146,20 @@ def clean_trec_columns(path: str | Path, *, max_bytes: int | None = None) -> Tre
     codes = pc.dictionary_encode(table.column("query_id")).combine_chunks()
     index = codes.indices.to_numpy(zero_copy_only=False)
     doc_ids = table.column("doc_id")
+    order = None
     if np.any(np.diff(index) < 0):  # codes number queries by first appearance: sorted means grouped
         order = np.argsort(index, kind="stable")  # a query's lines apart: grouped, each keeping its file order
         index, doc_ids = index[order], doc_ids.take(pa.array(order))
         scores = [scores[i] for i in order.tolist()]
-    cuts = (np.flatnonzero(np.diff(index)) + 1).tolist()
+    starts = np.concatenate([[0], np.flatnonzero(np.diff(index)) + 1])
+    first = starts if order is None else order[starts]  # every line is a table row: blank lines are declined
     return TrecColumns(
         queries=codes.dictionary.to_pylist(),
-        starts=[0, *cuts, len(scores)],
+        starts=[*starts.tolist(), len(scores)],
+        first_rows=(first + 1).tolist(),
+        tags=table.column("tag").take(pa.array(first)).to_pylist(),
         doc_ids=doc_ids.to_pylist(),
         scores=scores,
-        tag=table.column("tag")[0].as_py(),
     )
 
 
@@ -174,7 +179,10 @@ def _trec_table(path: Path, max_bytes: int | None):
         return None
     options = {
         "read_options": pcsv.ReadOptions(column_names=list(_TREC_NAMES), block_size=1 << 22),
-        "parse_options": pcsv.ParseOptions(delimiter=" ", quote_char=False, escape_char=False),
+        # a blank line fails to parse (one field): each row is then the file line of the same number
+        "parse_options": pcsv.ParseOptions(
+            delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=False
+        ),
         "convert_options": pcsv.ConvertOptions(column_types=dict.fromkeys(_TREC_NAMES, pa.string())),
     }
     if gzipped and max_bytes is not None:
