@@ -109,3 +109,21 @@ def test_a_gzip_past_its_limit_is_refused_the_same_way(tmp_path):
     assert clean_trec_columns(plain, max_bytes=1000) is None
     with pytest.raises(FreshStackError, match="expands past 1,000 bytes"):
         load_run(plain, max_bytes=1000)
+
+
+def test_reading_a_run_by_columns_imports_no_pandas(tmp_path):
+    """pyarrow imports pandas (a quarter of a second) as soon as it converts a Python or NumPy object: the column
+    reader never does, so `evaluate` starts without it."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "run.trec"
+    path.write_text(TAKEN["queries interleaved"])
+    code = (
+        "import sys; from freshstack_hf.runs import load_run; "
+        f"loaded = load_run({str(path)!r}, query_ids={set(QUERIES)!r}); "
+        "assert loaded.run['q1'] == {'d1': 3.0, 'd2': 1.0}; print('pandas' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert clean_trec_columns(path) is not None
+    assert done.stdout.strip() == "False"

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from freshstack_hf.metrics import NuggetQrels, nugget_report, uncovered_nuggets
-from freshstack_hf.metrics.uncertainty import bootstrap_ci, paired_test
+from freshstack_hf.metrics.uncertainty import bootstrap_ci, bootstrap_cis, paired_test
 from freshstack_hf.records import Nugget, NuggetJudgment
 
 RNG = np.random.default_rng(11)
@@ -26,6 +26,36 @@ def test_interval_contains_the_mean_and_narrows_with_more_queries():
 def test_interval_is_deterministic_with_a_seed():
     assert bootstrap_ci(SCORES, seed=3) == bootstrap_ci(SCORES, seed=3)
     assert bootstrap_ci(SCORES, seed=3) != bootstrap_ci(SCORES, seed=4)
+
+
+def _reference_interval(groups: list[np.ndarray], resamples: int, seed: int) -> tuple[float, float]:
+    """The stratified percentile bootstrap written out plainly: per topic, `resamples` draws of its queries from
+    one seeded generator (topic after topic, in chunks of at most 2,000,000 entries), the mean over topics."""
+    rng = np.random.default_rng(seed)
+    per_topic = []
+    for g in groups:
+        step, means = max(1, 2_000_000 // len(g)), []
+        for start in range(0, resamples, step):
+            picks = rng.integers(0, len(g), size=(min(resamples, start + step) - start, len(g)))
+            means.append(g[picks].mean(axis=1))
+        per_topic.append(np.concatenate(means))
+    low, high = np.percentile(np.mean(per_topic, axis=0), [2.5, 97.5])
+    return float(low), float(high)
+
+
+def test_intervals_of_several_measures_share_draws_and_equal_each_alone():
+    rng = np.random.default_rng(5)
+    sizes = [203, 57, 184]
+    columns = {m: [rng.random(n) ** (i + 1) for n in sizes] for i, m in enumerate(["a@10", "c@20", "r@50"])}
+    together = bootstrap_cis(columns, resamples=700, seed=11)
+    for m, groups in columns.items():
+        alone = bootstrap_ci(groups, resamples=700, seed=11)
+        assert together[m] == alone  # bit for bit
+        assert (alone.low, alone.high) == _reference_interval(groups, 700, 11)
+    flat = bootstrap_cis({m: groups[0] for m, groups in columns.items()}, resamples=300, seed=2)
+    assert flat["c@20"] == bootstrap_ci(columns["c@20"][0], resamples=300, seed=2)
+    uneven = bootstrap_cis({"x": [0.1, 0.5, 0.9], "y": [0.2, 0.4]}, resamples=200, seed=1)  # not the same queries
+    assert uneven["y"] == bootstrap_ci([0.2, 0.4], resamples=200, seed=1)
 
 
 def test_constant_scores_give_a_zero_width_interval():

@@ -16,7 +16,7 @@ from typing import Any
 
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.metrics.engine import TopicResult, average_topics
-from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_ci, paired_test
+from freshstack_hf.metrics.uncertainty import Interval, PairedTest, bootstrap_cis, paired_test
 
 AVERAGE = "average"  # the scope of the all-topics values, beside the topic names
 
@@ -62,13 +62,12 @@ def tabulate(
         for name, result in topics.items():
             ids = [m for m in (result.metrics if wanted is None else wanted) if m in result.metrics]
             if result.per_query and ids:
-                intervals[name] = {m: bootstrap_ci(result.column(m), resamples=resamples, seed=seed) for m in ids}
+                intervals[name] = bootstrap_cis({m: result.column(m) for m in ids}, resamples=resamples, seed=seed)
     average = average_topics(topics)
     ids = [m for m in (average if wanted is None else wanted) if m in average]
     if resamples > 0 and ids and all(r.per_query for r in topics.values()):
-        intervals[AVERAGE] = {
-            m: bootstrap_ci([r.column(m) for r in topics.values()], resamples=resamples, seed=seed) for m in ids
-        }
+        columns = {m: [r.column(m) for r in topics.values()] for m in ids}
+        intervals[AVERAGE] = bootstrap_cis(columns, resamples=resamples, seed=seed)
     return intervals, average
 
 

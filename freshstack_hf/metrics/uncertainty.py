@@ -58,18 +58,24 @@ def _groups(values: Groups) -> list[np.ndarray]:
     return groups
 
 
-def _boot_means(x: np.ndarray, resamples: int, rng: np.random.Generator) -> np.ndarray:
-    """Means of `resamples` bootstrap samples of x (drawn with replacement, same size as x)."""
-    out = np.empty(resamples)
-    step = max(1, _CHUNK // len(x))
+def _boot_means(xs: Sequence[np.ndarray], resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Means of `resamples` bootstrap samples of each x (drawn with replacement, same size as x); the xs, one per
+    measure of the same queries, share each draw, so each gets exactly the means it would get alone."""
+    n = len(xs[0])
+    out = [np.empty(resamples) for _ in xs]
+    step = max(1, _CHUNK // n)
     for start in range(0, resamples, step):
         stop = min(resamples, start + step)
-        out[start:stop] = x[rng.integers(0, len(x), size=(stop - start, len(x)))].mean(axis=1)
+        picks = rng.integers(0, n, size=(stop - start, n))
+        for x, means in zip(xs, out, strict=True):
+            means[start:stop] = x[picks].mean(axis=1)
     return out
 
 
-def _stratified_means(groups: list[np.ndarray], resamples: int, rng: np.random.Generator) -> np.ndarray:
-    return np.mean([_boot_means(g, resamples, rng) for g in groups], axis=0)
+def _stratified_means(groups: list[list[np.ndarray]], resamples: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Per measure, the mean over topics of its bootstrap means; `groups[t][m]` is topic t's scores of measure m."""
+    per_topic = [_boot_means(measures, resamples, rng) for measures in groups]
+    return [np.mean([topic[m] for topic in per_topic], axis=0) for m in range(len(groups[0]))]
 
 
 def _percentiles(samples: np.ndarray, confidence: float) -> tuple[float, float]:
@@ -86,11 +92,36 @@ def bootstrap_ci(
     seed: int = SEED,
 ) -> Interval:
     """Percentile bootstrap interval of a mean; pass per-topic groups for the stratified all-topics mean."""
-    groups = _groups(_as_groups(values))
+    return bootstrap_cis({"": values}, confidence=confidence, resamples=resamples, seed=seed)[""]
+
+
+def bootstrap_cis(
+    columns: Mapping[str, Sequence[float] | Groups],
+    *,
+    confidence: float = 0.95,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> dict[str, Interval]:
+    """`bootstrap_ci` of several measures of the same queries (name -> values, flat or per topic), each interval
+    exactly `bootstrap_ci`'s: one seeded draw of queries serves every measure, a third of the cost for three."""
+    grouped = {name: _groups(_as_groups(values)) for name, values in columns.items()}
+    shapes = {tuple(len(g) for g in groups) for groups in grouped.values()}
+    if len(shapes) > 1:  # different queries per measure: each its own draws
+        return {
+            name: bootstrap_ci(values, confidence=confidence, resamples=resamples, seed=seed)
+            for name, values in columns.items()
+        }
+    names = list(grouped)
+    if not names:
+        return {}
     rng = np.random.default_rng(seed)
-    mean = float(np.mean([g.mean() for g in groups]))
-    low, high = _percentiles(_stratified_means(groups, resamples, rng), confidence)
-    return Interval(mean, low, high, confidence)
+    by_topic = [[grouped[name][t] for name in names] for t in range(len(grouped[names[0]]))]
+    samples = _stratified_means(by_topic, resamples, rng)
+    out = {}
+    for name, boot in zip(names, samples, strict=True):
+        mean = float(np.mean([g.mean() for g in grouped[name]]))
+        out[name] = Interval(mean, *_percentiles(boot, confidence), confidence)
+    return out
 
 
 def _as_groups(values: Sequence[float] | Groups) -> Groups:
@@ -119,7 +150,7 @@ def paired_test(
     diffs = [gb - ga for ga, gb in zip(groups_a, groups_b, strict=True)]
     observed = float(np.mean([d.mean() for d in diffs]))
     rng = np.random.default_rng(seed)
-    boot = _stratified_means(diffs, resamples, rng)
+    (boot,) = _stratified_means([[d] for d in diffs], resamples, rng)
     low, high = _percentiles(boot, confidence)
     if method == "randomization":
         null = _sign_flip_means(diffs, resamples, rng)

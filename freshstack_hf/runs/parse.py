@@ -19,6 +19,7 @@ file by construction: the fast one only ever accepts what the slow one would spl
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import json
@@ -26,7 +27,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from freshstack_hf.errors import FreshStackError, Problem
 
@@ -122,74 +123,117 @@ def clean_trec_columns(path: str | Path, *, max_bytes: int | None = None) -> Tre
     Accepted only if the line reader would split every line the same way: six non-empty fields of printable
     ASCII split by single spaces, integer ranks, finite scores read by Python's `float` (the very function the
     line reader uses), no blank line (so row numbers are line numbers), no byte-order mark. Any error here, a read
-    error included, means None: the line reader then raises or reports it with the line number."""
+    error included, means None: the line reader then raises or reports it with the line number.
+
+    The file is read a block at a time (pyarrow's streaming CSV reader), each block checked and turned into
+    Python lists before the next is read, so the text is never held whole, as text or as a table."""
     import numpy as np
-    import pyarrow as pa
-    import pyarrow.compute as pc
 
     path = Path(path)
+    codes: dict[str, int] = {}  # query id -> number, in order of first appearance
+    tags: list[str] = []  # the tag of each query's first line, by number
+    parts: list[np.ndarray] = []
+    doc_ids: list[str] = []
+    scores: list[float] = []
     try:
-        table = _trec_table(path, max_bytes)
-        if table is None or table.num_rows == 0:
-            return None
-        for name in _TREC_NAMES:
-            column = table.column(name)
-            if not pc.all(pc.ascii_is_printable(column)).as_py() or pc.min(pc.binary_length(column)).as_py() < 1:
+        with _trec_blocks(path, max_bytes) as blocks:
+            if blocks is None:
                 return None
-        if not pc.all(pc.match_substring_regex(table.column("rank"), r"^-?[0-9]+$")).as_py():
-            return None
-        scores = list(map(float, table.column("score").to_pylist()))
-        if not all(map(math.isfinite, scores)):
-            return None
+            for block in blocks:
+                if not _plain_block(block):
+                    return None
+                scores.extend(map(float, block.column("score").to_pylist()))
+                doc_ids.extend(block.column("doc_id").to_pylist())
+                parts.append(_query_numbers(block, codes, tags))
     except Exception:  # whatever went wrong, the line reader reads the file and says what
         return None
-    codes = pc.dictionary_encode(table.column("query_id")).combine_chunks()
-    index = codes.indices.to_numpy(zero_copy_only=False)
-    doc_ids = table.column("doc_id")
+    if not scores or not all(map(math.isfinite, scores)):
+        return None
+    index = np.concatenate(parts)
     order = None
-    if np.any(np.diff(index) < 0):  # codes number queries by first appearance: sorted means grouped
+    if np.any(np.diff(index) < 0):  # numbered by first appearance: sorted means grouped
         order = np.argsort(index, kind="stable")  # a query's lines apart: grouped, each keeping its file order
-        index, doc_ids = index[order], doc_ids.take(pa.array(order))
+        index = index[order]
+        doc_ids = [doc_ids[i] for i in order.tolist()]
         scores = [scores[i] for i in order.tolist()]
     starts = np.concatenate([[0], np.flatnonzero(np.diff(index)) + 1])
-    first = starts if order is None else order[starts]  # every line is a table row: blank lines are declined
+    first = (starts if order is None else order[starts]).tolist()  # blank lines are declined: row = line
     return TrecColumns(
-        queries=codes.dictionary.to_pylist(),
+        queries=list(codes),
         starts=[*starts.tolist(), len(scores)],
-        first_rows=(first + 1).tolist(),
-        tags=table.column("tag").take(pa.array(first)).to_pylist(),
-        doc_ids=doc_ids.to_pylist(),
+        first_rows=[row + 1 for row in first],
+        tags=tags,
+        doc_ids=doc_ids,
         scores=scores,
     )
 
 
-def _trec_table(path: Path, max_bytes: int | None):
-    """The file as six string columns (pyarrow's CSV reader), or None for a file the line reader should see: one
-    that is JSON or starts with a byte-order mark, or a plain file over `max_bytes`. pyarrow reads the file (and
-    a gzip one) natively, except a gzip one under a size limit, read through the capped stream."""
+def _plain_block(block) -> bool:
+    """Every field non-empty printable ASCII (so no other whitespace the line reader would split on), every
+    rank an integer."""
+    import pyarrow.compute as pc
+
+    for name in _TREC_NAMES:
+        column = block.column(name)
+        if not pc.all(pc.ascii_is_printable(column)).as_py() or pc.min(pc.binary_length(column)).as_py() < 1:
+            return False
+    return bool(pc.all(pc.match_substring_regex(block.column("rank"), r"^-?[0-9]+$")).as_py())
+
+
+def _query_numbers(block, codes: dict[str, int], tags: list[str]):
+    """The block's query ids as numbers in order of first appearance in the file (new ones added to `codes`, with
+    the tag of their first line added to `tags`). Read from Arrow buffers: pyarrow's conversions to NumPy import
+    pandas, a quarter of a second of every scoring command's start."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    local = pc.dictionary_encode(block.column("query_id"))
+    indices = local.indices  # int32, no nulls
+    index = np.frombuffer(indices.buffers()[1], dtype=np.int32, count=len(indices), offset=4 * indices.offset)
+    names = local.dictionary.to_pylist()  # in order of first appearance within the block
+    fresh = [i for i, q in enumerate(names) if q not in codes]
+    if fresh:
+        first = np.unique(index, return_index=True)[1]
+        tag = block.column("tag")
+        for i in fresh:
+            codes[names[i]] = len(codes)
+            tags.append(tag[int(first[i])].as_py())
+    return np.array([codes[q] for q in names], dtype=np.int64)[index]
+
+
+@contextlib.contextmanager
+def _trec_blocks(path: Path, max_bytes: int | None) -> Iterator[Any]:
+    """The file's blocks as six string columns (pyarrow's streaming CSV reader), or None for a file the line
+    reader should see: one that is JSON or starts with a byte-order mark, or a plain file over `max_bytes`. pyarrow
+    reads the file (and a gzip one) natively, except a gzip one under a size limit, read through the capped
+    stream."""
     import pyarrow as pa
     import pyarrow.csv as pcsv
 
     with open_stream(path, "run", max_bytes) as handle:
         head = handle.buffer.peek(1 << 12)
-    if head.startswith(b"\xef\xbb\xbf") or detect_format(path, head.decode("ascii", "replace")) != "trec":
-        return None
     gzipped = path.suffix == ".gz"
-    if not gzipped and max_bytes is not None and path.stat().st_size > max_bytes:
-        return None
+    if (
+        head.startswith(b"\xef\xbb\xbf")
+        or detect_format(path, head.decode("ascii", "replace")) != "trec"
+        or (not gzipped and max_bytes is not None and path.stat().st_size > max_bytes)
+    ):
+        yield None
+        return
     options = {
-        "read_options": pcsv.ReadOptions(column_names=list(_TREC_NAMES), block_size=1 << 22),
+        "read_options": pcsv.ReadOptions(column_names=list(_TREC_NAMES), block_size=1 << 20, use_threads=False),
         # a blank line fails to parse (one field): each row is then the file line of the same number
         "parse_options": pcsv.ParseOptions(
             delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=False
         ),
         "convert_options": pcsv.ConvertOptions(column_types=dict.fromkeys(_TREC_NAMES, pa.string())),
     }
-    if gzipped and max_bytes is not None:
-        with open_stream(path, "run", max_bytes) as handle:
-            return pcsv.read_csv(handle.buffer, **options)
-    source = pa.input_stream(str(path), compression="gzip" if gzipped else None)
-    return pcsv.read_csv(source, **options)
+    with contextlib.ExitStack() as stack:
+        if gzipped and max_bytes is not None:
+            source = stack.enter_context(open_stream(path, "run", max_bytes)).buffer
+        else:
+            source = stack.enter_context(pa.input_stream(str(path), compression="gzip" if gzipped else None))
+        yield pcsv.open_csv(source, **options)
 
 
 class _Pairs(list):
