@@ -161,8 +161,8 @@ class Dataset:
         )
 
     def warm(self) -> None:
-        """Read every topic now, so the first user (a submission, a page view) does not pay for it."""
-        self.query_ids(), self.doc_ids(), [self.qrels(t) for t in self.topics]
+        """Read every topic now and hash the revision, so the first user (a submission, a page view) does not pay."""
+        self.query_ids(), self.doc_ids(), [self.qrels(t) for t in self.topics], self.revision
 
 
 _OPEN: dict[tuple[str, str | None], Dataset] = {}
