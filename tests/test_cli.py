@@ -113,6 +113,24 @@ def test_synth_writes_120k_docs_that_validate(tmp_path):
     assert cli("validate", str(tmp_path / "freshstack")).returncode == 0
 
 
+def test_a_command_parsed_alone_has_the_same_help_and_imports_no_other_command():
+    full = next(a for a in build_parser()._actions if a.dest == "command").choices
+    for name in SUBCOMMANDS:
+        alone = next(a for a in build_parser(name)._actions if a.dest == "command").choices
+        assert list(alone) == [name.replace("_", "-")]
+        assert alone[name.replace("_", "-")].format_help() == full[name.replace("_", "-")].format_help()
+    code = (
+        "import sys; from freshstack_hf.cli.main import main\n"
+        "try:\n    main(['evaluate', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('leaderboard', 'freshstack_hf.cli.'))))"
+    )
+    done = subprocess.run([EXE.parent / "python", "-c", code], capture_output=True, text=True, check=True)
+    assert (
+        done.stdout.strip().splitlines()[-1]
+        == "['freshstack_hf.cli.common', 'freshstack_hf.cli.evaluate', 'freshstack_hf.cli.main']"
+    )
+
+
 def test_top_level_help_lists_every_command():
     r = cli("--help")
     assert r.returncode == 0, r.stderr
