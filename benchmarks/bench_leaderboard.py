@@ -54,7 +54,8 @@ def fill_store(store: Any, revision: str) -> None:
         )
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A free loopback port for a board a bench serves (`bench_visitors` starts its boards on them too)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -93,7 +94,7 @@ def main() -> None:
         _first_page_against_before(store, ctx)
 
         demo = build_app(ctx, store)
-        port = _free_port()
+        port = free_port()
         launch_app(demo, port=port, prevent_thread_lock=True, quiet=True)
         url = f"http://127.0.0.1:{port}/"
         try:

@@ -41,7 +41,7 @@ HELP = "moderate the leaderboard (hide, unhide, delete a system), print its audi
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.store.archive import RUNS_DIR_HELP
+    from leaderboard.defaults import RUNS_DIR_HELP
 
     store = "store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)"
     # --store goes before the action or after it: the action's own option leaves the admin's value alone unless given

@@ -49,8 +49,7 @@ EPHEMERAL_NOTICE = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from freshstack_hf.baselines import METHODS, board_methods
-    from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR
-    from leaderboard.store.archive import RUNS_DIR_HELP
+    from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, RUNS_DIR_HELP
 
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
     p.add_argument(

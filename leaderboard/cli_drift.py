@@ -26,7 +26,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
     drift.add_arguments(p)
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
-    from leaderboard.store.archive import RUNS_DIR_HELP
+    from leaderboard.defaults import RUNS_DIR_HELP
 
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
 

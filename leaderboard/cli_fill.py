@@ -29,7 +29,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system", type=int, required=True, help="the stored system's id (the table's # column)")
     p.add_argument("--topic", required=True, help="the topic to fill")
     p.add_argument("--k", type=int, default=10, help="depth of the ranking to fill (default: 10)")
-    from leaderboard.store.archive import RUNS_DIR_HELP
+    from leaderboard.defaults import RUNS_DIR_HELP
 
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument("--now", action="store_true", help="judge here and now instead of queueing a worker job")

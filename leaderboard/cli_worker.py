@@ -36,7 +36,7 @@ HELP = "run an evaluation worker for the leaderboard's job queue"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.store.archive import RUNS_DIR_HELP
+    from leaderboard.defaults import RUNS_DIR_HELP
 
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
     p.add_argument("--dataset", help="dataset repo (folder or Hub id) for jobs that name none ($FRESHSTACK_DATASET)")

@@ -1,10 +1,12 @@
-"""The board's defaults, each named once: where its store lives, and the upload cap and rate limit a board starts
+"""The board's defaults, each named once: where its store lives, the upload cap and rate limit a board starts
 with (`freshstack-hf leaderboard --max-file-mb / --rate-limit`, `build_app`, `launch_app` and the submitters all
-read them from here).
+read them from here), how many of its events run at once (`leaderboard.page.page.READ` / `WRITE`) and how many
+rendered views it keeps (`$FRESHSTACK_READ_CONCURRENCY` and `$FRESHSTACK_VIEW_CACHE` tune those two).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
@@ -13,6 +15,33 @@ DATA_DIR_ENV = "FRESHSTACK_DATA_DIR"
 MAX_UPLOAD_MB = 20.0  # the cap: an answers file as uploaded; a run's part the board keeps (its top 100 per query)
 RATE_LIMIT_PER_HOUR = 10  # accepted submissions per identity in any hour; 0 or None turns it off
 GZIP_RATIO = 25  # an upload may hold this many times the cap as text (a run read to its kept depth; gzip bombs)
+READ_CONCURRENCY_ENV = "FRESHSTACK_READ_CONCURRENCY"
+VIEW_CACHE_ENV = "FRESHSTACK_VIEW_CACHE"
+
+
+def _count_from_env(name: str, default: int, least: int) -> int:
+    """An operator's whole number >= `least` from `name`, else `default`; a bad value is said and ignored (a typo
+    in a tuning knob must not stop the board)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    if raw.isdigit() and int(raw) >= least:
+        return int(raw)
+    logging.getLogger(__name__).warning("%s=%r is not a whole number >= %d: %d is used", name, raw, least, default)
+    return default
+
+
+# Events at once. Reads (every table, export, Detail and nugget view, plot, the load chain) share one group: they
+# change nothing, and a visitor's table must not wait in line behind 49 others' (queued 8 at a time, 50 visitors
+# saw `/table` take 3.8 s at p95: `benchmarks/bench_visitors.py`). Writes (a submission form, a moderation action)
+# stay few at once each: a submission scores its run in this process, and the store serialises writers anyway.
+READ_CONCURRENCY = _count_from_env(READ_CONCURRENCY_ENV, 64, least=1)
+WRITE_CONCURRENCY = 4
+EVENT_THREADS = READ_CONCURRENCY + 4 * WRITE_CONCURRENCY  # Gradio's event threads: every read, and a few write forms
+# Rendered views a board keeps per store state (`StoreFrame.view`, and the page's HTML in `first_paint`): the
+# pages, first paints and exports visitors ask for, so fifty identical requests cost one render; a search typed
+# letter by letter makes a view per letter. 0 renders every request again.
+VIEW_CACHE_ENTRIES = _count_from_env(VIEW_CACHE_ENV, 128, least=0)
 
 
 def upload_bytes(max_file_mb: float) -> int:
@@ -35,3 +64,11 @@ def default_data_dir() -> Path:
 
 def default_store_url() -> str:
     return os.environ.get(STORE_ENV) or f"sqlite:///{default_data_dir() / 'leaderboard.db'}"
+
+
+# Help of every command's --runs-dir; here, not beside the archive, so `--help` and argument parsing import no
+# database driver.
+RUNS_DIR_HELP = (
+    "optional local cache of the rankings and files the store keeps (an older release's runs archive found there, "
+    "or in <data dir>/runs, is imported into the store)"
+)

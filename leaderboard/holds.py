@@ -4,8 +4,10 @@
   the worker's job process until PATH exists, then computes as usual. A test can look at a freshly started
   leaderboard while its baselines are certainly still queued or running, and release them by creating the file.
 * `FRESHSTACK_TEST_PAUSE=POINT=PATH`: the process stops at `POINT` (`add_system`: a submission's transaction,
-  its blobs and scores written, not yet committed; `finish_job`: a job's results the same), creates PATH to say
-  so and waits there, so a test can kill it in the middle of a write and check that nothing half-written stays.
+  its blobs and scores written, not yet committed; `finish_job`: a job's results the same; `table`: a render of
+  the Leaderboard table, the `/table` API's, as it starts), creates PATH to say so and waits there, so a test can
+  kill it in the middle of a write and check that nothing half-written stays, or see a second read start while
+  the first is held (each call reaching `POINT` creates PATH again, once the test has removed it).
 
 Nothing else reads them; never set them on a real deployment (a hold lasts up to `HOLD_LIMIT_SECONDS`).
 """

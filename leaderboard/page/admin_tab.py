@@ -16,7 +16,7 @@ import gradio as gr
 import pandas as pd
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.page.page import REFRESH, Page, PageTab, Profile
+from leaderboard.page.page import READ, REFRESH, WRITE, Page, PageTab, Profile
 from leaderboard.sanitize import escape_markdown
 from leaderboard.store.audit import short_hash
 from leaderboard.submission import identity_of
@@ -147,9 +147,9 @@ class AdminTab(PageTab):
 
             return act
 
-        page.demo.load(view, None, [item, moderated, log], api_name=False)
+        page.demo.load(view, None, [item, moderated, log], api_name=False, **READ)
         refresh = page.part(REFRESH)  # the Leaderboard table follows at once
         for name, button in buttons.items():
-            button.click(action(name), [system, reason], [outcome, moderated, log], api_name=False).then(
-                *refresh, api_name=False
+            button.click(action(name), [system, reason], [outcome, moderated, log], api_name=False, **WRITE).then(
+                *refresh, api_name=False, **READ
             )

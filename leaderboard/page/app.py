@@ -5,8 +5,7 @@ track's plain functions (tested without Gradio). Every event has an `api_name`, 
 `/table` (one page), `/export` (every row), `/computing`, `/detail`, `/plots`, `/draw`, `/speed`, `/submit_run`,
 `/submit_model`, for the Reranking tab `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`, and for the
 Answers tab `/answers_table`, `/submit_answers`) is what the tests and `gradio_client` users drive. Gradio refuses
-a file over `GZIP_RATIO` times the upload cap (`max_file_size`); the submitter applies the cap to what it keeps.
-"""
+a file over `GZIP_RATIO` times the upload cap (`max_file_size`); the submitter applies the cap to what it keeps."""
 
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ import gradio as gr
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, transfer_bytes
+from leaderboard.defaults import EVENT_THREADS, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, WRITE_CONCURRENCY, transfer_bytes
 from leaderboard.page import first_paint, tabs
 from leaderboard.page.page import Page, Settings
 from leaderboard.page.sign_in import sign_in_row
@@ -83,7 +82,7 @@ def build_app(
         page.chain_load()
         for tab in shown:
             tab.wire(page)
-    demo.queue(default_concurrency_limit=4)
+    demo.queue(default_concurrency_limit=WRITE_CONCURRENCY)  # every event names its own (`page.READ`, `WRITE`)
     demo.first_paint_rows = page.first_paint_rows  # served by launch_app (see leaderboard.page.first_paint)
     demo.first_paint_notice = notice
     return demo
@@ -98,9 +97,10 @@ def launch_app(
     prevent_thread_lock: bool = False,
     quiet: bool = False,
 ) -> Any:
-    """Serve `demo` in `theme()`; Gradio's own limit (`transfer_bytes`) is checked before a file is kept."""
+    """Serve `demo` in `theme()`, events in threads of their own; Gradio checks `transfer_bytes` on each upload."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     launched = demo.launch(
+        max_threads=EVENT_THREADS,
         theme=theme(),
         server_name=host,
         server_port=port,

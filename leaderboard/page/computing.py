@@ -17,7 +17,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page.page import Page
+from leaderboard.page.page import READ, Page
 from leaderboard.sanitize import escape_markdown
 from leaderboard.store.store import Store
 
@@ -83,9 +83,9 @@ class StatusLine:
 
         page.on_load(on_load, None, [self.line, self.timer, self.seen], api_name=False)
         outputs = [self.line, self.timer, self.seen, *targets]
-        self.timer.tick(tick, [self.seen, *inputs], outputs, api_name=False, show_progress="hidden")
+        self.timer.tick(tick, [self.seen, *inputs], outputs, api_name=False, show_progress="hidden", **READ)
 
         def computing() -> list[dict[str, Any]]:
             return in_progress(store)
 
-        gr.api(computing, api_name="computing", api_description=in_progress.__doc__)
+        gr.api(computing, api_name="computing", api_description=in_progress.__doc__, **READ)

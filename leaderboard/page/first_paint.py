@@ -17,6 +17,12 @@ is put into the HTML by wrapping the ASGI app of Gradio's index route, so Gradio
 dependencies, OAuth included) still produces the page. The same wrapper keeps the table's `?page=` away from
 that handler, which would read it as the page of a multipage Gradio app (this app has one page) and fail on
 `?page=2`.
+
+The wrapper also keeps the finished page (`PageCache`): Gradio builds it anew for every request (its whole
+config, 230 kB for this app, copied and rewritten: 20 ms of the interpreter), which fifty visitors arriving at
+once paid one after another before any of them could ask for the first paint's rows. The page holds no row of
+the store, only the app's layout, so one answer serves every request that Gradio would answer alike: the same
+address, host and proxy headers, cookies and credentials.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ import html
 import json
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
@@ -35,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from leaderboard.defaults import VIEW_CACHE_ENTRIES
 from leaderboard.page.display import display
 
 logger = logging.getLogger(__name__)
@@ -48,6 +56,12 @@ NOTICE_STYLE = (
     "font-family:system-ui,sans-serif;font-size:15px;line-height:1.4"
 )
 BODY = re.compile(rb"<body\b[^>]*>")
+# What Gradio's index route reads of a request besides its address: the root URL it writes into the page comes
+# from the host and proxy headers, the signed-in user from the cookies or credentials.
+PAGE_HEADERS = frozenset(
+    {b"host", b"cookie", b"authorization", b"forwarded", b"x-forwarded-host", b"x-forwarded-proto",
+     b"x-forwarded-port", b"x-forwarded-prefix"}
+)  # fmt: skip
 
 SCRIPT = """<script>(function () {
   var notice = %(notice)s;
@@ -150,19 +164,66 @@ def _without(scope: Mapping[str, Any], names: tuple[str, ...]) -> Mapping[str, A
     return {**scope, "query_string": kept.encode("latin-1")}
 
 
+Answer = tuple[dict[str, Any], bytes]  # a finished page: its `http.response.start` message and its body
+
+
+class PageCache:
+    """Finished index pages by what Gradio's handler reads of a request (`key`), the `size` latest kept. Only a
+    plain HTML answer (status 200, no cookie set) is kept. Requests for a page being built wait for it rather
+    than build it again; all of it runs on the server's event loop, one coroutine at a time, so it needs no lock.
+    """
+
+    def __init__(self, size: int = VIEW_CACHE_ENTRIES) -> None:
+        self.size = size
+        self._pages: OrderedDict[tuple[Any, ...], asyncio.Future[Answer | None]] = OrderedDict()
+
+    @staticmethod
+    def key(scope: Mapping[str, Any]) -> tuple[Any, ...]:
+        headers = sorted((k.lower(), v) for k, v in scope.get("headers", []) if k.lower() in PAGE_HEADERS)
+        where = (scope.get("scheme"), scope.get("server"), scope.get("root_path", ""), scope.get("path"))
+        return (*where, scope.get("query_string", b""), tuple(headers))
+
+    async def answer(self, scope: Mapping[str, Any], build: Callable[[], Awaitable[Answer | None]]) -> Answer | None:
+        """The page for `scope`: kept, being built, or built now by `build()` (None: not a page to keep)."""
+        key = self.key(scope)
+        found = self._pages.get(key)
+        if found is not None:
+            self._pages.move_to_end(key)
+            answer = await asyncio.shield(found)
+            if answer is not None:
+                return answer
+        mine: asyncio.Future[Answer | None] = asyncio.get_running_loop().create_future()
+        if self.size:
+            self._pages[key] = mine
+            while len(self._pages) > self.size:
+                self._pages.popitem(last=False)
+        answer = None
+        try:
+            answer = await build()
+        finally:
+            kept = answer is not None and answer[0].get("status") == 200
+            kept = kept and not any(k.lower() == b"set-cookie" for k, _ in answer[0].get("headers", []))
+            mine.set_result(answer if kept else None)
+            if not kept and self._pages.get(key) is mine:
+                del self._pages[key]
+        return answer
+
+
 def _with_script(
     asgi: Callable[..., Any],
     snippet: bytes,
     own: tuple[str, ...] = OWN_PARAMS,
     warm: Callable[[Mapping[str, str]], Any] | None = None,
     top: bytes = b"",
+    pages: PageCache | None = None,
 ) -> Callable[..., Any]:
     """The index route's ASGI app, with `snippet` put before `</head>` of its HTML answers (and `top`, when
     given, right after `<body ...>`), and without the table's own query parameters (`own`) in what Gradio's
     handler reads. With `warm`, once a page is sent,
     `warm(query params)` starts in a worker thread (nobody waits for it): the rows the page's script will ask for
     are then being computed while the browser is still reading the HTML. Not before the page is sent: the
-    computation holds the interpreter, and Gradio builds the page in Python too."""
+    computation holds the interpreter, and Gradio builds the page in Python too. With `pages`, a page already
+    built for an identical request is sent again (`PageCache`)."""
 
     async def app(scope: Mapping[str, Any], receive: Callable[..., Any], send: Callable[..., Any]) -> None:
         page = scope.get("type") == "http" and scope.get("method") == "GET"
@@ -171,34 +232,50 @@ def _with_script(
         if not page:
             await asgi(scope, receive, send)
             return
-        start: dict[str, Any] = {}
-        chunks: list[bytes] = []
 
-        async def capture(message: dict[str, Any]) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-                return
-            if message["type"] != "http.response.body":
-                await send(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = b"".join(chunks)
-            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-            if any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers):
-                body = body.replace(b"</head>", snippet + b"</head>", 1)
-                if top:
-                    body = BODY.sub(lambda found: found.group() + top, body, count=1)
-            await send({**start, "headers": [*headers, (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
+        async def build() -> Answer | None:
+            """Gradio's answer with the script put in; sent on as it comes when it is not an HTML page."""
+            start: dict[str, Any] = {}
+            chunks: list[bytes] = []
+            finished: list[Answer] = []
 
-        await asgi(scope, receive, capture)
+            async def capture(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    start.update(message)
+                    return
+                if message["type"] != "http.response.body":
+                    await send(message)
+                    return
+                chunks.append(message.get("body", b""))
+                if message.get("more_body"):
+                    return
+                body = b"".join(chunks)
+                headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
+                if any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers):
+                    body = body.replace(b"</head>", snippet + b"</head>", 1)
+                    if top:
+                        body = BODY.sub(lambda found: found.group() + top, body, count=1)
+                    finished.append(({**start, "headers": headers}, body))
+                else:
+                    await _send(send, ({**start, "headers": headers}, body))
+
+            await asgi(scope, receive, capture)
+            return finished[0] if finished else None
+
+        answer = await (pages.answer(scope, build) if pages is not None else build())
+        if answer is not None:
+            await _send(send, answer)
         if warm is not None:
             _started.add(asyncio.ensure_future(run_in_threadpool(_quietly, warm, params)))
             _started.difference_update([task for task in _started if task.done()])
 
     return app
+
+
+async def _send(send: Callable[..., Any], answer: Answer) -> None:
+    start, body = answer
+    await send({**start, "headers": [*start["headers"], (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
 
 
 _started: set[asyncio.Future[Any]] = set()  # warm-ups under way (a task nobody holds may be collected early)
@@ -232,6 +309,6 @@ def install(server_app: Any, rows: Callable[[Mapping[str, str]], dict[str, Any]]
         return JSONResponse(answer)  # plain strings and numbers already
 
     top = plain_notice(notice) if notice else b""
-    index.app = _with_script(index.app, script(notice), warm=rows, top=top)
+    index.app = _with_script(index.app, script(notice), warm=rows, top=top, pages=PageCache())
     routes.insert(0, Route(ROUTE, endpoint, methods=["GET"]))
     return True

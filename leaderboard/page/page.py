@@ -9,6 +9,7 @@ every tab is laid out, so a tab may wire to another's components. Tabs share, th
   listens to, and the event that refreshes it, `REFRESH`, which the Submit and Admin tabs chain);
 * the page's load chain (`on_load`): the steps run one after the other when a page opens, in the order the tabs
   add them (the Leaderboard's first rows first, so the page shows them as early as it can);
+* how events run at once (`READ`, `WRITE`): every read-only event in one large group, the writes few at a time;
 * the signed submit (`signed`): who submits (the signed-in user under OAuth, else the client address, for the
   rate limit), refused unsigned under OAuth (and that refusal logged like any other outcome);
 * who moderates (`is_admin`): the signed-in users named with `--admin`, checked on every admin action's call,
@@ -26,11 +27,18 @@ import gradio as gr
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
+from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, READ_CONCURRENCY, WRITE_CONCURRENCY, upload_bytes
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.store import Store
 from leaderboard.submission import identity_of
 
+# How an event runs in the queue, given with each event (`leaderboard.defaults` has the numbers and why): every
+# read-only event joins one group of `READ_CONCURRENCY` at once, so no visitor's table waits behind another's;
+# each event that writes (a submission, a moderation) runs `WRITE_CONCURRENCY` calls at once. The load chain's
+# steps are reads (`Page.on_load`).
+READS = "board-reads"
+READ: dict[str, Any] = {"concurrency_id": READS, "concurrency_limit": READ_CONCURRENCY}
+WRITE: dict[str, Any] = {"concurrency_limit": WRITE_CONCURRENCY}
 # The part a tab showing the board's main table publishes, (render, inputs, table): a tab whose action changes rows
 # (a submission, a moderation) chains it, so the table shows the change at once.
 REFRESH = "leaderboard.refresh"
@@ -96,8 +104,9 @@ class Page:
     def on_load(
         self, fn: Callable[..., Any], inputs: Any, outputs: Sequence[Any] | Callable[[], Sequence[Any]], **event: Any
     ) -> None:
-        """Add a step to the page's load chain; `outputs` may be a function, read once every tab is laid out."""
-        self._load.append((fn, inputs, outputs, event))
+        """Add a step to the page's load chain (a read: `READ` unless `event` says otherwise); `outputs` may be a
+        function, read once every tab is laid out."""
+        self._load.append((fn, inputs, outputs, READ | event))
 
     def chain_load(self) -> None:
         """Register the load chain: the first step when the page loads, each next one when the previous is done."""

@@ -22,6 +22,7 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.errors import FreshStackError
+from leaderboard.page.page import READ
 from leaderboard.sanitize import escape_markdown
 
 LIBRARIES = ("authlib", "itsdangerous")
@@ -95,4 +96,4 @@ def sign_in_row(demo: Any) -> None:
     def signed_in(profile: gr.OAuthProfile | None) -> str:
         return signed_in_note(profile.username if profile else None)
 
-    demo.load(signed_in, None, who, api_name=False)
+    demo.load(signed_in, None, who, api_name=False, **READ)

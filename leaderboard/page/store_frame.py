@@ -1,12 +1,19 @@
-"""A table built from the store and rebuilt only when the store has changed (the page's tables read through it)."""
+"""A table built from the store and rebuilt only when the store has changed (the page's tables read through it),
+with the views computed from it (a sorted page, a first paint, an export) kept as long as it stands."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future
+from typing import Any, TypeVar
 
 import pandas as pd
+
+from leaderboard.defaults import VIEW_CACHE_ENTRIES
+
+T = TypeVar("T")
 
 
 class StoreFrame:
@@ -16,13 +23,20 @@ class StoreFrame:
     1,000 systems each time would make the page lag. The store's change marker (a few indexed aggregates)
     tells when a worker or another app process has written something; the app's own writes also call
     `invalidate`, so a submitter sees their row at once.
+
+    Views of the frame (`view`) are kept for the frame they were computed from, up to `views` of them (least
+    recently used dropped first): fifty visitors opening the same page at once cost one render between them,
+    and the first render after a write is computed once, by whichever asks first, while the others wait for it.
     """
 
-    def __init__(self, store: Any, build: Callable[[Any], pd.DataFrame]):
+    def __init__(self, store: Any, build: Callable[[Any], pd.DataFrame], views: int = VIEW_CACHE_ENTRIES):
         self.store, self._build = store, build
         self._lock = threading.Lock()
         self._frame: pd.DataFrame | None = None
         self._marker: Any = None
+        self._views: OrderedDict[Hashable, Future[Any]] = OrderedDict()
+        self._views_of: pd.DataFrame | None = None  # the frame `_views` were computed from
+        self._max_views = views
 
     def frame(self) -> pd.DataFrame:
         with self._lock:
@@ -31,6 +45,32 @@ class StoreFrame:
                 self._frame = self._build(self.store)
                 self._marker = marker
             return self._frame
+
+    def view(self, key: Hashable, make: Callable[[pd.DataFrame], T]) -> T:
+        """`make(frame)` of the current frame, computed once per frame and `key` however many threads ask at once;
+        `make` must depend on nothing but the frame and what `key` names (the store state is the frame's). A
+        failure is not kept: the next caller computes again. Callers must not change what they get."""
+        frame = self.frame()
+        with self._lock:
+            if self._views_of is not frame:
+                self._views, self._views_of = OrderedDict(), frame
+            found = self._views.get(key)
+            mine = found is None
+            if found is None:
+                found = self._views[key] = Future()
+                while len(self._views) > self._max_views:
+                    self._views.popitem(last=False)
+            else:
+                self._views.move_to_end(key)
+        if mine:
+            try:
+                found.set_result(make(frame))
+            except BaseException as exc:  # the waiters get it too, rather than waiting forever
+                found.set_exception(exc)
+                with self._lock:
+                    if self._views.get(key) is found:
+                        del self._views[key]
+        return found.result()
 
     def invalidate(self) -> None:
         with self._lock:

@@ -28,12 +28,6 @@ log = logging.getLogger(__name__)
 ANSWERS_FOLDER = "answers"  # under an older runs archive's root
 
 
-RUNS_DIR_HELP = (
-    "optional local cache of the rankings and files the store keeps (an older release's runs archive found there, "
-    "or in <data dir>/runs, is imported into the store)"
-)
-
-
 def default_runs_dir() -> Path:
     """Where older releases archived runs by default (`<data dir>/runs`), shared by the app and its workers."""
     return default_data_dir() / "runs"

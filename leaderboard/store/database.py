@@ -8,13 +8,17 @@ what it records, a blob beside its row) takes the caller's connection instead.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from typing import Generic, TypeVar
 
 from sqlalchemy import Connection
 
 from leaderboard.store.dialect import WRITE, dialect_for
+
+T = TypeVar("T")
 
 
 class Database:
@@ -63,3 +67,46 @@ class Database:
 
     def close(self) -> None:
         self.engine.dispose()
+
+
+class SharedRead(Generic[T]):
+    """`read()` shared by the threads that ask at once: each caller gets the answer of a read that began after it
+    asked (so it sees every write committed before it asked), and callers arriving while a read runs share the
+    next one. Fifty page renders at once then cost the database two reads instead of fifty, and no more
+    connections than one, whatever the app's read concurrency. A failed read raises in every caller sharing it.
+    """
+
+    def __init__(self, read: Callable[[], T]) -> None:
+        self._read = read
+        self._turn = threading.Condition()
+        self._started = 0  # reads begun so far
+        self._finished = 0  # the latest read done, counted as `_started` counted it
+        self._running = False
+        self._answer: tuple[T | None, Exception | None] = (None, None)
+
+    def __call__(self) -> T:
+        with self._turn:
+            wanted = self._started + 1  # the first read to begin from now on
+            while self._finished < wanted and self._running:
+                self._turn.wait()
+            if self._finished >= wanted:
+                return _unpack(self._answer)
+            self._running, self._started = True, self._started + 1  # nobody reads: this caller does, for all
+            mine = self._started
+        answer: tuple[T | None, Exception | None] = (None, RuntimeError("the shared store read was interrupted"))
+        try:
+            answer = (self._read(), None)
+        except Exception as exc:
+            answer = (None, exc)
+        finally:
+            with self._turn:
+                self._running, self._finished, self._answer = False, mine, answer
+                self._turn.notify_all()
+        return _unpack(answer)
+
+
+def _unpack(answer: tuple[T | None, Exception | None]) -> T:
+    value, error = answer
+    if error is not None:
+        raise error
+    return value  # type: ignore[return-value]

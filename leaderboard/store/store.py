@@ -28,7 +28,7 @@ from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanit
 from leaderboard.store.audit import AuditLog
 from leaderboard.store.blob_store import BlobStore, blob_refs
 from leaderboard.store.blobs import Blob
-from leaderboard.store.database import Database
+from leaderboard.store.database import Database, SharedRead
 from leaderboard.store.migrations import migrate
 from leaderboard.store.moderation import Moderation
 from leaderboard.store.queue import JobQueue
@@ -50,6 +50,7 @@ class Store:
         self.queue = JobQueue(self.db, self.audit, self.blobs)
         self.moderation = Moderation(self.db, self.audit, self.blobs)
         self.rate_limit = RateLimit(self.db)
+        self._marker: SharedRead[tuple[Any, ...]] = SharedRead(self._read_change_marker)
 
     def __repr__(self) -> str:
         return f"Store({self.db.shown()!r})"
@@ -233,7 +234,11 @@ class Store:
         """A value that changes whenever a system, a result set, a job or a blob reference is added or changes
         state, and whenever a moderator hides, unhides or deletes a system. Cheap (indexed aggregates), so a page
         can check it on every render and rebuild only when another process (a worker, a second app) wrote something.
+        Renders asking at once share one read (`SharedRead`), which still sees every write made before they asked.
         """
+        return self._marker()
+
+    def _read_change_marker(self) -> tuple[Any, ...]:
         moderated = (func.count(systems.c.moderation), func.max(systems.c.moderated_at))
         with self.db.read() as conn:
             return (

@@ -9,7 +9,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page.page import Page, PageTab
+from leaderboard.page.page import READ, Page, PageTab
 from leaderboard.tracks.retrieval import detail, nugget_views, retrieval_page
 from leaderboard.tracks.retrieval.leaderboard_tab import TABLE
 from leaderboard.tracks.retrieval.leaderboard_table import default_sort
@@ -80,13 +80,13 @@ class DetailTab(PageTab):
         def pick_query(name: str, qid: str | None) -> Any:
             return views.query_matrix(name, qid) if qid else None
 
-        topic.change(pick_topic, topic, [query, missed], api_name="nuggets_uncovered")
-        query.change(pick_query, [topic, query], matrix, api_name="nuggets_by_query")
+        topic.change(pick_topic, topic, [query, missed], api_name="nuggets_uncovered", **READ)
+        query.change(pick_query, [topic, query], matrix, api_name="nuggets_by_query", **READ)
 
     def wire(self, page: Page) -> None:
         def pick_row(evt: gr.SelectData) -> Any:
             row = evt.row_value or []
             return (row[0] if row else None), gr.Tabs(selected="detail")
 
-        page.part(TABLE).select(pick_row, None, [self.system, page.tabs], api_name=False)
-        self.system.change(self.show_detail, self.system, self.outputs, api_name="detail")
+        page.part(TABLE).select(pick_row, None, [self.system, page.tabs], api_name=False, **READ)
+        self.system.change(self.show_detail, self.system, self.outputs, api_name="detail", **READ)

@@ -21,10 +21,11 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE
+from leaderboard.holds import pause_for_tests
 from leaderboard.page import first_paint
 from leaderboard.page.computing import StatusLine
 from leaderboard.page.display import datatypes, display
-from leaderboard.page.page import REFRESH, Page, PageTab
+from leaderboard.page.page import READ, REFRESH, Page, PageTab
 from leaderboard.page.paging import PAGE_ROWS, page_number, page_slice
 from leaderboard.tracks.retrieval import deep_links, detail, rank_column, retrieval_page
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
@@ -33,6 +34,14 @@ TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted 
 SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
 TOPIC_ALL = "all topics"
 TABLE = "leaderboard.table"  # published part: the table (`REFRESH`, the event rendering it, is the page's)
+
+
+def _view_key(
+    search: str, types: list[str] | None, sizes: list[str] | None, topic: str, sort: str, order: str
+) -> tuple[Any, ...]:
+    """One state of the table's controls as a cache key (`StoreFrame.view`): the same view, however it was asked."""
+    chosen = [None if picked is None else tuple(picked) for picked in (types, sizes)]
+    return (search or "", *chosen, topic or "", sort, order)
 
 
 def legend() -> str:
@@ -89,32 +98,37 @@ class LeaderboardTab(PageTab):
         def view(
             search: str, types: list[str] | None, sizes: list[str] | None, topic: str, sort: str, order: str
         ) -> Any:
+            """Every row of one state of the controls, sorted: computed once per store state (`StoreFrame.view`)."""
             scope = None if topic in (None, "", TOPIC_ALL) else topic
-            return tbl.shown_rows(
-                board.frame(),
-                search=search or "",
-                types=types,
-                sizes=sizes,
-                topic=scope,
-                sort=sort,
-                descending=order != "asc",
-                ranks=ranks.cells,
-            )
+
+            def rows(frame: Any) -> Any:
+                options = {"search": search or "", "types": types, "sizes": sizes, "topic": scope, "sort": sort}
+                return tbl.shown_rows(frame, **options, descending=order != "asc", ranks=ranks.cells)
+
+            return board.view(("rows", *_view_key(search, types, sizes, topic, sort, order)), rows)
 
         def render(
             search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str, page: Any = 1
         ) -> Any:
             """One page of the view (the `/table` API): the rows, their types and the caption as the label."""
+            pause_for_tests("table")  # tests only: holds this read, to see others run beside it
             return turn(search, types, sizes, topic, sort, order, page)[0]
 
         def turn(
             search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str, page: Any = 1
         ) -> tuple[Any, int]:
-            """(the table's update, the page shown): a page beyond the end shows, and puts in the box, the last."""
-            shown = view(search, types, sizes, topic, sort, order)
-            part = page_slice(len(shown), page)
-            table = display(shown, rows=part.rows, start=part.start)
-            return gr.update(value=table, datatype=datatypes(shown), label=part.caption()), part.page
+            """(the table's update, the page shown): a page beyond the end shows, and puts in the box, the last.
+            Each page is formatted once per store state; every visitor asking for it gets the same value."""
+            filters = (search, types, sizes, topic, sort, order)
+
+            def formatted(_frame: Any) -> tuple[dict[str, Any], list[str], str, int]:
+                shown = view(*filters)
+                part = page_slice(len(shown), page)
+                return display(shown, rows=part.rows, start=part.start), datatypes(shown), part.caption(), part.page
+
+            key = ("page", *_view_key(*filters), page_number(page))
+            table, kinds, caption, shown_page = board.view(key, formatted)
+            return gr.update(value=table, datatype=kinds, label=caption), shown_page
 
         def first_page(search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str) -> Any:
             """After a filter, the search or the sort changed: page 1 of the new view."""
@@ -129,8 +143,14 @@ class LeaderboardTab(PageTab):
             return turn(*filters, page_number(page) + 1)
 
         def exports(search: str, types: list[str], sizes: list[str], topic: str, sort: str, order: str) -> Any:
-            csv_path, json_path = tbl.export_files(view(search, types, sizes, topic, sort, order))
-            return str(csv_path), str(json_path)
+            """The CSV and JSON of every row of the view, written once per store state (every page load asks)."""
+            filters = (search, types, sizes, topic, sort, order)
+
+            def written(_frame: Any) -> tuple[str, str]:
+                csv_path, json_path = tbl.export_files(view(*filters))
+                return str(csv_path), str(json_path)
+
+            return board.view(("export", *_view_key(*filters)), written)
 
         def topic_changed(topic: str, sort: str) -> Any:
             scope = None if topic in (None, "", TOPIC_ALL) else topic
@@ -148,19 +168,22 @@ class LeaderboardTab(PageTab):
             return topic, sort_update, order, rows, shown_page, notice
 
         def first_paint_rows(params: dict[str, str]) -> dict[str, Any]:
-            """The rows of the view and page the address asks for, for the page's plain first paint."""
+            """The rows of the view and page the address asks for, for the page's plain first paint (once per
+            store state and address: the page's warm-up computes them, its script's request reads them)."""
             v = deep_links.parse_view(params, ctx.topics, published_topics)
-            frame = board.frame()
-            shown = tbl.shown_rows(frame, topic=v.topic, sort=v.sort, descending=v.descending, ranks=ranks.cells)
-            part = page_slice(len(shown), v.page)
-            return first_paint.payload(shown, len(frame), part.rows, part.start)
+
+            def rows(frame: Any) -> dict[str, Any]:
+                shown = tbl.shown_rows(frame, topic=v.topic, sort=v.sort, descending=v.descending, ranks=ranks.cells)
+                part = page_slice(len(shown), v.page)
+                return first_paint.payload(shown, len(frame), part.rows, part.start)
+
+            return board.view(("first paint", v.topic, v.sort, v.descending, page_number(v.page)), rows)
 
         pickers = retrieval_page.pickers(page)
 
         def fill_choices() -> Any:
             """After the table: the system pickers (1,000 choices would only delay the first render)."""
-            frame = board.frame()
-            keys = detail.choices(frame)
+            frame, keys = board.view(("choices",), lambda frame: (frame, detail.choices(frame)))
             updates = [fill(frame, keys) for _, fill in pickers]
             return updates[0] if len(updates) == 1 else tuple(updates)
 
@@ -186,21 +209,19 @@ class LeaderboardTab(PageTab):
             return event.then(None, [topic, sort, order, number], None, js=self.address, api_name=False)
 
         for control in (types, sizes, sort, order):
-            follow(control.input(first_page, filters, shown, api_name=False)).then(
-                exports, filters, downloads, api_name=False
+            follow(control.input(first_page, filters, shown, api_name=False, **READ)).then(
+                exports, filters, downloads, api_name=False, **READ
             )
-        follow(
-            search.change(first_page, filters, shown, api_name=False, trigger_mode="always_last", concurrency_limit=8)
-        )
+        follow(search.change(first_page, filters, shown, api_name=False, trigger_mode="always_last", **READ))
         # The `/table` API: one page of any view (Enter in the search box draws the page the box names).
-        search.submit(render, state, table, api_name="table", concurrency_limit=8).then(
-            exports, filters, downloads, api_name=False
+        search.submit(render, state, table, api_name="table", **READ).then(
+            exports, filters, downloads, api_name=False, **READ
         )
         follow(
-            topic.input(topic_changed, [topic, sort], sort, api_name=False).then(
-                first_page, filters, shown, api_name=False
+            topic.input(topic_changed, [topic, sort], sort, api_name=False, **READ).then(
+                first_page, filters, shown, api_name=False, **READ
             )
         )
-        follow(previous.click(previous_page, state, shown, api_name=False))
-        follow(following.click(next_page, state, shown, api_name=False))
-        follow(number.submit(turn, state, shown, api_name=False))
+        follow(previous.click(previous_page, state, shown, api_name=False, **READ))
+        follow(following.click(next_page, state, shown, api_name=False, **READ))
+        follow(number.submit(turn, state, shown, api_name=False, **READ))

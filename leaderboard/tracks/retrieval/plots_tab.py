@@ -10,7 +10,7 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard.page.page import Page, PageTab
+from leaderboard.page.page import READ, Page, PageTab
 from leaderboard.tracks.retrieval import plots, retrieval_page
 from leaderboard.tracks.retrieval.speed_chart import speed_chart
 
@@ -70,7 +70,7 @@ class PlotsTab(PageTab):
 
     def wire(self, page: Page) -> None:
         measure, chosen, scatter, bars, draw, speed, speed_caption, draw_speed = self.parts
-        measure.input(draw, [measure, chosen], [scatter, bars], api_name="plots").then(
-            draw_speed, [measure], [speed, speed_caption], api_name=False
+        measure.input(draw, [measure, chosen], [scatter, bars], api_name="plots", **READ).then(
+            draw_speed, [measure], [speed, speed_caption], api_name=False, **READ
         )
-        chosen.input(draw, [measure, chosen], [scatter, bars], api_name=False)
+        chosen.input(draw, [measure, chosen], [scatter, bars], api_name=False, **READ)

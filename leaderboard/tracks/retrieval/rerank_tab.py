@@ -15,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page.page import Page, PageTab, Path_, Profile
+from leaderboard.page.page import READ, WRITE, Page, PageTab, Path_, Profile
 from leaderboard.sanitize import escape_markdown
 from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
 from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
@@ -118,8 +118,8 @@ class RerankTab(PageTab):
         self.refresh = rerank_table
 
     def wire(self, page: Page) -> None:
-        page.demo.load(self.refresh, None, self.table, api_name="rerank_table")  # beside the load chain
+        page.demo.load(self.refresh, None, self.table, api_name="rerank_table", **READ)  # beside the load chain
         for button, submit, inputs, api_name in self.forms:
-            button.click(submit, inputs, self.outputs, api_name=api_name, concurrency_limit=4).then(
-                self.refresh, None, self.table, api_name=False
+            button.click(submit, inputs, self.outputs, api_name=api_name, **WRITE).then(
+                self.refresh, None, self.table, api_name=False, **READ
             )

@@ -111,8 +111,9 @@ class RerankSource(StoreFrame):
             return self._reference
 
     def display(self) -> dict[str, Any]:
-        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.page.display`)."""
-        return display(sorted_view(self.frame()))
+        """The `gr.Dataframe` value: sorted, 3 decimals, best in bold (`leaderboard.page.display`); formatted
+        once per store state, however many pages load at once."""
+        return self.view("display", lambda frame: display(sorted_view(frame)))
 
     def datatypes(self) -> list[str]:
-        return datatypes(sorted_view(self.frame()))
+        return self.view("datatypes", lambda frame: datatypes(sorted_view(frame)))

@@ -32,7 +32,8 @@ class WindowTab(PageTab):
         gr.Markdown(f"{legend()}. Bold: best value of each column among the rows shown.")
 
         def render() -> Any:
-            shown = source.frame()
-            return gr.update(value=display(shown), datatype=datatypes(shown))
+            """The table, formatted once per store state, however many pages load at once."""
+            value, kinds = source.view("display", lambda shown: (display(shown), datatypes(shown)))
+            return gr.update(value=value, datatype=kinds)
 
         page.on_load(render, None, table, api_name="after_cutoff")
