@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import random
-import resource
 import subprocess
 import sys
 import time
@@ -139,17 +138,14 @@ print(json.dumps({k: record[k] for k in ("files", "chunks", "seconds", "near_emp
 
 
 def _ours_in_subprocess() -> tuple[dict, int]:
-    """(the stage's record, the child's peak RSS in bytes)."""
+    """(the stage's record, the child's own peak RSS in bytes), read by a launcher (`processes.measured`):
+    `RUSAGE_CHILDREN` would report the largest of every child this bench process ever had, other benches' too."""
     import json
 
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD % MAX_TOKENS, str(REPO.resolve()), str(OUT / "work")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return json.loads(done.stdout.strip().splitlines()[-1]), peak_kb * 1024
+    from benchmarks.processes import measured
+
+    _, peak_mb, printed = measured([sys.executable, "-c", _CHILD % MAX_TOKENS, str(REPO.resolve()), str(OUT / "work")])
+    return json.loads(printed.strip().splitlines()[-1]), int(peak_mb * 2**20)
 
 
 def _read_floor(files: list) -> float:

@@ -14,8 +14,6 @@ The repo is written once under `bench-out/release/` and reused (delete it to reb
 from __future__ import annotations
 
 import gzip
-import json
-import os
 import socket
 import subprocess
 import sys
@@ -25,6 +23,8 @@ import urllib.request
 from pathlib import Path
 
 from benchmarks.goals import judge
+from benchmarks.processes import OFFLINE as ENV
+from benchmarks.processes import measured
 
 OUT = Path("bench-out") / "release"
 REPO = OUT / "freshstack"
@@ -33,7 +33,6 @@ SIZES = {"langchain": (203, 49_514), "yolo": (57, 27_207), "laravel": (184, 52_3
 DOC_WORDS = 250
 DEPTH = 1000
 EXE = Path(sys.executable).parent / "freshstack-hf"
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 def build_repo() -> None:
@@ -80,32 +79,6 @@ def write_runs() -> tuple[Path, Path, Path]:
     write_run(runs[1], paths[1], tag="release-2")
     paths[2].write_bytes(gzip.compress(paths[0].read_bytes(), 6))
     return paths
-
-
-# A process's peak RSS is read by a small launcher that starts it: a child forked from this (large) process would
-# report this process's size as its own peak, since Linux carries the high-water mark across fork and exec.
-_LAUNCH = """
-import json, os, subprocess, sys, time
-start = time.perf_counter()
-proc = subprocess.Popen(sys.argv[2:])
-_, status, usage = os.wait4(proc.pid, 0)
-with open(sys.argv[1], "w") as out:
-    json.dump({"wall": time.perf_counter() - start, "peak_kb": usage.ru_maxrss}, out)
-sys.exit(os.waitstatus_to_exitcode(status))
-"""
-
-
-def measured(args: list[str]) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS in MB, stdout) of one process run to its end (the kernel's own accounting)."""
-    with tempfile.TemporaryDirectory() as tmp:
-        figures, out, err = Path(tmp) / "figures.json", Path(tmp) / "out", Path(tmp) / "err"
-        with out.open("w") as stdout, err.open("w") as stderr:
-            done = subprocess.run([sys.executable, "-c", _LAUNCH, str(figures), *map(str, args)], stdout=stdout,
-                                  stderr=stderr, stdin=subprocess.DEVNULL, env=ENV)  # fmt: skip
-        if done.returncode:
-            raise RuntimeError(f"{' '.join(map(str, args[:3]))} failed: {err.read_text().strip()[-400:]}")
-        taken = json.loads(figures.read_text())
-        return taken["wall"], taken["peak_kb"] / 1024, out.read_text()
 
 
 def python(code: str, *args: str) -> tuple[float, float, str]:

@@ -176,3 +176,28 @@ def test_local_revision_is_the_data_not_the_build_time(tmp_path):
     assert local_revision(repo) == first and first.startswith("local-")
     write_topics(repo, [synth_topic("t", SynthConfig(queries=3, docs=40, seed=2))])
     assert local_revision(repo) != first
+
+
+def test_a_revision_reads_each_unchanged_file_once_across_processes(tmp_path, monkeypatch):
+    import hashlib
+    import os
+
+    from freshstack_hf.repo import reader
+
+    monkeypatch.setenv("FRESHSTACK_CACHE", str(tmp_path / "cache"))
+    repo = tmp_path / "freshstack"
+    write_topics(repo, [synth_topic("t", SynthConfig(queries=3, docs=40, seed=1))])
+    hashed: list[str] = []
+    real = hashlib.file_digest
+    monkeypatch.setattr(hashlib, "file_digest", lambda handle, name: hashed.append(handle.name) or real(handle, name))
+    first = reader.local_revision(repo)
+    files = len(list((repo / "data").rglob("*.parquet")))
+    assert len(hashed) == files > 3  # every data file read once
+    assert reader.local_revision(repo) == first and len(hashed) == files  # the cache file answers: nothing read
+    corpus = next((repo / "data").rglob("corpus.parquet"))
+    before = corpus.stat()
+    corpus.write_bytes(corpus.read_bytes()[:-1] + b"\0")  # same size, new bytes, a new mtime (made sure of below)
+    os.utime(corpus, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000))
+    assert reader.local_revision(repo) != first and hashed[files:] == [str(corpus)]
+    (tmp_path / "cache" / "file-digests.json").write_text("{not json")  # a damaged cache costs only the hashing
+    assert reader.local_revision(repo) != first and len(hashed) == 2 * files + 1

@@ -7,8 +7,11 @@ identically.
 
 from __future__ import annotations
 
-import functools
+import contextlib
 import hashlib
+import json
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -54,22 +57,67 @@ def local_revision(repo: str | Path) -> str:
     """`local-<hash>` of a local repo's data files (paths and bytes), what results record as its revision.
 
     Content, not the manifest: rebuilding identical data keeps the revision (the manifest's timestamps change),
-    and any change to a data file changes it. Hashes are memoised by (path, size, mtime) within a process.
+    and any change to a data file changes it. A file's hash is kept by its absolute path, size and modification
+    time (`DigestCache`, under the cache root): each `evaluate --json` or board start of the same release would
+    otherwise read all of its data again (a fifth of a second at the release's size).
     """
     root = Path(repo) / layout.DATA_DIR
     files = sorted(p for p in root.rglob("*.parquet")) if root.is_dir() else []
     digest = hashlib.sha1()
-    for path in files:
-        st = path.stat()
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(_file_digest(str(path), st.st_size, st.st_mtime_ns))
+    with DigestCache.opened() as known:
+        for path in files:
+            st = path.stat()
+            digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(known.digest(path, st.st_size, st.st_mtime_ns))
     return f"local-{digest.hexdigest()[:12]}"
 
 
-@functools.lru_cache(maxsize=4096)
-def _file_digest(path: str, size: int, mtime_ns: int) -> bytes:
-    with open(path, "rb") as handle:
-        return hashlib.file_digest(handle, "sha1").digest()
+class DigestCache:
+    """SHA-1 of files by (absolute path, size, mtime in ns), in a small JSON file under the cache root, shared by
+    every process: what `git status` does with its index. A file rewritten in place gets a new mtime, so a
+    stale entry is never used; an unreadable or unwritable cache only costs the hashing."""
+
+    LIMIT = 20_000  # entries kept, newest last
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.changed = path, False
+        try:
+            self.entries: dict[str, list] = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            self.entries = {}
+
+    @classmethod
+    @contextlib.contextmanager
+    def opened(cls) -> Iterator[DigestCache]:
+        from freshstack_hf.defaults import cache_root
+
+        cache = cls(cache_root() / "file-digests.json")
+        yield cache
+        cache.save()
+
+    def digest(self, path: Path, size: int, mtime_ns: int) -> bytes:
+        key = str(path.resolve())
+        found = self.entries.get(key)
+        if found and found[:2] == [size, mtime_ns]:
+            return bytes.fromhex(found[2])
+        with open(path, "rb") as handle:
+            value = hashlib.file_digest(handle, "sha1").digest()
+        self.entries.pop(key, None)
+        self.entries[key] = [size, mtime_ns, value.hex()]
+        self.changed = True
+        return value
+
+    def save(self) -> None:
+        if not self.changed:
+            return
+        kept = dict(list(self.entries.items())[-self.LIMIT :])
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(kept), encoding="utf-8")
+            os.replace(tmp, self.path)  # whole or not at all, whichever process writes last
+        except OSError:
+            pass
 
 
 def list_topics(source: str | Path, revision: str | None = None) -> list[str]:
