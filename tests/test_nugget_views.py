@@ -67,3 +67,24 @@ def test_the_nuggets_no_system_covers(views, lb_dataset, bm25_runs, tmp_path):
     )
     assert supported["supporting documents"] == len(supporters)
     assert f"[{supporters[0]}]({urls[supporters[0]]})" in supported["supporting documents (first 5)"]
+
+
+def test_each_write_replaces_the_kept_rankings_rather_than_adding_to_them(views, lb_dataset, bm25_runs, store):
+    """A long-lived board keeps one copy of the systems' rankings per topic, whatever the number of writes."""
+    nv, _ = views
+    query_id = lb_dataset.topic("alpha").queries[0].query_id
+    before = nv.query_matrix("alpha", query_id)
+    for i in range(3):  # three more submissions, each a store change followed by a view
+        scored = score_for_store(lb_dataset, bm25_runs["alpha"], ["alpha"], resamples=0)
+        store.add_system(
+            name=f"again {i}",
+            kind="run",
+            content_hash=f"h-again-{i}",
+            results=scored.results,
+            meta=ResultMeta("r"),
+            blobs=scored.blobs(),
+        )
+        shown = nv.query_matrix("alpha", query_id)
+        assert f"again {i} (#{i + 3})" in shown.columns  # the view follows the store
+    assert len(shown.columns) == len(before.columns) + 3
+    assert list(nv._cache) == ["alpha"] and len(nv._cache["alpha"][1]) == 5  # one copy, the current state's

@@ -31,20 +31,23 @@ class NuggetViews:
 
     def __init__(self, store: Any, dataset: Dataset) -> None:
         self.store, self.dataset = store, dataset
-        self._cache: dict[tuple, Any] = {}
+        self._cache: dict[str, tuple[Any, dict[str, dict[str, dict[str, float]]]]] = {}  # topic -> (marker, runs)
         self._lock = threading.Lock()
 
     def _systems(self, topic: str) -> dict[str, dict[str, dict[str, float]]]:
-        """System label -> its archived run on `topic`, for every scored system that has one."""
-        key = ("systems", topic, self.store.change_marker())
+        """System label -> its archived run on `topic`, for every scored system that has one; kept for the store's
+        current state only (one entry a topic: every system's ranking, replaced, not added to, after a write)."""
+        marker = self.store.change_marker()
         with self._lock:
-            if key not in self._cache:
-                self._cache[key] = {
+            found = self._cache.get(topic)
+            if found is None or found[0] != marker:
+                runs = {
                     f"{system.name} (#{system.id})": runs[topic]
                     for system, runs in self.store.blobs.rankings(scored_only=True)
                     if runs.get(topic)
                 }
-            return self._cache[key]
+                found = self._cache[topic] = (marker, runs)
+            return found[1]
 
     def _support(self, topic: str) -> dict[str, set[str]]:
         """Nugget id -> the documents judged to support it."""
