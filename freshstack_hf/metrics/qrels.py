@@ -100,9 +100,10 @@ class NuggetQrels:
         """doc id -> row of `matrix` for the query at position `index` of `query_ids`."""
         return self._doc_rows[index]
 
-    def supporting_doc_rows(self) -> list[dict[str, int]]:
-        """Per query, doc id -> row of the docs supporting at least one nugget (`doc_rows` less the rest)."""
-        return self._supporting_rows
+    def row_lookups(self, supporting_only: bool = False) -> list[dict[str, int]]:
+        """Per query (in `query_ids` order), doc id -> row of `matrix`: of every judged doc (`doc_rows`), or with
+        `supporting_only` of the docs supporting at least one nugget."""
+        return self._supporting_rows if supporting_only else self._doc_rows
 
     @cached_property
     def nugget_counts(self) -> np.ndarray:

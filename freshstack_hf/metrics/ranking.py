@@ -31,7 +31,7 @@ _NAN = float("nan")
 def ranked_rows(qrels: NuggetQrels, run: Run, depth: int, *, supporting_only: bool = False) -> np.ndarray:
     """queries x depth matrix of `qrels.matrix` rows; unjudged docs (with `supporting_only`, docs supporting no
     nugget too) and ranks past a run's end -> empty row."""
-    lookups = qrels.supporting_doc_rows() if supporting_only else [qrels.doc_rows(i) for i in range(len(qrels))]
+    lookups = qrels.row_lookups(supporting_only)
     out = np.full((len(qrels), depth), qrels.unjudged_row, dtype=np.int64)
     present = [(i, scores) for i, qid in enumerate(qrels.query_ids) if (scores := run.get(qid))]
     if not present or depth <= 0:
