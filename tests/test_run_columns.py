@@ -127,3 +127,11 @@ def test_reading_a_run_by_columns_imports_no_pandas(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert clean_trec_columns(path) is not None
     assert done.stdout.strip() == "False"
+
+
+def test_a_gzip_cut_short_is_named_with_its_fix(tmp_path):
+    path = tmp_path / "run.trec.gz"
+    path.write_bytes(gzip.compress(PLAIN.encode() * 50)[:-12])  # the end-of-stream marker lost
+    assert clean_trec_columns(path) is None
+    with pytest.raises(FreshStackError, match=r"run\.trec\.gz is not a readable gzip file .*compress it again"):
+        load_run(path)

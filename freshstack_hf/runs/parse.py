@@ -338,7 +338,7 @@ _READ_ERRORS = (OSError, EOFError, UnicodeDecodeError)  # not gzip, cut short, n
 
 
 def _unreadable(path: Path, exc: Exception) -> FreshStackError:
-    if isinstance(exc, gzip.BadGzipFile):
+    if isinstance(exc, gzip.BadGzipFile) or (isinstance(exc, EOFError) and path.suffix == ".gz"):  # cut short
         fix = "send it uncompressed, or compress it again with gzip"
         return FreshStackError(f"run file {path} is not a readable gzip file ({exc}); {fix}")
     return FreshStackError(f"cannot read run file {path}: {exc}")
