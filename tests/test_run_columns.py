@@ -8,10 +8,11 @@ from __future__ import annotations
 import gzip
 import random
 
+import pyarrow as pa
 import pytest
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.runs import load_run
+from freshstack_hf.runs import IdColumn, load_run, parse
 from freshstack_hf.runs.check import check_entries
 from freshstack_hf.runs.parse import clean_trec_columns, stream_entries
 
@@ -25,6 +26,7 @@ TAKEN = {  # files the column reader reads itself
     "windows line ends": PLAIN.replace("\n", "\r\n"),
     "queries interleaved": "q1 Q0 d1 1 3 t\nq2 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq3 Q0 d4 1 0.5 t\nq2 Q0 d3 2 1 t\n",
     "scores Python reads": "q1 Q0 d1 1 1_000 t\nq1 Q0 d2 2 .5 t\nq1 Q0 d3 3 +2. t\nq1 Q0 d4 -4 1.00000000000000005 t\n",
+    "ranks the line reader reads": "q1 Q0 d1 --1 2 t\nq1 Q0 d2 0002 1 t\n",
 }
 DECLINED = {  # files it leaves to the line reader, which may accept, repair or refuse them
     "blank lines": PLAIN.replace("\n", "\n\n", 2),
@@ -39,6 +41,8 @@ DECLINED = {  # files it leaves to the line reader, which may accept, repair or 
     "nan score": "q1 Q0 d1 1 nan t\n",
     "word score": "q1 Q0 d1 1 high t\n",
     "rank not an integer": "q1 Q0 d1 1.5 2.5 t\n",
+    "hexadecimal rank": "q1 Q0 d1 0x5 2.5 t\n",
+    "signed rank": "q1 Q0 d1 +5 2.5 t\n",
     "five columns": "q1 Q0 d1 1 2.5\n",
     "JSON text": '{"q1": {"d1": 1.0}}\n',
     "empty": "",
@@ -72,12 +76,15 @@ def outcome(fn):
 @pytest.mark.parametrize("case", [*TAKEN, *DECLINED, *UNKNOWN_QUERIES, *NOT_CLEAN])
 @pytest.mark.parametrize("strict", [False, True])
 @pytest.mark.parametrize("gzipped", [False, True])
-def test_load_run_equals_the_line_reader(tmp_path, case, strict, gzipped):
+@pytest.mark.parametrize("corpus", ["set", "column"])
+@pytest.mark.parametrize("keep", [None, 1])
+def test_load_run_equals_the_line_reader(tmp_path, case, strict, gzipped, corpus, keep):
     text = {**TAKEN, **DECLINED, **UNKNOWN_QUERIES, **NOT_CLEAN}[case]
     path = tmp_path / ("run.trec.gz" if gzipped else "run.trec")
     data = text.encode("utf-8")
     path.write_bytes(gzip.compress(data) if gzipped else data)
-    limits = {"query_ids": QUERIES, "doc_ids": DOCS, "max_depth": 3, "strict": strict}
+    docs = DOCS if corpus == "set" else IdColumn(pa.array(sorted(DOCS)))
+    limits = {"query_ids": QUERIES, "doc_ids": docs, "max_depth": 3, "strict": strict, "keep": keep}
     assert outcome(lambda: load_run(path, **limits)) == outcome(lambda: line_reader(path, **limits))
     taken = clean_trec_columns(path) is not None
     assert taken == (case not in DECLINED), case
@@ -87,15 +94,49 @@ def test_load_run_equals_the_line_reader(tmp_path, case, strict, gzipped):
 
 
 def test_a_shuffled_release_shaped_run_is_taken_and_equal(tmp_path):
+    """Several of the reader's 1 MB blocks (read on threads), queries interleaved across them."""
     rng = random.Random(7)
     lines = [f"q{q} Q0 repo/src/file_{rng.randrange(10**6)}.py_{d}_{d + 9} {d} {rng.random():.6f} run\n"
-             for q in range(30) for d in range(200)]  # fmt: skip
+             for q in range(40) for d in range(1000)]  # fmt: skip
     rng.shuffle(lines)
     path = tmp_path / "run.trec"
     path.write_text("".join(lines), encoding="utf-8")
     assert clean_trec_columns(path) is not None
     fast, slow = outcome(lambda: load_run(path, keep=50)), outcome(lambda: line_reader(path, keep=50))
     assert fast == slow and all(len(docs) == 50 for docs in fast[0].run.values())
+
+
+def test_ties_across_the_kept_depth_follow_the_tie_rule(tmp_path):
+    """Where the docs tied at a query's cut straddle it, the doc ids decide (descending), as `top_docs` says; a
+    query whose tied docs all fit is cut in bulk: both give what the line reader gives, scores and order."""
+    lines = [f"q1 Q0 d{i} {i} {3 if i < 3 else 2} t\n" for i in range(1, 7)]  # d3..d6 tied at the cut of 4
+    lines += [f"q2 Q0 e{i} {i} {10 - i} t\n" for i in range(1, 7)] + [f"q3 Q0 f{i} {i} 1.5 t\n" for i in range(1, 4)]
+    path = tmp_path / "run.trec"
+    path.write_text("".join(lines))
+    corpus = IdColumn(pa.array([f"{p}{i}" for p in "def" for i in range(1, 7)]))
+    limits = {"query_ids": QUERIES, "doc_ids": corpus, "keep": 4}
+    fast, slow = outcome(lambda: load_run(path, **limits)), outcome(lambda: line_reader(path, **limits))
+    assert fast == slow
+    assert fast[1] == [("q1", ["d2", "d1", "d6", "d5"]), ("q2", ["e1", "e2", "e3", "e4"]), ("q3", ["f1", "f2", "f3"])]
+
+
+def test_arrow_reads_every_score_as_python_float_does():
+    """The column reader parses scores with Arrow and the line reader with `float`: on the forms runs carry (many
+    digits, exponents, signs, leading and trailing dots, halfway cases), they must be the same double."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    rng = random.Random(3)
+    texts = []
+    for _ in range(20_000):
+        value = rng.uniform(-1, 1) * 10 ** rng.randint(-30, 30)
+        form = rng.choice(["{!r}", "{:.6f}", "{:.17g}", "{:e}", "{:.25f}", "{:+.3E}", "{:.0f}."])
+        texts.append(form.format(value))
+    texts += ["0.1", ".5", "5.", "-0", "+7", "1e-320", "9007199254740993", "2.2250738585072011e-308", "1E5"]
+    values = parse._block_scores(pa.array(texts))
+    assert np.array_equal(values, np.array([float(t) for t in texts]))
+    assert pc.cast(pa.array(["1_000"]), pa.string()).to_pylist() == ["1_000"]
+    assert parse._block_scores(pa.array(["1_000", "2"])).tolist() == [1000.0, 2.0]  # Python's forms, read by it
 
 
 def test_a_gzip_past_its_limit_is_refused_the_same_way(tmp_path):
@@ -113,20 +154,48 @@ def test_a_gzip_past_its_limit_is_refused_the_same_way(tmp_path):
 
 def test_reading_a_run_by_columns_imports_no_pandas(tmp_path):
     """pyarrow imports pandas (a quarter of a second) as soon as it converts a Python or NumPy object: the column
-    reader never does, so `evaluate` starts without it."""
+    reader and the checks on its columns (corpus ids, repeats, the kept depth) never do, so `evaluate` starts
+    without it."""
     import subprocess
     import sys
 
-    path = tmp_path / "run.trec"
+    import pyarrow.parquet as pq
+
+    path, corpus = tmp_path / "run.trec", tmp_path / "corpus.parquet"
     path.write_text(TAKEN["queries interleaved"])
+    pq.write_table(pa.table({"_id": sorted(DOCS)}), corpus)  # a corpus' ids as the dataset reads them
     code = (
         "import sys; from freshstack_hf.runs import load_run; "
-        f"loaded = load_run({str(path)!r}, query_ids={set(QUERIES)!r}); "
-        "assert loaded.run['q1'] == {'d1': 3.0, 'd2': 1.0}; print('pandas' in sys.modules)"
+        "from freshstack_hf.runs import IdColumn; from freshstack_hf.repo.reader import read_table; "
+        f"ids = IdColumn(read_table({str(corpus)!r}, columns=['_id']).column('_id')); "
+        f"loaded = load_run({str(path)!r}, query_ids={set(QUERIES)!r}, doc_ids=ids, keep=1); "
+        "assert loaded.run['q1'] == {'d1': 3.0}; print('pandas' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert clean_trec_columns(path) is not None
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize("ends", ["\n", "\r\n"])
+def test_a_gzip_at_its_cap_is_judged_as_the_line_reader_judges_it(tmp_path, ends):
+    """The column reader counts a gzip file's text from its fields (the line ends it cannot see); at every cap
+    around the file's true size, `load_run` accepts or refuses exactly as the line reader does."""
+    text = (PLAIN * 20).replace("\n", ends)
+    path = tmp_path / "run.trec.gz"
+    path.write_bytes(gzip.compress(text.encode()))
+    size, lines = len(text.encode()), text.count("\n")
+    for cap in sorted({size - lines - 1, size - 2, size - 1, size, size + 1, size + lines, size + lines + 1}):
+        fast = outcome(lambda cap=cap: load_run(path, max_bytes=cap))
+        slow = outcome(lambda cap=cap: line_reader_capped(path, cap))
+        assert fast == slow, cap
+        assert (fast[0] == "error") == (cap < size), cap
+    assert clean_trec_columns(path, max_bytes=size + lines) is not None  # well under its cap: read by columns
+    assert clean_trec_columns(path, max_bytes=size - 1) is None
+
+
+def line_reader_capped(path, cap):
+    entries, malformed, fmt = stream_entries(path, max_bytes=cap)
+    return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt)
 
 
 def test_a_gzip_cut_short_is_named_with_its_fix(tmp_path):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.reader import list_topics, load_candidates, load_topic, local_revision, resolve_repo
+from freshstack_hf.runs.check import IdColumn
 from freshstack_hf.runs.run import Run
 from freshstack_hf.topic import Topic
 
@@ -124,10 +125,24 @@ class Dataset:
         parts = [self._cached("qids", t, lambda t=t: frozenset(self.topic(t).query_ids)) for t in names]
         return frozenset().union(*parts)
 
-    def doc_ids(self, topics: Iterable[str] | None = None) -> frozenset[str]:
-        names = self.topics if topics is None else list(topics)
-        parts = [self._cached("docs", t, lambda t=t: frozenset(self.topic(t).doc_ids)) for t in names]
-        return frozenset().union(*parts)
+    def doc_ids(self, topics: Iterable[str] | None = None) -> IdColumn:
+        """The corpus ids of `topics` (default: all), read from the `_id` column only and kept as that column:
+        a run is checked against it in one pass, and Python strings are made only if ids are asked one by one."""
+        import pyarrow as pa
+
+        names = self.topics if topics is None else [self._check(t) for t in topics]
+        columns = [self._cached("docs", t, lambda t=t: self._id_column(t)) for t in names]
+        return self._cached(
+            "doc_ids",
+            "\t".join(names),
+            lambda: IdColumn(pa.chunked_array([c for column in columns for c in column.chunks], pa.string())),
+        )
+
+    def _id_column(self, topic: str) -> Any:
+        from freshstack_hf.repo import layout
+        from freshstack_hf.repo.reader import read_table
+
+        return read_table(layout.config_path(self.folder, topic, "corpus"), columns=["_id"]).column("_id")
 
     def score(
         self,
@@ -161,7 +176,10 @@ class Dataset:
         )
 
     def warm(self) -> None:
-        """Read every topic now and hash the revision, so the first user (a submission, a page view) does not pay."""
+        """Read every topic now and hash the revision, so the first user (a submission, a page view) does not pay;
+        load the Arrow kernels a run is checked with too (a tenth of a second at their first import)."""
+        import pyarrow.compute  # noqa: F401
+
         self.query_ids(), self.doc_ids(), [self.qrels(t) for t in self.topics], self.revision
 
 

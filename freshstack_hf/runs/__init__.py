@@ -11,7 +11,7 @@ loaded.run, loaded.warnings
 load_run("bm25.trec", query_ids=..., doc_ids=..., strict=True)                   # leaderboard
 """
 
-from freshstack_hf.runs.check import DEFAULT_MAX_DEPTH, LoadedRun, check_entries, check_run, load_run
+from freshstack_hf.runs.check import DEFAULT_MAX_DEPTH, IdColumn, LoadedRun, check_entries, check_run, load_run
 from freshstack_hf.runs.parse import Entry, RunEntry, detect_format, parse_json, parse_trec, read_entries
 from freshstack_hf.runs.run import RankedList, Ranking, Run, cut, from_ids, from_ranked, top_docs
 from freshstack_hf.runs.write import trec_lines, write_run
@@ -19,6 +19,7 @@ from freshstack_hf.runs.write import trec_lines, write_run
 __all__ = [
     "DEFAULT_MAX_DEPTH",
     "Entry",
+    "IdColumn",
     "LoadedRun",
     "RankedList",
     "Ranking",

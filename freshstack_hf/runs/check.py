@@ -15,16 +15,61 @@ mode drops it.
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypedDict
+from typing import Any, TypedDict
 
 from freshstack_hf.errors import Problem, ValidationError
-from freshstack_hf.runs.parse import Entry, RunEntry, TrecColumns, clean_trec_columns, stream_entries
+from freshstack_hf.runs.parse import (
+    Entry,
+    RunEntry,
+    TrecColumns,
+    arrow_int64,
+    clean_trec_columns,
+    numpy_view,
+    spans,
+    stream_entries,
+)
 from freshstack_hf.runs.run import top_docs
 
 DEFAULT_MAX_DEPTH = 1000
+
+
+class IdColumn(AbstractSet[str]):
+    """A set of ids held as one Arrow string column (a corpus' `_id`s): a run is checked against it in one
+    vectorised pass (`contains_all`), and the Python set that `in` needs is built only when an id is asked
+    about one at a time (the line reader's path), since 271,842 Python strings cost more than the check."""
+
+    def __init__(self, column) -> None:
+        self.column = column  # an Array or ChunkedArray: Arrow's set lookups take either
+        self._names: frozenset[str] | None = None
+
+    @property
+    def names(self) -> frozenset[str]:
+        if self._names is None:  # two threads may both build it; either result is the same set
+            self._names = frozenset(self.column.to_pylist())
+        return self._names
+
+    def __contains__(self, item: object) -> bool:
+        return item in self.names
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names)
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @classmethod
+    def _from_iterable(cls, items: Iterable[str]) -> frozenset[str]:  # what `&`, `|` and `-` return
+        return frozenset(items)
+
+    def contains_all(self, ids) -> bool:
+        """Whether every id of the Arrow string column `ids` is in this set."""
+        import pyarrow.compute as pc
+
+        return len(ids) == 0 or bool(pc.all(pc.is_in(ids, value_set=self.column)).as_py())
 
 
 class RunLimits(TypedDict):
@@ -172,8 +217,8 @@ def check_entries(
 def load_run(
     path: str | Path,
     *,
-    query_ids: Container[str] | None = None,
-    doc_ids: Container[str] | None = None,
+    query_ids: Container[str] | Callable[[], Container[str]] | None = None,
+    doc_ids: Container[str] | Callable[[], Container[str]] | None = None,
     max_depth: int | None = DEFAULT_MAX_DEPTH,
     strict: bool = False,
     fmt: str | None = None,
@@ -183,49 +228,137 @@ def load_run(
 ) -> LoadedRun:
     """Read and check a TREC or JSON run file (format from the name or the content; `.gz` allowed), as a stream;
     `candidates`: each query's allowed docs, for a reranking run (see the module docstring); `keep`: the depth
-    kept per query; `max_bytes`: the most text the file may hold once decompressed.
+    kept per query; `max_bytes`: the most text the file may hold once decompressed. `query_ids` and `doc_ids`
+    may be functions returning them, called once a plain TREC file is read: a caller can read a dataset's ids on
+    another thread meanwhile (`freshstack-hf evaluate` does).
 
     A plain TREC file with nothing to report is read by columns (`clean_trec_columns`, `_clean_run`); anything
     else, or anything either of them declines, goes through `check_entries`, which says what is wrong."""
-    limits = RunLimits(query_ids=query_ids, doc_ids=doc_ids, max_depth=max_depth, strict=strict, candidates=candidates)
+
+    def limits() -> RunLimits:
+        queries = query_ids() if callable(query_ids) else query_ids
+        docs = doc_ids() if callable(doc_ids) else doc_ids
+        return RunLimits(query_ids=queries, doc_ids=docs, max_depth=max_depth, strict=strict, candidates=candidates)
+
     if fmt in (None, "trec") and candidates is None:
         columns = clean_trec_columns(path, max_bytes=max_bytes)
-        if columns is not None and (clean := _clean_run(columns, limits, keep, str(path))) is not None:
+        if columns is not None and (clean := _clean_run(columns, limits(), keep, str(path))) is not None:
             return clean
     entries, malformed, fmt = stream_entries(path, fmt, max_bytes=max_bytes)
-    return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, keep=keep, **limits)
+    return check_entries(entries, source=str(path), malformed=malformed, fmt=fmt, keep=keep, **limits())
 
 
 def _clean_run(columns: TrecColumns, limits: RunLimits, keep: int | None, source: str) -> LoadedRun | None:
     """The checked run of a well-formed TREC file when `check_entries` would find nothing to say about it but
     unknown queries in lenient mode (every doc in the corpus, no doc twice, no query past the depth), else None.
-    The same `LoadedRun` as `check_entries` builds: queries in order of first appearance, docs in file order,
-    unknown queries dropped with the same warning and problems, the same `keep` cut."""
+    The same `LoadedRun` as `check_entries` builds: queries in order of first appearance, docs in file order (a
+    query cut to `keep` in `top_docs` order), unknown queries dropped with the same warning and problems.
+
+    Every check is one pass over the columns, and only the rows kept become Python objects: with `keep` the
+    depth a board archives or a command scores, that is a tenth of a release-size run or less."""
+    import numpy as np
+
     query_ids, doc_ids, max_depth = limits["query_ids"], limits["doc_ids"], limits["max_depth"]
-    groups = zip(columns.queries, columns.starts, columns.starts[1:], columns.first_rows, columns.tags, strict=False)
+    lengths = np.diff(columns.starts)
     unknown: dict[str, list[int | None]] = {}
-    known: list[tuple[str, int, int, str]] = []
-    for query_id, start, end, first_row, tag in groups:
+    known: list[int] = []
+    for i, (query_id, first_row) in enumerate(zip(columns.queries, columns.first_rows, strict=True)):
         if query_ids is None or query_id in query_ids:
-            known.append((query_id, start, end, tag))
+            known.append(i)
         else:
-            unknown[query_id] = [first_row, end - start]
+            unknown[query_id] = [first_row, int(lengths[i])]
     if unknown and limits["strict"]:
         return None
-    if doc_ids is not None:
-        ids = columns.doc_ids if not unknown else [d for _, s, e, _ in known for d in columns.doc_ids[s:e]]
-        known_docs = doc_ids.issuperset(ids) if isinstance(doc_ids, set | frozenset) else all(d in doc_ids for d in ids)
-        if not known_docs:
-            return None
-    run: dict[str, dict[str, float]] = {}
-    for query_id, start, end, _ in known:
-        docs = dict(zip(columns.doc_ids[start:end], columns.scores[start:end], strict=True))
-        if len(docs) < end - start or (max_depth is not None and len(docs) > max_depth):
-            return None  # a repeated doc, or too deep: check_entries reports it
-        run[query_id] = {d: docs[d] for d in top_docs(docs, keep)} if keep is not None and len(docs) > keep else docs
+    chosen = np.array(known, dtype=np.int64)
+    if max_depth is not None and len(chosen) and int(lengths[chosen].max()) > max_depth:
+        return None  # too deep: check_entries reports it
+    ids, scores, lengths = columns.doc_ids, columns.scores, lengths[chosen]
+    if unknown:
+        rows = spans(columns.starts[chosen], lengths)
+        ids, scores = ids.take(arrow_int64(rows)), scores[rows]
+    codes, distinct = _doc_codes(ids, doc_ids)
+    if codes is None:
+        return None  # a doc outside the corpus: check_entries reports it
+    pairs = np.sort(np.repeat(np.arange(len(chosen), dtype=np.int64), lengths) * distinct + codes)
+    if len(pairs) and (pairs[1:] == pairs[:-1]).any():
+        return None  # a doc twice for a query: check_entries reports it
+    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    run = _kept_run([columns.queries[i] for i in known], starts, ids, scores, keep)
     warnings = (_unknown_query_warning(unknown),) if unknown else ()
     problems = sorted(_unknown_query_problems(source, unknown), key=lambda p: p.row or 0)
-    return LoadedRun(run, source, known[0][3] if known else "", "trec", warnings, tuple(problems))
+    return LoadedRun(run, source, columns.tags[known[0]] if known else "", "trec", warnings, tuple(problems))
+
+
+def _doc_codes(ids, doc_ids: Container[str] | None) -> tuple[Any, int]:
+    """(a number per row of the Arrow column `ids`, equal numbers for equal ids, and how many numbers there can
+    be), or (None, 0) when an id is not in `doc_ids`. Against an `IdColumn` this is one hash lookup per row (its
+    position in the corpus); otherwise the distinct ids are numbered and those few are looked up in Python."""
+    import pyarrow.compute as pc
+
+    if isinstance(doc_ids, IdColumn):
+        found = pc.index_in(ids, value_set=doc_ids.column)
+        return (None, 0) if found.null_count else (_flat(found), len(doc_ids.column))
+    encoded = pc.dictionary_encode(ids.combine_chunks() if hasattr(ids, "combine_chunks") else ids)  # one dictionary
+    if doc_ids is not None:
+        names = encoded.dictionary.to_pylist()
+        known = doc_ids.issuperset(names) if isinstance(doc_ids, set | frozenset) else all(d in doc_ids for d in names)
+        if not known:
+            return None, 0
+    return numpy_view(encoded.indices), len(encoded.dictionary)
+
+
+def _flat(column) -> Any:
+    """A fixed-width Arrow column (chunked or not) without nulls as one NumPy array."""
+    import numpy as np
+
+    chunks = getattr(column, "chunks", [column])
+    if len(chunks) == 1:
+        return numpy_view(chunks[0])
+    return np.concatenate([numpy_view(c) for c in chunks]) if chunks else np.empty(0, dtype=np.int32)
+
+
+def _kept_run(queries: list[str], starts, ids, scores, keep: int | None) -> dict[str, dict[str, float]]:
+    """{query: {doc: score}} from grouped columns, each query cut to its top `keep` (`top_docs`, the tie rule).
+
+    A query's cut is found in bulk: its `keep`-th best score is the threshold, every doc at or above it is kept,
+    and the kept docs are ordered by score. Only a query with tied scores among its kept docs (where doc ids
+    decide, and may decide which docs make the cut) is ranked by `top_docs` on its doc ids."""
+    import numpy as np
+
+    lengths = np.diff(starts)
+    owner = np.repeat(np.arange(len(lengths)), lengths)
+    over = np.flatnonzero(lengths > keep) if keep is not None else np.empty(0, dtype=np.int64)
+    if not len(over):
+        kept = np.arange(len(scores))
+        tied: set[int] = set()
+    else:
+        width = int(lengths[over].max())
+        grid = np.full((len(over), width), -np.inf)
+        rows = spans(starts[over], lengths[over])
+        grid[np.repeat(np.arange(len(over)), lengths[over]), rows - np.repeat(starts[over], lengths[over])] = scores[
+            rows
+        ]
+        floor = np.full(len(lengths), -np.inf)
+        floor[over] = np.partition(grid, width - keep, axis=1)[:, width - keep]
+        kept = np.flatnonzero(scores >= floor[owner])
+        cut = np.zeros(len(lengths), dtype=bool)
+        cut[over] = True
+        within = np.where(cut[owner[kept]], -scores[kept], np.arange(len(kept)))  # uncut queries: file order
+        kept = kept[np.lexsort((within, owner[kept]))]
+        same = (owner[kept][1:] == owner[kept][:-1]) & (scores[kept][1:] == scores[kept][:-1])
+        tied = set(owner[kept][1:][same & cut[owner[kept][1:]]].tolist())
+    bounds = np.searchsorted(owner[kept], np.arange(len(lengths) + 1)).tolist()
+    names = (ids.take(arrow_int64(kept)) if len(kept) < len(scores) or len(over) else ids).to_pylist()
+    values = scores[kept].tolist()
+    run: dict[str, dict[str, float]] = {}
+    for i, query_id in enumerate(queries):
+        if i in tied:  # the whole query, ranked on its doc ids
+            a, b = int(starts[i]), int(starts[i + 1])
+            docs = dict(zip(ids.slice(a, b - a).to_pylist(), scores[a:b].tolist(), strict=True))
+            run[query_id] = {d: docs[d] for d in top_docs(docs, keep or 0)}
+        else:
+            run[query_id] = dict(zip(names[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]], strict=True))
+    return run
 
 
 def check_run(
