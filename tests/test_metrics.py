@@ -297,3 +297,22 @@ def test_the_all_topics_average_has_one_rule_for_one_row_and_for_many():
         assert (one is None and math.isnan(value)) or one == pytest.approx(value, abs=1e-15)
     assert topic_average({"a": 0.2, "b": 0.4}, ["a", "b", "c"]) is None  # a missing topic: no average
     assert many[0] == pytest.approx(0.5) and math.isnan(many[1])
+
+
+def test_every_measure_at_k_reads_only_the_top_k():
+    """`evaluate` (the CLI) keeps each query of a run to the deepest cutoff it scores: a measure at k must give the
+    same value on the run and on its top k under the tie rule, ties at the cut included."""
+    rng = random.Random(11)
+    judgments = [
+        NuggetJudgment(f"q{q}", f"q{q}_{n}", f"d{d}", int(rng.random() < 0.5))
+        for q in range(30)
+        for n in range(3)
+        for d in rng.sample(range(80), 20)
+    ]
+    qrels = NuggetQrels.from_judgments(judgments)
+    run = {f"q{q}": {f"d{d}": float(rng.randint(0, 6)) for d in rng.sample(range(80), 70)} for q in range(30)}
+    measures = [m.id for m in MEASURES]
+    depth = max(parse_measure(m).k for m in measures)
+    kept = {q: {d: docs[d] for d in top_docs(docs, depth)} for q, docs in run.items()}
+    assert evaluate(qrels, kept, measures).per_query == evaluate(qrels, run, measures).per_query
+    assert any(len(set(docs.values())) < len(docs) for docs in kept.values())  # ties inside the kept depth

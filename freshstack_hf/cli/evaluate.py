@@ -57,6 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
     from freshstack_hf.cli.common import plural, resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.metrics import FAMILIES, HEADLINE, measures_at, with_params
@@ -75,16 +77,22 @@ def run(args: argparse.Namespace) -> int:
 
     dataset = Dataset(args.repo, args.revision, topics=resolve_topics(args.repo, args.topic, args.revision))
     after = _window(dataset, args.after) if args.after else None
-    loaded = [
-        load_run(
-            path,
-            query_ids=dataset.query_ids(),
-            doc_ids=dataset.doc_ids(),
-            max_depth=args.max_depth,
-            strict=args.strict,
-        )
-        for path in args.run
-    ]
+    # Every measure at cutoff k reads a query's top k under the tie rule and nothing below, so each query is kept
+    # to the deepest cutoff asked: the same scores, from a tenth of a 1,000-deep run's rows as Python objects.
+    depth = max(m.k for m in measures)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(dataset.warm)  # ids, judgments and revision read while the runs are parsed (Arrow, no GIL)
+        loaded = [
+            load_run(
+                path,
+                query_ids=dataset.query_ids,  # called once the file is read; waits for `warm` to have read them
+                doc_ids=dataset.doc_ids,
+                max_depth=args.max_depth,
+                strict=args.strict,
+                keep=depth,
+            )
+            for path in args.run
+        ]
     for item in loaded:
         for warning in item.warnings:
             print(f"warning: {item.source}: {warning}", file=sys.stderr)
