@@ -8,7 +8,8 @@ parameters, resamples, seed) and cuts the run to what the archive keeps.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from freshstack_hf.defaults import RESAMPLES, SEED
@@ -29,9 +30,10 @@ class Scored:
     archived: dict[str, dict[str, dict[str, float]]]  # topic -> top ARCHIVE_DEPTH of the run, own queries only
     scores: RunScores
     parameters: dict[str, Any]  # how the numbers were made (`scoring_parameters`), recorded with the row
+    encoded: dict[str, Blob] | None = field(default=None, repr=False, compare=False)  # `blobs()`, when made
 
     def blobs(self) -> dict[str, Blob]:
-        return ranking_blobs(self.archived)
+        return self.encoded if self.encoded is not None else ranking_blobs(self.archived)
 
 
 def ranking_blobs(archived: Mapping[str, Any] | None) -> dict[str, Blob]:
@@ -55,11 +57,14 @@ def score_for_store(
     """
     names = list(topics)
     runs = {t: run[t] for t in names} if by_topic else {t: run for t in names}
-    scores = dataset.score(
-        runs, by_topic=True, measures=MEASURES, interval_measures=HEADLINE, resamples=resamples, seed=seed
-    )
     archived = {t: cut(runs[t], ARCHIVE_DEPTH, dataset.query_ids([t])) for t in names}
-    return Scored(scores.stored(), archived, scores, scoring_parameters(resamples, seed))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        # The archive's blob is encoded, hashed and compressed (zstd and sha256 without the GIL) while it scores.
+        blobs = pool.submit(ranking_blobs, archived)
+        scores = dataset.score(
+            runs, by_topic=True, measures=MEASURES, interval_measures=HEADLINE, resamples=resamples, seed=seed
+        )
+    return Scored(scores.stored(), archived, scores, scoring_parameters(resamples, seed), blobs.result())
 
 
 def scoring_parameters(resamples: int, seed: int) -> dict[str, Any]:
