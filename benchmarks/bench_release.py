@@ -4,7 +4,8 @@ all 672 queries and 271,842 documents of about 250 words), and what a user meets
 with one run and with two (1,000 docs per query), the official evaluator on the same run, the board's start, one
 1,000-deep gzipped submission stored, and the BM25 baseline row against `freshstack-hf retrieve` computing the
 same run. Every figure is a separate process's wall time and peak RSS (the operating system's accounting), with its
-goal and "ok" or "MISSED" where the project has set one (`benchmarks.goals`). The submission is sent twice, gzipped
+goal and "ok" or "MISSED" where the project has set one (`benchmarks.goals`); a figure judged against a goal, and
+the official evaluator's beside it, is the median of three processes. The submission is sent twice, gzipped
 and then as the plain 59 MB TREC file: both are read (the board keeps each query's top 100), and the second is the
 same ranking, so the board holds one row.
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import gzip
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,6 +34,7 @@ SIZES = {"langchain": (203, 49_514), "yolo": (57, 27_207), "laravel": (184, 52_3
          "godot": (99, 25_482)}  # fmt: skip
 DOC_WORDS = 250
 DEPTH = 1000
+RUNS = 3  # a timed figure is the median of this many processes (its peak, the largest)
 EXE = Path(sys.executable).parent / "freshstack-hf"
 
 
@@ -81,9 +84,9 @@ def write_runs() -> tuple[Path, Path, Path]:
     return paths
 
 
-def python(code: str, *args: str) -> tuple[float, float, str]:
+def python(code: str, *args: str, runs: int = 1) -> tuple[float, float, str]:
     """A fresh Python process running `code` (each figure its own process, so peaks do not mix)."""
-    return measured([sys.executable, "-c", code, *map(str, args)])
+    return measured([sys.executable, "-c", code, *map(str, args)], runs=runs)
 
 
 _OFFICIAL = """
@@ -166,6 +169,7 @@ def main() -> None:
     print(f"  {len(SIZES)} topics, {sum(q for q, _ in SIZES.values())} queries, {n_docs:,} docs of about "
           f"{DOC_WORDS} words; runs {DEPTH} deep: {run1.stat().st_size / 1e6:.1f} MB as TREC, "
           f"{packed.stat().st_size / 1e6:.1f} MB gzipped")  # fmt: skip
+    print(f"  timed figures with a goal: the median of {RUNS} processes")
     rows: list[tuple[str, float, float, str]] = []
 
     def timed(
@@ -180,18 +184,19 @@ def main() -> None:
 
     wall, peak, _ = measured([str(EXE), "validate", str(REPO)])
     timed("validate", wall, peak)
-    wall, peak, _ = measured([str(EXE), "evaluate", str(REPO), "--run", str(run1), "--json", str(OUT / "one.json")])
+    one = [str(EXE), "evaluate", str(REPO), "--run", str(run1), "--json", str(OUT / "one.json")]
+    wall, peak, _ = measured(one, runs=RUNS)
     timed("evaluate, one run", wall, peak, 1.0, 500)
     ours_one = wall
     largest = max(SIZES, key=lambda name: SIZES[name][1])
     one_topic = [str(EXE), "evaluate", str(REPO), "--topic", largest, "--run", str(run1)]
-    wall, peak, _ = measured([*one_topic, "--json", str(OUT / "largest.json")])
+    wall, peak, _ = measured([*one_topic, "--json", str(OUT / "largest.json")], runs=RUNS)
     timed(f"evaluate, one topic ({largest}, {SIZES[largest][1]:,} docs)", wall, peak, 1.0, 500)
     two = [str(EXE), "evaluate", str(REPO), "--run", str(run1), "--run", str(run2), "--json", str(OUT / "two.json")]
     wall, peak, _ = measured(two)
     timed("evaluate, two runs compared", wall, peak)
     try:
-        wall, peak, _ = python(_OFFICIAL, REPO, run1, ",".join(SIZES))
+        wall, peak, _ = python(_OFFICIAL, REPO, run1, ",".join(SIZES), runs=RUNS)
         ratio = f"official / ours = {wall / ours_one:.2f}x (whole processes, the run parsed alike)"
         rows.append(("official evaluator, same run", wall, peak, ratio))
     except RuntimeError as exc:
@@ -199,9 +204,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         took, peak = board_start(Path(tmp))
         timed("board start (page answers)", took, peak)
-        wall, peak, printed = python(_SUBMIT, REPO, Path(tmp) / "submit.db", packed, run1)
-        stored, first, second, systems = printed.strip().splitlines()[-1].split()
-        timed(f"submission, {DEPTH}-deep gzipped run stored", float(stored), peak, 1.0)
+        tries = [python(_SUBMIT, REPO, Path(tmp) / f"submit{i}.db", packed, run1) for i in range(RUNS)]
+        peak = max(peak for _, peak, _ in tries)
+        printed = [t[2].strip().splitlines()[-1].split() for t in tries]
+        stored = statistics.median(float(p[0]) for p in printed)
+        _, first, second, systems = printed[-1]
+        timed(f"submission, {DEPTH}-deep gzipped run stored", stored, peak, 1.0)
         same = f"{first}, then {second}: {systems} row"
         rows.append(
             (f"the same run again as {run1.stat().st_size / 1e6:.0f} MB of plain TREC", 0.0, peak,
