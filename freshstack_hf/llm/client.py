@@ -5,7 +5,8 @@ Every build stage and answer judgment that reaches an OpenAI-compatible model go
 so the behaviour users pay for is in one place: a request already answered is read from the cache (a re-run costs
 nothing); transient failures are retried under `freshstack_hf.llm.retry`'s policy (a rejected key stops the build
 at once with the variable to set); an answer that does not parse is first repaired locally, then re-asked with the
-parser's message (each follow-up its own cached request). Tokens and cost are counted per stage for the manifest.
+parser's message (each follow-up its own cached request). Tokens and cost are counted per stage for the manifest,
+and under a spend cap (`freshstack_hf.llm.budget`, set by `refresh`) no request is sent that might pass the budget.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.llm.budget import BudgetExhausted, SpendCap, worst_case_cost
 from freshstack_hf.llm.cache import ResponseCache, request_key
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.repair import ParseError, _Garbage, repair_json
@@ -53,6 +55,8 @@ class LLMClient:
     It is the registry's `openai` transport (`freshstack_hf.llm.registry`)."""
 
     kind = "openai"
+    # A budget every uncached request must fit in before it is sent (`freshstack_hf.llm.budget`); None: no cap.
+    spend_cap: SpendCap | None = None
 
     def __init__(self, config: LLMConfig, cache_path: Path, *, show_progress: bool = False) -> None:
         self.config = config
@@ -89,18 +93,40 @@ class LLMClient:
             for name, value in counts.items():
                 setattr(stats, name, getattr(stats, name) + value)
 
-    def _account(self, stage: str, usage: dict[str, Any] | None, *, batch: bool = False) -> None:
+    def _account(self, stage: str, usage: dict[str, Any] | None, *, batch: bool = False) -> float:
+        """Count one answered call; returns its price in USD."""
         usage = usage or {}
         p, c = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
         price = (p * self.config.input_price_per_million + c * self.config.output_price_per_million) / 1e6
-        self._add(
-            stage,
-            calls=1,
-            batch_calls=int(batch),
-            prompt_tokens=p,
-            completion_tokens=c,
-            cost=price * (0.5 if batch else 1.0),
+        cost = price * (0.5 if batch else 1.0)
+        self._add(stage, calls=1, batch_calls=int(batch), prompt_tokens=p, completion_tokens=c, cost=cost)
+        return cost
+
+    def _paid(self, stage: str, label: str, worst: float, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """One endpoint call under the retry policy and, when a spend cap is set, inside its budget: the call's
+        worst case is reserved first (refused when it might not fit) and settled at its reported price, in the
+        ledger, before the caller caches the answer."""
+        cap = self.spend_cap
+        if cap is None:
+            data = self.call_with_retries(stage, label, call)
+            self._account(stage, data.get("usage"))
+            return data
+        held = cap.reserve(worst, f"stage `{stage}`" + (f", {label}" if label else ""))
+        try:
+            data = self.call_with_retries(stage, label, call)
+        except BaseException:
+            cap.release(held)
+            raise
+        usage = data.get("usage") or {}
+        cost = self._account(stage, usage)
+        cap.settle(
+            held,
+            cost,
+            stage=stage,
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
         )
+        return data
 
     def stats(self) -> dict[str, dict[str, Any]]:
         """Per-stage accounting since this client was made."""
@@ -149,9 +175,10 @@ class LLMClient:
                 raise _Garbage("the completion has no choices")
             return data
 
-        data = self.call_with_retries(stage, label, call)
+        price = (self.config.input_price_per_million, self.config.output_price_per_million)
+        worst = worst_case_cost(request["messages"], int(request.get("max_tokens") or 0), *price)
+        data = self._paid(stage, label, worst, call)
         self.cache.put(key, request, data)
-        self._account(stage, data.get("usage"))
         return _content(data)
 
     def _chat_one(self, req: ChatRequest, stage: str, parse: Callable[[str], T], from_batch: set[str]) -> T:
@@ -206,6 +233,11 @@ class LLMClient:
             return []
         from_batch: set[str] = set()
         if self.config.batch:
+            if self.spend_cap is not None:  # a job is billed whole when it ends: no call could be refused
+                raise FreshStackError(
+                    f"stage `{stage}`: the Batch API cannot run under a spend cap (a batch job is paid as a whole, "
+                    "after it ran); set llm.batch: false (or FRESHSTACK_LLM_BATCH=0) for a budgeted run"
+                )
             from freshstack_hf.llm.batch import run_batch
 
             from_batch = run_batch(self, stage, [self.chat_request(r.messages, r.params) for r in reqs])
@@ -257,14 +289,18 @@ class LLMClient:
                 raise _Garbage(f"{len(data.get('data') or [])} embeddings for {len(inputs)} inputs")
             return data
 
-        data = self.call_with_retries(stage, f"{len(inputs)} texts", call)
+        def priced() -> dict[str, Any]:  # an embeddings usage holds input tokens only, sometimes as total_tokens
+            data = call()
+            usage = data.get("usage") or {}
+            return {**data, "usage": {"prompt_tokens": usage.get("prompt_tokens") or usage.get("total_tokens") or 0}}
+
+        worst = worst_case_cost(inputs, 0, self.config.input_price_per_million, 0.0)
+        data = self._paid(stage, f"{len(inputs)} texts", worst, priced)
         rows = sorted(data["data"], key=lambda d: d.get("index", 0))
         for (key, text), row in zip(chunk, rows, strict=True):
             self.cache.put(
                 key, {"endpoint": "embeddings", "model": model, "input": text}, {"embedding": row["embedding"]}
             )
-        usage = data.get("usage") or {}
-        self._account(stage, {"prompt_tokens": usage.get("prompt_tokens") or usage.get("total_tokens") or 0})
 
     def _run_pool(self, jobs: list[Callable[[], T]], desc: str) -> list[T]:
         """Run jobs on a bounded pool; the first failure cancels what has not started and is raised."""
@@ -285,9 +321,10 @@ class LLMClient:
                         raise exc
                     results[futures[fut]] = fut.result()
                     bar.update(1)
-        except BaseException:
-            # Ctrl-C or a fatal error: drop what has not started, leave running calls to finish (and be cached)
-            pool.shutdown(wait=False, cancel_futures=True)
+        except BaseException as exc:
+            # Ctrl-C or a fatal error: drop what has not started, leave running calls to finish (and be cached); at
+            # the spend cap, wait for them, so the ledger holds every paid call when the stop is reported
+            pool.shutdown(wait=isinstance(exc, BudgetExhausted), cancel_futures=True)
             raise
         finally:
             bar.close()
