@@ -18,6 +18,7 @@ from freshstack_hf.errors import FreshStackError
 SUBCOMMANDS = (
     "demo",
     "build",
+    "refresh",
     "synth",
     "validate",
     "stats",

@@ -40,6 +40,12 @@ def default_work_dir(out: Path, topic: str) -> Path:
     return out.parent / f"{out.name}-work" / topic
 
 
+def snapshot_work(shared: Path, date: str) -> Path:
+    """The work folder of a topic's dated snapshot, inside the folder its snapshots share: the same for `build
+    --snapshot DATE` and `refresh --date DATE`, so either resumes what the other left."""
+    return Path(shared) / "snapshots" / date
+
+
 def parse_stages(value: str | None) -> list[str]:
     if not value or value == "all":
         return list(ORDER)
@@ -212,7 +218,7 @@ def run_snapshots(
                 results[date] = plan_snapshot(dated, shared, echo=echo, scratch=scratch)
             else:
                 results[date] = run_build(
-                    dated, target, work=shared / "snapshots" / date, shared=shared, echo=echo, dry_run=False, **build
+                    dated, target, work=snapshot_work(shared, date), shared=shared, echo=echo, dry_run=False, **build
                 )
             previous = target
     return results

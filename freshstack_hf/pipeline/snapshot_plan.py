@@ -68,8 +68,9 @@ def file_changes(config: TopicConfig, shared: Path, scratch: Path | None = None)
     return out
 
 
-def question_dates(config: TopicConfig) -> dict[str, str]:
-    """query id -> date of the questions the snapshot would take, scanned into a folder that is then removed."""
+def question_dates(config: TopicConfig) -> tuple[dict[str, str], str]:
+    """query id -> date of the questions the snapshot would take, and the date of the newest post in the source
+    (any tag), scanned into a folder that is then removed."""
     import pyarrow.parquet as pq
 
     from freshstack_hf.pipeline.stage import StageContext
@@ -78,9 +79,9 @@ def question_dates(config: TopicConfig) -> dict[str, str]:
     with tempfile.TemporaryDirectory(prefix="freshstack-plan-") as tmp:
         ctx = StageContext(config, Path(tmp), Path(tmp) / "repo", show_progress=False, dry_run=True)
         ctx.dir("questions")
-        questions.run(ctx)
+        record = questions.run(ctx)
         rows = pq.read_table(QUESTIONS.path(ctx.work), columns=["query_id", "date"]).to_pylist()
-    return {r["query_id"]: r["date"][:10] for r in rows}
+    return {r["query_id"]: r["date"][:10] for r in rows}, record.get("newest_post", "")
 
 
 def plan_snapshot(
@@ -88,7 +89,7 @@ def plan_snapshot(
 ) -> dict[str, Any]:
     """What building the snapshot `config` would reuse and ask; `scratch` takes the clones it needs."""
     previous_date = revision_of(config.snapshot.previous) if config.snapshot.previous else ""
-    dates = question_dates(config)
+    dates, newest = question_dates(config)
     carried = sum(1 for d in dates.values() if previous_date and d <= previous_date)
     new = len(dates) - carried
     files = file_changes(config, shared, scratch)
@@ -113,6 +114,7 @@ def plan_snapshot(
         "questions": len(dates),
         "questions_carried": carried,
         "questions_new": new,
+        "source_newest_post": newest,
         "repositories": files,
         "files_reused": sum(f["unchanged"] for f in files.values()),
         "files_to_chunk": moved_files,

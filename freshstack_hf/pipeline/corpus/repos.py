@@ -95,6 +95,21 @@ def history(repo: RepoConfig, cache: Path, *, scratch: Path | None = None) -> Pa
     return _git_dir(Path(repo.source)) if kind == "git" else None
 
 
+def update_clone(repo: RepoConfig, cache: Path) -> None:
+    """Fetch the branches of `repo`'s clone in `cache`, when it has one: a clone made for an earlier snapshot
+    knows no commit made since, and a later snapshot must see them. A remote that is gone is an error naming it."""
+    dest = _clone_path(repo, cache)
+    if source_kind(repo.source) != "clone" or not dest.is_dir():
+        return
+    try:
+        git(dest, "fetch", "--quiet", "--prune", "origin", "+refs/heads/*:refs/heads/*")  # keeps the blob filter
+    except FreshStackError as exc:
+        raise FreshStackError(
+            f"corpus repository {repo.keyword!r}: cannot fetch {repo.source} ({exc}); the repository vanished or "
+            "the network is down: fix `source:` (a moved repository's new URL, or a local checkout)"
+        ) from None
+
+
 def describe_repo(repo: RepoConfig) -> dict[str, Any]:
     """What `resolve_repo` would do, resolving only what is cheap (a local checkout's commit); for --dry-run."""
     kind = source_kind(repo.source)

@@ -40,6 +40,7 @@ def scan_api(path: Path, want_question, want_answer, stats: ScanStats, progress)
             if not isinstance(item, dict) or ("question_id" not in item and "answer_id" not in item):
                 raise FreshStackError(f"{file}: items[{i}] has neither question_id nor answer_id")
             stats.rows += 1
+            stats.saw(item.get("creation_date"))
             if "answer_id" in item:
                 answers.append((file, i, item))
                 continue

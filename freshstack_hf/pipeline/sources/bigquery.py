@@ -109,6 +109,7 @@ def scan_bigquery(path: Path, want_question, want_answer, stats: ScanStats, prog
 
         for n, row in _rows(file, QUESTION_COLUMNS if is_question else ANSWER_COLUMNS, advance):
             stats.rows += 1
+            stats.saw(row.get("creation_date"))
             if is_question:
                 stats.questions += 1
                 tags = row["tags"]

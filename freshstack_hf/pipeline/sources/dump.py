@@ -98,6 +98,9 @@ def _iter_rows(path, stream: _Counting, want_question, want_answer, stats: ScanS
         for _, row in etree.iterparse(stream, events=("end",), tag="row", huge_tree=True):
             stats.rows += 1
             get = row.get
+            created = get("CreationDate")
+            if created and created > stats.newest:  # ISO already: a string comparison (the hot loop stays cheap)
+                stats.newest = created[:19]
             kind = get("PostTypeId")
             if kind == "1":
                 stats.questions += 1

@@ -35,6 +35,19 @@ class ScanStats:
     rows: int = 0  # every post row scanned, questions and answers
     questions: int = 0
     bytes_read: int = 0
+    # The newest creation date (ISO) of any post scanned, whatever its tags: how recent the source is, which a
+    # refresh checks against the last snapshot (a dump older than it cannot hold the questions since).
+    newest: str = ""
+
+    def saw(self, value: object) -> None:
+        """Keep `value` (a reader's own spelling of a creation date) when it is the newest yet; an unreadable date
+        is skipped here and reported by the row's own check when the row is kept."""
+        try:
+            when = iso_date(value)
+        except (TypeError, ValueError):
+            return
+        if when > self.newest:
+            self.newest = when
 
 
 def parse_tags(raw: str | list | tuple | None) -> tuple[str, ...]:

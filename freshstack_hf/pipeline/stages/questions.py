@@ -147,6 +147,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "seconds": round(seconds, 3),
         "mb_per_s": round(stats.bytes_read / 1e6 / seconds, 2) if seconds > 0 else None,
         "kept": len(kept),
+        "newest_post": stats.newest[:10],  # of any post in the source: how recent it is (a refresh checks it)
         "counts": counts,
         "cooccurrence_top10": cooc["cooccurring"][:10],
         "files": [f.name for f in OUTPUTS],
