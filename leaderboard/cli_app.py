@@ -9,6 +9,10 @@ queued again). By default a background worker in this process computes the basel
 stops; --no-baseline-worker leaves them to the workers sharing the store (`freshstack-hf worker --store URL`,
 e.g. GPU machines on a PostgreSQL store), and --worker runs one full worker here (submissions included).
 
+Every system the store holds for another dataset revision is measured on the served one too (`leaderboard.remeasure`):
+models and rerankers are queued again for the workers, uploaded runs' archived rankings re-scored by the built-in
+worker, each once, so one store serves every published snapshot with every system on each.
+
 Reported figures (--reported, e.g. the official leaderboard's JSON) are shown in a tab of their own, "Reference
 (published)", never in the main table, and never stored. Model submissions are queued for evaluation workers:
 start some with `freshstack-hf worker --store URL`, or pass --worker to run one here.
@@ -201,8 +205,11 @@ def run(args: argparse.Namespace) -> int:
         _say(f"store: {store!r}" + (" (ephemeral: lost on restart, and every page says so)" if args.ephemeral else ""))
         if not args.no_baselines:
             _queue_baselines(args, store, dataset)
+        from leaderboard.remeasure import remeasure
+
+        remeasure(store, dataset, say=lambda line: _say(f"other revisions' systems: {line}"))
         from leaderboard.page.app import build_app, launch_app
-        from leaderboard.worker.jobs import BASELINE_JOB_KINDS
+        from leaderboard.worker.jobs import APP_JOB_KINDS
 
         demo = build_app(
             dataset,
@@ -225,11 +232,11 @@ def run(args: argparse.Namespace) -> int:
         if args.worker:
             _start_worker(store, evaluate, None, stop)
         elif args.no_baseline_worker:
-            if store.queue.live_jobs(BASELINE_JOB_KINDS):
+            if store.queue.live_jobs(APP_JOB_KINDS):
                 _say("baselines: queued for the workers sharing the store (--no-baseline-worker)")
-        elif store.queue.live_jobs(BASELINE_JOB_KINDS):
+        elif store.queue.live_jobs(APP_JOB_KINDS):
             _say("baselines: computing the queued rows in a background worker")
-            _start_worker(store, evaluate, BASELINE_JOB_KINDS, stop)
+            _start_worker(store, evaluate, APP_JOB_KINDS, stop)
         demo.block_thread()
     finally:
         stop.set()

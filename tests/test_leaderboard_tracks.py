@@ -21,6 +21,7 @@ from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
+from leaderboard.tracks.retrieval.rescore_job import JOB_KINDS as RESCORE_JOBS
 from leaderboard.worker import jobs, worker
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
 from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
@@ -32,11 +33,13 @@ def job(kind: str, payload: dict | None = None) -> JobRecord:
 
 
 def test_the_job_table_is_the_tracks_tables():
-    assert jobs.JOB_KINDS == {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS}
-    kinds = {retrieval.MODEL_JOB_KIND, retrieval.RERANK_JOB_KIND, FILL_JOB_KIND}
+    tables = {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS, **RESCORE_JOBS}
+    assert tables == jobs.JOB_KINDS
+    kinds = {retrieval.MODEL_JOB_KIND, retrieval.RERANK_JOB_KIND, FILL_JOB_KIND, retrieval.RESCORE_JOB_KIND}
     kinds |= {answers.JUDGE_JOB_KIND, answers.GENERATE_JOB_KIND}
     baselines = {retrieval.BASELINE_JOB_KIND, answers.BASELINE_JOB_KIND}  # the rows an app queues when it starts
     assert set(jobs.JOB_KINDS) == kinds | baselines and set(jobs.BASELINE_JOB_KINDS) == baselines
+    assert set(jobs.APP_JOB_KINDS) == baselines | {retrieval.RESCORE_JOB_KIND}  # what its built-in worker runs
     assert worker.KIND_SECRETS == {
         FILL_JOB_KIND: (JUDGE_KEY_ENV,),
         answers.JUDGE_JOB_KIND: (JUDGE_KEY_ENV,),

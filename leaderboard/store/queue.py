@@ -76,6 +76,14 @@ class JobQueue:
         with self.db.read() as conn:
             return [_job(row) for row in conn.execute(query)]
 
+    def first_payloads(self) -> dict[int, dict[str, Any]]:
+        """Each system's first job payload, what it was queued with (a model's reference, a baseline's method), for
+        the systems that have a job; one query whatever their number."""
+        first = select(func.min(jobs.c.id)).group_by(jobs.c.system_id)
+        with self.db.read() as conn:
+            rows = conn.execute(select(jobs.c.system_id, jobs.c.payload).where(jobs.c.id.in_(first)))
+            return {system_id: dict(payload or {}) for system_id, payload in rows}
+
     def enqueue_unless_pending(
         self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3
     ) -> JobRecord | None:

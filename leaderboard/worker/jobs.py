@@ -11,10 +11,12 @@ default evaluate function) runs a job with the handler its kind names. The kinds
 * `answers_judge` (answers): All/Vital of stored answers, judged at the endpoint the app named;
 * `answers_generate` (answers): the LLM answer baseline, generated, scored and judged;
 * `baseline` (retrieval): one of the project's baseline rows (BM25, dense, hybrid, reranked), computed and scored;
-* `answers_baseline` (answers): the extractive answer baseline, written and scored by citation, its judge queued.
+* `answers_baseline` (answers): the extractive answer baseline, written and scored by citation, its judge queued;
+* `rescore` (retrieval): a stored run's archived ranking scored on a newer dataset revision (`leaderboard.remeasure`).
 
 `BASELINE_JOB_KINDS` are the jobs the app queues for its own baseline rows when it starts (`queue_baselines`, every
-track's, called by `cli_app`): the leaderboard's built-in baseline worker runs those, and only those.
+track's, called by `cli_app`); `APP_JOB_KINDS` adds the re-scoring of stored runs on the served revision
+(`leaderboard.remeasure`): the leaderboard's built-in worker runs those, and only those (no submitted model).
 
 There is no `run` kind: run files are validated strictly and scored when they are submitted (`run_submit`).
 """
@@ -33,16 +35,21 @@ from leaderboard.tracks.answers import BASELINE_JOB_KIND as ANSWERS_BASELINE
 from leaderboard.tracks.answers.answer_baselines import queue_answer_baselines
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND as RETRIEVAL_BASELINE
+from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
 from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.baseline_rows import queue_baselines as queue_retrieval_baselines
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
+from leaderboard.tracks.retrieval.rescore_job import JOB_KINDS as RESCORE_JOBS
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
-JOB_KINDS: dict[str, JobKind] = {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS}
+JOB_KINDS: dict[str, JobKind] = {
+    **RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS, **RESCORE_JOBS
+}  # fmt: skip
 BASELINE_JOB_KINDS = (RETRIEVAL_BASELINE, ANSWERS_BASELINE)
+APP_JOB_KINDS = (*BASELINE_JOB_KINDS, RESCORE_JOB_KIND)  # what the app's built-in worker runs: no submitted model
 
 
 def evaluate_job(job: JobRecord, **options: Any) -> JobOutput:

@@ -96,12 +96,14 @@ def _heartbeat(store: Store, job: JobRecord, worker_id: str, lease_seconds: floa
 
 
 def with_inputs(store: Store, job: JobRecord) -> JobRecord:
-    """`job` with the blobs its kind reads (`JobKind.inputs`) in its payload, verified; a role the system keeps
-    no blob for is left out (the handler says what is missing)."""
+    """`job` with the blobs its kind reads (`JobKind.inputs`) in its payload, verified: the job's system's, or those
+    of the system its payload names as `inputs_from`; a role the system keeps no blob for is left out (the handler
+    says what is missing)."""
     kind = JOB_KINDS.get(job.kind)
     if kind is None or not kind.inputs:
         return job
-    found = {role: data for role in kind.inputs if (data := store.blobs.system_blob(job.system_id, role)) is not None}
+    owner = int(job.payload.get("inputs_from") or job.system_id)  # a re-scoring job reads the row it re-scores
+    found = {role: data for role in kind.inputs if (data := store.blobs.system_blob(owner, role)) is not None}
     return dataclasses.replace(job, payload={**job.payload, INPUTS: found})
 
 

@@ -12,3 +12,4 @@ SYSTEM_KINDS = ("baseline", "run", "model", *RERANK_KINDS)  # also: the project'
 MODEL_JOB_KIND = "model"  # a submitted model, retrieved and scored by a worker
 RERANK_JOB_KIND = "reranker"  # a submitted CrossEncoder, reranking the candidates in a worker
 BASELINE_JOB_KIND = "baseline"  # a project baseline row (BM25, dense, hybrid, reranked), computed and scored
+RESCORE_JOB_KIND = "rescore"  # a stored run's archived ranking scored as it is on a newer dataset revision

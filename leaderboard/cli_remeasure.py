@@ -1,0 +1,56 @@
+"""`freshstack-hf remeasure --store URL --dataset REPO --revision D`: every system the board stores, measured on D.
+
+Run it after `freshstack-hf refresh` published revision D (the board's start does the same for the revision it
+serves): each model and reranker of another revision is submitted again on D, each uploaded run's archived ranking
+queued for re-scoring on D (marked "(re-scored)": a file cannot be re-run), and with --baselines the board's
+baseline rows of D stored or queued. Workers sharing the store compute the jobs (`freshstack-hf worker --store URL`,
+the board's built-in one for the re-scoring and the baselines); running it twice queues nothing the second time.
+
+Example:
+  freshstack-hf refresh topics.yaml --date 2025-10-31 --repo out/freshstack --budget-usd 40
+  freshstack-hf remeasure --store postgresql://lb@db/leaderboard --dataset out/freshstack --revision 2025-10-31
+  freshstack-hf worker --store postgresql://lb@db/leaderboard --dataset out/freshstack
+"""
+
+from __future__ import annotations
+
+import argparse
+
+NAME = "remeasure"
+HELP = "queue every stored system of the leaderboard on a (new) dataset revision"
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    from freshstack_hf.baselines import METHODS, board_methods
+
+    p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
+    p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
+    p.add_argument("--revision", help="the revision to measure on: a Hub tag or commit, or DIR@REVISION's REVISION")
+    p.add_argument(
+        "--baselines",
+        nargs="?",
+        const=",".join(board_methods()),
+        metavar="METHODS",
+        help=f"also store or queue the board's baseline rows of the revision, of {', '.join(METHODS)} "
+        f"(default: {','.join(board_methods())})",
+    )
+    from leaderboard.defaults import RUNS_DIR_HELP
+
+    p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
+
+
+def run(args: argparse.Namespace) -> int:
+    from freshstack_hf.repo.dataset import Dataset
+    from leaderboard.remeasure import remeasure
+    from leaderboard.store.archive import open_store
+
+    dataset = Dataset(args.dataset, args.revision)
+    methods = [m.strip() for m in (args.baselines or "").split(",") if m.strip()]
+    with open_store(args.store, args.runs_dir) as store:
+        done = remeasure(store, dataset, baselines=bool(methods), methods=methods)
+    print(done.summary())
+    for line in [*done.queued, *done.rescoring]:
+        print(f"  queued: {line}")
+    for line in done.skipped:
+        print(f"  not measured again: {line}")
+    return 0

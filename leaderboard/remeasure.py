@@ -1,0 +1,160 @@
+"""Every stored system measured on a dataset revision the board has not seen: what keeps a board comparable across
+snapshots, so that a model submitted on the 2024-10-31 snapshot has a row on the 2025-10-31 one too.
+
+When the board serves a revision (`freshstack-hf leaderboard --revision`, or `freshstack-hf remeasure` after a
+`refresh` published one), each stored system of another revision is measured again on it, by the same workers:
+
+* models and rerankers are submitted again on the revision, with the same reference, model revision, track, name,
+  description, submitter and cutoff (`run_submit.Submitter`): a worker downloads and scores each, as any submission;
+* runs and reranked runs cannot be re-run: the ranking the store archived behind the row is scored as it is on the
+  revision (`rescore` jobs, `tracks.retrieval.rescore_job`: documents that did not change keep their ids and their
+  judgments), each row named "(re-scored)" and recording the row it came from;
+* the baselines are the board's own rows for the revision (`worker.jobs.queue_baselines`), with `baselines=True`.
+
+Every row's key names the revision (a model's is its reference and the revision's; a re-scored run's is its
+ranking's blob and the revision's), so learning a revision twice queues nothing the second time. `lineage` is the one
+key of a system across revisions, which the Over time view groups rows by.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.store.ranking_blob import MEDIA as RANKING
+from leaderboard.store.records import SystemRecord
+from leaderboard.tracks.retrieval import RERANK_JOB_KIND, RESCORE_JOB_KIND
+from leaderboard.worker.job_contract import payload_dataset
+
+MEASURED_AGAIN = ("model", "reranker")  # submitted again: a worker runs the model on the new corpus
+RESCORED = ("run", "reranked_run")  # files cannot be re-run: their archived ranking is scored as it is
+RESCORED_MARK = " (re-scored)"
+
+
+@dataclass
+class Remeasured:
+    """What learning one revision did, per row kind: systems queued again, runs queued for re-scoring, rows that
+    were there already, and the systems that could not be measured again (with why)."""
+
+    revision: str
+    queued: list[str] = field(default_factory=list)
+    rescoring: list[str] = field(default_factory=list)
+    present: int = 0
+    skipped: list[str] = field(default_factory=list)
+    baselines: int = 0
+
+    def summary(self) -> str:
+        parts = [
+            f"{len(self.queued)} model(s) queued",
+            f"{len(self.rescoring)} run(s) queued for re-scoring",
+            f"{self.present} already measured",
+        ]
+        if self.baselines:
+            parts.append(f"{self.baselines} baseline row(s) stored or queued")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} not measurable ({'; '.join(self.skipped[:3])})")
+        return f"revision {self.revision}: " + ", ".join(parts)
+
+
+def lineage(system: SystemRecord, payload: Mapping[str, Any] | None) -> str:
+    """One key for a system's rows on every revision: a model's reference (track and model revision included), a
+    baseline's name, a run's first row (a re-scored row names it), else the row itself."""
+    payload = payload or {}
+    if payload.get("source"):
+        return str(payload["source"])
+    if system.kind in MEASURED_AGAIN and payload.get("model"):
+        track = payload.get("track") or ""
+        return f"{system.kind}:{track}:{payload['model']}@{payload.get('revision') or ''}"
+    if system.kind == "baseline":
+        return f"baseline:{system.name}"
+    return system.content_hash
+
+
+def remeasure(
+    store: Any,
+    dataset: Dataset,
+    *,
+    baselines: bool = False,
+    methods: Sequence[str] = (),
+    model: str | None = None,
+    cross_encoder: str | None = None,
+    say: Callable[[str], None] = lambda _msg: None,
+) -> Remeasured:
+    """Queue every stored system of another revision on `dataset`'s revision (see the module docstring)."""
+    from leaderboard.tracks.retrieval.run_submit import Submitter
+
+    done = Remeasured(dataset.revision)
+    if baselines:
+        from leaderboard.worker.jobs import queue_baselines
+
+        rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=say)
+        done.baselines = len(rows)
+    payloads = store.queue.first_payloads()
+    rows = _rows(store)
+    here = {lineage(r.system, payloads.get(r.system.id)) for r in rows if r.dataset_revision == dataset.revision}
+    submitter = Submitter(store, dataset, rate_limit=None)
+    for row in rows:
+        system, payload = row.system, payloads.get(row.system.id) or {}
+        if row.dataset_revision in (None, dataset.revision) or system.status != "scored":
+            continue
+        key = lineage(system, payload)
+        if key in here:
+            done.present += 1
+            continue
+        here.add(key)
+        if system.kind in MEASURED_AGAIN:
+            outcome = _submit_again(submitter, system, payload)
+            if outcome.status == "duplicate":  # queued on this revision before, not scored yet
+                done.present += 1
+            else:
+                found = done.queued if outcome.status == "queued" else done.skipped
+                found.append(f"{system.name}: {outcome.message}")
+        elif system.kind in RESCORED:
+            _queue_rescore(store, dataset, system, key, done)
+    say(done.summary())
+    return done
+
+
+def _rows(store: Any) -> list[Any]:
+    """Every listed system of the kinds measured again, with the revision its headline score was computed on."""
+    return store.leaderboard_rows(kinds=(*MEASURED_AGAIN, *RESCORED, "baseline"), measures=(HEADLINE[0].id,))
+
+
+def _submit_again(submitter: Any, system: SystemRecord, payload: Mapping[str, Any]) -> Any:
+    """The model or reranker of `system` submitted on the submitter's revision, as its submitter gave it."""
+    text = {"name": system.name, "description": system.description, "link": system.link or ""}
+    text["identity"] = system.identity
+    reference, revision = str(payload.get("model") or ""), str(payload.get("revision") or "")
+    if system.kind == RERANK_JOB_KIND:
+        return submitter.submit_reranker(reference, revision=revision, **text)
+    track = str(payload.get("track") or "full")
+    return submitter.submit_model(reference, revision=revision, track=track, cutoff=system.cutoff or "", **text)
+
+
+def _queue_rescore(store: Any, dataset: Dataset, system: SystemRecord, key: str, done: Remeasured) -> None:
+    """A row for `system`'s archived ranking on the revision, queued with a `rescore` job."""
+    ranking = store.blobs.refs_of(system.id).get(RANKING)
+    if ranking is None:
+        done.skipped.append(f"{system.name}: the store keeps no ranking of it")
+        return
+    digest = hashlib.sha256(f"{ranking}\n{dataset.revision}".encode()).hexdigest()[:48]
+    payload = {"inputs_from": system.id, "source": key, "ranking_sha256": ranking, **payload_dataset(dataset)}
+    name = system.name if system.name.endswith(RESCORED_MARK) else system.name + RESCORED_MARK
+    _, created = store.add_system(
+        name=name,
+        kind=system.kind,
+        content_hash=f"{RESCORE_JOB_KIND}:{system.kind}:{digest}",
+        description=system.description,
+        link=system.link,
+        identity=system.identity,
+        cutoff=system.cutoff,
+        job=(RESCORE_JOB_KIND, payload),
+    )
+    if created:
+        done.rescoring.append(system.name)
+    else:  # queued on this revision before, not scored yet
+        done.present += 1
