@@ -22,10 +22,20 @@ The LLM calls are priced from each definition's `llm.input_price_per_million` / 
 of paid calls live in REPO-work/ beside the repo (beside --out for a Hub repo). --repo ORG/NAME is a Hub id unless a
 folder ORG exists here; start a local path with ./ or / to be sure.
 
+--date today is the UTC date when the command runs, for a schedule. With --write-workflow FILE nothing is refreshed:
+the GitHub Actions workflow that runs this refresh on a schedule (--cron, UTC, default monthly) is written to FILE
+(in .github/workflows/), --date left to each run (`today`; a dispatch input to resume a stopped run at its date),
+the work folder kept by actions/cache so a stopped run resumes (a weekly job restores it, or GitHub evicts it
+after 7 days), one run at a time, secrets from the environment
+(HF_TOKEN, the topics' llm.api_key_env, FRESHSTACK_LLM_BASE_URL/MODEL). It needs a Hub --repo; an existing file
+is kept unless --force. On a machine of your own, a cron line does the same (see the README).
+
 Example:
   freshstack-hf refresh scripts/topics/laravel.yaml --date 2025-10-31 --repo freshstack --budget-usd 40 --dry-run
   freshstack-hf refresh topics.yaml --date 2025-10-31 --repo ./out/freshstack --budget-usd 40
   HF_TOKEN=hf_... freshstack-hf refresh topics.yaml --date 2025-10-31 --repo me/freshstack --budget-usd 40 --out mirror
+  freshstack-hf refresh topics.yaml --repo me/freshstack --budget-usd 40 \
+      --write-workflow .github/workflows/freshstack-refresh.yml --cron "0 6 1 * *"
 """
 
 from __future__ import annotations
@@ -40,7 +50,11 @@ HELP = "make, check and publish the next dated snapshot of every topic, within a
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("definitions", metavar="TOPICS.yaml", help="a topic definition, or `topics:` listing several")
-    p.add_argument("--date", required=True, help="the snapshot's date, YYYY-MM-DD (today or earlier)")
+    p.add_argument(
+        "--date",
+        help="the snapshot's date, YYYY-MM-DD (today or earlier), or `today` (the UTC date when it runs); "
+        "required unless --write-workflow",
+    )
     p.add_argument(
         "--repo",
         required=True,
@@ -55,6 +69,25 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     add_resampling_arguments(p)
     p.add_argument("--quiet", action="store_true", help="no progress bars")
+    schedule = p.add_argument_group("a schedule (refreshes nothing now)")
+    schedule.add_argument(
+        "--write-workflow",
+        metavar="FILE",
+        help="write the GitHub Actions workflow that runs this refresh on a schedule, --date today each run",
+    )
+    schedule.add_argument("--cron", help="the workflow's schedule, UTC (default: 0 6 1 * *, monthly)")
+    schedule.add_argument(
+        "--install",
+        help="the pip spec the workflow installs (default: this version from PyPI; `.[bm25,build,"
+        "dense,llm]` for a workflow in this project's own repository)",
+    )
+    schedule.add_argument("--force", action="store_true", help="replace an existing workflow file")
+    p.add_argument(
+        "--store",
+        metavar="URL",
+        help="a leaderboard's store: once DATE is published (or found published), every system it holds is queued "
+        "on DATE for its workers (`freshstack-hf remeasure`, installed with the leaderboard)",
+    )
     p.add_argument("--json", action="store_true", help="print the result (plans, spend, drift reports) as JSON")
 
 
@@ -65,6 +98,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.resamples < 0:
         raise FreshStackError("--resamples must be >= 0 (0 leaves the drift intervals out)")
+    if args.write_workflow:
+        return _write_workflow(args)
+    unused = [
+        flag for flag, value in (("--cron", args.cron), ("--install", args.install), ("--force", args.force)) if value
+    ]
+    if unused:
+        raise FreshStackError(f"{', '.join(unused)}: only with --write-workflow FILE")
+    if not args.date:
+        raise FreshStackError("--date is required: the snapshot's date, YYYY-MM-DD, or `today`")
     echo = (lambda _line: None) if args.json else print
     result = refresh(
         args.definitions,
@@ -78,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         show_progress=not (args.quiet or args.json),
         echo=echo,
     )
+    if args.store and result.status != "planned":
+        _tell_the_board(args.store, args.repo, result.date, quiet=args.json)
     if args.json:
         write_json(result.as_json(), "-")
         return 0
@@ -86,4 +130,61 @@ def run(args: argparse.Namespace) -> int:
 
         for report in result.drift_reports:
             print(summary(report))
+    return 0
+
+
+def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool) -> None:
+    """Queue every system of the leaderboard store `store` on revision `date` of `repo`, through the leaderboard's
+    `remeasure` command (a plug-in command: the library never imports the leaderboard)."""
+    import contextlib
+    import io
+
+    from freshstack_hf.cli.main import main
+    from freshstack_hf.errors import FreshStackError
+
+    command = ["remeasure", "--store", store, "--dataset", repo, "--revision", date]
+    out = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(out) if quiet else contextlib.nullcontext():
+            code = main(command)
+    except SystemExit as exc:  # argparse: no such command, the leaderboard is not installed
+        code = exc.code if isinstance(exc.code, int) else 2
+    if code != 0:
+        raise FreshStackError(
+            f"revision {date} is published, but the store {store} could not be told (`freshstack-hf "
+            f"{' '.join(command)}` ended with {code}): install the leaderboard "
+            "(pip install 'freshstack-hf[leaderboard]') and run that command"
+        )
+
+
+def _write_workflow(args: argparse.Namespace) -> int:
+    """`--write-workflow`: the schedule of the refresh these arguments describe, written instead of run."""
+    from freshstack_hf.cli.common import write_json
+    from freshstack_hf.defaults import RESAMPLES, SEED
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.pipeline.refresh_schedule import DEFAULT_CRON, INSTALL, plan_schedule, write_workflow
+
+    if args.dry_run:
+        raise FreshStackError("--dry-run with --write-workflow: a schedule of plans would spend and publish nothing")
+    extra = [("--resamples", args.resamples, RESAMPLES), ("--seed", args.seed, SEED)]
+    schedule = plan_schedule(
+        args.definitions,
+        args.repo,
+        args.budget_usd,
+        args.write_workflow,
+        date=args.date,
+        out=args.out,
+        cron=args.cron or DEFAULT_CRON,
+        install=args.install or INSTALL,
+        extra=tuple(a for flag, value, default in extra if value != default for a in (flag, str(value))),
+        force=args.force,
+    )
+    path = write_workflow(schedule, args.write_workflow)
+    if args.json:
+        write_json(
+            {"workflow": str(path), "cron": schedule.cron, "run": schedule.command(), "cache": schedule.work}, "-"
+        )
+        return 0
+    print(f"wrote {path}: runs `{schedule.command()}` at cron {schedule.cron!r} (UTC)")
+    print(f"  caches {schedule.work}/ between runs; set the secrets HF_TOKEN, {', '.join(schedule.key_envs)}")
     return 0

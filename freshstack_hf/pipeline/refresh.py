@@ -34,6 +34,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from datetime import date as date_type
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from freshstack_hf.llm.budget import SpendCap
 
 LEDGER = "spend.jsonl"
+TODAY = "today"  # `--date today`: resolved when the command runs
 HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*$")
 
 
@@ -94,10 +96,14 @@ def load_definitions(path: str | Path) -> list[TopicConfig]:
 
 
 def check_date(value: str) -> str:
-    """`--date`: an ISO date, not in the future (a future cut would change meaning as commits land)."""
+    """`--date`: an ISO date, not in the future (a future cut would change meaning as commits land), or `today`:
+    the UTC date when the command runs, so a schedule (a workflow, a cron line) names no date of its own. UTC, not
+    the machine's zone, so a runner anywhere cuts the same day as GitHub's, whose schedules are in UTC."""
     from freshstack_hf.pipeline.config_reader import YamlReader
     from freshstack_hf.pipeline.topic_config import read_snapshot_dates
 
+    if value.strip().lower() == TODAY:
+        return datetime.now(UTC).date().isoformat()
     r = YamlReader("refresh")
     dates = read_snapshot_dates(r, value, "--date")
     if r.problems or len(dates) != 1:
@@ -437,7 +443,9 @@ def refresh(
 
     Raises `FreshStackError` (exit 2), having published nothing, on bad input, an estimate over the budget, the
     budget reached mid-build, or a revision that does not validate."""
-    date = check_date(date)
+    given, date = date, check_date(date)
+    if given.strip().lower() == TODAY:
+        echo(f"--date today: {date} (UTC)")
     configs = load_definitions(definitions)
     target = open_target(repo, out)
     names = [c.topic for c in configs]

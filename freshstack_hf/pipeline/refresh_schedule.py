@@ -1,0 +1,291 @@
+"""The GitHub Actions workflow that runs `refresh` on a schedule: `refresh ... --write-workflow FILE`.
+
+A benchmark stays fresh only if its next snapshot is made without anyone remembering to, and the tools people
+already run for that are a scheduler they trust (GitHub's, or cron), not a daemon of ours. So `refresh` writes the
+workflow file of the refresh it was given, instead of scheduling anything itself: the file's run step is that same
+command (checked by the same argument parser), with the date left to the run (`--date today`, the UTC date, which
+is the zone GitHub's schedules use).
+
+What the workflow does, and why each part is there:
+
+- *installs* this package at the version that wrote the file (or the `--install` spec), so a schedule runs the
+  code the maintainer tried;
+- *restores and saves the work folder* (`NAME-work`: the LLM response cache, the spend ledger, clones and memos)
+  with `actions/cache`, the save step under `if: always()`: a run stopped at the budget cap, by the job's time
+  limit or by a failure leaves what it paid for, and the next run (or a manual re-run with the stopped run's date
+  and a larger budget, the dispatch inputs) goes on from there paying no call twice;
+- keeps that cache alive: GitHub evicts a cache unused for 7 days, and a refresh without its work folder pays
+  for every call of the snapshot again, as one built from scratch does, though the previous snapshot is on the
+  Hub (`make bench`, `python -m benchmarks refresh`), so a second, weekly schedule runs a job that only restores
+  the cache (a restore is a use), and a monthly refresh finds its work folder;
+- runs the refresh job in one `concurrency:` group with `cancel-in-progress: false`, so two refreshes never
+  overlap (a second waits; a running one, which is spending money, is never cancelled);
+- reads every secret from the environment the step is given: `HF_TOKEN`, each topic's `llm.api_key_env`, and the
+  `FRESHSTACK_LLM_BASE_URL` / `FRESHSTACK_LLM_MODEL` overrides (`pipeline.choose`) from the repository's Actions
+  variables.
+
+The file is refused, before anything is written, when it would not work on a runner: a local `--repo` (a hosted
+runner keeps nothing but its cache, so the revisions must go to the Hub), a fixed `--date` (every run after the
+first would find it published and do nothing), a definitions file outside the repository the file sits in (the
+runner checks out that repository only), a path outside `.github/workflows/` (GitHub reads workflows only there),
+or an existing file (unless `force`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+from freshstack_hf._version import __version__
+from freshstack_hf.errors import FreshStackError, Problem, ValidationError
+
+DEFAULT_CRON = "0 6 1 * *"  # 06:00 UTC on the 1st of every month
+KEEP_CACHE_CRONS = ("0 5 * * 1", "0 4 * * 1")  # weekly, under GitHub's 7 days; the second if the refresh took the first
+# What a refresh needs (question sources and chunker, BM25, the dense model, the LLM client), at this version.
+INSTALL = f"freshstack-hf[bm25,build,dense,llm]=={__version__}"
+PYTHON = "3.11"
+TIMEOUT_MINUTES = 350  # under the 360 a GitHub-hosted job may run, so the save step still runs after a stop
+DATE_ENV, BUDGET_ENV = "REFRESH_DATE", "REFRESH_BUDGET_USD"
+CRON_FIELD = re.compile(r"^[0-9A-Za-z*,/-]+$")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """One scheduled refresh: the arguments of its run step (paths relative to the repository root, where a
+    runner's steps start) and how the job around it is set up."""
+
+    definitions: str
+    repo: str
+    budget_usd: float
+    cron: str = DEFAULT_CRON
+    out: str = ""
+    install: str = INSTALL
+    key_envs: tuple[str, ...] = ("OPENAI_API_KEY",)
+    extra: tuple[str, ...] = ()  # further refresh options, as given (`--resamples N`, `--seed S`)
+
+    @property
+    def keep_cache_cron(self) -> str:
+        """The weekly schedule of the job that only restores the cache; never the refresh's own, since a run
+        tells the two apart by `github.event.schedule`."""
+        return next(c for c in KEEP_CACHE_CRONS if c != self.cron)
+
+    @property
+    def work(self) -> str:
+        """The work folder the cache keeps: `NAME-work` beside the local mirror, as `runner.default_work_dir`."""
+        mirror = Path(self.out or self.repo.split("/", 1)[1])
+        return (mirror.parent / f"{mirror.name}-work").as_posix()
+
+    def argv(self) -> list[str]:
+        """The run step's `freshstack-hf` arguments, the date and budget left to the step's environment."""
+        args = ["refresh", self.definitions, "--date", f"${DATE_ENV}", "--repo", self.repo]
+        args += ["--budget-usd", f"${BUDGET_ENV}"]
+        if self.out:
+            args += ["--out", self.out]
+        return [*args, *self.extra, "--quiet"]
+
+    def command(self) -> str:
+        """The run step as a shell line: every argument quoted, the two variables expanded by the shell."""
+        return "freshstack-hf " + " ".join(_quote(a) for a in self.argv())
+
+    def workflow(self) -> str:
+        """The workflow file's text (YAML; `"on"` quoted so YAML 1.1 readers do not take it for `true`)."""
+        budget = f"{self.budget_usd:g}"
+        key = f"freshstack-refresh-{re.sub(r'[^A-Za-z0-9._-]+', '-', self.work)}-"
+        q = json.dumps  # a JSON string is a YAML double-quoted scalar
+        secrets = "\n".join(f"          {name}: ${{{{ secrets.{name} }}}}" for name in ("HF_TOKEN", *self.key_envs))
+        return f"""\
+# Written by `freshstack-hf refresh --write-workflow` (freshstack-hf {__version__}). Each run makes the next dated
+# snapshot of the topics in {self.definitions} at the run's UTC date, within the LLM budget, and publishes it
+# to the Hub dataset {self.repo} as a tag named by the date (a date already published: nothing to do).
+#
+# Set in Settings > Secrets and variables > Actions:
+#   secrets:   HF_TOKEN (write access to {self.repo}){"".join(f", {n}" for n in self.key_envs)} (the LLM endpoint's key)
+#   variables: FRESHSTACK_LLM_BASE_URL, FRESHSTACK_LLM_MODEL (optional; they replace the topic YAML's llm: values)
+# Each topic's questions.source (a Stack Exchange dump or saved API pages, newer than the last snapshot) must be
+# on the runner: commit it, or add a step before "Refresh" that downloads it.
+#
+# The cache keeps {self.work}/ (LLM response cache, spend ledger, clones, memos) even when a run stops at the
+# budget cap or the time limit: run the workflow by hand (Actions > Run workflow) with the stopped run's date and
+# a larger budget and it goes on where it stopped, paying no call twice. Without that folder a refresh pays for
+# every call again, so the weekly keep-cache job restores it: GitHub evicts a cache unused for 7 days.
+name: freshstack refresh
+"on":
+  schedule:
+    - cron: {q(self.cron)}  # the refresh (UTC)
+    - cron: {q(self.keep_cache_cron)}  # keep-cache only
+  workflow_dispatch:
+    inputs:
+      date:
+        description: "Snapshot date, YYYY-MM-DD (empty: today, UTC). A stopped run's date resumes it."
+        required: false
+        default: ""
+      budget_usd:
+        description: "LLM budget in USD (empty: {budget})"
+        required: false
+        default: ""
+permissions:
+  contents: read
+jobs:
+  keep-cache:
+    if: github.event.schedule == '{self.keep_cache_cron}'
+    runs-on: ubuntu-latest
+    steps:
+      - name: Restore the work folder  # a restore is a use: the cache outlives GitHub's 7 days
+        uses: actions/cache/restore@v4
+        with:
+          path: {q(self.work)}
+          key: {q(key + "${{ github.run_id }}-${{ github.run_attempt }}")}
+          restore-keys: {q(key)}
+  refresh:
+    if: github.event.schedule != '{self.keep_cache_cron}'
+    concurrency:  # one refresh at a time (a keep-cache run never waits for one); a running one is never cancelled
+      group: {q("freshstack-refresh-" + self.repo)}
+      cancel-in-progress: false
+    runs-on: ubuntu-latest
+    timeout-minutes: {TIMEOUT_MINUTES}
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-python@v5
+        with:
+          python-version: {q(PYTHON)}
+      - name: Install freshstack-hf
+        run: |
+          python -m pip install {shlex.quote(self.install)}
+      - name: Restore the work folder
+        uses: actions/cache/restore@v4
+        with:
+          path: {q(self.work)}
+          key: {q(key + "${{ github.run_id }}-${{ github.run_attempt }}")}
+          restore-keys: {q(key)}
+      - name: Refresh
+        env:
+          {DATE_ENV}: ${{{{ inputs.date || 'today' }}}}
+          {BUDGET_ENV}: ${{{{ inputs.budget_usd || '{budget}' }}}}
+{secrets}
+          FRESHSTACK_LLM_BASE_URL: ${{{{ vars.FRESHSTACK_LLM_BASE_URL }}}}
+          FRESHSTACK_LLM_MODEL: ${{{{ vars.FRESHSTACK_LLM_MODEL }}}}
+        run: |
+          {self.command()}
+      - name: Save the work folder
+        if: always()  # above all when the refresh stopped: what it paid for is in there
+        uses: actions/cache/save@v4
+        with:
+          path: {q(self.work)}
+          key: {q(key + "${{ github.run_id }}-${{ github.run_attempt }}")}
+"""
+
+
+def _quote(arg: str) -> str:
+    """Shell quoting that leaves `$VAR` to the shell: a variable goes in double quotes, anything else through
+    `shlex.quote`."""
+    if re.fullmatch(r"\$[A-Z_]+", arg):
+        return f'"{arg}"'
+    return shlex.quote(arg)
+
+
+def plan_schedule(
+    definitions: str | Path,
+    repo: str,
+    budget_usd: float,
+    path: str | Path,
+    *,
+    date: str | None = None,
+    out: str | None = None,
+    cron: str = DEFAULT_CRON,
+    install: str = INSTALL,
+    extra: tuple[str, ...] = (),
+    force: bool = False,
+) -> Schedule:
+    """The schedule `refresh ... --write-workflow PATH` writes, checked as far as this machine can: raises
+    `ValidationError` (exit 2) naming every reason the workflow would not run, before anything is written."""
+    from freshstack_hf.pipeline.refresh import TODAY, HubTarget, load_definitions, open_target
+
+    path = Path(path)
+    problems: list[Problem] = []
+
+    def problem(where: str, message: str, fix: str = "") -> None:
+        problems.append(Problem(where, message, fix=fix))
+
+    if path.exists() and not force:
+        problem(str(path), "exists already", "pass --force to replace it, or choose another file")
+    workflows = path.resolve().parent
+    if workflows.name != "workflows" or workflows.parent.name != ".github" or path.suffix not in (".yml", ".yaml"):
+        problem(
+            f"--write-workflow {path}",
+            "GitHub runs only the .yml/.yaml files in .github/workflows/ at a repository's root",
+            "write it as .github/workflows/NAME.yml in the repository that holds the topic definitions",
+        )
+    root = workflows.parent.parent
+    if date is not None and date.strip().lower() != TODAY:
+        problem(
+            f"--date {date}",
+            "a schedule at a fixed date publishes once, then finds that revision published at every later run",
+            "leave --date out (or give --date today): each run takes its own UTC date",
+        )
+    fields = cron.split()
+    if len(fields) != 5 or not all(CRON_FIELD.match(f) for f in fields):
+        problem(f"--cron {cron!r}", "not a cron expression of five fields", 'e.g. --cron "0 6 1 * *" (UTC)')
+    if not (budget_usd > 0):
+        problem(f"--budget-usd {budget_usd:g}", "leaves nothing to spend", "give the most one run may spend, in USD")
+    try:
+        hub = isinstance(open_target(repo, out), HubTarget)
+    except FreshStackError as exc:
+        problem(f"--repo {repo}", str(exc))
+        hub = True
+    if not hub:
+        problem(
+            f"--repo {repo}",
+            "is a local folder, and a GitHub-hosted runner keeps nothing of a run but its cache",
+            "publish to a Hub dataset (--repo ORG/NAME), or run the refresh from cron on a machine that keeps "
+            "the folder (see the README's cron line)",
+        )
+
+    def inside(value: str | Path, what: str) -> str:
+        try:
+            return Path(value).resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            problem(
+                f"{what} {value}",
+                f"is outside {root}, the repository the workflow runs in (a runner checks out nothing else)",
+                "keep the topic definitions in that repository",
+            )
+            return str(value)
+
+    configs = []
+    try:
+        configs = load_definitions(definitions)
+    except FreshStackError as exc:
+        problem(str(definitions), str(exc))
+    relative = inside(definitions, "TOPICS.yaml")
+    for config in configs:
+        if Path(config.path).resolve() != Path(definitions).resolve():
+            inside(config.path, f"topic {config.topic!r}:")
+    mirror = ""
+    if out:
+        mirror = out if Path(out).is_absolute() else inside(out, "--out")
+    if problems:
+        raise ValidationError(problems, f"--write-workflow {path} refused; nothing was written")
+    return Schedule(
+        definitions=relative,
+        repo=repo,
+        budget_usd=budget_usd,
+        cron=" ".join(fields),
+        out=mirror,
+        install=install,
+        key_envs=tuple(sorted({c.llm.api_key_env for c in configs})) or ("OPENAI_API_KEY",),
+        extra=extra,
+    )
+
+
+def write_workflow(schedule: Schedule, path: str | Path) -> Path:
+    """Write the workflow file whole (a half-written workflow would be a broken schedule), its folders made."""
+    from freshstack_hf.atomic import atomic_path
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_path(path) as tmp:
+        tmp.write_text(schedule.workflow(), encoding="utf-8")
+    return path
