@@ -27,6 +27,7 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "submit_run": ["file", "scope", "name", "desc", "link", "cutoff"],  # cutoff last: older clients still work
     "submit_model": ["model", "revision", "track", "name", "desc", "link", "cutoff"],
     "after_cutoff": [],
+    "over_time": ["measure"],
     "rerank_table": [],
     "submit_rerank_run": ["file", "scope", "name", "desc", "link"],
     "submit_reranker": ["model", "revision", "name", "desc", "link"],
@@ -42,8 +43,10 @@ ELEM_IDS = {
     "detail-uncovered", "detail-per-query", "detail-parameters", "detail-ranks", "size-scatter", "run-file", "run-name",
     "run-submit", "submit-outcome", "run-cutoff", "window-table", "rerank-table", "rerank-run-file",
     "rerank-run-name", "rerank-run-submit", "rerank-model", "rerank-model-submit", "rerank-outcome", "computing",
+    "over-time-plot", "over-time-table", "over-time-summary",
 }  # fmt: skip
-LABELS = ["Leaderboard", "Reranking", "After cutoff", "Answers", "Detail", "Plots", "Holes", "Submit", "About"]
+LABELS = ["Leaderboard", "Reranking", "After cutoff", "Over time", "Answers", "Detail", "Plots", "Holes", "Submit"]
+LABELS += ["About"]
 
 
 class HiddenTab(ToyTab):

@@ -14,6 +14,7 @@ from leaderboard.tracks.retrieval.detail_tab import DetailTab
 from leaderboard.tracks.retrieval.drift_tab import DriftTab
 from leaderboard.tracks.retrieval.holes_tab import HolesTab
 from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
+from leaderboard.tracks.retrieval.over_time_tab import OverTimeTab
 from leaderboard.tracks.retrieval.plots_tab import PlotsTab
 from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
 from leaderboard.tracks.retrieval.rerank_tab import RerankTab
@@ -24,6 +25,7 @@ TABS: tuple[type[PageTab], ...] = (
     LeaderboardTab,
     RerankTab,
     WindowTab,
+    OverTimeTab,
     AnswersTab,
     ReferenceTab,
     DetailTab,

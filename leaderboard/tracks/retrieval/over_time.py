@@ -1,0 +1,165 @@
+"""The board over time: every system's headline score on every published snapshot of the dataset, its rank on each,
+how much the ranking moved between consecutive snapshots (Kendall's tau), which systems lost the most (the freshness
+gap), and, for systems whose cutoff date is known, the score on the questions asked after it.
+
+A snapshot is a dated revision published beside the served dataset (`REPO@2025-10-31`, as `refresh` writes them)
+and the served revision itself. A system's rows on several snapshots are one line here: rows share a
+`leaderboard.remeasure.lineage` (a model's reference, a baseline's name, the run a re-scored row came from), so a
+model measured again by a worker and a run re-scored on a later snapshot continue their first row. Values are the
+stored ones (the average is the plain mean of the snapshot's topics, as on the main board), so each equals what
+`freshstack-hf evaluate --revision` gives that system's ranking on that snapshot.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from freshstack_hf.drift.rank_agreement import kendall_tau_b
+from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_averages
+from freshstack_hf.metrics.score_table import AVERAGE
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.revisions import base_repo, is_local, list_revisions, revision_folder, revision_of
+from leaderboard.remeasure import RESCORED_MARK, lineage
+from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
+from leaderboard.tracks.retrieval.window_table import build_window_frame
+
+DATED = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # a snapshot's revision name; fills (`D.fill1`) are not snapshots
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    """One published snapshot: its name (a date, or the served folder's) and its data."""
+
+    label: str
+    dataset: Dataset
+
+
+def snapshots_of(dataset: Dataset) -> list[Snapshot]:
+    """The dated snapshots beside the served dataset's folder, oldest first, and the served revision (last when it is
+    not one of them). A Hub dataset has no folders beside it: the served revision alone."""
+    folder = Path(dataset.folder)
+    served = revision_of(folder) or (dataset.requested_revision or folder.name)
+    found: list[Snapshot] = []
+    if is_local(dataset.source):
+        for name in list_revisions(base_repo(folder)):
+            if DATED.match(name) and name != served:
+                found.append(Snapshot(name, Dataset(revision_folder(folder, name))))
+    found.append(Snapshot(served, dataset))
+    return sorted(found, key=lambda s: (not DATED.match(s.label), s.label))
+
+
+@dataclass(frozen=True, slots=True)
+class OverTime:
+    """The view's parts: `table` (a row per system: its value and rank on each snapshot, the change from its first
+    to its last, and the after-cutoff values), `long` (snapshot, system, value: the line chart), `taus` (consecutive
+    snapshots, tau, systems compared) and `gap` (systems on two or more snapshots, the largest loss first)."""
+
+    snapshots: list[str]
+    table: pd.DataFrame
+    long: pd.DataFrame
+    taus: list[tuple[str, str, float | None, int]]
+    gap: pd.DataFrame
+
+
+def rank_column(label: str) -> str:
+    return f"{label} rank"
+
+
+def after_column(label: str) -> str:
+    return f"{label} after cutoff"
+
+
+def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HEADLINE[0]) -> OverTime:
+    """Every listed, scored system of the main board's kinds on every snapshot (see the module docstring)."""
+    chosen = parse_measure(measure) if isinstance(measure, str) else measure
+    labels = [s.label for s in snapshots]
+    by_revision = {s.dataset.revision: s for s in snapshots}
+    rows = store.leaderboard_rows(kinds=tuple(TYPES), measures=(chosen.id,))
+    payloads = store.queue.first_payloads()
+    values: dict[str, dict[str, float]] = {}
+    names: dict[str, tuple[str, str, str]] = {}  # lineage -> (name, type, cutoff)
+    rescored: dict[str, list[str]] = {}
+    ids: dict[str, dict[str, int]] = {}  # lineage -> snapshot -> system id
+    for row in rows:
+        snapshot = by_revision.get(row.dataset_revision or "")
+        if row.system.status != "scored" or snapshot is None:
+            continue
+        key = lineage(row.system, payloads.get(row.system.id))
+        cells = [[_value(row.scores, t, chosen.id) for t in snapshot.dataset.topics]]
+        average = float(topic_averages(np.array(cells, dtype=np.float64))[0])
+        if math.isnan(average):
+            continue
+        values.setdefault(key, {})[snapshot.label] = average
+        ids.setdefault(key, {})[snapshot.label] = row.system.id
+        name = row.system.name.removesuffix(RESCORED_MARK)
+        if row.system.name.endswith(RESCORED_MARK):
+            rescored.setdefault(key, []).append(snapshot.label)
+        if key not in names or not row.system.name.endswith(RESCORED_MARK):
+            names[key] = (name, TYPES[row.system.kind], row.system.cutoff or "")
+    frame = pd.DataFrame(
+        [
+            {"system": names[k][0], "type": names[k][1], **{label: v.get(label) for label in labels}}
+            for k, v in values.items()
+        ],
+        columns=["system", "type", *labels],
+    )
+    keys = list(values)
+    for label in labels:
+        frame[label] = frame[label].astype("float64")
+        frame[rank_column(label)] = frame[label].rank(ascending=False, method="min").astype("Int64")
+    first_last = [_ends(values[k], labels) for k in keys]
+    frame["change"] = [last - first if n > 1 else np.nan for first, last, n in first_last]
+    frame["re-scored on"] = [", ".join(rescored.get(k, [])) for k in keys]
+    frame["cutoff"] = [names[k][2] for k in keys]
+    for snapshot in snapshots:
+        after = _after_cutoff(store, snapshot, chosen)
+        frame[after_column(snapshot.label)] = [
+            after.get(ids[k].get(snapshot.label, -1), np.nan) if names[k][2] else np.nan for k in keys
+        ]
+    frame = frame.sort_values([labels[-1], "system"], ascending=[False, True], na_position="last")
+    long = pd.DataFrame(
+        [{"snapshot": label, "system": names[k][0], "value": v[label]} for k, v in values.items() for label in labels
+         if label in v],
+        columns=["snapshot", "system", "value"],
+    )  # fmt: skip
+    taus = []
+    for a, b in itertools.pairwise(labels):
+        both = [k for k in keys if a in values[k] and b in values[k]]
+        taus.append((a, b, kendall_tau_b([values[k][a] for k in both], [values[k][b] for k in both]), len(both)))
+    gap = frame[frame["change"].notna()][["system", "type", "change"]].sort_values(["change", "system"])
+    return OverTime(labels, frame.reset_index(drop=True), long, taus, gap.reset_index(drop=True))
+
+
+def _value(scores: dict[str, dict[str, Any]], topic: str, measure: str) -> float:
+    found = scores.get(topic, {}).get(measure)
+    return float(found.value) if found is not None else math.nan
+
+
+def _ends(by_label: dict[str, float], labels: list[str]) -> tuple[float, float, int]:
+    """(value on the first snapshot it has, on the last, how many it has)."""
+    present = [by_label[label] for label in labels if label in by_label]
+    return present[0], present[-1], len(present)
+
+
+def _after_cutoff(store: Any, snapshot: Snapshot, measure: Measure) -> dict[int, float]:
+    """system id -> the average on the questions asked after the system's cutoff, on `snapshot` (the After-cutoff
+    table's rule, `window_table`), for the systems with a cutoff."""
+    data = snapshot.dataset
+    systems = [r.system for r in store.leaderboard_rows(kinds=tuple(TYPES), measures=(measure.id,)) if r.system.cutoff]
+    if not systems:
+        return {}
+    judged = {t: len(data.qrels(t)) for t in data.topics}
+    scores = [s for s in store.per_query_scores((measure.id,)) if s[3] == data.revision]
+    frame = build_window_frame(systems, scores, data.topics, data.window, judged.__getitem__, revision=data.revision)
+    average = column(AVERAGE, measure) if measure in HEADLINE else None
+    if average is None or average not in frame:
+        return {}
+    return {int(i): float(v) for i, v in zip(frame["id"], frame[average], strict=True) if not pd.isna(v)}

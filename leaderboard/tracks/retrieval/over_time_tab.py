@@ -1,0 +1,82 @@
+"""The Over time tab: each system's headline score on every published snapshot (a line chart and a table with its
+rank on each), Kendall's tau between consecutive snapshots, the systems that lost the most (the freshness gap), and
+the score on the questions asked after a system's cutoff where it is known (content from `over_time`). Drawn in the
+page's load chain and on every choice of measure; computed once per store state and measure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gradio as gr
+import pandas as pd
+
+from freshstack_hf.metrics import HEADLINE, parse_measure
+from leaderboard.page.page import READ, Page, PageTab
+from leaderboard.page.store_frame import StoreFrame
+from leaderboard.tracks.retrieval.over_time import OverTime, over_time, snapshots_of
+
+SHOWN_GAP = 5  # systems listed under "lost the most"
+
+
+def summary(view: OverTime) -> str:
+    """The view's text: the snapshots, tau between consecutive ones, the freshness gap, how rows were measured."""
+    systems = len(view.table)
+    lines = [f"**Snapshots**: {', '.join(view.snapshots)} · {systems} system{'s' if systems != 1 else ''}"]
+    if len(view.snapshots) < 2:
+        lines.append("One snapshot so far: the next `freshstack-hf refresh` adds the second.")
+    taus = [f"{a} → {b}: {'n/a' if tau is None else f'{tau:+.3f}'} ({n} systems)" for a, b, tau, n in view.taus]
+    if taus:
+        lines.append("**Kendall's τ** between consecutive snapshots (systems on both): " + " · ".join(taus))
+    if not view.gap.empty:
+        lost = [f"{row.system} {row.change:+.3f}" for row in view.gap.head(SHOWN_GAP).itertuples()]
+        lines.append("**Lost the most** (last snapshot minus first, of systems on two or more): " + " · ".join(lost))
+    lines.append(
+        "Models and rerankers are measured again by the workers on each new snapshot; an uploaded run cannot be "
+        "re-run, so its archived ranking is re-scored as it is (*re-scored on*: documents that changed read as "
+        "unjudged). *after cutoff*: the score on the questions asked after the system's cutoff date, where known."
+    )
+    return "\n\n".join(lines)
+
+
+def shown_table(table: pd.DataFrame) -> pd.DataFrame:
+    """The table as the page shows it: scores with 3 decimals, blanks for what a system has no value of."""
+    shown = table.copy()
+    for name in shown.columns:
+        if shown[name].dtype == "float64":
+            shown[name] = [("" if pd.isna(v) else f"{v:.3f}") for v in shown[name]]
+        elif str(shown[name].dtype) == "Int64":
+            shown[name] = [("" if pd.isna(v) else str(int(v))) for v in shown[name]]
+    return shown
+
+
+class OverTimeTab(PageTab):
+    label, id = "Over time", "over-time"
+
+    def layout(self, page: Page) -> None:
+        snapshots = snapshots_of(page.dataset)
+        cache = StoreFrame(page.store, lambda _store: pd.DataFrame())  # its views: one per store state and measure
+        picker = gr.Dropdown([(m.name, m.id) for m in HEADLINE], value=HEADLINE[0].id, label="Measure")
+        plot = gr.LinePlot(
+            x="snapshot",
+            y="value",
+            color="system",
+            x_title="snapshot",
+            y_title=HEADLINE[0].name,
+            label="Average over the snapshot's topics",
+            tooltip=["system", "snapshot", "value"],
+            elem_id="over-time-plot",
+        )
+        table = gr.Dataframe(interactive=False, wrap=False, max_height=480, elem_id="over-time-table")
+        text = gr.Markdown(elem_id="over-time-summary")
+
+        def draw(measure: str) -> Any:
+            view = cache.view(measure, lambda _frame: over_time(page.store, snapshots, measure))
+            name = parse_measure(measure).name
+            return gr.update(value=view.long, y_title=name), shown_table(view.table), summary(view)
+
+        page.on_load(draw, [picker], [plot, table, text], api_name="over_time")
+        self.parts = picker, plot, table, text, draw
+
+    def wire(self, page: Page) -> None:
+        measure, plot, table, text, draw = self.parts
+        measure.input(draw, [measure], [plot, table, text], api_name=False, **READ)
