@@ -87,7 +87,7 @@ def remeasure(
     """Queue every stored system of another revision on `dataset`'s revision (see the module docstring)."""
     from leaderboard.tracks.retrieval.run_submit import Submitter
 
-    done = Remeasured(dataset.revision)
+    done = Remeasured(dataset.requested_revision or dataset.revision)
     if baselines:
         from leaderboard.worker.jobs import queue_baselines
 
@@ -97,24 +97,28 @@ def remeasure(
     rows = _rows(store)
     here = {lineage(r.system, payloads.get(r.system.id)) for r in rows if r.dataset_revision == dataset.revision}
     submitter = Submitter(store, dataset, rate_limit=None)
+    counted: set[str] = set()
     for row in rows:
         system, payload = row.system, payloads.get(row.system.id) or {}
         if row.dataset_revision in (None, dataset.revision) or system.status != "scored":
             continue
         key = lineage(system, payload)
         if key in here:
-            done.present += 1
+            if key not in counted:  # a system with rows on several other revisions is counted once
+                done.present += 1
+                counted.add(key)
             continue
         here.add(key)
         if system.kind in MEASURED_AGAIN:
             outcome = _submit_again(submitter, system, payload)
             if outcome.status == "duplicate":  # queued on this revision before, not scored yet
                 done.present += 1
+                counted.add(key)
             else:
                 found = done.queued if outcome.status == "queued" else done.skipped
                 found.append(f"{system.name}: {outcome.message}")
-        elif system.kind in RESCORED:
-            _queue_rescore(store, dataset, system, key, done)
+        elif system.kind in RESCORED and not _queue_rescore(store, dataset, system, key, done):
+            counted.add(key)
     say(done.summary())
     return done
 
@@ -135,12 +139,13 @@ def _submit_again(submitter: Any, system: SystemRecord, payload: Mapping[str, An
     return submitter.submit_model(reference, revision=revision, track=track, cutoff=system.cutoff or "", **text)
 
 
-def _queue_rescore(store: Any, dataset: Dataset, system: SystemRecord, key: str, done: Remeasured) -> None:
-    """A row for `system`'s archived ranking on the revision, queued with a `rescore` job."""
+def _queue_rescore(store: Any, dataset: Dataset, system: SystemRecord, key: str, done: Remeasured) -> bool:
+    """A row for `system`'s archived ranking on the revision, queued with a `rescore` job; False when that row was
+    queued before (and counted as present)."""
     ranking = store.blobs.refs_of(system.id).get(RANKING)
     if ranking is None:
         done.skipped.append(f"{system.name}: the store keeps no ranking of it")
-        return
+        return True
     digest = hashlib.sha256(f"{ranking}\n{dataset.revision}".encode()).hexdigest()[:48]
     payload = {"inputs_from": system.id, "source": key, "ranking_sha256": ranking, **payload_dataset(dataset)}
     name = system.name if system.name.endswith(RESCORED_MARK) else system.name + RESCORED_MARK
@@ -158,3 +163,4 @@ def _queue_rescore(store: Any, dataset: Dataset, system: SystemRecord, key: str,
         done.rescoring.append(system.name)
     else:  # queued on this revision before, not scored yet
         done.present += 1
+    return created

@@ -9,8 +9,8 @@ import functools
 import json
 
 import pytest
-from drift_repos import old_topic, write_snapshot
 from drift_repos import new_topic as second_topic
+from drift_repos import old_topic, write_snapshot
 
 from freshstack_hf.cli.main import main
 from freshstack_hf.metrics import HEADLINE

