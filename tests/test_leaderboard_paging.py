@@ -66,9 +66,10 @@ def test_the_page_is_kept_in_the_deep_link(params, page, notice):
 
 
 def test_the_address_script_writes_the_view_back_without_defaults():
-    script = deep_links.address_script("all topics")
-    assert script.startswith("(topic, sort, order, page) =>") and "history.replaceState" in script
+    script = deep_links.address_script("all topics", "2025-10-31")
+    assert script.startswith("(topic, sort, order, page, snapshot) =>") and "history.replaceState" in script
     assert '"all topics"' in script and '"α-nDCG@10"' in script and '"average"' in script
+    assert 'newest = "2025-10-31"' in script and 'keep("snapshot"' in script  # the newest, the default, left out
     assert "%(" not in script  # every placeholder filled
 
 

@@ -17,8 +17,8 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "holes": [],
     "nuggets_uncovered": ["name"],
     "nuggets_by_query": ["name", "qid"],
-    "table": [*FILTERS, "page"],  # the page last: older clients get the first page
-    "export": FILTERS,
+    "table": [*FILTERS, "page", "snapshot"],  # the page, then the snapshot, last: older clients get page 1, newest
+    "export": [*FILTERS, "snapshot"],  # the snapshot last: older clients get the newest
     "computing": [],  # the rows a worker still computes (the Leaderboard tab's "Computing" line)
     "detail": ["key"],
     "plots": ["measure", "keys"],
@@ -43,7 +43,7 @@ ELEM_IDS = {
     "detail-uncovered", "detail-per-query", "detail-parameters", "detail-ranks", "size-scatter", "run-file", "run-name",
     "run-submit", "submit-outcome", "run-cutoff", "window-table", "rerank-table", "rerank-run-file",
     "rerank-run-name", "rerank-run-submit", "rerank-model", "rerank-model-submit", "rerank-outcome", "computing",
-    "over-time-plot", "over-time-table", "over-time-summary",
+    "over-time-plot", "over-time-table", "over-time-summary", "snapshot", "snapshot-note",
 }  # fmt: skip
 LABELS = ["Leaderboard", "Reranking", "After cutoff", "Over time", "Answers", "Detail", "Plots", "Holes", "Submit"]
 LABELS += ["About"]

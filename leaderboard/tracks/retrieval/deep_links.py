@@ -1,7 +1,8 @@
-"""Deep links to the Leaderboard table: `?topic=T&sort=S&order=asc|desc&page=N` read into a `View`, with a notice
-for every value that fell back to the default (the app's first render and the first paint read the same view), and
-the script that writes the table's view back into the address as a visitor pages and sorts (`ADDRESS_SCRIPT`), so
-the address bar always opens what is on screen."""
+"""Deep links to the Leaderboard table: `?snapshot=D&topic=T&sort=S&order=asc|desc&page=N` read into a snapshot
+name (`parse_snapshot`) and a `View` of its topics, with a notice for every value that fell back to the default (the
+app's first render and the first paint read the same view), and the script that writes the table's view back into
+the address as a visitor pages, sorts and picks a snapshot (`ADDRESS_SCRIPT`), so the address bar always opens what
+is on screen."""
 
 from __future__ import annotations
 
@@ -69,6 +70,17 @@ def parse_view(params: Mapping[str, str], topics: Sequence[str], reference_topic
     return View(topic, sort, descending, "; ".join(notes), page)
 
 
+def parse_snapshot(params: Mapping[str, str], labels: Sequence[str]) -> tuple[str, str]:
+    """(the snapshot `?snapshot=D` names, a notice): one of `labels` (oldest first). Left out: the newest, the
+    default. Unknown: the newest too, as every other deep-link value falls back, with a notice naming the known ones
+    (an old link to a snapshot no longer served still opens the board, and says so)."""
+    newest = labels[-1]
+    raw = (params.get("snapshot") or "").strip()
+    if not raw or raw in labels:
+        return raw or newest, ""
+    return newest, f"unknown snapshot {raw[:40]!r} (this board has {', '.join(labels)}); showing the newest, {newest}"
+
+
 def _sort_column(text: str, topic: str | None, topics: Sequence[str]) -> str | None:
     aliases = {"name": "system", "system": "system", "size": "size", "date": "date", "id": "id"}
     if text.lower() in aliases:
@@ -89,12 +101,14 @@ def _sort_column(text: str, topic: str | None, topics: Sequence[str]) -> str | N
 
 
 # The page's view written back into the address (`history.replaceState`: no reload, no history entry), run in
-# the browser after each change of topic, sort, order or page; defaults are left out, so a plain visit keeps a
-# plain address. Arguments: the topic box, sort box, order radio and page box values.
-ADDRESS_SCRIPT = """(topic, sort, order, page) => {
-    const url = new URL(window.location.href), all = %(all)s, head = %(head)s;
+# the browser after each change of snapshot, topic, sort, order or page; defaults (the newest snapshot among them) are
+# left out, so a plain visit keeps a plain address. Arguments: the topic box, sort box, order radio, page box and
+# snapshot selector values.
+ADDRESS_SCRIPT = """(topic, sort, order, page, snapshot) => {
+    const url = new URL(window.location.href), all = %(all)s, head = %(head)s, newest = %(newest)s;
     const scope = topic === all ? "" : topic;
     const keep = (key, value) => value ? url.searchParams.set(key, value) : url.searchParams.delete(key);
+    keep("snapshot", !snapshot || snapshot === newest ? "" : snapshot);
     keep("topic", scope);
     keep("sort", sort === (scope || %(average)s) + " " + head ? "" : sort);
     keep("order", order === "desc" ? "" : order);
@@ -104,7 +118,8 @@ ADDRESS_SCRIPT = """(topic, sort, order, page) => {
 }"""
 
 
-def address_script(all_topics: str) -> str:
-    """`ADDRESS_SCRIPT` for a page whose topic box names every topic `all_topics`."""
-    quoted = {"all": all_topics, "head": HEADLINE[0].name, "average": AVERAGE}
+def address_script(all_topics: str, newest: str = "") -> str:
+    """`ADDRESS_SCRIPT` for a page whose topic box names every topic `all_topics` and whose default snapshot is
+    `newest`."""
+    quoted = {"all": all_topics, "head": HEADLINE[0].name, "average": AVERAGE, "newest": newest}
     return ADDRESS_SCRIPT % {k: json.dumps(v, ensure_ascii=False) for k, v in quoted.items()}

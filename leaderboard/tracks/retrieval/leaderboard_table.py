@@ -5,7 +5,9 @@ whatever their state). Figures published elsewhere never enter this table: `publ
 their own view. Columns are the headline measures for the average and for each topic, named from the one
 measure table (`freshstack_hf.metrics.HEADLINE`). The average is the plain mean of the dataset's topics, and
 only a row scored on every one of them has one: an average over fewer topics would not be comparable.
-Rows scored on another dataset revision are left out, since their numbers describe other data.
+Rows scored on another dataset revision are left out, since their numbers describe other data; a row not scored yet
+(queued, running, failed) belongs to the revision its job names (a model submitted again on a newer snapshot by
+`leaderboard.remeasure` shows on that snapshot's table only), and one without a job everywhere, as before.
 
 Values stay floats at full precision (exports, sorting); the page shows them with 3 decimals and the best of
 each column in bold (`leaderboard.page.display`), so no markup is ever built from stored text. Names stay plain
@@ -79,16 +81,19 @@ def build_frame(
     revision: str | None = None,
     types: Mapping[str, str] = TYPES,
     extra: Sequence[dict[str, Any]] = (),
+    jobs: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """Every row and column, unfiltered and unsorted; the topic columns are the dataset's `topics` only.
 
     `types` (kind -> shown type) are the kinds of this table: the Reranking tab builds its own table of the
     reranking kinds the same way; `extra` are rows that are no stored system (`row_record`s: its reference line).
+    `jobs` (system id -> its first job's payload, `Queue.first_payloads`) place the rows not scored yet on their
+    job's revision (see the module docstring).
     """
     records: list[dict[str, Any]] = list(extra)
     for row in rows:
         system = row.system
-        if row.scores and revision is not None and row.dataset_revision not in (None, revision):
+        if revision is not None and not _of_revision(row, revision, jobs or {}):
             continue
         if system.kind not in types:  # only what was computed here (a "reported" kind never reaches the store)
             continue
@@ -113,6 +118,16 @@ def build_frame(
     frame.attrs["topics"] = list(topics)
     frame.attrs["formats"] = {name: fmt for name, (_, _, fmt) in EFFICIENCY.items()}  # `leaderboard.page.display`
     return frame
+
+
+def _of_revision(row: LeaderboardRow, revision: str, jobs: Mapping[int, Mapping[str, Any]]) -> bool:
+    """Whether `row` belongs on `revision`'s table: a scored row by the revision of its scores, one not scored yet
+    by the revision its job was queued for; a row with neither on every revision's (what it is computed on is not
+    known, and hiding a visitor's own submission would be worse)."""
+    if row.scores:
+        return row.dataset_revision in (None, revision)
+    queued_for = (jobs.get(row.system.id) or {}).get("dataset_revision")
+    return queued_for in (None, "", revision)
 
 
 def efficiency_cells(cost: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -225,13 +240,27 @@ def sort_choices(topics: Sequence[str], topic: str | None = None) -> list[str]:
     return [*metric_columns(topics, topic), *EFFICIENCY, "system", "size", "date"]
 
 
-def export_files(view: pd.DataFrame, directory: str | Path | None = None) -> tuple[Path, Path]:
-    """CSV and JSON of the rows shown, full precision; names hash the content, so repeats reuse the files."""
+def export_files(
+    view: pd.DataFrame,
+    directory: str | Path | None = None,
+    *,
+    snapshot: str | None = None,
+    dataset_revision: str | None = None,
+) -> tuple[Path, Path]:
+    """CSV and JSON of the rows shown, full precision; names hash the content, so repeats reuse the files.
+
+    With `snapshot` (the published snapshot's name, e.g. a date), every row names it in a last `snapshot` column
+    and the JSON names it (and the content revision `dataset_revision`) at its top: a file read later, or two
+    snapshots' files side by side, still say which data their numbers describe."""
     out = view.drop(columns=["link"]).assign(link=[_plain_link(v) for v in view["link"]])
+    if snapshot is not None:
+        out = out.assign(snapshot=snapshot)
     csv_text = out.assign(**{c: out[c].map(_no_formula) for c in ("system", "type")}).to_csv(index=False)
     records = json.loads(out.to_json(orient="records", force_ascii=False))
     measures = {m.name: m.description for m in HEADLINE}
-    payload = json.dumps({"measures": measures, "average": "plain mean of topics", "rows": records}, indent=1)
+    named = {"snapshot": snapshot, "dataset_revision": dataset_revision} if snapshot is not None else {}
+    body = {**named, "measures": measures, "average": "plain mean of topics", "rows": records}
+    payload = json.dumps(body, indent=1)
     folder = Path(directory or Path(tempfile.gettempdir()) / "freshstack-leaderboard")
     folder.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256(csv_text.encode()).hexdigest()[:16]
@@ -260,7 +289,11 @@ class BoardSource(StoreFrame):
 
     def __init__(self, store: Any, topics: Sequence[str], revision: str | None):
         measures = tuple(m.id for m in HEADLINE)
-        super().__init__(
-            store,
-            lambda s: build_frame(s.leaderboard_rows(measures=measures, efficiency=True), topics, revision=revision),
-        )
+
+        def build(s: Any) -> pd.DataFrame:
+            rows = s.leaderboard_rows(measures=measures, efficiency=True)
+            # The jobs' payloads only place rows not scored yet: one query saved on a board where every row is done.
+            pending = revision is not None and any(not row.scores for row in rows)
+            return build_frame(rows, topics, revision=revision, jobs=s.queue.first_payloads() if pending else None)
+
+        super().__init__(store, build)

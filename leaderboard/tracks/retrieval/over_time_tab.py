@@ -13,7 +13,8 @@ import pandas as pd
 from freshstack_hf.metrics import HEADLINE, parse_measure
 from leaderboard.page.page import READ, Page, PageTab
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.tracks.retrieval.over_time import OverTime, over_time, snapshots_of
+from leaderboard.tracks.retrieval import retrieval_page
+from leaderboard.tracks.retrieval.over_time import OverTime, over_time
 
 SHOWN_GAP = 5  # systems listed under "lost the most"
 
@@ -53,7 +54,7 @@ class OverTimeTab(PageTab):
     label, id = "Over time", "over-time"
 
     def layout(self, page: Page) -> None:
-        snapshots = snapshots_of(page.dataset)
+        snapshots = retrieval_page.snapshots(page)  # listed once for the page, as the Leaderboard's selector
         cache = StoreFrame(page.store, lambda _store: pd.DataFrame())  # its views: one per store state and measure
         picker = gr.Dropdown([(m.name, m.id) for m in HEADLINE], value=HEADLINE[0].id, label="Measure")
         plot = gr.LinePlot(
