@@ -1,14 +1,15 @@
 """A board kept fresh end to end: three `freshstack-hf refresh --store URL` at three dates against the tests' chat
-server, a model and a run submitted on the board after the first; each later refresh tells the store, a real worker
-measures the model again on the new snapshot and re-scores the run's archived ranking, and the Over time view holds
-every system on all three snapshots, each value equal to `freshstack-hf evaluate --revision` of the ranking the store
-keeps behind that row."""
+server, a model and a run submitted on the board after the first; each refresh tells the store, a real worker
+computes the board's baselines of the new snapshot, measures the model again on it and re-scores the run's archived
+ranking, and the Over time view holds every system on all three snapshots, each value equal to `freshstack-hf
+evaluate --revision` of the ranking the store keeps behind that row."""
 
 from __future__ import annotations
 
 import functools
 import json
 import random
+from collections import Counter
 
 import pytest
 from refresh_topic import D1, D2, D3, PRICES, Billing, definition, make_three_commits, refresh
@@ -18,6 +19,7 @@ from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
 from leaderboard.store.store import Store
+from leaderboard.tracks.retrieval.leaderboard_table import TYPES
 from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
 from leaderboard.tracks.retrieval.run_submit import Submitter
 from leaderboard.worker.jobs import evaluate_job
@@ -27,9 +29,13 @@ pytestmark = pytest.mark.slow
 DATES = [D1, D2, D3]
 
 
-def work(store: Store, dataset: Dataset) -> int:
+def work(store: Store, dataset: Dataset) -> dict[str, int]:
+    """Run a real worker until the queue is empty; the jobs it finished, per kind."""
+    done_before = {job.id for job in store.queue.list_jobs(state="done")}
     evaluate = functools.partial(evaluate_job, dataset=str(dataset.folder))
-    return run_worker(store, evaluate, isolate=False, max_idle_seconds=0.1, poll_seconds=0.05).done
+    run_worker(store, evaluate, isolate=False, max_idle_seconds=0.1, poll_seconds=0.05)
+    assert store.queue.live_jobs() == 0 and store.queue.list_jobs(state="failed") == []
+    return dict(Counter(job.kind for job in store.queue.list_jobs(state="done") if job.id not in done_before))
 
 
 def test_a_model_submitted_after_the_first_refresh_has_a_row_on_every_snapshot(tmp_path):
@@ -48,22 +54,27 @@ def test_a_model_submitted_after_the_first_refresh_has_a_row_on_every_snapshot(t
         write_run(ranking, tmp_path / "mine.trec", tag="mine")
         uploaded = submitter.submit_run(tmp_path / "mine.trec", name="my run", identity="alice")
         assert (model.status, uploaded.status) == ("queued", "scored")
-        assert work(store, first) == 1
+        baselines = work(store, first).pop("baseline")
+        assert baselines >= 3  # BM25, dense, hybrid: the board's rows of the first snapshot, queued by the refresh
         for date in (D2, D3):
             code, out, err = refresh(spec, date, repo, 5, "--store", store.url)
             assert code == 0, err
             assert "1 model(s) queued, 1 run(s) queued for re-scoring" in out
-            assert work(store, Dataset(repo, date)) == 2  # computed by the worker, not by the refresh
+            done = work(store, Dataset(repo, date))  # computed by the worker, not by the refresh
+            assert (done["model"], done["rescore"], done["baseline"]) == (1, 1, baselines)
         code, out, _ = refresh(spec, D3, repo, 5, "--store", store.url)  # the same refresh again: nothing new
-        assert code == 0 and "0 model(s) queued, 0 run(s) queued for re-scoring, 2 already measured" in out
+        assert code == 0 and "0 model(s) queued, 0 run(s) queued for re-scoring" in out
+        assert store.queue.live_jobs() == 0
 
         served = Dataset(repo, D3)
         view = over_time(store, snapshots_of(served))
         assert view.snapshots == DATES
         table = view.table.set_index("system")
-        assert sorted(table.index) == ["MiniLM", "my run"] and not table[DATES].isna().any().any()
+        assert {"MiniLM", "my run"} <= set(table.index) and len(table) == 2 + baselines
+        assert not table[DATES].isna().any().any()  # every system, baselines included, on every snapshot
         revisions = {Dataset(repo, d).revision: d for d in DATES}
-        for row in store.leaderboard_rows():
+        retrieval = store.leaderboard_rows(kinds=tuple(TYPES))
+        for row in retrieval:
             if row.system.status != "scored":
                 continue
             date = revisions[row.dataset_revision]
@@ -75,4 +86,4 @@ def test_a_model_submitted_after_the_first_refresh_has_a_row_on_every_snapshot(t
             assert main(command) == 0
             cli = json.loads(report.read_text())["average"]["metrics"][HEADLINE[0].id]
             assert table.loc[name, date] == pytest.approx(cli, abs=1e-12), (name, date)
-        assert len(store.leaderboard_rows()) == 6  # two systems on three snapshots
+        assert len(retrieval) == 3 * (2 + baselines)  # every system on three snapshots, once each

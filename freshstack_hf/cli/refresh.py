@@ -85,8 +85,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",
         metavar="URL",
-        help="a leaderboard's store: once DATE is published (or found published), every system it holds is queued "
-        "on DATE for its workers (`freshstack-hf remeasure`, installed with the leaderboard)",
+        help="a leaderboard's store: once DATE is published (or found published), every system it holds and the "
+        "board's baselines are queued on DATE for its workers (`freshstack-hf remeasure --baselines`, installed "
+        "with the leaderboard)",
     )
     p.add_argument("--json", action="store_true", help="print the result (plans, spend, drift reports) as JSON")
 
@@ -134,15 +135,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool) -> None:
-    """Queue every system of the leaderboard store `store` on revision `date` of `repo`, through the leaderboard's
-    `remeasure` command (a plug-in command: the library never imports the leaderboard)."""
+    """Queue every system of the leaderboard store `store` on revision `date` of `repo`, and the board's baseline
+    rows of it, through the leaderboard's `remeasure` command (a plug-in command: the library never imports the
+    leaderboard)."""
     import contextlib
     import io
 
     from freshstack_hf.cli.main import main
     from freshstack_hf.errors import FreshStackError
 
-    command = ["remeasure", "--store", store, "--dataset", repo, "--revision", date]
+    command = ["remeasure", "--store", store, "--dataset", repo, "--revision", date, "--baselines"]
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out) if quiet else contextlib.nullcontext():
