@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import shutil
+from types import SimpleNamespace
 
 import pytest
 from drift_repos import new_topic, old_topic, write_snapshot
@@ -61,3 +63,38 @@ def test_a_snapshot_without_rows_is_a_column_of_blanks(store, tmp_path):
     view = over_time(store, snapshots)
     assert view.snapshots == ["2024-10-31", "2025-10-31"] and view.table.empty and view.gap.empty
     assert view.taus == [("2024-10-31", "2025-10-31", None, 0)]
+
+
+def test_a_hub_datasets_dated_tags_are_its_snapshots(tmp_path, monkeypatch):
+    """A board serving a Hub dataset lists its dated tags (what `refresh` publishes) through `huggingface_hub`'s
+    `HfApi.list_repo_refs` (answered here, as no Hub is reachable) and fetches each through the real
+    `snapshot_download`, served offline from the Hub cache's layout; a tag it cannot fetch is left out."""
+    import huggingface_hub
+    import huggingface_hub.constants as constants
+
+    cache, repo = tmp_path / "hub", "datasets--me--freshstack"
+    commits = {date: f"{i + 1:040x}" for i, date in enumerate(DATES)}
+    for (date, commit), topic in zip(commits.items(), (old_topic(), new_topic(), old_topic()), strict=True):
+        folder = write_snapshot(tmp_path / f"build@{date}", topic, QUALITY)
+        if date != DATES[2]:
+            shutil.copytree(folder, cache / repo / "snapshots" / commit)
+        (cache / repo / "refs").mkdir(parents=True, exist_ok=True)
+        (cache / repo / "refs" / date).write_text(commit)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(cache))
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
+    tags = [*DATES, "v1", "2025-10-31.fill1"]
+    refs = SimpleNamespace(tags=[SimpleNamespace(name=t) for t in tags])
+    monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_refs", lambda self, repo_id, **_: refs)
+
+    served = Dataset("me/freshstack", DATES[1])
+    assert served.revision == commits[DATES[1]]
+    snapshots = snapshots_of(served)
+    assert [s.label for s in snapshots] == DATES[:2]  # the third tag's files are not in this offline cache
+    assert [s.dataset.revision for s in snapshots] == [commits[DATES[0]], commits[DATES[1]]]
+
+    def unreachable(self, repo_id, **_):
+        raise OSError("no network")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_refs", unreachable)
+    assert [s.label for s in snapshots_of(served)] == [DATES[1]]  # the served revision alone

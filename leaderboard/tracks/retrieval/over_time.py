@@ -2,12 +2,12 @@
 how much the ranking moved between consecutive snapshots (Kendall's tau), which systems lost the most (the freshness
 gap), and, for systems whose cutoff date is known, the score on the questions asked after it.
 
-A snapshot is a dated revision published beside the served dataset (`REPO@2025-10-31`, as `refresh` writes them)
-and the served revision itself. A system's rows on several snapshots are one line here: rows share a
-`leaderboard.remeasure.lineage` (a model's reference, a baseline's name, the run a re-scored row came from), so a
-model measured again by a worker and a run re-scored on a later snapshot continue their first row. Values are the
-stored ones (the average is the plain mean of the snapshot's topics, as on the main board), so each equals what
-`freshstack-hf evaluate --revision` gives that system's ranking on that snapshot.
+A snapshot is a dated revision published beside the served dataset (`REPO@2025-10-31`, as `refresh` writes them; a
+dated tag of a Hub dataset) and the served revision itself. A system's rows on several snapshots are one line here:
+rows share a `leaderboard.remeasure.lineage` (a model's reference, a baseline's name, the run a re-scored row came
+from), so a model measured again by a worker and a run re-scored on a later snapshot continue their first row.
+Values are the stored ones (the average is the plain mean of the snapshot's topics, as on the main board), so each
+equals what `freshstack-hf evaluate --revision` gives that system's ranking on that snapshot.
 """
 
 from __future__ import annotations
@@ -43,8 +43,10 @@ class Snapshot:
 
 
 def snapshots_of(dataset: Dataset) -> list[Snapshot]:
-    """The dated snapshots beside the served dataset's folder, oldest first, and the served revision (last when it is
-    not one of them). A Hub dataset has no folders beside it: the served revision alone."""
+    """The served dataset's dated snapshots, oldest first, and the served revision (last when it is not one of them):
+    the folders `REPO@DATE` beside a local repo, or a Hub dataset's dated tags (what `refresh` publishes), each
+    opened as a `Dataset` of its own. A tag that cannot be listed or fetched (offline, removed) is left out: the
+    board still serves what it can read."""
     folder = Path(dataset.folder)
     served = revision_of(folder) or (dataset.requested_revision or folder.name)
     found: list[Snapshot] = []
@@ -52,8 +54,33 @@ def snapshots_of(dataset: Dataset) -> list[Snapshot]:
         for name in list_revisions(base_repo(folder)):
             if DATED.match(name) and name != served:
                 found.append(Snapshot(name, Dataset(revision_folder(folder, name))))
+    else:
+        for name in _hub_tags(dataset.source):
+            if name != served and (tagged := _opened(dataset.source, name)) is not None:
+                found.append(Snapshot(name, tagged))
     found.append(Snapshot(served, dataset))
     return sorted(found, key=lambda s: (not DATED.match(s.label), s.label))
+
+
+def _hub_tags(repo_id: str) -> list[str]:
+    """The dated tags of a Hub dataset, through `huggingface_hub` as a networked user's call; none when the Hub
+    cannot be asked (offline mode, no network, a private repo without a token)."""
+    try:
+        from huggingface_hub import HfApi
+
+        refs = HfApi().list_repo_refs(repo_id, repo_type="dataset")
+    except Exception:  # offline, network, auth: the served revision alone, as before
+        return []
+    return sorted(tag.name for tag in refs.tags if DATED.match(tag.name))
+
+
+def _opened(source: str, revision: str) -> Dataset | None:
+    from freshstack_hf.errors import FreshStackError
+
+    try:
+        return Dataset(source, revision)
+    except FreshStackError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)
