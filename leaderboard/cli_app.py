@@ -9,7 +9,7 @@ queued again). By default a background worker in this process computes the basel
 stops; --no-baseline-worker leaves them to the workers sharing the store (`freshstack-hf worker --store URL`,
 e.g. GPU machines on a PostgreSQL store), and --worker runs one full worker here (submissions included).
 
-Every system the store holds for another dataset revision is measured on the served one too (`leaderboard.remeasure`):
+Every system the store holds for another dataset revision is measured on the served one too (`worker.jobs.measure_on`):
 models and rerankers are queued again for the workers, uploaded runs' archived rankings re-scored by the built-in
 worker, each once, so one store serves every published snapshot with every system on each.
 
@@ -205,9 +205,9 @@ def run(args: argparse.Namespace) -> int:
         _say(f"store: {store!r}" + (" (ephemeral: lost on restart, and every page says so)" if args.ephemeral else ""))
         if not args.no_baselines:
             _queue_baselines(args, store, dataset)
-        from leaderboard.remeasure import remeasure
+        from leaderboard.worker.jobs import measure_on
 
-        remeasure(store, dataset, say=lambda line: _say(f"other revisions' systems: {line}"))
+        measure_on(store, dataset, say=lambda line: _say(f"other revisions' systems: {line}"))
         from leaderboard.page.app import build_app, launch_app
         from leaderboard.worker.jobs import APP_JOB_KINDS
 

@@ -41,13 +41,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.remeasure import remeasure
     from leaderboard.store.archive import open_store
+    from leaderboard.worker.jobs import measure_on
 
     dataset = Dataset(args.dataset, args.revision)
     methods = [m.strip() for m in (args.baselines or "").split(",") if m.strip()]
     with open_store(args.store, args.runs_dir) as store:
-        done = remeasure(store, dataset, baselines=bool(methods), methods=methods)
+        done = measure_on(store, dataset, baselines=bool(methods), methods=methods)
     print(done.summary())
     for line in [*done.queued, *done.rescoring]:
         print(f"  queued: {line}")

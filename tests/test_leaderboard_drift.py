@@ -54,6 +54,7 @@ def test_the_page_has_a_drift_tab_only_when_given_a_report(store, lb_dataset, tm
         "Leaderboard",
         "Reranking",
         "After cutoff",
+        "Over time",
         "Answers",
         "Detail",
         "Plots",

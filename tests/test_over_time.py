@@ -1,5 +1,5 @@
 """The board over time (`tracks.retrieval.over_time`) on three real snapshots of one topic: two uploaded runs, each
-re-scored on the snapshots it was not submitted on by a real worker (`leaderboard.remeasure`), are one line each;
+re-scored on the snapshots it was not submitted on by a real worker (`tracks.retrieval.remeasure`), are one line each;
 every value equals `freshstack-hf evaluate --revision` on that snapshot; ranks, Kendall's tau between consecutive
 snapshots, the freshness gap and the after-cutoff values are those of the stored numbers."""
 

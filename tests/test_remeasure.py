@@ -1,4 +1,4 @@
-"""Every stored system measured on a new dataset revision (`leaderboard.remeasure`): a model submitted on the first
+"""Every stored system measured on a new dataset revision (`tracks.retrieval.remeasure`): a model submitted on the first
 snapshot is submitted again on the second and scored there by a real worker; an uploaded run's archived ranking is
 re-scored on the second snapshot as it is, to the numbers `freshstack-hf evaluate` gives that ranking there; each
 system keeps one lineage across revisions; learning the revision again queues nothing."""
@@ -16,8 +16,8 @@ from freshstack_hf.cli.main import main
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
-from leaderboard.remeasure import RESCORED_MARK, lineage, remeasure
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
+from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage, remeasure
 from leaderboard.tracks.retrieval.run_submit import Submitter
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker

@@ -12,11 +12,11 @@ default evaluate function) runs a job with the handler its kind names. The kinds
 * `answers_generate` (answers): the LLM answer baseline, generated, scored and judged;
 * `baseline` (retrieval): one of the project's baseline rows (BM25, dense, hybrid, reranked), computed and scored;
 * `answers_baseline` (answers): the extractive answer baseline, written and scored by citation, its judge queued;
-* `rescore` (retrieval): a stored run's archived ranking scored on a newer dataset revision (`leaderboard.remeasure`).
+* `rescore` (retrieval): a stored run's archived ranking scored on a newer dataset revision (`remeasure`).
 
 `BASELINE_JOB_KINDS` are the jobs the app queues for its own baseline rows when it starts (`queue_baselines`, every
 track's, called by `cli_app`); `APP_JOB_KINDS` adds the re-scoring of stored runs on the served revision
-(`leaderboard.remeasure`): the leaderboard's built-in worker runs those, and only those (no submitted model).
+(`tracks.retrieval.remeasure`): the leaderboard's built-in worker runs those, and only those (no submitted model).
 
 There is no `run` kind: run files are validated strictly and scored when they are submitted (`run_submit`).
 """
@@ -40,6 +40,7 @@ from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.baseline_rows import queue_baselines as queue_retrieval_baselines
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
+from leaderboard.tracks.retrieval.remeasure import Remeasured, remeasure
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.tracks.retrieval.rescore_job import JOB_KINDS as RESCORE_JOBS
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
@@ -89,3 +90,24 @@ def queue_baselines(
         say=say,
     )
     return rows
+
+
+def measure_on(
+    store: Any,
+    dataset: Dataset,
+    *,
+    baselines: bool = False,
+    methods: Sequence[str] = (),
+    model: str | None = None,
+    cross_encoder: str | None = None,
+    say: Callable[[str], None] = lambda _msg: None,
+) -> Remeasured:
+    """Every stored system of another revision queued on `dataset`'s revision (`tracks.retrieval.remeasure`: models
+    and rerankers submitted again, runs re-scored), and with `baselines` every track's baseline rows of it
+    (`queue_baselines`): what the store does when it learns of a revision (the board's start, `remeasure`)."""
+    done = remeasure(store, dataset)
+    if baselines:
+        rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=say)
+        done.baselines = len(rows)
+    say(done.summary())
+    return done

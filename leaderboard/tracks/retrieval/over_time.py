@@ -4,7 +4,7 @@ gap), and, for systems whose cutoff date is known, the score on the questions as
 
 A snapshot is a dated revision published beside the served dataset (`REPO@2025-10-31`, as `refresh` writes them; a
 dated tag of a Hub dataset) and the served revision itself. A system's rows on several snapshots are one line here:
-rows share a `leaderboard.remeasure.lineage` (a model's reference, a baseline's name, the run a re-scored row came
+rows share a `remeasure.lineage` (a model's reference, a baseline's name, the run a re-scored row came
 from), so a model measured again by a worker and a run re-scored on a later snapshot continue their first row.
 Values are the stored ones (the average is the plain mean of the snapshot's topics, as on the main board), so each
 equals what `freshstack-hf evaluate --revision` gives that system's ranking on that snapshot.
@@ -27,8 +27,8 @@ from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_averag
 from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import base_repo, is_local, list_revisions, revision_folder, revision_of
-from leaderboard.remeasure import RESCORED_MARK, lineage
 from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
+from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage
 from leaderboard.tracks.retrieval.window_table import build_window_frame
 
 DATED = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # a snapshot's revision name; fills (`D.fill1`) are not snapshots

@@ -2,14 +2,15 @@
 snapshots, so that a model submitted on the 2024-10-31 snapshot has a row on the 2025-10-31 one too.
 
 When the board serves a revision (`freshstack-hf leaderboard --revision`, or `freshstack-hf remeasure` after a
-`refresh` published one), each stored system of another revision is measured again on it, by the same workers:
+`refresh` published one: both through `worker.jobs.measure_on`), each stored system of another revision is measured
+again on it, by the same workers:
 
 * models and rerankers are submitted again on the revision, with the same reference, model revision, track, name,
   description, submitter and cutoff (`run_submit.Submitter`): a worker downloads and scores each, as any submission;
 * runs and reranked runs cannot be re-run: the ranking the store archived behind the row is scored as it is on the
   revision (`rescore` jobs, `tracks.retrieval.rescore_job`: documents that did not change keep their ids and their
   judgments), each row named "(re-scored)" and recording the row it came from;
-* the baselines are the board's own rows for the revision (`worker.jobs.queue_baselines`), with `baselines=True`.
+* the baselines are every track's own rows for the revision (`worker.jobs.measure_on` queues them with these).
 
 Every row's key names the revision (a model's is its reference and the revision's; a re-scored run's is its
 ranking's blob and the revision's), so learning a revision twice queues nothing the second time. `lineage` is the one
@@ -19,7 +20,7 @@ key of a system across revisions, which the Over time view groups rows by.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,25 +75,12 @@ def lineage(system: SystemRecord, payload: Mapping[str, Any] | None) -> str:
     return system.content_hash
 
 
-def remeasure(
-    store: Any,
-    dataset: Dataset,
-    *,
-    baselines: bool = False,
-    methods: Sequence[str] = (),
-    model: str | None = None,
-    cross_encoder: str | None = None,
-    say: Callable[[str], None] = lambda _msg: None,
-) -> Remeasured:
-    """Queue every stored system of another revision on `dataset`'s revision (see the module docstring)."""
+def remeasure(store: Any, dataset: Dataset) -> Remeasured:
+    """Queue every stored system of another revision on `dataset`'s revision (see the module docstring); the
+    baselines are every track's own (`worker.jobs.measure_on` adds them)."""
     from leaderboard.tracks.retrieval.run_submit import Submitter
 
     done = Remeasured(dataset.requested_revision or dataset.revision)
-    if baselines:
-        from leaderboard.worker.jobs import queue_baselines
-
-        rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=say)
-        done.baselines = len(rows)
     payloads = store.queue.first_payloads()
     rows = _rows(store)
     here = {lineage(r.system, payloads.get(r.system.id)) for r in rows if r.dataset_revision == dataset.revision}
@@ -119,7 +107,6 @@ def remeasure(
                 found.append(f"{system.name}: {outcome.message}")
         elif system.kind in RESCORED and not _queue_rescore(store, dataset, system, key, done):
             counted.add(key)
-    say(done.summary())
     return done
 
 
