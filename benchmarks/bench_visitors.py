@@ -213,7 +213,8 @@ def visit(board: Board, table_fn: int, outcome: Outcome, start: threading.Barrie
 
     from leaderboard.tracks.retrieval import leaderboard_table as tbl
 
-    view = ["", list(tbl.TYPES), [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE], "all topics", tbl.default_sort(), "desc", 1]
+    # The render event's inputs as the page sends them: the filters, page 1, the snapshot ("": the newest).
+    view = ["", list(tbl.TYPES), [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE], "all topics", tbl.default_sort(), "desc", 1, ""]
     with httpx.Client(timeout=120) as client:
         start.wait()
         began = time.perf_counter()
