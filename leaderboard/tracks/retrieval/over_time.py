@@ -146,8 +146,10 @@ def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HE
     frame["change"] = [last - first if n > 1 else np.nan for first, last, n in first_last]
     frame["re-scored on"] = [", ".join(rescored.get(k, [])) for k in keys]
     frame["cutoff"] = [names[k][2] for k in keys]
+    with_cutoff = [row.system for row in rows if row.system.cutoff]  # read once for every snapshot
+    per_query = store.per_query_scores((chosen.id,)) if with_cutoff else []
     for snapshot in snapshots:
-        after = _after_cutoff(store, snapshot, chosen)
+        after = _after_cutoff(snapshot, chosen, with_cutoff, per_query)
         frame[after_column(snapshot.label)] = [
             after.get(ids[k].get(snapshot.label, -1), np.nan) if names[k][2] else np.nan for k in keys
         ]
@@ -176,15 +178,16 @@ def _ends(by_label: dict[str, float], labels: list[str]) -> tuple[float, float, 
     return present[0], present[-1], len(present)
 
 
-def _after_cutoff(store: Any, snapshot: Snapshot, measure: Measure) -> dict[int, float]:
+def _after_cutoff(
+    snapshot: Snapshot, measure: Measure, systems: list[Any], scores: list[tuple[int, str, str, str, float, Any]]
+) -> dict[int, float]:
     """system id -> the average on the questions asked after the system's cutoff, on `snapshot` (the After-cutoff
-    table's rule, `window_table`), for the systems with a cutoff."""
-    data = snapshot.dataset
-    systems = [r.system for r in store.leaderboard_rows(kinds=tuple(TYPES), measures=(measure.id,)) if r.system.cutoff]
+    table's rule, `window_table`), for `systems` (those with a cutoff); `scores` are `Store.per_query_scores`' rows
+    of every revision, read once by the caller (the window frame keeps the snapshot's own)."""
     if not systems:
         return {}
+    data = snapshot.dataset
     judged = {t: len(data.qrels(t)) for t in data.topics}
-    scores = [s for s in store.per_query_scores((measure.id,)) if s[3] == data.revision]
     frame = build_window_frame(systems, scores, data.topics, data.window, judged.__getitem__, revision=data.revision)
     average = column(AVERAGE, measure) if measure in HEADLINE else None
     if average is None or average not in frame:
