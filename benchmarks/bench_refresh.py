@@ -14,7 +14,10 @@ later date, each timed as the whole command (plan, build, drift, validate, publi
 - *previous snapshot, no work folder*: the earlier revision published but the work folder gone (a GitHub-hosted
   runner whose cache was evicted: GitHub drops a cache unused for 7 days).
 
-No goal is set for these figures; they are printed, not judged. Run: `python -m benchmarks refresh`.
+Before each refresh, its `--dry-run` plan (the sum of the stages' own estimates) is taken, and set against what the
+refresh then sent: the calls and the input tokens the server billed, with their ratio and a verdict (issue 37's
+goals: calls within 15%, input tokens within 25%, `benchmarks.goals`). The costs themselves have no goal; they are
+printed, not judged. Run: `python -m benchmarks refresh`.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ TESTS = Path(__file__).resolve().parent.parent / "tests"
 PRICES = {"input_price_per_million": 2.5, "output_price_per_million": 10.0}
 BUDGET = "5"
 REPEATS = 3
+CALLS_WITHIN, TOKENS_WITHIN = 0.15, 0.25  # how close the dry run's estimate must come to what is sent
 LATENCY = 0.2  # seconds per answer: an endpoint's time, so the wall time shows what the calls take
 
 
@@ -51,6 +55,8 @@ class Cost:
     queries: int  # published, after the filter
     carried: int
     published: tuple[str, ...]  # the published query ids and judged pairs, to compare two builds like for like
+    planned_calls: int  # the dry run's estimate, taken just before
+    planned_tokens: int  # its input tokens
 
     @property
     def tokens(self) -> int:
@@ -80,8 +86,14 @@ def _refresh(definition: Path, repo: Path, date: str, server: Any) -> Cost:
     """`freshstack-hf refresh DEFINITION --date DATE --repo REPO` through the CLI's entry point, measured."""
     from freshstack_hf.cli.main import main
 
-    calls, prompt, completion = len(server.chat_bodies), server.prompt_tokens, server.completion_tokens
     args = ["refresh", str(definition), "--date", date, "--repo", str(repo), "--budget-usd", BUDGET, "--quiet"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()) as err:
+        code = main([*args, "--dry-run", "--json"])
+    if code != 0:
+        raise RuntimeError(f"the dry run of {repo} at {date} failed: {err.getvalue()[-600:]}")
+    plan = json.loads(out.getvalue())["topics"]["laravel"]["plan"]
+    calls, prompt, completion = len(server.chat_bodies), server.prompt_tokens, server.completion_tokens
     start = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()) as err:
         code = main(args)
@@ -100,6 +112,8 @@ def _refresh(definition: Path, repo: Path, date: str, server: Any) -> Cost:
         queries=int(topic["stats"]["queries"]),
         carried=int(topic["refresh"]["questions"]["carried"] or 0),
         published=_judged(Path(f"{repo}@{date}")),
+        planned_calls=int(plan["calls"]),
+        planned_tokens=int(plan["est_input_tokens"]),
     )
     # the refresh's own ledger agrees with the server: every call it paid for reached it, and no other
     assert spent["calls"] == cost.calls, (spent, cost)
@@ -121,7 +135,7 @@ def _ratio(a: float, b: float) -> str:
 
 def _median(costs: list[Cost]) -> Cost:
     """The first repetition's counts (every repetition makes the same calls) with the median wall time."""
-    counts = {(c.calls, c.tokens, c.published) for c in costs}
+    counts = {(c.calls, c.tokens, c.published, c.planned_calls, c.planned_tokens) for c in costs}
     assert len(counts) == 1, f"repetitions of one refresh differ: {counts}"
     return replace(costs[0], seconds=statistics.median(c.seconds for c in costs))
 
@@ -166,6 +180,7 @@ def main() -> None:
             f"{label:<44} {c.calls:>9} {c.prompt_tokens:>10,} {c.completion_tokens:>10,} {c.seconds:>7.2f} "
             f"{c.questions:>9} {c.queries:>9}"
         )
+    _estimates(rows)
     same = "the same" if after.published == scratch.published == cold.published else "DIFFERENT"
     print(f"the three builds of {NEW} publish {same} judgments ({len(after.published)} nugget-level rows)")
     print(
@@ -178,6 +193,30 @@ def main() -> None:
         f"{_ratio(cold.tokens, scratch.tokens)} the tokens of from scratch, though it carries {cold.carried} "
         "questions from the previous snapshot: the savings live in the work folder"
     )
+
+
+def _estimates(rows: tuple[tuple[str, Cost], ...]) -> None:
+    """Each refresh's dry-run estimate against what it sent, judged against the goals."""
+    from benchmarks.goals import judge
+
+    print("the dry run's estimate (the sum of the stages' plans) against what each refresh then sent:")
+    print(f"{'refresh':<44} {'calls est/sent':>15} {'ratio':>6} {'input tok est/sent':>19} {'ratio':>6}")
+    for label, c in rows:
+        calls, tokens = f"{c.planned_calls}/{c.calls}", f"{c.planned_tokens:,}/{c.prompt_tokens:,}"
+        calls_ratio, tokens_ratio = _ratio(c.planned_calls, c.calls), _ratio(c.planned_tokens, c.prompt_tokens)
+        print(f"{label:<44} {calls:>15} {calls_ratio:>6} {tokens:>19} {tokens_ratio:>6}")
+        calls_ok = abs(c.planned_calls - c.calls) <= CALLS_WITHIN * c.calls
+        tokens_ok = abs(c.planned_tokens - c.prompt_tokens) <= TOKENS_WITHIN * c.prompt_tokens
+        verdicts = (
+            judge(f"refresh estimate, {label}: calls", f"{calls} ({calls_ratio})", "calls within 15%", calls_ok),
+            judge(
+                f"refresh estimate, {label}: input tokens",
+                f"{tokens} ({tokens_ratio})",
+                "input tokens within 25%",
+                tokens_ok,
+            ),
+        )
+        print(f"{'':<44} {verdicts[0]}; {verdicts[1]}")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.repo.board_folder import is_board_folder, read_board_folder
 from freshstack_hf.repo.check import validate_repo
 from freshstack_hf.repo.manifest import read_manifest
+from freshstack_hf.repo.revisions import check_revision, revision_of
 
 REPO_ID_HELP = "use ORG/NAME, e.g. me/freshstack"
 
@@ -45,8 +46,6 @@ def plan_publish(
 ) -> PublishPlan:
     """What `publish` would send. A revision folder (`NAME@REV`, see `repo.revisions`) is tagged `REV` unless
     `tag` says otherwise ("" for no tag): on the Hub, `load_dataset(ID, topic, revision=REV)` then reads it."""
-    from freshstack_hf.repo.revisions import check_revision, revision_of
-
     folder = Path(folder)
     tag = revision_of(folder) if tag is None else tag
     if tag:

@@ -24,6 +24,8 @@ from typing import Any
 
 from fake_llm_answers import task_responder, words
 
+from freshstack_hf.cl100k import count
+
 Responder = Callable[[list[dict[str, str]], dict[str, Any]], str]
 FAULTS = ("429", "500", "malformed", "garbage_body", "timeout", "401")
 
@@ -37,9 +39,21 @@ def _embedding(text: str, dim: int = 16) -> list[float]:
     return [v / norm for v in vec]
 
 
+# OpenAI's chat framing in cl100k (its cookbook's `num_tokens_from_messages` for gpt-4/gpt-4o): every message costs
+# its role and content plus 3 tokens, and every reply is primed with 3 more.
+TOKENS_PER_MESSAGE, REPLY_PRIMING = 3, 3
+
+
+def _tokens(text: str) -> int:
+    """cl100k_base tokens of `text`, the encoding gpt-4 and gpt-3.5 bill in, read offline (`freshstack_hf.cl100k`)."""
+    return count(text)
+
+
 def _usage(messages: list[dict[str, str]], content: str) -> dict[str, int]:
-    p = sum(len(m.get("content", "").split()) for m in messages)
-    c = len(content.split())
+    """What an OpenAI endpoint bills: prompt and completion counted in cl100k tokens, the chat framing included."""
+    p = sum(TOKENS_PER_MESSAGE + _tokens(m.get("role", "")) + _tokens(m.get("content", "")) for m in messages)
+    p += REPLY_PRIMING
+    c = _tokens(content)
     return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c}
 
 
@@ -174,6 +188,7 @@ class FakeOpenAI:
             body = json.loads(raw)
             inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
             data = [{"object": "embedding", "index": i, "embedding": _embedding(t)} for i, t in enumerate(inputs)]
+            # words, not cl100k: whole documents are embedded, and encoding them would outlast a test's 0.5 s timeout
             n = sum(len(t.split()) for t in inputs)
             return self._send(
                 h,

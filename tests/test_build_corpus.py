@@ -99,7 +99,7 @@ def test_tarball_strips_top_folder_and_refuses_escaping_paths(tmp_path):
 def test_missing_source_names_the_value_and_the_fix(tmp_path):
     with pytest.raises(FreshStackError, match=r"'gone'.*nowhere/at/all.*fix `source:`"):
         corpus.run(corpus_context(tmp_path, [{"source": "nowhere/at/all", "keyword": "gone"}]))
-    plan = corpus.plan(corpus_context(tmp_path, [{"source": "nowhere/at/all", "keyword": "gone"}]))
+    plan = corpus.plan(corpus_context(tmp_path, [{"source": "nowhere/at/all", "keyword": "gone"}])).details
     assert plan["repositories"][0]["how"] == "missing" and "does not exist" in plan["repositories"][0]["problem"]
 
 

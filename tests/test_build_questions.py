@@ -154,7 +154,7 @@ def test_7z_archive_with_py7zr(tmp_path, shared_data, monkeypatch):
         z.write(plain, "Posts.xml")
     monkeypatch.setattr(source_dump.shutil, "which", lambda _name: None)  # force the py7zr path
     ctx = stage_context(tmp_path, archive, GENAI_TAGS)
-    assert questions.plan(ctx)["format"] == "stackexchange"
+    assert questions.plan(ctx).details["format"] == "stackexchange"
     record = questions.run(ctx)
     rows = pq.read_table(ctx.work / "questions" / "questions.parquet").to_pylist()
     assert [r["query_id"] for r in rows] == _expected_dump(plain, GENAI_TAGS)["ids"]
@@ -220,10 +220,10 @@ def test_plan_does_not_parse_and_explicit_format_wins(tmp_path, shared_data):
     bad.write_text("not a dump at all")
     with pytest.raises(FreshStackError, match=r"questions\.format"):
         questions.plan(stage_context(tmp_path, bad, ["x"]))
-    plan = questions.plan(stage_context(tmp_path, bad, ["x"], format="stackexchange"))
+    plan = questions.plan(stage_context(tmp_path, bad, ["x"], format="stackexchange")).details
     assert (plan["format"], plan["bytes"], plan["source"]) == ("stackexchange", bad.stat().st_size, str(bad))
     renamed = tmp_path / "genai.dump"
     shutil.copy(shared_data / "stackexchange" / "genai.Posts.xml", renamed)
     assert (
-        questions.plan(stage_context(tmp_path, renamed, ["x"]))["format"] == "stackexchange"
+        questions.plan(stage_context(tmp_path, renamed, ["x"])).details["format"] == "stackexchange"
     )  # sniffed from the bytes

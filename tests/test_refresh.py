@@ -142,11 +142,11 @@ def test_a_budget_below_the_estimate_refuses_and_writes_nothing(tmp_path, llm_se
     make_three_commits(tmp_path)
     spec = definition(tmp_path, llm_server.base_url, **PRICES)
     before = tree(tmp_path)
-    code, out, err = refresh(spec, D1, tmp_path / "freshstack", "0.1")
+    code, out, err = refresh(spec, D1, tmp_path / "freshstack", "0.05")
     assert code == 2
-    assert "estimated at ~$0.40" in err and "over --budget-usd 0.1: refused, nothing was written" in err
-    assert "Give --budget-usd 0.40 or more" in err
-    assert "LLM requests: about 24" in out  # the plan was printed first
+    assert "estimated at ~$0.07" in err and "over --budget-usd 0.05: refused, nothing was written" in err
+    assert "Give --budget-usd 0.07 or more" in err
+    assert "LLM requests: about 16" in out  # the plan was printed first
     assert llm_server.requests == 0 and tree(tmp_path) == before
 
     code, out, err = refresh(spec, D1, tmp_path / "freshstack", "1", "--dry-run")  # fits: a plan, still nothing
@@ -195,7 +195,7 @@ def test_the_spend_stops_at_the_cap_and_a_larger_budget_goes_on(tmp_path):
         spec = definition(tmp_path, billing.base_url, **prices)
         code, out, err = refresh(spec, D1, repo, "0.3")
         assert code == 2
-        assert "estimate: ~$0.27" in out  # the plan fit the budget; the bills did not
+        assert "estimate: ~$0.11" in out  # the plan fit the budget; the bills did not
         assert "topic 'laravel': the refresh stopped at the budget cap" in err and "larger --budget-usd" in err
         assert not list_revisions(repo)  # nothing published
         ledger = [json.loads(x) for x in (tmp_path / "freshstack-work" / f"refresh@{D1}" / "spend.jsonl").open()]

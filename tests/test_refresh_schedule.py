@@ -27,9 +27,9 @@ from test_refresh import FakeHub
 
 from freshstack_hf.cli.main import build_parser, main
 from freshstack_hf.pipeline.choose import ENV_BASE_URL, ENV_MODEL
-from freshstack_hf.pipeline.refresh import check_date
 from freshstack_hf.pipeline.refresh_schedule import INSTALL, Schedule
 from freshstack_hf.pipeline.runner import default_work_dir
+from freshstack_hf.pipeline.snapshots import check_date
 
 WORKFLOW = ".github/workflows/freshstack-refresh.yml"
 README = Path(__file__).resolve().parents[1] / "README.md"

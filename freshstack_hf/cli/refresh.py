@@ -42,7 +42,9 @@ from __future__ import annotations
 
 import argparse
 
-from freshstack_hf.cli.common import add_resampling_arguments
+from freshstack_hf.cli.common import add_resampling_arguments, write_json
+from freshstack_hf.defaults import RESAMPLES, SEED
+from freshstack_hf.errors import FreshStackError
 
 NAME = "refresh"
 HELP = "make, check and publish the next dated snapshot of every topic, within an LLM budget"
@@ -93,9 +95,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import write_json
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.pipeline.refresh import refresh
+    from freshstack_hf.pipeline.refresh import refresh  # heavy (pyarrow, drift): a command's work is loaded in `run`
 
     if args.resamples < 0:
         raise FreshStackError("--resamples must be >= 0 (0 leaves the drift intervals out)")
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
         write_json(result.as_json(), "-")
         return 0
     if result.drift_reports:
-        from freshstack_hf.cli.drift import summary
+        from freshstack_hf.cli.drift import summary  # another command: loaded only when a report is printed
 
         for report in result.drift_reports:
             print(summary(report))
@@ -141,8 +141,7 @@ def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool) -> None:
     import contextlib
     import io
 
-    from freshstack_hf.cli.main import main
-    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.cli.main import main  # an import cycle: the entry point loads this command
 
     command = ["remeasure", "--store", store, "--dataset", repo, "--revision", date, "--baselines"]
     out = io.StringIO()
@@ -161,10 +160,7 @@ def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool) -> None:
 
 def _write_workflow(args: argparse.Namespace) -> int:
     """`--write-workflow`: the schedule of the refresh these arguments describe, written instead of run."""
-    from freshstack_hf.cli.common import write_json
-    from freshstack_hf.defaults import RESAMPLES, SEED
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.pipeline.refresh_schedule import DEFAULT_CRON, INSTALL, plan_schedule, write_workflow
+    from freshstack_hf.pipeline.refresh_schedule import DEFAULT_CRON, INSTALL, plan_schedule, write_workflow  # as `run`
 
     if args.dry_run:
         raise FreshStackError("--dry-run with --write-workflow: a schedule of plans would spend and publish nothing")

@@ -2,16 +2,30 @@
 
 Backends count since they were made (one per build process), so a stage's own calls, cache hits, tokens and
 cost are the delta of its counters before and after it ran; a resumed build reports the replayed calls as cache
-hits, which is what they were. A `--dry-run` plan is priced at the configured rates, and a dated snapshot's
-manifest sums the stage records into what it reused and what it did not pay for again.
+hits, which is what they were. A dated snapshot's manifest sums the stage records into what it reused and what it
+did not pay for again.
+
+A `--dry-run` plan is the same account made before the build: each LLM stage says, in a `StageEstimate`, the
+requests it would make, how many of them a cache would answer, and the tokens of the others, counted the way an
+endpoint bills them (`prompt_tokens`: cl100k, with the chat framing); a `Price` is that at the configured rates,
+or no number and the reason why.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from freshstack_hf.cl100k import count
+
 if TYPE_CHECKING:
+    from freshstack_hf.llm.config import LLMConfig
     from freshstack_hf.pipeline.topic_config import TopicConfig
+
+# OpenAI's chat framing (its cookbook's `num_tokens_from_messages`): every message bills its role and content plus
+# 3 tokens, and the reply is primed with 3 more.
+TOKENS_PER_MESSAGE, REPLY_PRIMING = 3, 3
 
 
 def delta(before: Any, after: Any) -> Any:
@@ -54,15 +68,112 @@ def usage_total(usage: Any, *keys: str) -> int:
     return 0
 
 
-def with_cost(plan: dict[str, Any], config: TopicConfig) -> dict[str, Any]:
-    """Add the estimated price of a plan's tokens at the configured rates (Batch API: half price)."""
-    llm = config.llm
-    tokens_in, tokens_out = plan.get("est_input_tokens"), plan.get("est_output_tokens")
-    if llm.offline or not plan.get("calls") or tokens_in is None:
-        return plan
+def prompt_tokens(messages: Sequence[Mapping[str, str]]) -> int:
+    """The prompt tokens an OpenAI-compatible endpoint bills for `messages`: cl100k_base (the encoding this project
+    has offline; gpt-4o's o200k counts within a few percent of it on English and code) plus the chat framing."""
+    return REPLY_PRIMING + sum(
+        TOKENS_PER_MESSAGE + count(m.get("role", "")) + count(m.get("content", "")) for m in messages
+    )
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a plan would cost: `usd`, or None when it cannot be priced, and then `reason` says why."""
+
+    usd: float | None
+    reason: str = ""
+
+    @staticmethod
+    def total(prices: Iterable[Price]) -> Price:
+        """The sum; unpriced when any part is, for the first part's reason."""
+        prices = list(prices)
+        missing = next((p for p in prices if p.usd is None), None)
+        if missing is not None:
+            return missing
+        return Price(round(sum(p.usd or 0.0 for p in prices), 6))
+
+
+def price(input_tokens: int | None, output_tokens: int | None, llm: LLMConfig) -> Price:
+    """`input_tokens` and `output_tokens` at the configured rates (Batch API: half price); the offline backend
+    costs nothing."""
+    if llm.offline or not (input_tokens or output_tokens):
+        return Price(0.0)
+    if input_tokens is None or output_tokens is None:
+        return Price(None, "the tokens are unknown before the stages they depend on have run")
+    if not llm.input_price_per_million and not llm.output_price_per_million:
+        return Price(
+            None, f"no prices for model {llm.model}: set llm.input_price_per_million and llm.output_price_per_million"
+        )
     rate = 0.5 if llm.batch else 1.0
-    cost = rate * (tokens_in * llm.input_price_per_million + (tokens_out or 0) * llm.output_price_per_million) / 1e6
-    return {**plan, "est_cost_usd": round(cost, 2) if llm.input_price_per_million else "set llm.*_price_per_million"}
+    usd = input_tokens * llm.input_price_per_million + output_tokens * llm.output_price_per_million
+    return Price(rate * usd / 1e6)
+
+
+@dataclass(frozen=True)
+class StageEstimate:
+    """What one LLM stage would ask of the model: `requests` made (None: unknown before an earlier stage ran),
+    `cached` of them answered without a call (the response cache, the judgment memo), and the tokens of the
+    others; `offline` when the heuristic backend answers everything (no call, nothing billed)."""
+
+    requests: int | None
+    cached: int = 0
+    input_tokens: int | None = 0
+    output_tokens: int | None = 0
+    offline: bool = False
+
+    def __add__(self, other: StageEstimate) -> StageEstimate:
+        """Two estimates of one stage (a stage asking for two things): unknown where either is."""
+
+        def plus(a: int | None, b: int | None) -> int | None:
+            return None if a is None or b is None else a + b
+
+        return StageEstimate(
+            plus(self.requests, other.requests),
+            self.cached + other.cached,
+            plus(self.input_tokens, other.input_tokens),
+            plus(self.output_tokens, other.output_tokens),
+            self.offline and other.offline,
+        )
+
+    @property
+    def calls(self) -> int | None:
+        """Requests that reach the endpoint, each billed."""
+        if self.offline:
+            return 0
+        return None if self.requests is None else self.requests - self.cached
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """A stage's `plan(ctx, facts)`: what it would read and write (`details`, as `--dry-run` prints them) and, for
+    a stage that asks a model, its estimate and price."""
+
+    stage: str
+    details: dict[str, Any] = field(default_factory=dict)
+    estimate: StageEstimate | None = None
+    price: Price = Price(0.0)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as `build --dry-run` prints it (`key=value`) and `--json` writes it."""
+        out = dict(self.details)
+        if self.estimate is not None:
+            e = self.estimate
+            out.update(
+                calls=e.calls,
+                requests=e.requests,
+                cached=e.cached,
+                est_input_tokens=e.input_tokens,
+                est_output_tokens=e.output_tokens,
+            )
+            out["est_cost_usd"] = None if self.price.usd is None else round(self.price.usd, 2)
+            if self.price.usd is None:
+                out["no_price"] = self.price.reason
+        return out
+
+
+def stage_plan(stage: str, details: dict[str, Any], estimate: StageEstimate, llm: LLMConfig) -> StagePlan:
+    """A priced stage plan."""
+    return StagePlan(stage, details, estimate, price(estimate.input_tokens, estimate.output_tokens, llm))
 
 
 def snapshot_account(stages: dict[str, Any], config: TopicConfig) -> dict[str, Any]:

@@ -40,7 +40,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshstack_hf._version import __version__
+from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
+from freshstack_hf.pipeline.snapshots import TODAY
+from freshstack_hf.pipeline.topic_config import load_definitions
+from freshstack_hf.repo.targets import open_target
 
 DEFAULT_CRON = "0 6 1 * *"  # 06:00 UTC on the 1st of every month
 KEEP_CACHE_CRONS = ("0 5 * * 1", "0 4 * * 1")  # weekly, under GitHub's 7 days; the second if the refresh took the first
@@ -201,78 +205,29 @@ def plan_schedule(
 ) -> Schedule:
     """The schedule `refresh ... --write-workflow PATH` writes, checked as far as this machine can: raises
     `ValidationError` (exit 2) naming every reason the workflow would not run, before anything is written."""
-    from freshstack_hf.pipeline.refresh import TODAY, HubTarget, load_definitions, open_target
-
     path = Path(path)
     problems: list[Problem] = []
-
-    def problem(where: str, message: str, fix: str = "") -> None:
-        problems.append(Problem(where, message, fix=fix))
-
-    if path.exists() and not force:
-        problem(str(path), "exists already", "pass --force to replace it, or choose another file")
-    workflows = path.resolve().parent
-    if workflows.name != "workflows" or workflows.parent.name != ".github" or path.suffix not in (".yml", ".yaml"):
-        problem(
-            f"--write-workflow {path}",
-            "GitHub runs only the .yml/.yaml files in .github/workflows/ at a repository's root",
-            "write it as .github/workflows/NAME.yml in the repository that holds the topic definitions",
-        )
-    root = workflows.parent.parent
-    if date is not None and date.strip().lower() != TODAY:
-        problem(
-            f"--date {date}",
-            "a schedule at a fixed date publishes once, then finds that revision published at every later run",
-            "leave --date out (or give --date today): each run takes its own UTC date",
-        )
-    fields = cron.split()
-    if len(fields) != 5 or not all(CRON_FIELD.match(f) for f in fields):
-        problem(f"--cron {cron!r}", "not a cron expression of five fields", 'e.g. --cron "0 6 1 * *" (UTC)')
-    if not (budget_usd > 0):
-        problem(f"--budget-usd {budget_usd:g}", "leaves nothing to spend", "give the most one run may spend, in USD")
-    try:
-        hub = isinstance(open_target(repo, out), HubTarget)
-    except FreshStackError as exc:
-        problem(f"--repo {repo}", str(exc))
-        hub = True
-    if not hub:
-        problem(
-            f"--repo {repo}",
-            "is a local folder, and a GitHub-hosted runner keeps nothing of a run but its cache",
-            "publish to a Hub dataset (--repo ORG/NAME), or run the refresh from cron on a machine that keeps "
-            "the folder (see the README's cron line)",
-        )
-
-    def inside(value: str | Path, what: str) -> str:
-        try:
-            return Path(value).resolve().relative_to(root.resolve()).as_posix()
-        except ValueError:
-            problem(
-                f"{what} {value}",
-                f"is outside {root}, the repository the workflow runs in (a runner checks out nothing else)",
-                "keep the topic definitions in that repository",
-            )
-            return str(value)
-
+    root = _check_workflow_file(path, force, problems)
+    _check_run(repo, out, date, cron, budget_usd, problems)
     configs = []
     try:
         configs = load_definitions(definitions)
     except FreshStackError as exc:
-        problem(str(definitions), str(exc))
-    relative = inside(definitions, "TOPICS.yaml")
+        problems.append(Problem(str(definitions), str(exc)))
+    relative = _inside(root, definitions, "TOPICS.yaml", problems)
     for config in configs:
         if Path(config.path).resolve() != Path(definitions).resolve():
-            inside(config.path, f"topic {config.topic!r}:")
+            _inside(root, config.path, f"topic {config.topic!r}:", problems)
     mirror = ""
     if out:
-        mirror = out if Path(out).is_absolute() else inside(out, "--out")
+        mirror = out if Path(out).is_absolute() else _inside(root, out, "--out", problems)
     if problems:
         raise ValidationError(problems, f"--write-workflow {path} refused; nothing was written")
     return Schedule(
         definitions=relative,
         repo=repo,
         budget_usd=budget_usd,
-        cron=" ".join(fields),
+        cron=" ".join(cron.split()),
         out=mirror,
         install=install,
         key_envs=tuple(sorted({c.llm.api_key_env for c in configs})) or ("OPENAI_API_KEY",),
@@ -280,10 +235,78 @@ def plan_schedule(
     )
 
 
+def _check_workflow_file(path: Path, force: bool, problems: list[Problem]) -> Path:
+    """Where GitHub would find the file, and whether it may be written; returns the repository root it sits in."""
+    if path.exists() and not force:
+        problems.append(Problem(str(path), "exists already", fix="pass --force to replace it, or choose another file"))
+    workflows = path.resolve().parent
+    if workflows.name != "workflows" or workflows.parent.name != ".github" or path.suffix not in (".yml", ".yaml"):
+        problems.append(
+            Problem(
+                f"--write-workflow {path}",
+                "GitHub runs only the .yml/.yaml files in .github/workflows/ at a repository's root",
+                fix="write it as .github/workflows/NAME.yml in the repository that holds the topic definitions",
+            )
+        )
+    return workflows.parent.parent
+
+
+def _check_run(
+    repo: str, out: str | None, date: str | None, cron: str, budget_usd: float, problems: list[Problem]
+) -> None:
+    """The run's own arguments: a date left to each run, a cron line, a budget, and a Hub repo to publish to."""
+    if date is not None and date.strip().lower() != TODAY:
+        problems.append(
+            Problem(
+                f"--date {date}",
+                "a schedule at a fixed date publishes once, then finds that revision published at every later run",
+                fix="leave --date out (or give --date today): each run takes its own UTC date",
+            )
+        )
+    fields = cron.split()
+    if len(fields) != 5 or not all(CRON_FIELD.match(f) for f in fields):
+        problems.append(
+            Problem(f"--cron {cron!r}", "not a cron expression of five fields", fix='e.g. --cron "0 6 1 * *" (UTC)')
+        )
+    if not (budget_usd > 0):
+        problems.append(
+            Problem(
+                f"--budget-usd {budget_usd:g}", "leaves nothing to spend", fix="give the most one run may spend, in USD"
+            )
+        )
+    try:
+        local = open_target(repo, out).local
+    except FreshStackError as exc:
+        problems.append(Problem(f"--repo {repo}", str(exc)))
+        local = False
+    if local:
+        problems.append(
+            Problem(
+                f"--repo {repo}",
+                "is a local folder, and a GitHub-hosted runner keeps nothing of a run but its cache",
+                fix="publish to a Hub dataset (--repo ORG/NAME), or run the refresh from cron on a machine that keeps "
+                "the folder (see the README's cron line)",
+            )
+        )
+
+
+def _inside(root: Path, value: str | Path, what: str, problems: list[Problem]) -> str:
+    """`value` relative to the repository `root` (a runner checks out nothing else), or a problem naming it."""
+    try:
+        return Path(value).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        problems.append(
+            Problem(
+                f"{what} {value}",
+                f"is outside {root}, the repository the workflow runs in (a runner checks out nothing else)",
+                fix="keep the topic definitions in that repository",
+            )
+        )
+        return str(value)
+
+
 def write_workflow(schedule: Schedule, path: str | Path) -> Path:
     """Write the workflow file whole (a half-written workflow would be a broken schedule), its folders made."""
-    from freshstack_hf.atomic import atomic_path
-
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(path) as tmp:

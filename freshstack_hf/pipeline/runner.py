@@ -24,7 +24,6 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.accounting import with_cost
 from freshstack_hf.pipeline.stage import StageContext, write_json
 from freshstack_hf.pipeline.stages import ORDER, stage_module
 from freshstack_hf.pipeline.topic_config import TopicConfig
@@ -125,8 +124,10 @@ def run_build(
     wanted = stages or list(ORDER)
     results: dict[str, Any] = {}
     if dry_run:
-        for i, name in enumerate(wanted, 1):
-            results[name] = with_cost(stage_module(name).plan(ctx), config)
+        from freshstack_hf.pipeline.snapshot_plan import plan_build  # it imports this module (`snapshot_work`)
+
+        for i, (name, plan) in enumerate(plan_build(ctx, wanted).items(), 1):
+            results[name] = plan.as_dict()
             echo(f"[{i}/{len(wanted)}] {name}: {_plan_line(results[name])}")
         return results
     done: dict[str, str] = {}
@@ -213,9 +214,11 @@ def run_snapshots(
             target = revision_folder(out, date)
             echo(f"snapshot {date}: {target}" + (f" (carrying over {previous.name})" if previous else ""))
             if scratch is not None:
-                from freshstack_hf.pipeline.snapshot_plan import plan_snapshot
+                from freshstack_hf.pipeline.snapshot_plan import plan_snapshot  # it imports this module
 
-                results[date] = plan_snapshot(dated, shared, echo=echo, scratch=scratch)
+                results[date] = plan_snapshot(
+                    dated, target, shared, echo=echo, scratch=scratch, built_before=date != dates[0]
+                ).as_dict()
             else:
                 results[date] = run_build(
                     dated, target, work=snapshot_work(shared, date), shared=shared, echo=echo, dry_run=False, **build

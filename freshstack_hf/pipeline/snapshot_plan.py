@@ -1,136 +1,177 @@
-"""`build --snapshot ... --dry-run`: per snapshot, what would be reused and what would be asked, before paying.
+"""`--dry-run`: what a build or a dated snapshot would reuse and ask, before paying: the sum of its stages' plans.
 
-Nothing is written to the work folder or the repo. The commits come from the repositories' history (a
-`git ls-tree` per commit says which files are unchanged since the previous snapshot: their chunks are reused;
-a clone URL the work folder holds no clone of yet is cloned into the plan's scratch folder, removed afterwards),
-the questions from one scan of the source into a temporary folder (questions asked up to the previous snapshot
-carry over: their nuggets and pooling prompts are cached). Judgment calls of carried questions are bounded by
-the documents of changed files, the only ones a pair memo cannot answer.
+One source of truth for calls and tokens: each stage says what it would send (`plan(ctx, facts)` in its module),
+told what is known before building (`pipeline.plan_facts`: the questions, the work folder's caches, the documents,
+the previous snapshot's figures), and a plan here only adds them up. `build --dry-run` prints each stage's plan,
+`build --snapshot D --dry-run` and `refresh` (which refuses a plan over its budget) the snapshot's sum.
+
+Nothing is written to the work folder or the repo. The commits come from the repositories' history (a clone URL
+the work folder holds no clone of yet is cloned into the plan's scratch folder, removed afterwards), the questions
+from one scan of the source into a temporary folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf.pipeline.accounting import with_cost
-from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit
-from freshstack_hf.pipeline.inputs import QUESTIONS, REPO_CACHE
+import pyarrow.parquet as pq
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.accounting import Price, StageEstimate, StagePlan
+from freshstack_hf.pipeline.backends import QA
+from freshstack_hf.pipeline.build_prompts import nugget_messages
+from freshstack_hf.pipeline.inputs import QUESTIONS, read_qas
+from freshstack_hf.pipeline.plan_facts import PlanFacts, Previous, read_repositories, work_facts
+from freshstack_hf.pipeline.runner import snapshot_work
+from freshstack_hf.pipeline.stage import StageContext
+from freshstack_hf.pipeline.stages import ORDER, questions, stage_module
 from freshstack_hf.pipeline.topic_config import TopicConfig
 from freshstack_hf.repo.revisions import revision_of
 
-# Per-request token estimates, the stages' own (`nuggets.plan`, `judgments.plan`).
-NUGGET_TOKENS = (900, 250)
-POOL_TOKENS = (800, 300)
-JUDGE_TOKENS = (9000, 600)
+LLM_STAGES = ("nuggets", "pools", "judgments")
 
 
-def _tree(git_dir: Path, sha: str, subdir: str) -> dict[str, str]:
-    """path -> blob sha of every file at `sha` (under `subdir`)."""
-    args = ["ls-tree", "-r", sha] + ([f"{subdir}/"] if subdir else [])
-    files = {}
-    for line in git(git_dir, *args).splitlines():
-        meta, path = line.split("\t", 1)
-        files[path] = meta.split()[2]
-    return files
+@dataclass(frozen=True)
+class SnapshotPlan:
+    """One topic's snapshot at a date: its questions (carried from the previous snapshot, new), its repositories'
+    files, and every stage's plan; its calls, tokens and price are the sums of the stages' estimates."""
 
+    date: str
+    previous: str
+    questions: int
+    carried: int
+    newest_post: str
+    repositories: dict[str, dict[str, Any]]
+    stages: tuple[StagePlan, ...]
+    carried_cached: bool = True  # the carried questions' requests cost nothing (false: the work folder lacks them)
 
-def file_changes(config: TopicConfig, shared: Path, scratch: Path | None = None) -> dict[str, dict[str, int]]:
-    """Per repository: files unchanged, changed, added and deleted since the previous snapshot's commit."""
-    from freshstack_hf.repo.manifest import read_manifest
+    @property
+    def estimate(self) -> StageEstimate:
+        """The LLM stages' estimates added up (their tokens unknown where one's are)."""
+        parts = [s.estimate for s in self.stages if s.estimate is not None]
+        total = parts[0] if parts else StageEstimate(0)
+        for part in parts[1:]:
+            total = total + part
+        return total
 
-    prev_commits: dict[str, str] = {}
-    previous = config.snapshot.previous
-    if previous and Path(previous).is_dir():
-        entry = read_manifest(Path(previous)).get("topics", {}).get(config.topic, {})
-        prev_commits = (entry.get("snapshot") or {}).get("commits", {})
-    out: dict[str, dict[str, int]] = {}
-    for repo in config.corpus.repositories:
-        git_dir = history(repo, REPO_CACHE.path(shared), scratch=scratch)
-        if git_dir is None:
-            continue
-        commit = pick_commit(repo, git_dir)
-        now = _tree(git_dir, commit, repo.subdir)
-        before_sha = prev_commits.get(repo.keyword, "")
-        if not before_sha and config.snapshot.previous:  # planned, not built yet: its date's commit
-            before_sha = pick_commit(replace(repo, snapshot_date=revision_of(config.snapshot.previous)), git_dir)
-        before = _tree(git_dir, before_sha, repo.subdir) if before_sha else {}
-        out[repo.keyword] = {
-            "commit": commit,
-            "unchanged": sum(1 for p, b in now.items() if before.get(p) == b),
-            "changed": sum(1 for p, b in now.items() if p in before and before[p] != b),
-            "added": sum(1 for p in now if p not in before),
-            "deleted": sum(1 for p in before if p not in now),
+    @property
+    def price(self) -> Price:
+        return Price.total(s.price for s in self.stages)
+
+    def stage(self, name: str) -> StagePlan | None:
+        return next((s for s in self.stages if s.stage == name), None)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The plan as `--json` writes it and a refresh's manifest keeps it."""
+        e, files = self.estimate, self.repositories.values()
+        out: dict[str, Any] = {
+            "date": self.date,
+            "previous": self.previous,
+            "questions": self.questions,
+            "questions_carried": self.carried,
+            "questions_new": self.questions - self.carried,
+            "source_newest_post": self.newest_post,
+            "repositories": self.repositories,
+            "files_reused": sum(f["unchanged"] for f in files),
+            "files_to_chunk": sum(f["changed"] + f["added"] for f in files),
+            "calls": e.calls,
+            "requests": e.requests,
+            "cached": e.cached,
+            "est_input_tokens": e.input_tokens,
+            "est_output_tokens": e.output_tokens,
+            "est_cost_usd": None if self.price.usd is None else round(self.price.usd, 2),
+            "stages": {s.stage: s.as_dict() for s in self.stages if s.stage in LLM_STAGES},
         }
-    return out
+        if self.price.usd is None:
+            out["no_price"] = self.price.reason
+        return out
+
+    def summary(self) -> str:
+        """The plan's line: what is reused, what is asked, at what price."""
+        e, files = self.estimate, self.as_dict()
+        judgments = self.stage("judgments")
+        for_carried = judgments.details.get("calls_for_carried", 0) if judgments else 0
+        sent = None if e.requests is None else e.requests - e.cached
+        tokens = f"~{e.input_tokens:,} input / {e.output_tokens:,} output tokens" if e.input_tokens is not None else ""
+        cached = "cached" if self.carried_cached else "not cached: no work folder"
+        return (
+            f"  questions: {self.questions} ({self.carried} carried over, {cached}; {self.questions - self.carried} "
+            f"new); files: {files['files_reused']} unchanged (chunks reused), {files['files_to_chunk']} to chunk; "
+            f"LLM requests: about {sent} ({for_carried} for carried questions' changed documents), {tokens}"
+            + (f", ~${round(self.price.usd, 2)}" if self.price.usd else "")
+            + (" (offline backend: no paid call)" if e.offline else "")
+        )
 
 
-def question_dates(config: TopicConfig) -> tuple[dict[str, str], str]:
-    """query id -> date of the questions the snapshot would take, and the date of the newest post in the source
-    (any tag), scanned into a folder that is then removed."""
-    import pyarrow.parquet as pq
-
-    from freshstack_hf.pipeline.stage import StageContext
-    from freshstack_hf.pipeline.stages import questions
-
+def scan_questions(config: TopicConfig) -> tuple[list[QA], dict[str, str], str]:
+    """The questions the build would take (with their dates) and the date of the newest post in the source (any
+    tag): one scan into a folder that is then removed."""
     with tempfile.TemporaryDirectory(prefix="freshstack-plan-") as tmp:
         ctx = StageContext(config, Path(tmp), Path(tmp) / "repo", show_progress=False, dry_run=True)
         ctx.dir("questions")
         record = questions.run(ctx)
         rows = pq.read_table(QUESTIONS.path(ctx.work), columns=["query_id", "date"]).to_pylist()
-    return {r["query_id"]: r["date"][:10] for r in rows}, record.get("newest_post", "")
+        qas = read_qas(ctx)
+    return qas, {r["query_id"]: r["date"][:10] for r in rows}, record.get("newest_post", "")
 
 
 def plan_snapshot(
-    config: TopicConfig, shared: Path, echo: Callable[[str], None] = print, scratch: Path | None = None
-) -> dict[str, Any]:
-    """What building the snapshot `config` would reuse and ask; `scratch` takes the clones it needs."""
-    previous_date = revision_of(config.snapshot.previous) if config.snapshot.previous else ""
-    dates, newest = question_dates(config)
-    carried = sum(1 for d in dates.values() if previous_date and d <= previous_date)
-    new = len(dates) - carried
-    files = file_changes(config, shared, scratch)
-    moved_files = sum(f["changed"] + f["added"] for f in files.values())
-    all_files = sum(f["unchanged"] + f["changed"] + f["added"] for f in files.values()) or 1
-    pooling, judging = config.pooling, config.judging
-    llm_techniques = sum(t in pooling.techniques for t in ("subquestions", "closed_book"))
-    per_question = -(-pooling.depth * len(pooling.techniques) // judging.docs_per_call)
-    judge_new = new * per_question
-    judge_carried = round(carried * per_question * moved_files / all_files)  # docs of changed files only
-    calls = new * (1 + llm_techniques) + judge_new + judge_carried
-    offline = config.llm.offline
-    tokens_in = (
-        new * (NUGGET_TOKENS[0] + llm_techniques * POOL_TOKENS[0]) + (judge_new + judge_carried) * JUDGE_TOKENS[0]
+    config: TopicConfig,
+    out: Path,
+    shared: Path,
+    echo: Callable[[str], None] = print,
+    scratch: Path | None = None,
+    built_before: bool = False,
+) -> SnapshotPlan:
+    """What building the snapshot `config` into the revision folder `out` would reuse and ask, its work shared in
+    `shared`; `scratch` takes the clones it needs; `built_before`: the previous snapshot is built just before this
+    one by the same command (see `PlanFacts`)."""
+    previous = Path(config.snapshot.previous) if config.snapshot.previous else None
+    previous_date = revision_of(previous) if previous else ""
+    qas, dates, newest = scan_questions(config)
+    carried = frozenset(q for q, d in dates.items() if previous_date and d <= previous_date)
+    with tempfile.TemporaryDirectory(prefix="freshstack-plan-") as tmp:
+        repositories, documents = read_repositories(config, shared, scratch or Path(tmp), Path(tmp))
+    ctx = StageContext(config, snapshot_work(shared, config.snapshot.date), out, dry_run=True, shared_dir=shared)
+    known = {"questions": qas, "carried": carried, "documents": documents, "repositories": repositories}
+    previous_figures = Previous.of(previous, config.topic)
+    with work_facts(config, shared, previous=previous_figures, built_before=built_before, **known) as facts:
+        stages = tuple(stage_module(name).plan(ctx, facts) for name in ORDER)
+        carried_cached = config.llm.offline or all(
+            facts.answered(qa.query_id, nugget_messages(qa)) for qa in qas if qa.query_id in carried
+        )
+    plan = SnapshotPlan(
+        config.snapshot.date, previous_date, len(qas), len(carried), newest, repositories, stages, carried_cached
     )
-    tokens_out = (
-        new * (NUGGET_TOKENS[1] + llm_techniques * POOL_TOKENS[1]) + (judge_new + judge_carried) * JUDGE_TOKENS[1]
-    )
-    plan = {
-        "date": config.snapshot.date,
-        "previous": previous_date,
-        "questions": len(dates),
-        "questions_carried": carried,
-        "questions_new": new,
-        "source_newest_post": newest,
-        "repositories": files,
-        "files_reused": sum(f["unchanged"] for f in files.values()),
-        "files_to_chunk": moved_files,
-        "calls": 0 if offline else calls,
-        "requests": calls,
-        "calls_saved_estimate": carried * (1 + llm_techniques + per_question) - judge_carried,
-        "est_input_tokens": tokens_in,
-        "est_output_tokens": tokens_out,
-    }
-    plan = with_cost(plan, config)
-    echo(
-        f"  questions: {len(dates)} ({carried} carried over, cached; {new} new); files: "
-        f"{plan['files_reused']} unchanged (chunks reused), {moved_files} to chunk; LLM requests: about {calls} "
-        f"({judge_carried} for carried questions' changed documents), ~{tokens_in:,} input / {tokens_out:,} output "
-        f"tokens"
-        + (f", ~${plan['est_cost_usd']}" if isinstance(plan.get("est_cost_usd"), float) else "")
-        + (" (offline backend: no paid call)" if offline else "")
-    )
+    echo(plan.summary())
     return plan
+
+
+@contextlib.contextmanager
+def _build_facts(ctx: StageContext, wanted: list[str]) -> Iterator[PlanFacts | None]:
+    """What a plain build's plan can know: its questions (the work folder's, else one scan of the source) and
+    documents when an LLM stage is planned; a source a plan cannot read leaves them unknown, for the build to
+    report."""
+    if not set(wanted) & set(LLM_STAGES):
+        yield None
+        return
+    known: dict[str, Any] = {}
+    try:
+        known["questions"] = read_qas(ctx) if QUESTIONS.path(ctx.work).is_file() else scan_questions(ctx.config)[0]
+        with tempfile.TemporaryDirectory(prefix="freshstack-plan-") as tmp:
+            known["repositories"], known["documents"] = read_repositories(ctx.config, ctx.shared, Path(tmp), Path(tmp))
+    except FreshStackError:
+        pass
+    with work_facts(ctx.config, ctx.shared, **known) as facts:
+        yield facts
+
+
+def plan_build(ctx: StageContext, wanted: list[str]) -> dict[str, StagePlan]:
+    """`build --dry-run`: each wanted stage's plan, from the same facts."""
+    with _build_facts(ctx, wanted) as facts:
+        return {name: stage_module(name).plan(ctx, facts) for name in wanted}

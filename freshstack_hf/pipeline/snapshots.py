@@ -14,21 +14,37 @@ a repository that vanished, a date before a repository's first commit), so a bad
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
-from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.topic_config import SnapshotConfig, TopicConfig
-from freshstack_hf.repo.revisions import list_revisions, revision_folder
+from freshstack_hf.errors import FreshStackError, ValidationError
+from freshstack_hf.pipeline.config_reader import YamlReader
+from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit, source_kind
+from freshstack_hf.pipeline.topic_config import SnapshotConfig, TopicConfig, read_snapshot_dates
+from freshstack_hf.repo.revisions import previous_revision
+
+__all__ = ["TODAY", "check_date", "check_snapshots", "previous_revision", "snapshot_config", "snapshot_dates"]
+
+TODAY = "today"  # `refresh --date today`: resolved when the command runs
+
+
+def check_date(value: str) -> str:
+    """`refresh --date`: an ISO date, not in the future (a future cut would change meaning as commits land), or
+    `today`: the UTC date when the command runs, so a schedule (a workflow, a cron line) names no date of its own.
+    UTC, not the machine's zone, so a runner anywhere cuts the same day as GitHub's, whose schedules are in UTC."""
+    if value.strip().lower() == TODAY:
+        return datetime.now(UTC).date().isoformat()
+    r = YamlReader("refresh")
+    dates = read_snapshot_dates(r, value, "--date")
+    if r.problems or len(dates) != 1:
+        raise ValidationError(r.problems, "invalid --date")
+    return dates[0]
 
 
 def snapshot_dates(config: TopicConfig, flags: list[str] | None) -> list[str]:
     """The snapshots to build: `--snapshot` dates when given (checked as the YAML's are), else `snapshots:`."""
     if not flags:
         return list(config.snapshots)
-    from freshstack_hf.errors import ValidationError
-    from freshstack_hf.pipeline.config_reader import YamlReader
-    from freshstack_hf.pipeline.topic_config import read_snapshot_dates
-
     r = YamlReader("build")
     dates = tuple(sorted({d for flag in flags for d in read_snapshot_dates(r, flag, "--snapshot")}))
     for i, repo in enumerate(config.corpus.repositories):
@@ -57,18 +73,6 @@ def snapshot_config(config: TopicConfig, date: str, previous: Path | None) -> To
     )
 
 
-def previous_revision(out: Path, topic: str, date: str) -> Path | None:
-    """The latest revision folder before `date` that holds `topic`: the snapshot whose questions carry over."""
-    from freshstack_hf.repo.manifest import read_manifest
-
-    for name in reversed(list_revisions(out)):
-        if name < date:
-            folder = revision_folder(out, name)
-            if topic in read_manifest(folder).get("topics", {}):
-                return folder
-    return None
-
-
 def check_snapshots(
     config: TopicConfig, dates: list[str], cache: Path, *, scratch: Path | None = None
 ) -> dict[str, dict[str, str]]:
@@ -76,8 +80,6 @@ def check_snapshots(
 
     Raises one `FreshStackError` naming the repository, the date and the fix (exit 2, nothing written). A plan
     passes `scratch` for the clones `cache` does not hold yet (`corpus.repos.history`)."""
-    from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit, source_kind
-
     resolved: dict[str, dict[str, str]] = {}
     for i, repo in enumerate(config.corpus.repositories):
         kind = source_kind(repo.source)

@@ -128,8 +128,20 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     name = r.get(data, "topic", str, "", "", required=True)
     if name and not TOPIC_NAME_RE.match(name):
         r.problem("topic", f"invalid topic name {name!r}", "a lowercase slug such as `laravel` or `my_topic`")
+    questions = _read_questions(r, r.section(data, "questions", ""), base)
+    corpus = _read_corpus(r, r.section(data, "corpus", ""), base)
+    llm, pooling, judging = _read_model_sections(r, data)
+    snapshots = _read_snapshots(r, data, corpus)
+    if r.problems:
+        raise ValidationError(r.problems, f"{path}: invalid topic definition")
+    description = r.get(data, "description", str, "", "")
+    return TopicConfig(
+        name, questions, corpus, llm, pooling, judging, description=description, path=path, snapshots=snapshots
+    )
 
-    q = r.section(data, "questions", "")
+
+def _read_questions(r: YamlReader, q: dict, base: Path) -> QuestionsConfig:
+    """`questions:`: the source, its format, the tags and the date window."""
     r.unknown(q, {f.name for f in QuestionsConfig.__dataclass_fields__.values()}, "questions.")
     fmt = r.get(q, "format", str, "questions.", "auto")
     if fmt not in question_formats():
@@ -146,9 +158,11 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     r.positive(questions.max_questions, "questions.max_questions", allow_none=True)
     if questions.since and questions.until and questions.since > questions.until:
         r.problem("questions.since", f"{questions.since} is after until {questions.until}", "swap the dates")
+    return questions
 
-    c = r.section(data, "corpus", "")
-    r.unknown(c, {f.name for f in CorpusConfig.__dataclass_fields__.values()}, "corpus.")
+
+def _read_repositories(r: YamlReader, c: dict, base: Path) -> tuple[RepoConfig, ...]:
+    """`corpus.repositories`: a non-empty list, each keyword (the corpus id prefix) used once."""
     repos: list[RepoConfig] = []
     raw_repos = c.get("repositories")
     if (c and not isinstance(raw_repos, list)) or (isinstance(raw_repos, list) and not raw_repos):
@@ -168,6 +182,13 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
                 "give each repository a distinct `keyword:` (the corpus id prefix)",
             )
         seen.setdefault(repo.keyword, i)
+    return tuple(repos)
+
+
+def _read_corpus(r: YamlReader, c: dict, base: Path) -> CorpusConfig:
+    """`corpus:`: the repositories and the chunker with its own settings (another chunker's are refused)."""
+    r.unknown(c, {f.name for f in CorpusConfig.__dataclass_fields__.values()}, "corpus.")
+    repos = _read_repositories(r, c, base)
     chunker = r.get(c, "chunker", str, "corpus.", CHUNKERS[0])
     if chunker not in CHUNKERS:
         r.problem("corpus.chunker", f"unknown chunker {chunker!r}", f"one of {', '.join(CHUNKERS)}")
@@ -177,7 +198,7 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
             if other != chunker and key in c:
                 r.problem(f"corpus.{key}", f"applies to `chunker: {other}` only", f"remove it or set chunker: {other}")
     corpus = CorpusConfig(
-        repositories=tuple(repos),
+        repositories=repos,
         chunker=chunker,
         max_tokens=r.get(c, "max_tokens", int, "corpus.", 2048),
         max_chunks_per_file=r.get(c, "max_chunks_per_file", int, "corpus.", 100),
@@ -194,7 +215,11 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
         r.problem("corpus.notebooks", f"unknown value {corpus.notebooks!r}", f"one of {', '.join(NOTEBOOK_MODES)}")
     if corpus.min_tokens >= corpus.max_tokens:
         r.problem("corpus.min_tokens", "must be below max_tokens")
+    return corpus
 
+
+def _read_model_sections(r: YamlReader, data: dict) -> tuple[LLMConfig, PoolingConfig, JudgingConfig]:
+    """`llm:`, `pooling:` and `judging:`: who answers, how the pools are made, how they are judged."""
     llm = section_dataclass(r, data, "llm", LLMConfig)
     if llm.temperature < 0 or llm.temperature > 2:
         r.problem("llm.temperature", f"must be between 0 and 2, got {llm.temperature}")
@@ -208,7 +233,11 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     judging = section_dataclass(r, data, "judging", JudgingConfig)
     if not 1 <= judging.docs_per_call <= 50:
         r.problem("judging.docs_per_call", f"must be 1..50, got {judging.docs_per_call}", "the paper uses 20")
+    return llm, pooling, judging
 
+
+def _read_snapshots(r: YamlReader, data: dict, corpus: CorpusConfig) -> tuple[str, ...]:
+    """`snapshots:`: dates, and then no repository pinned (each snapshot picks its own commits)."""
     snapshots = read_snapshot_dates(r, data.get("snapshots"), "snapshots")
     if snapshots:
         for i, repo in enumerate(corpus.repositories):
@@ -220,13 +249,7 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
                         "repository's last commit on or before its date)",
                         "remove it, or remove `snapshots:` to build this pinned corpus once",
                     )
-
-    if r.problems:
-        raise ValidationError(r.problems, f"{path}: invalid topic definition")
-    description = r.get(data, "description", str, "", "")
-    return TopicConfig(
-        name, questions, corpus, llm, pooling, judging, description=description, path=path, snapshots=snapshots
-    )
+    return snapshots
 
 
 def read_snapshot_dates(r: YamlReader, value: Any, key: str, today: str = "") -> tuple[str, ...]:
@@ -292,3 +315,42 @@ def load_topic_config(path: str | Path) -> TopicConfig:
     except UnicodeDecodeError as exc:
         raise FreshStackError(f"{path}: not a UTF-8 text file ({exc.reason})") from exc
     return parse_topic(data, str(path), path.resolve().parent)
+
+
+def load_definitions(path: str | Path) -> list[TopicConfig]:
+    """The topics a definitions file names (`refresh TOPICS.yaml`): the file itself when it is a topic definition
+    (it has `topic:`), else the definitions its `topics:` list names (paths relative to the file), each checked as
+    `build` checks it, and no topic twice."""
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise FreshStackError(f"{path}: no such definitions file (a topic YAML, or a YAML with `topics: [FILE, ...]`)")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise FreshStackError(f"{path}: not a readable YAML file ({exc})") from exc
+    if isinstance(data, dict) and "topic" in data:
+        return [load_topic_config(path)]
+    items = data.get("topics") if isinstance(data, dict) else None
+    if not isinstance(items, list) or not items or not all(isinstance(i, str) and i.strip() for i in items):
+        raise FreshStackError(
+            f"{path}: expected a topic definition (with `topic:`) or `topics:` listing definition files, e.g.\n"
+            "  topics:\n    - laravel.yaml\n    - langchain.yaml"
+        )
+    configs, seen, problems = [], {}, []
+    for i, item in enumerate(items):
+        file = (path.parent / item).resolve() if not Path(item).is_absolute() else Path(item)
+        if not file.is_file():
+            problems.append(Problem(f"{path}: topics[{i}]", f"{item!r}: no such file", fix="fix the path"))
+            continue
+        config = load_topic_config(file)
+        if config.topic in seen:
+            problems.append(
+                Problem(f"{path}: topics[{i}]", f"topic {config.topic!r} again (topics[{seen[config.topic]}])")
+            )
+        seen.setdefault(config.topic, i)
+        configs.append(config)
+    if problems:
+        raise ValidationError(problems, f"{path}: invalid definitions list")
+    return configs

@@ -8,11 +8,18 @@ of this project (`evaluate --revision`, `FRESHSTACK_REVISION` for MTEB and ir_da
 `--revision`) maps `(freshstack, 2025-10-31)` to that folder. A revision folder is written once and never
 rewritten, which is what keeps every number published from it reproducible; `publish --tag` uploads one and
 tags the Hub commit with its name.
+
+A *dated snapshot* is a revision named by a real calendar date (`2025-10-31`, what `refresh` and `build --snapshot`
+write); other revisions (`2025-10-31.fill1`) are not snapshots. `dated_revisions` is the one listing of them, for
+a local repo and for a Hub dataset alike: the refresh reads it to find its previous snapshot, the board's Over time
+view to draw one point per snapshot.
 """
 
 from __future__ import annotations
 
+import os
 import re
+from datetime import date
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
@@ -81,3 +88,47 @@ def open_revision(repo: str | Path, revision: str | None) -> Path:
             )
         )
     return folder
+
+
+def is_date(name: str) -> bool:
+    """Whether a revision name is a dated snapshot's: `YYYY-MM-DD` and a real calendar day (2025-13-45 is not)."""
+    try:
+        return len(name) == 10 and date.fromisoformat(name).isoformat() == name
+    except ValueError:
+        return False
+
+
+def dated_revisions(repo: str | Path, *, hub: bool = False) -> list[str]:
+    """The dated snapshots of a dataset repo, oldest first: the folders `REPO@DATE` beside a local repo, or the tags
+    of the Hub dataset `repo` (`hub=True`) named by a date, as `refresh` publishes them. A Hub dataset that does
+    not exist yet has none; one that cannot be asked (network, token, offline mode) raises `FreshStackError`,
+    which a reader that can do without (the board: it serves the revision it has) catches."""
+    if not hub:
+        return [name for name in list_revisions(repo) if is_date(name)]
+    repo_id = str(repo)
+    try:
+        from huggingface_hub import HfApi
+        from huggingface_hub.utils import RepositoryNotFoundError
+
+        try:
+            refs = HfApi(token=os.environ.get("HF_TOKEN") or None).list_repo_refs(repo_id, repo_type="dataset")
+        except RepositoryNotFoundError:
+            return []  # the first refresh creates it
+        return sorted(tag.name for tag in refs.tags if is_date(tag.name))
+    except Exception as exc:  # network, auth, offline mode, no huggingface_hub: the caller's to decide
+        raise FreshStackError(
+            f"could not list the revisions of {repo_id} on the Hub ({exc}); check the id, HF_TOKEN and the network"
+        ) from exc
+
+
+def previous_revision(repo: str | Path, topic: str, date: str) -> Path | None:
+    """The latest dated snapshot of local `repo` before `date` that holds `topic`: the one whose questions a snapshot
+    at `date` carries over."""
+    from freshstack_hf.repo.manifest import read_manifest  # heavy: its layout imports pyarrow; naming stays light
+
+    for name in reversed(dated_revisions(repo)):
+        if name < date:
+            folder = revision_folder(repo, name)
+            if topic in read_manifest(folder).get("topics", {}):
+                return folder
+    return None

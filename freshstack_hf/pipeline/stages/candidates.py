@@ -11,10 +11,14 @@ them again, and `write` only reads them.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from freshstack_hf.pipeline.accounting import StagePlan
 from freshstack_hf.pipeline.inputs import CANDIDATE_LISTS, KEPT, read_topic
 from freshstack_hf.pipeline.stage import StageContext, write_table
+
+if TYPE_CHECKING:
+    from freshstack_hf.pipeline.plan_facts import PlanFacts
 
 NAME = "candidates"
 READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter")
@@ -42,10 +46,11 @@ def summary(record: dict[str, Any]) -> str:
     return f"{record['queries']} queries: alpha-nDCG@10 {scores}" + (f"; {guarded} safeguarded" if guarded else "")
 
 
-def plan(ctx: StageContext) -> dict[str, Any]:
-    return {
+def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
+    details = {
         "reads": str(KEPT.path(ctx.work)),
         "writes": [str(file.path(ctx.work)) for file in CANDIDATE_LISTS.values()],
         "calls": 0,
         "lists": "BM25 top-500, dense top-500, RRF hybrid top-100",
     }
+    return StagePlan(NAME, details)

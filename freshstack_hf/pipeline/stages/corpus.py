@@ -19,14 +19,24 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from freshstack_hf.atomic import atomic_path
+from freshstack_hf.cl100k import count
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.llm.document_cut import cut_document
+from freshstack_hf.pipeline.accounting import StagePlan
 from freshstack_hf.pipeline.corpus.chunking import Chunker
-from freshstack_hf.pipeline.corpus.file_selection import load_text, read_release_text, walk_files
+from freshstack_hf.pipeline.corpus.file_selection import (  # the walk's path rules, for a plan's tree of paths
+    _release_skip,
+    _skip_reason,
+    glob_matcher,
+    load_text,
+    read_release_text,
+    walk_files,
+)
 from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker
 from freshstack_hf.pipeline.corpus.repos import ResolvedRepo, describe_repo, resolve_repo
 from freshstack_hf.pipeline.corpus.token_counts import get_tokenizer
@@ -34,6 +44,9 @@ from freshstack_hf.pipeline.inputs import CHUNK_MEMO, CHUNKS, REPO_CACHE
 from freshstack_hf.pipeline.memo import Memo, content_key
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.topic_config import CorpusConfig, RepoConfig
+
+if TYPE_CHECKING:
+    from freshstack_hf.pipeline.plan_facts import PlanFacts
 
 NAME = "corpus"
 READS = ("topic", "corpus")
@@ -258,16 +271,41 @@ def summary(record: dict[str, Any]) -> str:
     return line
 
 
-def plan(ctx: StageContext) -> dict[str, Any]:
-    """Per repository: how it would be read and at which commit (resolved where cheap); nothing is written."""
+def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
+    """Per repository: how it would be read and at which commit (resolved where cheap), and the documents a plan
+    estimated it makes; nothing is written."""
     cfg = ctx.config.corpus
-    return {
+    details: dict[str, Any] = {
         "repositories": [describe_repo(repo) for repo in cfg.repositories],
         "chunker": cfg.chunker,
         "tokenizer": cfg.tokenizer if cfg.chunker == "sections" else "cl100k_base",
         "max_tokens": cfg.max_tokens,
         "writes": str(CHUNKS.path(ctx.work)),
     }
+    if facts is not None and facts.documents is not None:
+        details["est_documents"] = round(facts.documents.count)
+    return StagePlan(NAME, details)
+
+
+# ---- a plan's view of the documents (`pipeline.plan_facts`) ------------------------------------------------------
+
+
+def readable_paths(cfg: CorpusConfig, repo: RepoConfig, paths: list[str]) -> list[str]:
+    """The repository paths this stage's walk would read (its path rules: globs, hidden paths, extensions, lock
+    files); the rules that need a file's bytes (not UTF-8, binary, too large) are left to `chunk_tokens`."""
+    included = glob_matcher(repo.include) if repo.include else None
+    excluded = glob_matcher(repo.exclude)
+    skip = _release_skip if cfg.chunker != "sections" else _skip_reason
+    nowhere = Path("/nonexistent")  # links are no blobs of a tree: the lstat in the rules finds nothing
+    return [rel for rel in paths if not skip(rel, nowhere / rel, included, excluded)]
+
+
+def chunk_tokens(cfg: CorpusConfig, repo: RepoConfig, files: list[tuple[str, Path]], max_doc_tokens: int) -> list[int]:
+    """Per document this stage makes of `files` (a plan's sample, read as the stage reads them), the cl100k tokens
+    it shows in a judge prompt: its text cut at `max_doc_tokens`, as the judgments stage cuts it."""
+    tokenizer = get_tokenizer(cfg.tokenizer) if cfg.chunker == "sections" else None
+    chunk_file = _file_chunker(cfg, repo, tokenizer)
+    return [count(cut_document(row[3], max_doc_tokens)) for rel, path in files for row in chunk_file(rel, path)[0]]
 
 
 def _sum_counts(counts: Any) -> dict[str, int]:

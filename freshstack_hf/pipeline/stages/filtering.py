@@ -17,12 +17,16 @@ moving between repositories): found by content, not by name, with the drift repo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from freshstack_hf.pipeline.accounting import StagePlan
 from freshstack_hf.pipeline.inputs import CARRYOVER, JUDGMENTS, KEPT, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_json
 from freshstack_hf.records import Doc
 from freshstack_hf.repo.revisions import revision_of
+
+if TYPE_CHECKING:
+    from freshstack_hf.pipeline.plan_facts import PlanFacts
 
 NAME = "filter"
 READS = ("judgments", "snapshot")
@@ -79,8 +83,8 @@ def summary(record: dict[str, Any]) -> str:
     return line
 
 
-def plan(ctx: StageContext) -> dict[str, Any]:
-    return {"reads": str(JUDGMENTS.path(ctx.work)), "calls": 0}
+def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
+    return StagePlan(NAME, {"reads": str(JUDGMENTS.path(ctx.work)), "calls": 0})
 
 
 # ---- carry-over (snapshots) --------------------------------------------------------------------------------------

@@ -12,12 +12,24 @@ from typing import Any
 
 import pyarrow as pa
 
+from freshstack_hf.cl100k import count
 from freshstack_hf.llm.document_cut import cut_document
-from freshstack_hf.pipeline.accounting import backend_record, made_by
-from freshstack_hf.pipeline.backends import JudgeTask
+from freshstack_hf.llm.repair import ParseError
+from freshstack_hf.pipeline import build_prompts
+from freshstack_hf.pipeline.accounting import (
+    StageEstimate,
+    StagePlan,
+    backend_record,
+    made_by,
+    prompt_tokens,
+    stage_plan,
+)
+from freshstack_hf.pipeline.backends import QA, JudgeTask
 from freshstack_hf.pipeline.inputs import JUDGMENT_MEMO, JUDGMENTS, POOLS, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.memo import Memo, content_key
+from freshstack_hf.pipeline.plan_facts import PlanFacts, expected_new
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_table
+from freshstack_hf.pipeline.stages.pools import expected_pool_size
 
 NAME = "judgments"
 READS = ("topic", "llm", "judging", "pools")
@@ -147,8 +159,6 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
 def _judge_identity(ctx: StageContext, backend: Any) -> str:
     """Who judged: a verdict is reused only from the same judge (backend, model, temperature) and prompt."""
-    from freshstack_hf.pipeline import build_prompts
-
     return content_key(backend.name, ctx.config.fingerprint("llm"), build_prompts.JUDGE_SYSTEM, str(VERSION))
 
 
@@ -159,19 +169,70 @@ def summary(record: dict[str, Any]) -> str:
     return f"{record['pairs']} judgments, {record['supported_pairs']} supported{reused}{made_by(record)}"
 
 
-def plan(ctx: StageContext) -> dict[str, Any]:
-    pools = POOLS.path(ctx.work)
-    if not pools.is_file():
+# A plan's allowance for one answer when no earlier snapshot measured it: a short reasoning and the JSON verdicts.
+COMPLETION_TOKENS = 600
+NUGGET_TOKENS = 30  # one nugget: a short sentence stating one fact
+DOCUMENT_FRAME = count('<document id="10">\n\n</document>\n\n')  # what wraps each document in a judge prompt
+
+
+def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
+    """Once `pools` has run (a plain build), the very tasks the stage would send, counted; before, an estimate per
+    question from what `facts` know: its pool (`pools.expected_pool_size`), its documents' length, its nuggets (the
+    cached answer's, else the accepted answer's facts), and, for a question judged by an earlier snapshot whose
+    verdicts the memo keeps, only the documents whose text is new."""
+    llm = ctx.config.llm
+    path = POOLS.path(ctx.work)
+    details: dict[str, Any] = {"reads": str(path)}
+    completion = COMPLETION_TOKENS if facts is None else facts.completion_per_call(NAME, COMPLETION_TOKENS)
+    if path.is_file() and not ctx.reuses:  # a snapshot's memo answers pairs these tasks would re-send
+        tasks = [t for t in make_tasks(ctx) if t.doc_texts and t.nuggets]
+        requests = [(t.query_id, build_prompts.judge_messages(t)) for t in tasks]
+        estimate = (facts or PlanFacts(llm)).estimate(requests, completion)
+    elif facts is None or facts.questions is None:
         n = ctx.config.questions.max_questions
         depth = ctx.config.pooling.depth * len(ctx.config.pooling.techniques)
         calls = None if n is None else n * -(-depth // ctx.config.judging.docs_per_call)
-        return {"reads": str(pools), "calls_upper_bound": calls, "note": "exact once `pools` has run"}
-    tasks = make_tasks(ctx)
-    words = sum(len(t.question.split()) + sum(len(d.split()) for d in t.doc_texts) for t in tasks)
-    return {
-        "reads": str(pools),
-        "calls": 0 if ctx.config.llm.offline else len(tasks),
-        "requests": len(tasks),
-        "est_input_tokens": int(words * 1.4),  # code-heavy text runs ~1.4 tokens a word
-        "est_output_tokens": len(tasks) * 600,
-    }
+        estimate = StageEstimate(calls, input_tokens=None, output_tokens=None, offline=llm.offline)
+        details["note"] = "an upper bound; exact once `pools` has run"
+    else:
+        estimate, details["calls_for_carried"] = _estimate(ctx, facts, completion)
+    return stage_plan(NAME, details, estimate, llm)
+
+
+def _estimate(ctx: StageContext, facts: PlanFacts, completion: float) -> tuple[StageEstimate, int]:
+    """(the estimate, its calls for carried questions): per question, the documents and calls expected
+    (`plan_facts.expected_new`) priced at its own prompt, the question and nuggets exact where known."""
+    judging, documents = ctx.config.judging, facts.documents
+    pool = expected_pool_size(ctx.config.pooling, documents.count if documents else None, facts.previous)
+    doc_tokens = documents.tokens if documents else None
+    calls = carried_calls = tokens = 0.0
+    for qa in facts.questions or []:
+        nuggets, extra = _nuggets(qa, facts)
+        reused = facts.judged_before(qa.query_id, nuggets_known=extra == 0)
+        share = documents.new_share if reused and documents else 1.0
+        n_docs, n_calls = expected_new(pool, share, judging.docs_per_call)
+        task = JudgeTask(qa.query_id, qa.question, nuggets, (), (), doc_token_limit=judging.max_doc_tokens)
+        prompt = prompt_tokens(build_prompts.judge_messages(task)) + extra
+        tokens += n_calls * prompt + n_docs * ((doc_tokens or 0) + DOCUMENT_FRAME)
+        calls += n_calls
+        carried_calls += n_calls if qa.query_id in facts.carried else 0
+    estimate = StageEstimate(
+        round(calls),
+        input_tokens=None if doc_tokens is None else round(tokens),
+        output_tokens=round(calls * completion),
+        offline=facts.llm.offline,
+    )
+    return estimate, round(carried_calls)
+
+
+def _nuggets(qa: QA, facts: PlanFacts) -> tuple[tuple[str, ...], int]:
+    """(the nuggets a judge prompt will carry, tokens to add for those not known yet): a cached nugget answer gives
+    them exactly; else they are the accepted answer's facts restated, one short sentence each, so about as long as
+    the answer and no longer than `MAX_NUGGETS` sentences."""
+    answer = facts.cached(build_prompts.nugget_messages(qa))
+    if answer is not None:
+        try:
+            return tuple(n.text for n in build_prompts.parse_nuggets(answer)), 0
+        except ParseError:
+            pass  # re-asked by the build: as unknown as a new question's
+    return (), min(count(qa.answer), build_prompts.MAX_NUGGETS * NUGGET_TOKENS)

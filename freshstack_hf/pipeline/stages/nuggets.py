@@ -7,18 +7,24 @@ counts it, so nothing disappears silently.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from freshstack_hf.pipeline.accounting import backend_record, made_by
+from freshstack_hf.pipeline import build_prompts
+from freshstack_hf.pipeline.accounting import StageEstimate, StagePlan, backend_record, made_by, stage_plan
 from freshstack_hf.pipeline.inputs import NUGGETS, QUESTIONS, read_qas
 from freshstack_hf.pipeline.stage import StageContext, write_table
+
+if TYPE_CHECKING:
+    from freshstack_hf.pipeline.plan_facts import PlanFacts
 
 NAME = "nuggets"
 READS = ("topic", "llm", "questions")
 VERSION = 1
 OUTPUTS = (NUGGETS,)
+# What a plan allows for one answer when no earlier snapshot measured it: up to MAX_NUGGETS short facts as JSON.
+COMPLETION_TOKENS = 250
 
 SCHEMA = pa.schema(
     [("query_id", pa.string()), ("nugget_id", pa.string()), ("text", pa.string()), ("importance", pa.string())]
@@ -58,17 +64,21 @@ def summary(record: dict[str, Any]) -> str:
     return f"{record['nuggets']} nuggets for {record['questions']} questions{made_by(record)}"
 
 
-def plan(ctx: StageContext) -> dict[str, Any]:
-    n = _count(ctx)
-    return {
+def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
+    """One request per question: each prompt written and counted when the questions are known (`facts`), the
+    ones the response cache holds free; else the number of questions, tokens unknown."""
+    llm = ctx.config.llm
+    details = {
         "reads": str(QUESTIONS.path(ctx.work)),
         "writes": str(NUGGETS.path(ctx.work)),
-        "calls": n if not ctx.config.llm.offline else 0,
-        "backend": "offline heuristic" if ctx.config.llm.offline else ctx.config.llm.model,
-        "requests": n,
-        "est_input_tokens": None if n is None else n * 900,  # a question + answer is ~700 tokens, plus the prompt
-        "est_output_tokens": None if n is None else n * 250,
+        "backend": "offline heuristic" if llm.offline else llm.model,
     }
+    if facts is None or facts.questions is None:
+        estimate = StageEstimate(_count(ctx), input_tokens=None, output_tokens=None, offline=llm.offline)
+    else:
+        requests = [(qa.query_id, build_prompts.nugget_messages(qa)) for qa in facts.questions]
+        estimate = facts.estimate(requests, facts.completion_per_call(NAME, COMPLETION_TOKENS))
+    return stage_plan(NAME, details, estimate, llm)
 
 
 def _count(ctx: StageContext) -> int | None:

@@ -11,14 +11,19 @@ system would find, and the question keeps the pool free of holes a plain retriev
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.accounting import backend_record, made_by
+from freshstack_hf.pipeline import build_prompts
+from freshstack_hf.pipeline.accounting import StageEstimate, StagePlan, backend_record, made_by, stage_plan
 from freshstack_hf.pipeline.inputs import CHUNKS, POOL_QUERIES, POOLS, QUESTIONS, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, write_table
+
+if TYPE_CHECKING:
+    from freshstack_hf.pipeline.plan_facts import PlanFacts, Previous
+    from freshstack_hf.pipeline.topic_config import PoolingConfig
 
 NAME = "pools"
 READS = ("topic", "llm", "pooling", "questions", "corpus", "nuggets")
@@ -181,21 +186,59 @@ def summary(record: dict[str, Any]) -> str:
     return f"{record['pooled_docs']} pooled docs for {record['questions']} questions{made_by(record)}"
 
 
-def plan(ctx: StageContext) -> dict[str, Any]:
-    cfg = ctx.config.pooling
-    llm_techniques = [t for t in cfg.techniques if t in ("subquestions", "closed_book")]
-    path = QUESTIONS.path(ctx.work)
-    n = None
-    if path.is_file():
-        import pyarrow.parquet as pq
+# A plan's allowance for one answer when no earlier snapshot measured it: a few sub-questions as a JSON list; a
+# closed-book answer of a paragraph and some code.
+COMPLETION_TOKENS = {"subquestions": 150, "closed_book": 400}
+PROMPTS = {"subquestions": build_prompts.subquestion_messages, "closed_book": build_prompts.closed_book_messages}
 
-        n = pq.read_metadata(path).num_rows
-    return {
+
+def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
+    """The sub-question and closed-book requests (one per question each, for the configured techniques): written
+    and counted when the questions are known (`facts`), the ones the response cache holds free."""
+    cfg, llm = ctx.config.pooling, ctx.config.llm
+    llm_techniques = [t for t in cfg.techniques if t in PROMPTS]
+    path = QUESTIONS.path(ctx.work)
+    details = {
         "reads": [str(path), str(CHUNKS.path(ctx.work))],
         "techniques": list(cfg.techniques),
         "retrievers": list(cfg.retrievers),
-        "calls": 0 if ctx.config.llm.offline or n is None else n * len(llm_techniques),
-        "est_input_tokens": None if n is None else n * 600 * len(llm_techniques),
-        "est_output_tokens": None if n is None else n * 300 * len(llm_techniques),
         "max_pool_docs_per_question": cfg.depth * len(cfg.techniques),
     }
+    if facts is None or facts.questions is None:
+        n = None
+        if path.is_file():
+            import pyarrow.parquet as pq
+
+            n = pq.read_metadata(path).num_rows
+        requests = None if n is None else n * len(llm_techniques)
+        estimate = StageEstimate(requests, input_tokens=None, output_tokens=None, offline=llm.offline)
+    else:
+        estimate = StageEstimate(0, offline=llm.offline)
+        for technique in llm_techniques:
+            prompts = [(qa.query_id, PROMPTS[technique](qa)) for qa in facts.questions]
+            per_call = facts.completion_per_call(technique, COMPLETION_TOKENS[technique])
+            estimate = estimate + facts.estimate(prompts, per_call)
+    return stage_plan(NAME, details, estimate, llm)
+
+
+def expected_pool_size(cfg: PoolingConfig, documents: float | None, previous: Previous) -> float:
+    """How many documents a question's pool will hold, known before any retrieval only in bounds: each of the `T`
+    techniques adds its top `d = min(depth, C)` of a corpus of `C` documents, and the lists overlap. Were they
+    independent draws, the pool would hold `C(1 - (1 - d/C)^T)`: all of a small corpus, up to `T * depth` of a
+    large one. A question's queries overlap more than independent draws (they ask about one thing), so the
+    previous snapshot's recorded mean pool, over the same formula at its corpus size, scales it; with no history
+    the independent pool is the estimate, an upper one. `max_pool_docs` caps it, as it caps the pools."""
+
+    def independent(c: float) -> float:
+        if c <= 0:
+            return 0.0
+        d = min(cfg.depth, c)
+        return c * (1 - (1 - d / c) ** len(cfg.techniques))
+
+    if documents is None:
+        size = float(cfg.depth * len(cfg.techniques))
+    else:
+        size = independent(documents)
+        if previous.pool_size and previous.corpus:
+            size = min(documents, size * previous.pool_size / independent(previous.corpus))
+    return min(size, cfg.max_pool_docs) if cfg.max_pool_docs is not None else size

@@ -12,14 +12,18 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from freshstack_hf.pipeline.accounting import StagePlan
 from freshstack_hf.pipeline.inputs import COOCCURRENCE, QUESTIONS
 from freshstack_hf.pipeline.sources.html_text import has_code, html_to_text
 from freshstack_hf.pipeline.sources.posts import Post, ScanStats
 from freshstack_hf.pipeline.sources.reader import QuestionReader
 from freshstack_hf.pipeline.sources.registry import open_source
 from freshstack_hf.pipeline.stage import StageContext, write_json, write_table
+
+if TYPE_CHECKING:
+    from freshstack_hf.pipeline.plan_facts import PlanFacts
 
 NAME = "questions"
 READS = ("topic", "questions")
@@ -38,12 +42,12 @@ def _source(ctx: StageContext) -> QuestionReader:
     return open_source(q.source, q.format, tmp_dir=ctx.work.parent)
 
 
-def plan(ctx: StageContext) -> dict[str, Any]:
-    """What `run` would read, without parsing it."""
+def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
+    """What `run` would read, without parsing it (a plan that needs the questions scans them itself)."""
     q = ctx.config.questions
     src = _source(ctx)
     files = src.files()
-    return {
+    details = {
         "stage": NAME,
         "source": str(src.path),
         "format": src.format,
@@ -54,6 +58,7 @@ def plan(ctx: StageContext) -> dict[str, Any]:
         "until": q.until,
         "max_questions": q.max_questions,
     }
+    return StagePlan(NAME, details)
 
 
 def _tag_precheck(tags: tuple[str, ...]):

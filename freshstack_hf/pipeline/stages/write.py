@@ -9,12 +9,15 @@ it was.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.errors import FreshStackError, ValidationError
-from freshstack_hf.pipeline.accounting import snapshot_account
+from freshstack_hf.pipeline.accounting import StagePlan, snapshot_account
 from freshstack_hf.pipeline.inputs import CARRYOVER, read_candidate_lists, read_topic
 from freshstack_hf.pipeline.stage import StageContext
+
+if TYPE_CHECKING:
+    from freshstack_hf.pipeline.plan_facts import PlanFacts
 
 NAME = "write"
 READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "candidates", "snapshot")
@@ -80,5 +83,6 @@ def summary(record: dict[str, Any]) -> str:
     return f"{record['repo']}: {record['queries']} queries, {record['docs']} docs, {record['judgments']} judgments"
 
 
-def plan(ctx: StageContext) -> dict[str, Any]:
-    return {"writes": str(ctx.out), "calls": 0, "then": "validate, then one atomic commit with the candidate lists"}
+def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
+    details = {"writes": str(ctx.out), "calls": 0, "then": "validate, then one atomic commit with the candidate lists"}
+    return StagePlan(NAME, details)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,15 +22,14 @@ import numpy as np
 import pandas as pd
 
 from freshstack_hf.drift.rank_agreement import kendall_tau_b
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.repo.dataset import Dataset
-from freshstack_hf.repo.revisions import base_repo, is_local, list_revisions, revision_folder, revision_of
+from freshstack_hf.repo.revisions import dated_revisions, is_date, is_local, revision_folder, revision_of
 from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
 from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage
 from leaderboard.tracks.retrieval.window_table import build_window_frame
-
-DATED = re.compile(r"^\d{4}-\d{2}-\d{2}$")  # a snapshot's revision name; fills (`D.fill1`) are not snapshots
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,27 +49,24 @@ def snapshots_of(dataset: Dataset) -> list[Snapshot]:
     served = revision_of(folder) or (dataset.requested_revision or folder.name)
     found: list[Snapshot] = []
     if is_local(dataset.source):
-        for name in list_revisions(base_repo(folder)):
-            if DATED.match(name) and name != served:
+        for name in dated_revisions(folder):
+            if name != served:
                 found.append(Snapshot(name, Dataset(revision_folder(folder, name))))
     else:
         for name in _hub_tags(dataset.source):
             if name != served and (tagged := _opened(dataset.source, name)) is not None:
                 found.append(Snapshot(name, tagged))
     found.append(Snapshot(served, dataset))
-    return sorted(found, key=lambda s: (not DATED.match(s.label), s.label))
+    return sorted(found, key=lambda s: (not is_date(s.label), s.label))
 
 
 def _hub_tags(repo_id: str) -> list[str]:
-    """The dated tags of a Hub dataset, through `huggingface_hub` as a networked user's call; none when the Hub
-    cannot be asked (offline mode, no network, a private repo without a token)."""
+    """The dated tags of a Hub dataset; none when the Hub cannot be asked (offline mode, no network, a private repo
+    without a token): the board then serves the revision it has."""
     try:
-        from huggingface_hub import HfApi
-
-        refs = HfApi().list_repo_refs(repo_id, repo_type="dataset")
-    except Exception:  # offline, network, auth: the served revision alone, as before
+        return dated_revisions(repo_id, hub=True)
+    except FreshStackError:
         return []
-    return sorted(tag.name for tag in refs.tags if DATED.match(tag.name))
 
 
 def _opened(source: str, revision: str) -> Dataset | None:
