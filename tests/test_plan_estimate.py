@@ -110,7 +110,12 @@ def test_a_plan_without_prices_has_no_number_and_says_why(tmp_path, capsys):
     data = yaml.safe_load(definition.read_text())
     assert "input_price_per_million" not in data["llm"]
     args = ["build", str(definition), "--out", str(tmp_path / "freshstack"), "--dry-run", "--stages", "nuggets"]
-    nuggets = run(*args)["nuggets"]
+    before = run(*args)["nuggets"]  # no questions stage yet: the plan reads no source, its tokens are unknown
+    assert before["est_input_tokens"] is None and before["est_cost_usd"] is None and before["no_price"]
+    assert not (tmp_path / "freshstack-work").exists()  # a plan writes nothing
+    run("build", str(definition), "--out", str(tmp_path / "freshstack"), "--stages", "questions")
+    work = sorted(p for p in (tmp_path / "freshstack-work").rglob("*"))
+    nuggets = run(*args)["nuggets"]  # the questions known: every prompt counted
     assert nuggets["calls"] == 8 and nuggets["est_input_tokens"] > 0
     assert nuggets["est_cost_usd"] is None and nuggets["no_price"] == unpriced.reason
-    assert not (tmp_path / "freshstack-work").exists()  # a plan writes nothing
+    assert sorted(p for p in (tmp_path / "freshstack-work").rglob("*")) == work  # a plan writes nothing

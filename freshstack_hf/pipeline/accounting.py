@@ -96,10 +96,12 @@ class Price:
 def price(input_tokens: int | None, output_tokens: int | None, llm: LLMConfig) -> Price:
     """`input_tokens` and `output_tokens` at the configured rates (Batch API: half price); the offline backend
     costs nothing."""
-    if llm.offline or not (input_tokens or output_tokens):
+    if llm.offline:
         return Price(0.0)
     if input_tokens is None or output_tokens is None:
         return Price(None, "the tokens are unknown before the stages they depend on have run")
+    if not (input_tokens or output_tokens):
+        return Price(0.0)
     if not llm.input_price_per_million and not llm.output_price_per_million:
         return Price(
             None, f"no prices for model {llm.model}: set llm.input_price_per_million and llm.output_price_per_million"

@@ -25,7 +25,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.accounting import Price, StageEstimate, StagePlan
 from freshstack_hf.pipeline.backends import QA
 from freshstack_hf.pipeline.build_prompts import nugget_messages
-from freshstack_hf.pipeline.inputs import QUESTIONS, read_qas
+from freshstack_hf.pipeline.inputs import CHUNKS, QUESTIONS, read_qas
 from freshstack_hf.pipeline.plan_facts import PlanFacts, Previous, read_repositories, work_facts
 from freshstack_hf.pipeline.runner import snapshot_work
 from freshstack_hf.pipeline.stage import StageContext
@@ -154,19 +154,23 @@ def plan_snapshot(
 
 @contextlib.contextmanager
 def _build_facts(ctx: StageContext, wanted: list[str]) -> Iterator[PlanFacts | None]:
-    """What a plain build's plan can know: its questions (the work folder's, else one scan of the source) and
-    documents when an LLM stage is planned; a source a plan cannot read leaves them unknown, for the build to
-    report."""
-    if not set(wanted) & set(LLM_STAGES):
+    """What a plain build's plan can know without doing the build's own work: the questions once the work folder
+    holds them, and the documents once the corpus stage has run (its clones are then in the cache). Before that the
+    plan reads no question source and clones nothing (a Stack Overflow dump is 100 GB: scanning it is the questions
+    stage itself), so the LLM stages' tokens are unknown; `build --stages questions,corpus` first makes them exact.
+    A snapshot's plan (`plan_snapshot`) does scan and clone: a refresh must know its price before it pays."""
+    if not set(wanted) & set(LLM_STAGES) or not QUESTIONS.path(ctx.work).is_file():
         yield None
         return
-    known: dict[str, Any] = {}
-    try:
-        known["questions"] = read_qas(ctx) if QUESTIONS.path(ctx.work).is_file() else scan_questions(ctx.config)[0]
-        with tempfile.TemporaryDirectory(prefix="freshstack-plan-") as tmp:
-            known["repositories"], known["documents"] = read_repositories(ctx.config, ctx.shared, Path(tmp), Path(tmp))
-    except FreshStackError:
-        pass
+    known: dict[str, Any] = {"questions": read_qas(ctx)}
+    if CHUNKS.path(ctx.work).is_file():
+        try:
+            with tempfile.TemporaryDirectory(prefix="freshstack-plan-") as tmp:
+                known["repositories"], known["documents"] = read_repositories(
+                    ctx.config, ctx.shared, Path(tmp), Path(tmp)
+                )
+        except FreshStackError:
+            pass
     with work_facts(ctx.config, ctx.shared, **known) as facts:
         yield facts
 
