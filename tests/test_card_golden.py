@@ -65,6 +65,18 @@ def test_board_card_is_the_golden_file(name):
     assert board_cards()[name] == (GOLDEN / name).read_text(encoding="utf-8")
 
 
+def test_every_card_template_ships_as_package_data():
+    """An installed (non-editable) package holds only what `package-data` names: a template left out would make
+    every card fail to render after `pip install`."""
+    import tomllib
+
+    root = Path(__file__).parent.parent
+    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]
+    for package in ("freshstack_hf", "leaderboard"):
+        templates = sorted((root / package / "templates").glob("*.md"))
+        assert templates and all(any(t.relative_to(root / package).match(g) for g in data[package]) for t in templates)
+
+
 if __name__ == "__main__":  # regenerate the golden files (a deliberate change of a card's text only)
     for file_name, text in {**dataset_cards(), **board_cards()}.items():
         (GOLDEN / file_name).write_text(text, encoding="utf-8")
