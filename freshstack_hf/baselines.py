@@ -2,27 +2,58 @@
 reads, and the registry of retrieval methods (`METHODS`) every consumer reads.
 
 One place decides the baseline parameters (the official BM25 baseline's k1/b, depths, fusion constant) and what
-each method is made of, needs, is configured and named by, so the candidate lists, `freshstack-hf retrieve`, the
-leaderboard's baseline rows and its answer rows cannot drift apart. Adding a method (a learned sparse model, a
-second dense model) is one module calling `register_method`: every one of them then offers it.
+each method is made of, needs, is configured and named by, so the candidate lists, the build's pooling
+retrievers, `freshstack-hf retrieve`, drift's systems, the leaderboard's baseline rows and its answer rows cannot
+drift apart. Adding a method (a learned sparse model, a second dense model) is one module calling
+`register_method`: every one of them then offers it.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs.run import RankedList, from_ranked
-from freshstack_hf.topic import Topic
 
 BM25_K1, BM25_B = 0.9, 0.4  # Pyserini's defaults, which the official FreshStack BM25 baseline ran
 FIRST_STAGE_DEPTH = 500
 HYBRID_DEPTH = 100
 RRF_K = 100
+
+
+class Document(Protocol):
+    @property
+    def doc_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class Question(Protocol):
+    @property
+    def query_id(self) -> str: ...
+
+    @property
+    def text(self) -> str: ...
+
+
+class Searched(Protocol):
+    """What a method retrieves over: a name, documents and queries, each with an id and a text. A `Topic` is one;
+    so are the build's pooling queries over its chunks (`stages/pools.py`), which have no judgments yet, so a
+    method reads nothing else of it."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def docs(self) -> Sequence[Document]: ...
+
+    @property
+    def queries(self) -> Sequence[Question]: ...
 
 
 @dataclass
@@ -39,7 +70,7 @@ class BaselineRun:
         return from_ranked(self.run)
 
 
-def bm25(topic: Topic, k: int = FIRST_STAGE_DEPTH, *, show_progress: bool = False) -> BaselineRun:
+def bm25(topic: Searched, k: int = FIRST_STAGE_DEPTH, *, show_progress: bool = False) -> BaselineRun:
     from freshstack_hf.retrieval.bm25 import BM25Index
 
     start = time.perf_counter()
@@ -56,7 +87,7 @@ def bm25(topic: Topic, k: int = FIRST_STAGE_DEPTH, *, show_progress: bool = Fals
 
 
 def dense(
-    topic: Topic,
+    topic: Searched,
     model: str = "",
     k: int = FIRST_STAGE_DEPTH,
     *,
@@ -146,8 +177,9 @@ class Resources:
 @dataclass(frozen=True)
 class Method:
     """A retrieval method run as a baseline: what it is made from, what it needs, how it is configured and named,
-    and how it runs. The CLI's `retrieve`, the leaderboard's baseline rows and the Answers tab's answer rows all
-    read `METHODS`, so a new method is one module that calls `register_method`.
+    and how it runs. The CLI's `retrieve`, the leaderboard's baseline rows, the Answers tab's answer rows, the
+    build's pooling retrievers (`pooling.retrievers`) and drift's systems all read `METHODS`, so a new method is
+    one module that calls `register_method`.
 
     * `inputs`: the methods whose runs this one is computed from (a fusion, a reranker), run first on each topic;
     * `needs`: what the setup must name (`DENSE_MODEL`, `CROSS_ENCODER`); a method needing a cross-encoder is a
@@ -155,21 +187,25 @@ class Method:
     * `config(setup, inputs)`: everything that decides its run, given its inputs' configs (a board row's dedupe
       key hashes it, so it must not change for an existing method);
     * `label(setup)`: its board row's name; `title`: its short name in other rows' names (answer rows);
-    * `run(topic, inputs, resources, k)`: its run on one topic, from its inputs' runs (k: depth, None = its own);
+    * `run(topic, inputs, resources, k)`: its run on one topic (any `Searched`: the build pools with it before a
+      topic has judgments), from its inputs' runs (k: depth, None = its own);
     * `answer_part(setup)`: what an answer row retrieving with it records of it (merged over its inputs too);
-    * `board`: a default board row; `answers`: its rank as the answer rows' retrieval (lower first; None: not used).
+    * `board`: a default board row; `answers`: its rank as the answer rows' retrieval (lower first; None: not used);
+    * `stored`: the candidate config a dataset repo keeps its run in (`top_ranked` holds the hybrid's, safeguard
+      appended), which drift scores rather than running the method again; None: the repo keeps none.
     """
 
     name: str
     title: str
     config: Callable[[Setup, Mapping[str, dict[str, Any]]], dict[str, Any]]
     label: Callable[[Setup], str]
-    run: Callable[[Topic, Mapping[str, BaselineRun], Resources, int | None], BaselineRun]
+    run: Callable[[Searched, Mapping[str, BaselineRun], Resources, int | None], BaselineRun]
     answer_part: Callable[[Setup], dict[str, Any]] = lambda _setup: {}
     inputs: tuple[str, ...] = ()
     needs: tuple[str, ...] = ()
     board: bool = True
     answers: int | None = None
+    stored: str | None = None
 
 
 METHODS: dict[str, Method] = {}
@@ -197,6 +233,13 @@ def method(name: str) -> Method:
     if name not in METHODS:
         raise FreshStackError(f"unknown retrieval method {name!r}: choose one of {', '.join(METHODS)}")
     return METHODS[name]
+
+
+def runnable(setup: Setup | None = None) -> list[str]:
+    """The methods `setup` can run, in registry order: one needing a cross-encoder only where the setup names one
+    (a build's pooling and drift name none)."""
+    setup = setup or Setup()
+    return [name for name in METHODS if setup.cross_encoder or CROSS_ENCODER not in needs([name])]
 
 
 def with_inputs(names: Iterable[str]) -> list[str]:
@@ -228,7 +271,7 @@ def configs(names: Iterable[str], setup: Setup) -> dict[str, dict[str, Any]]:
 
 
 def compute(
-    topic: Topic, names: Iterable[str], resources: Resources, k: Mapping[str, int | None] | None = None
+    topic: Searched, names: Iterable[str], resources: Resources, k: Mapping[str, int | None] | None = None
 ) -> dict[str, BaselineRun]:
     """The runs of `names` and of their inputs on `topic` ({method: run}); `k` gives some a depth of their own."""
     made: dict[str, BaselineRun] = {}
@@ -238,7 +281,7 @@ def compute(
     return made
 
 
-def run_method(topic: Topic, name: str, *, model: str = "", k: int | None = None, **settings: Any) -> BaselineRun:
+def run_method(topic: Searched, name: str, *, model: str = "", k: int | None = None, **settings: Any) -> BaselineRun:
     """One method's run on `topic` (`freshstack-hf retrieve`); its inputs run at their own depths."""
     resources = Resources(Setup(dense_model=model or None), **settings)
     return compute(topic, [method(name).name], resources, {name: k})[name]
@@ -269,7 +312,7 @@ def _rerank_config(setup: Setup, inputs: Mapping[str, dict[str, Any]]) -> dict[s
             "input": inputs["hybrid"]}  # fmt: skip
 
 
-def _rerank(topic: Topic, inputs: Mapping[str, BaselineRun], resources: Resources, _k: int | None) -> BaselineRun:
+def _rerank(topic: Searched, inputs: Mapping[str, BaselineRun], resources: Resources, _k: int | None) -> BaselineRun:
     from freshstack_hf.retrieval.rerank import RERANK_TOP_K, rerank
 
     setup = resources.setup
@@ -288,33 +331,34 @@ def _rerank(topic: Topic, inputs: Mapping[str, BaselineRun], resources: Resource
     return BaselineRun("rerank", ranked, {"model": ce_id})
 
 
-def _bm25(topic: Topic, _inputs: Mapping[str, BaselineRun], resources: Resources, k: int | None) -> BaselineRun:
+def _bm25(topic: Searched, _inputs: Mapping[str, BaselineRun], resources: Resources, k: int | None) -> BaselineRun:
     resources.say(f"baselines: {topic.name}: BM25 over {len(topic.docs):,} docs")
     return bm25(topic, k or FIRST_STAGE_DEPTH, show_progress=resources.show_progress)
 
 
-def _dense(topic: Topic, _inputs: Mapping[str, BaselineRun], resources: Resources, k: int | None) -> BaselineRun:
+def _dense(topic: Searched, _inputs: Mapping[str, BaselineRun], resources: Resources, k: int | None) -> BaselineRun:
     retriever = resources.dense_retriever()
     model = resources.setup.dense_id or retriever.dense.model_id
     resources.say(f"baselines: {topic.name}: dense ({model}) over {len(topic.docs):,} docs")
     return dense(topic, k=k or FIRST_STAGE_DEPTH, retriever=retriever)
 
 
-def _hybrid(_topic: Topic, inputs: Mapping[str, BaselineRun], _resources: Resources, k: int | None) -> BaselineRun:
+def _hybrid(_topic: Searched, inputs: Mapping[str, BaselineRun], _resources: Resources, k: int | None) -> BaselineRun:
     return hybrid(inputs["bm25"], inputs["dense"], depth=k or HYBRID_DEPTH)
 
 
 register_method(Method(
     "bm25", "BM25", _bm25_config, lambda _s: "BM25", _bm25,
-    answer_part=lambda _s: {"bm25": {"k1": BM25_K1, "b": BM25_B, "k": FIRST_STAGE_DEPTH}}, answers=1,
+    answer_part=lambda _s: {"bm25": {"k1": BM25_K1, "b": BM25_B, "k": FIRST_STAGE_DEPTH}}, answers=1, stored="bm25",
 ))  # fmt: skip
 register_method(Method(
     "dense", "dense", _dense_config, lambda s: f"Dense ({_short(s.dense_id)})", _dense,
     answer_part=lambda s: {"dense": {"model": s.dense_id, "files": s.dense_files}}, needs=(DENSE_MODEL,),
+    stored="dense",
 ))  # fmt: skip
 register_method(Method(
     "hybrid", "RRF hybrid", _hybrid_config, lambda s: f"RRF hybrid (BM25 + {_short(s.dense_id)})", _hybrid,
-    answer_part=lambda _s: {"rrf_k": RRF_K}, inputs=("bm25", "dense"), answers=0,
+    answer_part=lambda _s: {"rrf_k": RRF_K}, inputs=("bm25", "dense"), answers=0, stored="top_ranked",
 ))  # fmt: skip
 register_method(Method(
     "rerank", "reranked hybrid", _rerank_config, lambda s: f"Reranked hybrid ({_short(s.cross_encoder_id)})",

@@ -27,10 +27,21 @@ def _repeated(
 
 
 def validate_topic(topic: Topic) -> list[Problem]:
-    """Structural checks of one topic; returns problems, never raises for bad data."""
-    t = topic.name
-    cfg_q, cfg_c = t, f"{t}-corpus"
+    """Structural checks of one topic; returns problems, never raises for bad data.
+
+    The order is the reader's: the queries, the corpus, the nuggets (and the queries left without one), then the
+    judgments (and the nuggets left without a relevant document)."""
     problems: list[Problem] = []
+    row_of = _check_queries(topic, problems)
+    doc_row = _check_docs(topic, problems)
+    _check_nuggets(topic, row_of, problems)
+    _check_judgments(topic, row_of, doc_row, problems)
+    return problems
+
+
+def _check_queries(topic: Topic, problems: list[Problem]) -> dict[str, int]:
+    """Ids unique and set, a title or text, an answer; returns each query's row."""
+    cfg_q = topic.name
     row_of: dict[str, int] = {}
     for row, q in enumerate(topic.queries):
         if _repeated(row_of, q.query_id, row, problems, cfg_q, "query_id", "give every query a unique id"):
@@ -41,7 +52,12 @@ def validate_topic(topic: Topic) -> list[Problem]:
             problems.append(Problem(cfg_q, f"query {q.query_id!r} has empty title and text", row))
         if not q.answer_text.strip():
             problems.append(Problem(cfg_q, f"query {q.query_id!r} has an empty answer_text", row))
+    return row_of
 
+
+def _check_docs(topic: Topic, problems: list[Problem]) -> dict[str, int]:
+    """Ids unique and agreeing with their metadata, texts not empty; returns each document's row."""
+    cfg_c = f"{topic.name}-corpus"
     doc_row: dict[str, int] = {}
     for row, d in enumerate(topic.docs):
         if _repeated(doc_row, d.doc_id, row, problems, cfg_c, "_id", "corpus ids must be unique"):
@@ -59,20 +75,25 @@ def validate_topic(topic: Topic) -> list[Problem]:
                 )
         if not d.text.strip():
             problems.append(Problem(cfg_c, f"document {d.doc_id!r} has empty text", row, "drop empty chunks"))
+    return doc_row
 
+
+def _check_nuggets(topic: Topic, row_of: dict[str, int], problems: list[Problem]) -> None:
+    """Nugget ids `{query_id}_{k}` in order and unique, of a known query, with text and a known importance; then
+    every query has a nugget."""
+    t = topic.name
     nuggets_per_query = Counter()
     seen_nuggets: set[str] = set()
     for n in topic.nuggets:
         row = row_of.get(n.query_id)
-        where = cfg_q
         m = NUGGET_ID_RE.match(n.nugget_id)
         k = nuggets_per_query[n.query_id]
         if n.nugget_id in seen_nuggets:
-            problems.append(Problem(where, f"duplicate nugget _id {n.nugget_id!r}", row))
+            problems.append(Problem(t, f"duplicate nugget _id {n.nugget_id!r}", row))
         elif not m or m["qid"] != n.query_id or int(m["k"]) != k:
             problems.append(
                 Problem(
-                    where,
+                    t,
                     f"malformed nugget _id {n.nugget_id!r} in query {n.query_id!r}",
                     row,
                     f"expected {n.query_id}_{k} ({{query_id}}_{{k}}, k 0-based in order)",
@@ -83,7 +104,7 @@ def validate_topic(topic: Topic) -> list[Problem]:
         if row is None:
             problems.append(Problem(f"{t}-nuggets", f"nugget {n.nugget_id!r} names unknown query {n.query_id!r}"))
         if not n.text.strip():
-            problems.append(Problem(where, f"nugget {n.nugget_id!r} has empty text", row))
+            problems.append(Problem(t, f"nugget {n.nugget_id!r} has empty text", row))
         if n.importance not in IMPORTANCE:
             problems.append(
                 Problem(
@@ -97,8 +118,13 @@ def validate_topic(topic: Topic) -> list[Problem]:
     fix = "drop the query or generate its nuggets"
     for q in topic.queries:
         if nuggets_per_query[q.query_id] == 0:
-            problems.append(Problem(cfg_q, f"query {q.query_id!r} has no nugget", row_of[q.query_id], fix))
+            problems.append(Problem(t, f"query {q.query_id!r} has no nugget", row_of[q.query_id], fix))
 
+
+def _check_judgments(topic: Topic, row_of: dict[str, int], doc_row: dict[str, int], problems: list[Problem]) -> None:
+    """Each judged document is in the corpus, no (nugget, document) judged both ways; then every nugget has a
+    relevant document."""
+    cfg_q, cfg_c = topic.name, f"{topic.name}-corpus"
     positives = Counter()
     polarity: dict[tuple[str, str], int] = {}
     for j in topic.judgments:
@@ -126,4 +152,3 @@ def validate_topic(topic: Topic) -> list[Problem]:
             problems.append(
                 Problem(cfg_q, f"nugget {n.nugget_id!r} has no relevant document", row_of.get(n.query_id), fix)
             )
-    return problems

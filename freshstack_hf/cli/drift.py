@@ -7,9 +7,10 @@ OLD and NEW are two dataset repo folders, typically two dated revisions of one r
   `carryover` record when its manifest has one, else the new repo's own judgments);
 * every judged document of OLD: unchanged (same id and text), changed (same file, other id or text), moved (the
   same text in another file or repository), deleted (file and text gone), with the commits it came from;
-* every system scored on both (each snapshot's BM25 / dense / RRF-hybrid candidate lists, and run files given
-  with --run): its score and rank on each snapshot per headline measure, and Kendall's tau-b of the two rankings
-  with a 95% paired bootstrap interval over the queries both snapshots judge.
+* every system scored on both (each snapshot's BM25 / dense / RRF-hybrid candidate lists, or the registered
+  retrieval methods --methods names, and run files given with --run): its score and rank on each snapshot per
+  headline measure, and Kendall's tau-b of the two rankings with a 95% paired bootstrap interval over the
+  queries both snapshots judge.
 
 Nothing is written unless the whole report was computed. Systems stored on a leaderboard are added by the
 leaderboard's own command, `freshstack-hf drift-board OLD NEW --store URL` (same options), and
@@ -43,7 +44,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="ARG",
         help="NAME RUN (one run file scored on both snapshots) or NAME OLD_RUN NEW_RUN; repeatable",
     )
-    p.add_argument("--no-baselines", action="store_true", help="leave out the candidate-list baselines")
+    from freshstack_hf.baselines import runnable
+
+    systems = p.add_mutually_exclusive_group()
+    systems.add_argument("--no-baselines", action="store_true", help="leave out the candidate-list baselines")
+    systems.add_argument(
+        "--methods",
+        metavar="LIST",
+        help=f"the baselines, comma-separated registered retrieval methods, of {', '.join(runnable())} (default: "
+        "those whose candidate lists both snapshots store); one a snapshot stores no list of is run on it",
+    )
     p.add_argument("--json", metavar="PATH", help="the full report as JSON ('-' for stdout), full precision")
     p.add_argument("--report", metavar="PATH", help="the Markdown report (its plot is written beside it, .svg)")
     p.add_argument("--out", metavar="DIR", help="write drift.json, drift.md and drift.svg into DIR")
@@ -76,6 +86,7 @@ def run(args: argparse.Namespace, extra=None) -> int:
         runs=args.run,
         extra=extra() if extra else (),
         baselines=not args.no_baselines,
+        methods=split_list(args.methods, "methods") if args.methods else None,
         resamples=args.resamples,
         seed=args.seed,
     )

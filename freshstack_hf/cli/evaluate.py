@@ -22,8 +22,16 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from datetime import date
+from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.cli.common import add_repo_argument, add_resampling_arguments
+
+if TYPE_CHECKING:
+    from freshstack_hf.metrics.measures import Measure
+    from freshstack_hf.metrics.scoring import RunScores
+    from freshstack_hf.repo.dataset import Dataset
+    from freshstack_hf.runs import LoadedRun
 
 NAME = "evaluate"
 HELP = "score runs with the nugget-aware metrics (with 95%% intervals and paired tests)"
@@ -57,15 +65,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from concurrent.futures import ThreadPoolExecutor
-
-    from freshstack_hf.cli.common import plural, resolve_topics, write_json
+    from freshstack_hf.cli.common import resolve_topics, write_json
     from freshstack_hf.errors import FreshStackError
     from freshstack_hf.metrics import FAMILIES, HEADLINE, measures_at, with_params
-    from freshstack_hf.metrics.engine import RunCoverageWarning
-    from freshstack_hf.metrics.scoring import compare_runs, comparison_json, scores_json
+    from freshstack_hf.metrics.scoring import compare_runs
     from freshstack_hf.repo.dataset import Dataset
-    from freshstack_hf.runs import load_run
 
     if len(args.run) > 2:
         raise FreshStackError("give one --run to score, or two to compare")
@@ -77,9 +81,34 @@ def run(args: argparse.Namespace) -> int:
 
     dataset = Dataset(args.repo, args.revision, topics=resolve_topics(args.repo, args.topic, args.revision))
     after = _window(dataset, args.after) if args.after else None
-    # Every measure at cutoff k reads a query's top k under the tie rule and nothing below, so each query is kept
-    # to the deepest cutoff asked: the same scores, from a tenth of a 1,000-deep run's rows as Python objects.
-    depth = max(m.k for m in measures)
+    loaded = _load_runs(args, dataset, depth=max(m.k for m in measures))
+    scores = _score(args, dataset, loaded, measures, headline, after)
+    tests = None
+    if len(scores) == 2:
+        tests = compare_runs(scores[0], scores[1], headline, resamples=args.resamples, seed=args.seed)
+
+    if args.json != "-" and after is not None:
+        for topic in dataset.topics:
+            print(f"{topic}: {dataset.window(topic, after).describe()}")
+    if args.json != "-":  # stdout carries either the table or the JSON, so `--json -` pipes cleanly
+        print(render_table([(item.name, item.source) for item in loaded], scores, tests, headline))
+    if args.json:
+        write_json(_report(args, dataset, loaded, scores, tests, measures, after), args.json)
+    return 0
+
+
+def _load_runs(args: argparse.Namespace, dataset: Dataset, depth: int) -> list[LoadedRun]:
+    """Each --run read and checked against the dataset (its ids read meanwhile), its warnings printed; a run that
+    ranks nothing for any of the dataset's queries is refused.
+
+    Every measure at cutoff k reads a query's top k under the tie rule and nothing below, so each query is kept to
+    the deepest cutoff asked (`depth`): the same scores, from a tenth of a 1,000-deep run's rows as Python objects."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from freshstack_hf.cli.common import plural
+    from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.runs import load_run
+
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(dataset.warm)  # ids, judgments and revision read while the runs are parsed (Arrow, no GIL)
         loaded = [
@@ -101,6 +130,20 @@ def run(args: argparse.Namespace) -> int:
                 f"{item.source}: the run ranks no document for any query of {plural(len(dataset.topics), 'topic')} "
                 f"({', '.join(dataset.topics)}); check that its query ids are this dataset's (an empty run scores 0)"
             )
+    return loaded
+
+
+def _score(
+    args: argparse.Namespace,
+    dataset: Dataset,
+    loaded: list[LoadedRun],
+    measures: tuple[Measure, ...],
+    headline: tuple[Measure, ...],
+    after: date | None,
+) -> list[RunScores]:
+    """Each run's scores, and one warning per run and topic counting the judged queries it does not rank."""
+    from freshstack_hf.metrics.engine import RunCoverageWarning
+
     options = {"interval_measures": headline, "resamples": args.resamples, "seed": args.seed}
     with warnings.catch_warnings():  # the missing queries are reported below, per run and topic, with counts
         warnings.simplefilter("ignore", RunCoverageWarning)
@@ -114,36 +157,38 @@ def run(args: argparse.Namespace) -> int:
                     "ranking in the run; they score 0",
                     file=sys.stderr,
                 )
-    tests = None
-    if len(scores) == 2:
-        tests = compare_runs(scores[0], scores[1], headline, resamples=args.resamples, seed=args.seed)
+    return scores
 
-    if args.json != "-" and after is not None:
-        for topic in dataset.topics:
-            print(f"{topic}: {dataset.window(topic, after).describe()}")
-    if args.json != "-":  # stdout carries either the table or the JSON, so `--json -` pipes cleanly
-        print(render_table([(item.name, item.source) for item in loaded], scores, tests, headline))
-    if args.json:
-        report = [
-            {"run": {"name": item.name, "path": item.source, "warnings": list(item.warnings)}, **scores_json(s)}
-            for item, s in zip(loaded, scores, strict=True)
-        ]
-        settings = {
-            "measures": [m.spec for m in measures],
-            "resamples": args.resamples,
-            "seed": args.seed,
-            "strict": args.strict,
-            "dataset_revision": dataset.revision,
-        }
-        if after is not None:
-            settings["after"] = after.isoformat()
-            settings["window"] = {t: dataset.window(t, after).counts() for t in dataset.topics}
-        if tests is None:
-            data = {**report[0], "settings": settings}
-        else:
-            data = {"runs": report, "comparison": comparison_json(tests), "settings": settings}
-        write_json(data, args.json)
-    return 0
+
+def _report(
+    args: argparse.Namespace,
+    dataset: Dataset,
+    loaded: list[LoadedRun],
+    scores: list[RunScores],
+    tests: dict[str, dict[str, Any]] | None,
+    measures: tuple[Measure, ...],
+    after: date | None,
+) -> dict[str, Any]:
+    """The --json document: each run's full-precision scores (and the comparison of two) with the settings."""
+    from freshstack_hf.metrics.scoring import comparison_json, scores_json
+
+    report = [
+        {"run": {"name": item.name, "path": item.source, "warnings": list(item.warnings)}, **scores_json(s)}
+        for item, s in zip(loaded, scores, strict=True)
+    ]
+    settings = {
+        "measures": [m.spec for m in measures],
+        "resamples": args.resamples,
+        "seed": args.seed,
+        "strict": args.strict,
+        "dataset_revision": dataset.revision,
+    }
+    if after is not None:
+        settings["after"] = after.isoformat()
+        settings["window"] = {t: dataset.window(t, after).counts() for t in dataset.topics}
+    if tests is None:
+        return {**report[0], "settings": settings}
+    return {"runs": report, "comparison": comparison_json(tests), "settings": settings}
 
 
 def _window(dataset, text: str):

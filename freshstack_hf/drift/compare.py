@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf.baselines import Resources
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.drift.fate import document_fates
 from freshstack_hf.drift.rank_agreement import agreement
@@ -24,6 +25,7 @@ from freshstack_hf.drift.systems import (
     SystemPair,
     baseline_pairs,
     by_measure,
+    check_methods,
     check_unique,
     run_pairs,
     score_pairs,
@@ -71,14 +73,21 @@ def drift_report(
     runs: Sequence[Sequence[str]] = (),
     extra: Sequence[SystemPair] = (),
     baselines: bool = True,
+    methods: Sequence[str] | None = None,
+    resources: Resources | None = None,
     resamples: int = RESAMPLES,
     seed: int = SEED,
 ) -> dict[str, Any]:
     """Compare snapshot `new_repo` with `old_repo`: see the `drift` CLI for what each part means.
 
     `runs` are `[NAME, RUN]` or `[NAME, OLD_RUN, NEW_RUN]` file specs; `extra` are systems already in memory (e.g.
-    the leaderboard's stored rows), scored like the rest.
+    the leaderboard's stored rows), scored like the rest. `methods` names the registered retrieval methods scored
+    as baselines (default: those whose candidate lists both snapshots store); one a snapshot stores no list of is
+    run on it with `resources` (default: the packaged dense model). `baselines=False` leaves every method out.
     """
+    resources = resources or Resources()
+    if methods is not None:
+        methods = check_methods(methods, resources)
     names = shared_topics(old_repo, new_repo, topics)
     old, new = Dataset(old_repo, topics=names), Dataset(new_repo, topics=names)
     old_manifest, new_manifest = read_manifest(old.folder), read_manifest(new.folder)
@@ -96,7 +105,7 @@ def drift_report(
         new_entry = new_manifest["topics"].get(name, {})
         judged = {j.doc_id for j in old_topic.judgments}
         fates = document_fates(judged, old_topic.docs, new_topic.docs)
-        pairs = [*(baseline_pairs(old, new, name) if baselines else []), *files, *extra]
+        pairs = [*(baseline_pairs(old, new, name, methods, resources) if baselines else []), *files, *extra]
         scores = list(check_unique(score_pairs(pairs, old, new, name, measures)).values())
         agree = {}
         for m in measures:

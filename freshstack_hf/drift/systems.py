@@ -1,10 +1,12 @@
-"""Every system scored on both snapshots of a topic: the candidate-list baselines and run files given in pairs.
+"""Every system scored on both snapshots of a topic: the registered retrieval methods and run files given in pairs.
 
 Each side is scored on its own snapshot's judgments through `Dataset.score`, the path the CLI and the leaderboard
 score through, so a drift report's numbers are the numbers either snapshot's leaderboard would show. The baselines
-are each snapshot's own candidate configs (`bm25`, `dense`, `top_ranked`): the same method, re-run on the new
-corpus. A run file given once is scored on both snapshots as it is (unchanged documents keep their ids, so an old
-run scores on the new snapshot wherever its documents survived).
+are methods of the retrieval registry (`baselines.METHODS`), each the same method re-run on the new corpus: by
+default those a dataset repo stores the run of (`Method.stored`: the `bm25`, `dense` and `top_ranked` candidate
+configs), read from each snapshot; a method named that a snapshot stores no list of (a plugin's method) is run on
+each snapshot's topic. A run file given once is scored on both snapshots as it is (unchanged documents keep their
+ids, so an old run scores on the new snapshot wherever its documents survived).
 """
 
 from __future__ import annotations
@@ -13,13 +15,12 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from freshstack_hf import baselines
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs.run import Run, from_ids
-
-BASELINES = {"bm25": "BM25", "dense": "dense", "top_ranked": "RRF hybrid"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,19 +48,43 @@ class SystemScores:
         return {"source": self.source, "old": self.old, "new": self.new}
 
 
-def baseline_pairs(old: Dataset, new: Dataset, topic: str) -> list[SystemPair]:
-    """The candidate-config baselines present on both snapshots (a config only one snapshot has is skipped)."""
+def check_methods(names: Sequence[str], resources: baselines.Resources) -> list[str]:
+    """`names` when each is a registered method these resources can run (one needing a cross-encoder only where
+    the setup names one); else an error listing those it can, before anything is read or run."""
+    offered = baselines.runnable(resources.setup)
+    unknown = [name for name in names if name not in offered]
+    if unknown:
+        raise FreshStackError(
+            f"unknown drift system {', '.join(repr(n) for n in unknown)}: name registered retrieval methods, of "
+            f"{', '.join(offered)}"
+        )
+    return list(names)
+
+
+def baseline_pairs(
+    old: Dataset,
+    new: Dataset,
+    topic: str,
+    methods: Sequence[str] | None = None,
+    resources: baselines.Resources | None = None,
+) -> list[SystemPair]:
+    """The retrieval methods as systems, each named by its title, in the order given (default: registry order).
+
+    `methods` None: every method a dataset repo stores the run of, where both snapshots hold its list (a config
+    only one snapshot has is skipped). Named methods: each from its stored lists where both snapshots hold them,
+    else run on each snapshot's topic with `resources` (one dense model loaded for every topic and snapshot)."""
+    names = [n for n, m in baselines.METHODS.items() if m.stored] if methods is None else list(methods)
     pairs = []
-    for stem, label in BASELINES.items():
-        if all(layout.config_path(d.folder, topic, stem).exists() for d in (old, new)):
-            pairs.append(
-                SystemPair(
-                    label,
-                    f"candidates:{stem}",
-                    from_ids(old.candidates(topic, stem)),
-                    from_ids(new.candidates(topic, stem)),
-                )
-            )
+    for name in names:
+        method = baselines.method(name)
+        stem = method.stored
+        if stem and all(layout.config_path(d.folder, topic, stem).exists() for d in (old, new)):
+            runs = [from_ids(d.candidates(topic, stem)) for d in (old, new)]
+            pairs.append(SystemPair(method.title, f"candidates:{stem}", *runs))
+        elif methods is not None:
+            resources = resources or baselines.Resources()
+            runs = [baselines.compute(d.topic(topic), [name], resources)[name].as_scores() for d in (old, new)]
+            pairs.append(SystemPair(method.title, f"method:{name}", *runs))
     return pairs
 
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.holes.find import find_holes
@@ -22,6 +22,10 @@ from freshstack_hf.holes.revision import base_name, next_fill_name, target_folde
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.runs import Run, cut
+
+if TYPE_CHECKING:
+    from freshstack_hf.repo.dataset import Dataset
+    from freshstack_hf.topic import Topic
 
 
 @dataclass
@@ -87,21 +91,8 @@ def fill_holes(
     from freshstack_hf.repo.dataset import Dataset
 
     say = progress or (lambda text: None)
-    if k < 1:
-        raise FreshStackError(f"--k must be a positive cutoff, not {k}")
-    base = Dataset(repo, revision)
-    if topic not in base.topics:
-        raise FreshStackError(f"--topic: no topic {topic!r} in {base.folder}; it has {', '.join(base.topics)}")
-    t = base.topic(topic)
-    asked = {q for q in t.query_ids if q in run}
-    if not asked:
-        ours, theirs = next(iter(t.query_ids), "?"), next(iter(run), "none")
-        raise FreshStackError(
-            f"--run: the run ranks no query of topic {topic!r} (its query ids look like {ours!r}, the run's like "
-            f"{theirs!r}); give a run of this topic"
-        )
+    base, t, run = _open_base(repo, revision, topic, run, k)
     target = target_folder(base.folder, name or next_fill_name(base.folder))
-    run = cut(run, max(k, 100), asked)
     measures = [f"judged@{k}", *(m.id for m in HEADLINE)]
     before = _scores(base, topic, run, measures)
     holes = find_holes(t, run, k)
@@ -132,26 +123,51 @@ def fill_holes(
     added, cost = judge_holes(t, holes, backend, setup.judging)
     record.pairs, record.supported = len(added), sum(1 for j in added if j.relevance > 0)
     record.calls, record.requests, record.cache_hits = cost["calls"], cost["requests"], cost["cache_hits"]
-    provenance = {
-        "kind": "hole-fill",
-        "topic": topic,
-        "base_revision": record.base_revision,
-        "judge": judge,
-        "judging": asdict(setup.judging),
-        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "system": {"name": system, "run_sha256": record.run_sha256},
-        "k": k,
-        "holes": record.holes,
-        "pairs": record.pairs,
-        "supported": record.supported,
-        "requests": record.requests,
-    }
+    provenance = _provenance(record, setup)
     write_filled_revision(base.folder, target, t, added, provenance)
     record.added, record.provenance = list(added), provenance
     record.revision, record.revision_folder = target.name.split("@", 1)[1], str(target)
     record.after = _scores(Dataset(target), topic, run, measures)
     say(f"wrote {target}: {record.pairs} judgments, {record.supported} supported, {record.requests} requests")
     return record
+
+
+def _open_base(repo: str | Path, revision: str | None, topic: str, run: Run, k: int) -> tuple[Dataset, Topic, Run]:
+    """(the base revision, its topic, the run cut to what a fill reads), or the error naming the flag at fault."""
+    from freshstack_hf.repo.dataset import Dataset
+
+    if k < 1:
+        raise FreshStackError(f"--k must be a positive cutoff, not {k}")
+    base = Dataset(repo, revision)
+    if topic not in base.topics:
+        raise FreshStackError(f"--topic: no topic {topic!r} in {base.folder}; it has {', '.join(base.topics)}")
+    t = base.topic(topic)
+    asked = {q for q in t.query_ids if q in run}
+    if not asked:
+        ours, theirs = next(iter(t.query_ids), "?"), next(iter(run), "none")
+        raise FreshStackError(
+            f"--run: the run ranks no query of topic {topic!r} (its query ids look like {ours!r}, the run's like "
+            f"{theirs!r}); give a run of this topic"
+        )
+    return base, t, cut(run, max(k, 100), asked)
+
+
+def _provenance(record: FillRecord, setup: JudgeSetup) -> dict[str, Any]:
+    """The new revision's manifest entry: what was filled, for which system, by which judge, at what cost."""
+    return {
+        "kind": "hole-fill",
+        "topic": record.topic,
+        "base_revision": record.base_revision,
+        "judge": record.judge,
+        "judging": asdict(setup.judging),
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "system": {"name": record.system, "run_sha256": record.run_sha256},
+        "k": record.k,
+        "holes": record.holes,
+        "pairs": record.pairs,
+        "supported": record.supported,
+        "requests": record.requests,
+    }
 
 
 def _scores(dataset: Any, topic: str, run: Mapping[str, Any], measures: list[str]) -> dict[str, float]:

@@ -26,7 +26,7 @@ from freshstack_hf.topic import TOPIC_NAME_RE
 CHUNKERS = ("freshstack-0.0.6", "sections")
 NOTEBOOK_MODES = ("script", "text")
 TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")
-RETRIEVERS = ("bm25", "dense")
+RETRIEVERS = ("bm25", "dense")  # the default pooling retrievers; any registered method may be named
 
 
 @dataclass(frozen=True)
@@ -225,7 +225,7 @@ def _read_model_sections(r: YamlReader, data: dict) -> tuple[LLMConfig, PoolingC
         r.problem("llm.temperature", f"must be between 0 and 2, got {llm.temperature}")
     r.positive(llm.max_concurrency, "llm.max_concurrency")
     pooling = section_dataclass(r, data, "pooling", PoolingConfig)
-    for key, allowed in (("techniques", TECHNIQUES), ("retrievers", RETRIEVERS)):
+    for key, allowed in (("techniques", TECHNIQUES), ("retrievers", pooling_retrievers())):
         for v in getattr(pooling, key):
             if v not in allowed:
                 r.problem(f"pooling.{key}", f"unknown value {v!r}", f"choose from {', '.join(allowed)}")
@@ -250,6 +250,15 @@ def _read_snapshots(r: YamlReader, data: dict, corpus: CorpusConfig) -> tuple[st
                         "remove it, or remove `snapshots:` to build this pinned corpus once",
                     )
     return snapshots
+
+
+def pooling_retrievers() -> tuple[str, ...]:
+    """What `pooling.retrievers` may name: the registered retrieval methods (`baselines.METHODS`, a plugin's too)
+    that a build can run, i.e. those needing no cross-encoder; a name outside them is refused with the file and
+    key before any stage runs, not deep inside the pools stage."""
+    from freshstack_hf.baselines import runnable
+
+    return tuple(runnable())
 
 
 def read_snapshot_dates(r: YamlReader, value: Any, key: str, today: str = "") -> tuple[str, ...]:

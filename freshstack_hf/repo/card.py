@@ -1,7 +1,8 @@
 """The dataset card (`README.md`): YAML `configs:` that `datasets` reads, then what a researcher needs to know.
 
 The card is regenerated from the manifest on every write, never edited in place, so it cannot drift from the
-files it describes.
+files it describes. Its text is `freshstack_hf/templates/dataset_card.md` (and `dataset_card_nano.md`); this
+module computes what varies: the front matter, the tables and which sections a repo has.
 """
 
 from __future__ import annotations
@@ -12,14 +13,7 @@ import yaml
 
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.card_build import build_lines
-
-CITATION = """@article{thakur2025freshstack,
-  title   = {FreshStack: Building Realistic Benchmarks for Evaluating Retrieval on Technical Documents},
-  author  = {Thakur, Nandan and Lin, Jimmy and Havens, Sam and Carbin, Michael and Khattab, Omar
-             and Drozdov, Andrew},
-  journal = {arXiv preprint arXiv:2504.13128},
-  year    = {2025}
-}"""
+from freshstack_hf.templates import load_template, snippet
 
 
 def present_configs(manifest: dict[str, Any]) -> dict[str, list[str]]:
@@ -80,8 +74,27 @@ def dataset_info_yaml(manifest: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render_card(manifest: dict[str, Any], repo_id: str = layout.DEFAULT_REPO_NAME) -> str:
+    """The card (`templates/dataset_card.md`): its front matter, the configs' table and the statistics from the
+    manifest, then the sections only some repos have (candidate-list quality, how each topic was built, Nano)."""
     topics = sorted(manifest.get("topics", {}))
-    front = {
+    return load_template("dataset_card.md").substitute(
+        front=yaml.safe_dump(_front_matter(manifest), sort_keys=False, allow_unicode=True, width=1000).rstrip(),
+        topics=", ".join(f"`{t}`" for t in topics) or "(none)",
+        repo_id=repo_id,
+        first_topic=topics[0] if topics else "TOPIC",
+        config_rows="\n".join(
+            f"| `T{spec.suffix}` | `{spec.split}` | {', '.join(f'`{f.name}`' for f in spec.schema)} |"
+            for spec in layout.CONFIGS
+        ),
+        views=", ".join(f"`{s.view}`" for s in layout.CONFIGS if s.view),
+        stats=stats_table(manifest),
+        sections="".join(f"\n\n{section}" for section in _optional_sections(manifest)),
+    )
+
+
+def _front_matter(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The YAML `datasets` and the Hub read: the card's metadata, every split's size and the configs."""
+    return {
         "pretty_name": "FreshStack",
         "license": "cc-by-sa-4.0",
         "language": ["en"],
@@ -91,75 +104,23 @@ def render_card(manifest: dict[str, Any], repo_id: str = layout.DEFAULT_REPO_NAM
         "dataset_info": dataset_info_yaml(manifest),
         "configs": configs_yaml(manifest),
     }
-    parts = [
-        "---",
-        yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000).rstrip(),
-        "---",
-        "",
-        "# FreshStack",
-        "",
-        "A retrieval benchmark of Stack Overflow questions on niche, recent topics, answered from a corpus of",
-        "chunked GitHub documentation and code. Each question's accepted answer is split into *nuggets*",
-        "(atomic facts), and documents are judged per nugget, so systems are scored with nugget-aware metrics:",
-        "alpha-nDCG@10, Coverage@20 and Recall@50 (Thakur et al., 2025).",
-        "",
-        f"Topics: {', '.join(f'`{t}`' for t in topics) or '(none)'}.",
-        "",
-        "## Loading",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        f'queries = load_dataset("{repo_id}", "{topics[0] if topics else "TOPIC"}", split="test")  # official schema',
-        f'corpus = load_dataset("{repo_id}", "corpus", split="{topics[0] if topics else "TOPIC"}")',
-        "```",
-        "",
-        "## Configs",
-        "",
-        "| config | split | columns |",
-        "|---|---|---|",
-    ]
-    for spec in layout.CONFIGS:
-        cols = ", ".join(f"`{f.name}`" for f in spec.schema)
-        parts.append(f"| `T{spec.suffix}` | `{spec.split}` | {cols} |")
-    parts += [
-        "",
-        "Cross-topic views (one split per topic): " + ", ".join(f"`{s.view}`" for s in layout.CONFIGS if s.view) + ".",
-        "",
-        "Query-level `qrels` score = number of the query's nuggets the document supports; judged non-relevant",
-        "documents are kept with score 0. Nugget ids are `{query_id}_{k}` (k 0-based); corpus ids are",
-        "`{repo}/{path}_{start_byte}_{end_byte}`.",
-        "",
-        "## Split statistics",
-        "",
-        stats_table(manifest),
-    ]
+
+
+def _optional_sections(manifest: dict[str, Any]) -> list[str]:
+    """The sections a repo has only when its manifest records their subject, in the card's order."""
+    sections = []
     quality = quality_table(manifest)
     if quality:
-        parts += ["", "## Candidate lists", "", quality]
+        sections.append(f"## Candidate lists\n\n{quality}")
     sources = sources_lines(manifest)
     if sources:
-        parts += ["", "## How each topic was built", "", *sources]
+        sections.append("## How each topic was built\n\n" + "\n".join(sources))
     built = build_lines(manifest)
     if built:
-        parts += ["", *built]
+        sections.append("\n".join(built))
     if any(e.get("source", {}).get("kind") == "nano" for e in manifest.get("topics", {}).values()):
-        parts += ["", "## Nano sampling", "", *NANO_TEXT]
-    parts += [
-        "",
-        "## License",
-        "",
-        "Text derived from Stack Overflow is licensed CC BY-SA 4.0; corpus chunks keep the license of their",
-        "GitHub repository (see each document's `metadata.url`).",
-        "",
-        "## Citation",
-        "",
-        "```bibtex",
-        CITATION,
-        "```",
-        "",
-    ]
-    return "\n".join(parts)
+        sections.append(snippet("dataset_card_nano.md"))
+    return sections
 
 
 def stats_table(manifest: dict[str, Any]) -> str:
@@ -193,14 +154,6 @@ def quality_table(manifest: dict[str, Any]) -> str:
     head = "| topic | list | " + " | ".join(QUALITY_COLUMNS) + " |\n|---|---|" + "---:|" * len(QUALITY_COLUMNS)
     return "\n".join([head, *rows])
 
-
-NANO_TEXT = [
-    "This is a Nano subset for quick CPU evaluation. Per topic it keeps at most `max_queries` queries (a seeded",
-    "random sample when the topic has more) and at most `max_docs` documents: first every document judged for the",
-    "kept queries, so nugget judgments stay complete; then the candidate lists' documents (BM25, dense, hybrid)",
-    "taken rank by rank across queries, as hard negatives; then random distractors. Candidate lists are cut to",
-    "the kept documents. Scores on a Nano subset are higher than on the full corpus and are not comparable to it.",
-]
 
 QUALITY_COLUMNS = ("alpha_ndcg@10", "coverage@20", "recall@50", "ndcg@10", "recall@100")
 

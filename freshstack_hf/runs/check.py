@@ -141,13 +141,91 @@ def check_entries(
     `candidates` (query id -> the docs it may rank) restricts each query to its own candidates (reranking).
     `entries` may be a stream that adds to `malformed` as it is read (`stream_entries`). With `keep`, only each
     query's top `keep` (`top_docs`) are kept once every line is checked: what a board scores and archives."""
+    read = _read_entries(entries, source, query_ids, doc_ids, max_depth, candidates)
+    malformed = list(malformed)  # complete now that every entry was read
+    if malformed and not strict:
+        raise ValidationError(malformed, title=f"run {source} is malformed")
+    found = read.problems(malformed, source, max_depth)
+    if strict and found:
+        raise ValidationError(found, title=f"run {source} is not valid")
+    warnings = read.repair(max_depth)
+    run = read.run
+    if keep is not None:
+        for q, docs in run.items():
+            if len(docs) > keep:
+                run[q] = {d: docs[d] for d in top_docs(docs, keep)}
+    return LoadedRun(run, source, read.tag, fmt, tuple(warnings), tuple(found))
+
+
+@dataclass
+class _Read:
+    """One pass over a run's entries: the run as first read, and what strict mode would refuse in it."""
+
+    run: dict[str, dict[str, float]]
+    tag: str
+    unknown_queries: dict[str, list[int | None]]  # query -> [row of its first line, its line count]
+    repeated: list[Problem]
+    unknown_docs: list[Problem]
+    unknown_doc_queries: set[str]
+    too_deep: dict[str, int | None]  # query -> row of its first doc past the depth
+    outside: list[Problem]  # docs not among their query's candidates
+
+    def problems(self, malformed: list[Problem], source: str, max_depth: int | None) -> list[Problem]:
+        """Every problem, in line order (those without a line last)."""
+        deep = [
+            Problem(
+                source,
+                f"query {q!r} has {len(self.run[q])} docs, more than the allowed depth {max_depth}",
+                row=row,
+                unit="line",
+            )
+            for q, row in self.too_deep.items()
+        ]
+        unknown = _unknown_query_problems(source, self.unknown_queries)
+        found = malformed + self.repeated + self.unknown_docs + self.outside + deep + unknown
+        found.sort(key=lambda p: (p.row is None, p.row or 0))
+        return found
+
+    def repair(self, max_depth: int | None) -> list[str]:
+        """Lenient mode: the repairs already made while reading (unknown queries and outside docs dropped, the
+        first of a repeated doc kept) and the cut of deep queries, each said once with its counts."""
+        warnings: list[str] = []
+        if self.unknown_queries:
+            warnings.append(_unknown_query_warning(self.unknown_queries))
+        if self.unknown_docs:
+            queries = _plural(len(self.unknown_doc_queries), "query", "queries")
+            warnings.append(
+                f"{_plural(len(self.unknown_docs), 'doc id')} not in the corpus ({queries}), scored as non-relevant"
+            )
+        if self.repeated:
+            warnings.append(f"{_plural(len(self.repeated), 'repeated doc')} ignored, the first occurrence kept")
+        if self.outside:
+            warnings.append(f"{_plural(len(self.outside), 'doc')} outside their query's candidates dropped")
+        if self.too_deep:
+            run = self.run
+            for q in self.too_deep:
+                run[q] = {d: run[q][d] for d in top_docs(run[q], max_depth or 0)}
+            queries = _plural(len(self.too_deep), "query", "queries")
+            warnings.append(f"{queries} had more than {max_depth} docs; the top {max_depth} kept")
+        return warnings
+
+
+def _read_entries(
+    entries: Iterable[Entry],
+    source: str,
+    query_ids: Container[str] | None,
+    doc_ids: Container[str] | None,
+    max_depth: int | None,
+    candidates: Mapping[str, Container[str]] | None,
+) -> _Read:
+    """The one pass over every entry (the hot loop of reading a run: plain locals, one dict lookup per line)."""
     run: dict[str, dict[str, float]] = {}
-    unknown_queries: dict[str, list[int | None]] = {}  # query -> [row of its first line, its line count]
+    unknown_queries: dict[str, list[int | None]] = {}
     repeated: list[Problem] = []
     unknown_docs: list[Problem] = []
     unknown_doc_queries: set[str] = set()
-    too_deep: dict[str, int | None] = {}  # query -> row of its first doc past the depth
-    outside: list[Problem] = []  # docs not among their query's candidates
+    too_deep: dict[str, int | None] = {}
+    outside: list[Problem] = []
     no_candidates: frozenset[str] = frozenset()
     tag = ""
     limit = max_depth + 1 if max_depth is not None else -1
@@ -176,42 +254,7 @@ def check_entries(
             unknown_doc_queries.add(query_id)
         if len(docs) == limit:
             too_deep[query_id] = row
-    malformed = list(malformed)  # complete now that every entry was read
-    if malformed and not strict:
-        raise ValidationError(malformed, title=f"run {source} is malformed")
-    deep = [
-        Problem(
-            source, f"query {q!r} has {len(run[q])} docs, more than the allowed depth {max_depth}", row=row, unit="line"
-        )
-        for q, row in too_deep.items()
-    ]
-    unknown = _unknown_query_problems(source, unknown_queries)
-    found = malformed + repeated + unknown_docs + outside + deep + unknown
-    found.sort(key=lambda p: (p.row is None, p.row or 0))
-    if strict and found:
-        raise ValidationError(found, title=f"run {source} is not valid")
-
-    warnings: list[str] = []
-    if unknown_queries:
-        warnings.append(_unknown_query_warning(unknown_queries))
-    if unknown_docs:
-        queries = _plural(len(unknown_doc_queries), "query", "queries")
-        warnings.append(f"{_plural(len(unknown_docs), 'doc id')} not in the corpus ({queries}), scored as non-relevant")
-    if repeated:
-        warnings.append(f"{_plural(len(repeated), 'repeated doc')} ignored, the first occurrence kept")
-    if outside:
-        warnings.append(f"{_plural(len(outside), 'doc')} outside their query's candidates dropped")
-    if too_deep:
-        for q in too_deep:
-            run[q] = {d: run[q][d] for d in top_docs(run[q], max_depth or 0)}
-        warnings.append(
-            f"{_plural(len(too_deep), 'query', 'queries')} had more than {max_depth} docs; the top {max_depth} kept"
-        )
-    if keep is not None:
-        for q, docs in run.items():
-            if len(docs) > keep:
-                run[q] = {d: docs[d] for d in top_docs(docs, keep)}
-    return LoadedRun(run, source, tag, fmt, tuple(warnings), tuple(found))
+    return _Read(run, tag, unknown_queries, repeated, unknown_docs, unknown_doc_queries, too_deep, outside)
 
 
 def load_run(

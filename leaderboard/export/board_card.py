@@ -1,6 +1,7 @@
 """The dataset card of a board export (`README.md`): the YAML `configs:` and sizes `datasets` reads, then what a
 reader needs: whether it is a backup or the public results, the row counts, what each config holds and its
-columns, the measures and how to load them. Written anew with every export, never edited in place.
+columns, the measures and how to load them. Written anew with every export, never edited in place. Its text is
+`leaderboard/templates/board_card*.md`; this module computes the counts, sizes and tables it shows.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from freshstack_hf.answers.measures import BY_ID
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.board_folder import BOARD_FILE, SPLIT, data_path
+from freshstack_hf.templates import load_template, snippet
 from leaderboard.export.board_format import CONFIGS, REDACTED
 
 
@@ -32,14 +34,38 @@ def measure_label(measure: str) -> tuple[str, str]:
 
 
 def render_card(board: dict[str, Any], sizes: dict[str, int], measures: Counter[str], exported_at: datetime) -> str:
-    """The dataset card: `configs:` of every config with rows, their sizes (`datasets` keys its cache of a local
-    folder on them), then the mode, counts, what each config holds, the measures and how to load it."""
+    """The dataset card (`leaderboard/templates/board_card.md`): `configs:` of every config with rows, their sizes
+    (`datasets` keys its cache of a local folder on them), then the mode, counts, what each config holds, the
+    measures and how to load it."""
     import yaml
 
     counts = {name: entry["rows"] for name, entry in board["configs"].items()}
+    empty = ", ".join(f"`{c.name}`" for c in CONFIGS if not counts[c.name])
+    mode = "public" if board["public"] else "backup"
+    title = "FreshStack leaderboard" + (" results" if board["public"] else " backup")
+    return load_template("board_card.md", "leaderboard").substitute(
+        front=yaml.safe_dump(
+            _front_matter(title, sizes, counts), sort_keys=False, allow_unicode=True, width=1000
+        ).rstrip(),
+        title=title,
+        when=exported_at.strftime("%Y-%m-%d %H:%M UTC"),
+        written_by=board["written_by"],
+        store_schema=board["store_schema"],
+        format_version=board["format_version"],
+        board_file=BOARD_FILE,
+        mode=snippet(f"board_card_{mode}.md", "leaderboard", redacted=REDACTED),
+        config_rows="\n".join(f"| `{c.name}` | {counts[c.name]:,} | {c.holds} |" for c in CONFIGS),
+        empty=f"\n\n{snippet('board_card_empty.md', 'leaderboard', configs=empty)}" if empty else "",
+        columns="\n".join(f"- `{c.name}`: {', '.join(f'`{f.name}` ({f.type})' for f in c.schema)}" for c in CONFIGS),
+        measure_rows=_measure_rows(measures),
+    )
+
+
+def _front_matter(title: str, sizes: dict[str, int], counts: dict[str, int]) -> dict[str, Any]:
+    """The YAML `datasets` reads: the configs with rows (an empty parquet file cannot be loaded) and their sizes."""
     filled = [c for c in CONFIGS if counts[c.name]]
-    front = {
-        "pretty_name": "FreshStack leaderboard" + (" results" if board["public"] else " backup"),
+    return {
+        "pretty_name": title,
         "tags": ["freshstack", "leaderboard", "retrieval", "rag"],
         "dataset_info": [
             {
@@ -54,70 +80,11 @@ def render_card(board: dict[str, Any], sizes: dict[str, int], measures: Counter[
             {"config_name": c.name, "data_files": [{"split": SPLIT, "path": data_path(c.name)}]} for c in filled
         ],
     }
-    if board["public"]:
-        mode = [
-            "**Public results.** Identities that are IP addresses (`ip:...`, of anonymous submitters) read",
-            f"`{REDACTED}`, blobs are listed by hash only (`data` is null), and a deleted system is only its",
-            "tombstone (id, kind, content hash, moderation). This is not a backup: `freshstack-hf admin import`",
-            "refuses it; make one with `freshstack-hf admin export DIR` (without `--public`).",
-        ]
-    else:
-        mode = [
-            "**Full backup.** Everything the store holds, ids included; restore it into an empty store with",
-            "`freshstack-hf admin import DIR --store URL`. It names submitters as the store does (IP addresses of",
-            "anonymous ones too): publish it privately, or export with `--public` for a public dataset.",
-        ]
-    when = exported_at.strftime("%Y-%m-%d %H:%M UTC")
-    parts = [
-        "---",
-        yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000).rstrip(),
-        "---",
-        "",
-        "# FreshStack leaderboard" + (" results" if board["public"] else " backup"),
-        "",
-        f"The store of a FreshStack leaderboard, exported {when} by freshstack-hf {board['written_by']}",
-        f"(store schema {board['store_schema']}, export format {board['format_version']}; `{BOARD_FILE}` says the "
-        "same, with the row count of every file).",
-        "",
-        *mode,
-        "",
-        "## Loading",
-        "",
-        "```python",
-        "from datasets import load_dataset",
-        "",
-        'results = load_dataset("ORG/NAME", "results", split="train")  # or the local folder\'s path',
-        'per_query = load_dataset("ORG/NAME", "per_query", split="train").to_pandas()',
-        "```",
-        "",
-        "## Configs",
-        "",
-        "| config | rows | what it holds |",
-        "|---|---:|---|",
-    ]
-    for c in CONFIGS:
-        parts.append(f"| `{c.name}` | {counts[c.name]:,} | {c.holds} |")
-    empty = [c.name for c in CONFIGS if not counts[c.name]]
-    if empty:
-        parts += [
-            "",
-            f"Without rows, and so not declared to `datasets` (which cannot load an empty parquet file): "
-            f"{', '.join(f'`{n}`' for n in empty)}; the file is kept for the backup.",
-        ]
-    parts += ["", "Columns:", ""]
-    for c in CONFIGS:
-        columns = ", ".join(f"`{f.name}` ({f.type})" for f in c.schema)
-        parts.append(f"- `{c.name}`: {columns}")
-    parts += ["", "## Measures", "", "| measure | name | result rows | what it measures |", "|---|---|---:|---|"]
+
+
+def _measure_rows(measures: Counter[str]) -> str:
+    rows = []
     for measure in sorted(measures):
         name, description = measure_label(measure)
-        parts.append(f"| `{measure}` | {name} | {measures[measure]:,} | {description} |")
-    if not measures:
-        parts.append("| (none yet) | | 0 | |")
-    parts += [
-        "",
-        "Times are UTC. Averages over topics are not stored: the board shows a system's average, the plain mean "
-        "of its topics, only where it is scored on every topic of the dataset.",
-        "",
-    ]
-    return "\n".join(parts)
+        rows.append(f"| `{measure}` | {name} | {measures[measure]:,} | {description} |")
+    return "\n".join(rows or ["| (none yet) | | 0 | |"])

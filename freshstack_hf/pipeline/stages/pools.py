@@ -2,24 +2,30 @@
 
 Five query techniques per question: the question itself; the inference setting's sub-questions and closed-book
 answer (written by the backend); the oracle setting's accepted answer and nuggets (concatenated). Each query
-runs through every configured retriever (BM25 as Lucene scores it, and a dense model), the retrievers' top lists
-are fused with the paper's min-max score fusion, and the top `depth` (20) fused documents of every technique
-join the pool. Diversity is the point: oracle queries find what the answer used, inference queries what a
-system would find, and the question keeps the pool free of holes a plain retriever would fall into.
+runs through every configured retriever (by default BM25 as Lucene scores it, and a dense model; any method of
+the retrieval registry, `baselines.METHODS`, by its name), the retrievers' top lists are fused with the paper's
+min-max score fusion, and the top `depth` (20) fused documents of every technique join the pool. Diversity is
+the point: oracle queries find what the answer used, inference queries what a system would find, and the
+question keeps the pool free of holes a plain retriever would fall into.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
+from freshstack_hf import baselines
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline import build_prompts
 from freshstack_hf.pipeline.accounting import StageEstimate, StagePlan, backend_record, made_by, stage_plan
 from freshstack_hf.pipeline.inputs import CHUNKS, POOL_QUERIES, POOLS, QUESTIONS, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, write_table
+from freshstack_hf.records import Doc
+from freshstack_hf.runs.run import RankedList
 
 if TYPE_CHECKING:
     from freshstack_hf.pipeline.plan_facts import PlanFacts, Previous
@@ -74,13 +80,12 @@ def run(ctx: StageContext) -> dict[str, Any]:
     if not doc_ids:
         raise FreshStackError(f"{CHUNKS.path(ctx.work)}: the corpus is empty; check corpus.repositories")
     flat = [(tech, qid, text) for tech, items in queries.items() for qid, text in items.items()]
-    keys = [f"{tech}\t{qid}" for tech, qid, _ in flat]
-    flat_texts = [text for _, _, text in flat]
-    runs, seconds = [], {}
-    for retriever in cfg.retrievers:
-        start = time.perf_counter()
-        runs.append(_retrieve(ctx, retriever, doc_ids, texts, keys, flat_texts))
-        seconds[retriever] = round(time.perf_counter() - start, 3)
+    searched = PoolSearch(
+        ctx.config.topic,
+        [Doc(doc_id, text) for doc_id, text in zip(doc_ids, texts, strict=True)],
+        [PoolQuery(f"{tech}\t{qid}", text) for tech, qid, text in flat],
+    )
+    runs, seconds = _retrieve(ctx, searched)
 
     from freshstack_hf.retrieval.fusion import minmax_fusion
 
@@ -106,7 +111,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     write_table(
         POOL_QUERIES.path(ctx.work),
         pa.table(
-            {"query_id": [q for _, q, _ in flat], "technique": [t for t, _, _ in flat], "text": flat_texts},
+            {"query_id": [q for _, q, _ in flat], "technique": [t for t, _, _ in flat], "text": [t for *_, t in flat]},
             schema=QUERY_SCHEMA,
         ),
     )
@@ -132,50 +137,115 @@ def run(ctx: StageContext) -> dict[str, Any]:
     }
 
 
-def _retrieve(ctx: StageContext, retriever: str, doc_ids, texts, keys, queries) -> dict[str, list[tuple[str, float]]]:
-    depth = ctx.config.pooling.retrieval_depth
-    if retriever == "bm25":
-        from freshstack_hf.baselines import BM25_B, BM25_K1
-        from freshstack_hf.retrieval.bm25 import BM25Index
-
-        index = BM25Index.build(doc_ids, texts, k1=BM25_K1, b=BM25_B, show_progress=ctx.show_progress)
-        hits = index.search(queries, k=depth, show_progress=ctx.show_progress)
-        return dict(zip(keys, hits, strict=True))
-    model = ctx.config.pooling.dense_model
-    if model.startswith("openai:"):
-        return _retrieve_endpoint(ctx, model.removeprefix("openai:"), doc_ids, texts, keys, queries, depth)
-    from freshstack_hf.defaults import dense_retriever
-
-    # the embedding cache every command shares (FRESHSTACK_CACHE): the write stage's candidates and later
-    # `retrieve`/leaderboard runs encode none of these chunks again
-    dense = dense_retriever(model, show_progress=ctx.show_progress)
-    run, _ = dense.retrieve(doc_ids, texts, keys, queries, k=depth)
-    return run
+# ---- the retrievers: registered retrieval methods, run over the pooling queries -----------------------------------
+def _retrieve(ctx: StageContext, searched: PoolSearch) -> tuple[list[dict[str, RankedList]], dict[str, float]]:
+    """Each of `pooling.retrievers` (a registered retrieval method, checked when the YAML was read) over the
+    pooling queries at the retrieval depth, with its seconds; a method's inputs run at their own depths."""
+    cfg = ctx.config.pooling
+    setup = baselines.Setup(dense_model=cfg.dense_model or None)
+    resources = PoolResources(setup, show_progress=ctx.show_progress, ctx=ctx)
+    runs, seconds = [], {}
+    for retriever in cfg.retrievers:
+        start = time.perf_counter()
+        made = baselines.compute(searched, [retriever], resources, {retriever: cfg.retrieval_depth})
+        runs.append(made[retriever].run)
+        seconds[retriever] = round(time.perf_counter() - start, 3)
+    return runs, seconds
 
 
-def _retrieve_endpoint(ctx, model, doc_ids, texts, keys, queries, depth) -> dict[str, list[tuple[str, float]]]:
-    """Dense retrieval with an OpenAI-compatible embeddings model, through the build's cached client."""
-    import numpy as np
+@dataclass(frozen=True, slots=True)
+class PoolQuery:
+    """One pooling query: one technique's text for one question (id `technique<TAB>question id`)."""
 
-    from freshstack_hf.retrieval.exact_search import exact_search
+    query_id: str
+    text: str
 
-    client = getattr(ctx.backend(), "client", None)
-    if client is None or not hasattr(client, "embed_many"):
-        raise FreshStackError(
-            f"{ctx.config.path}: pooling.dense_model {('openai:' + model)!r} needs an LLM endpoint "
-            "(llm.base_url); use a sentence-transformers model name or path offline"
+
+@dataclass(frozen=True)
+class PoolSearch:
+    """The chunks and pooling queries as a registered method retrieves over them (`baselines.Searched`)."""
+
+    name: str
+    docs: list[Doc]
+    queries: list[PoolQuery]
+
+
+@dataclass
+class PoolResources(baselines.Resources):
+    """The registry's resources for pooling: `pooling.dense_model: openai:MODEL` makes the build's endpoint the
+    dense retriever of every method that needs one; any other model is loaded as the registry loads it, with the
+    embedding cache every command shares (FRESHSTACK_CACHE), so the candidates and later `retrieve`/leaderboard
+    runs encode none of these chunks again."""
+
+    ctx: StageContext | None = None
+
+    def dense_retriever(self) -> Any:
+        model = str(self.setup.dense_model or "")
+        if self.retriever is None and model.startswith("openai:") and self.ctx is not None:
+            self.retriever = EndpointRetriever.of(self.ctx, model.removeprefix("openai:"))
+        return super().dense_retriever()
+
+
+@dataclass(frozen=True)
+class EndpointModel:
+    model_id: str
+    revision: str = ""
+
+
+class EndpointRetriever:
+    """Dense retrieval with an OpenAI-compatible embeddings model, through the build's cached client: what the
+    registry's dense method reads of a `DenseRetriever` (`retrieve`, the model's id, its prompts)."""
+
+    max_seq_length = None
+    query_prompt = doc_prompt = ""
+
+    def __init__(self, client: Any, model: str) -> None:
+        self.client, self.model = client, model
+        self.dense = EndpointModel(f"openai:{model}")
+
+    @classmethod
+    def of(cls, ctx: StageContext, model: str) -> EndpointRetriever:
+        client = getattr(ctx.backend(), "client", None)
+        if client is None or not hasattr(client, "embed_many"):
+            raise FreshStackError(
+                f"{ctx.config.path}: pooling.dense_model {('openai:' + model)!r} needs an LLM endpoint "
+                "(llm.base_url); use a sentence-transformers model name or path offline"
+            )
+        return cls(client, model)
+
+    def retrieve(
+        self,
+        doc_ids: Sequence[str],
+        doc_texts: Sequence[str],
+        query_ids: Sequence[str],
+        query_texts: Sequence[str],
+        k: int,
+    ) -> tuple[dict[str, list[tuple[str, float]]], Any]:
+        import numpy as np
+
+        from freshstack_hf.retrieval.dense import DenseStats
+        from freshstack_hf.retrieval.encoding import EncodeStats
+        from freshstack_hf.retrieval.exact_search import exact_search
+
+        def unit(x: np.ndarray) -> np.ndarray:
+            return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+        start = time.perf_counter()
+        docs = unit(np.asarray(self.client.embed_many(doc_texts, self.model), dtype=np.float32))
+        encoded = time.perf_counter()
+        qs = unit(np.asarray(self.client.embed_many(query_texts, self.model), dtype=np.float32))
+        searched = time.perf_counter()
+        scores, index = exact_search(qs, docs, k)
+        run = {
+            key: [(doc_ids[i], float(s)) for i, s in zip(row_i.tolist(), row_s.tolist(), strict=True)]
+            for key, row_s, row_i in zip(query_ids, scores, index, strict=True)
+        }
+        stats = DenseStats(
+            EncodeStats(len(doc_texts), len(doc_texts), 0, encoded - start),
+            EncodeStats(len(query_texts), len(query_texts), 0, searched - encoded),
+            time.perf_counter() - searched,
         )
-
-    def unit(x: np.ndarray) -> np.ndarray:
-        return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-
-    docs = unit(np.asarray(client.embed_many(texts, model), dtype=np.float32))
-    qs = unit(np.asarray(client.embed_many(queries, model), dtype=np.float32))
-    scores, index = exact_search(qs, docs, depth)
-    return {
-        key: [(doc_ids[i], float(s)) for i, s in zip(row_i.tolist(), row_s.tolist(), strict=True)]
-        for key, row_s, row_i in zip(keys, scores, index, strict=True)
-    }
+        return run, stats
 
 
 def _id_key(qid: str) -> tuple[int, str]:
