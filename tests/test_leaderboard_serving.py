@@ -87,7 +87,7 @@ def test_the_cli_serves_at_once_and_its_worker_fills_the_baselines(tmp_path):
     at the page, so "still being computed" does not depend on the speed of the machine of the day."""
     from gradio_client import Client
 
-    from leaderboard.holds import HOLD_ENV
+    from leaderboard.fault_points import HOLD_ENV
 
     repo = build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120)
     release = tmp_path / "release-baselines"

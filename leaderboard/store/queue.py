@@ -24,7 +24,7 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, case, func, insert, or_, select, update
 
-from leaderboard.holds import pause_for_tests
+from leaderboard.fault_points import POINTS
 from leaderboard.store.audit import JOB, AuditLog, kind_of
 from leaderboard.store.blob_store import BlobStore
 from leaderboard.store.database import Database
@@ -233,7 +233,7 @@ class JobQueue:
             conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
             if follow_up is not None:
                 self.insert_in(conn, system_id, follow_up[0], follow_up[1], 3, now)
-            pause_for_tests("finish_job")
+            POINTS.pause("finish_job")
         return True
 
     def fail_job(self, job_id: int, worker_id: str, error: str) -> bool:

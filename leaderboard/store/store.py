@@ -23,7 +23,7 @@ from sqlalchemy import Connection, Text, cast, delete, func, select, update
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.defaults import default_store_url
-from leaderboard.holds import pause_for_tests
+from leaderboard.fault_points import POINTS
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.store.audit import AuditLog
 from leaderboard.store.blob_store import BlobStore, blob_refs
@@ -124,7 +124,7 @@ class Store:
                     insert_results(conn, new_id, results, meta, now)
                 if job is not None:
                     self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now)
-                pause_for_tests("add_system")
+                POINTS.pause("add_system")
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
         return system_record(row), new_id is not None
 

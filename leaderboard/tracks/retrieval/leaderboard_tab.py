@@ -28,7 +28,7 @@ from typing import Any
 import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard.holds import pause_for_tests
+from leaderboard.fault_points import POINTS
 from leaderboard.page import first_paint
 from leaderboard.page.computing import StatusLine
 from leaderboard.page.display import datatypes, display
@@ -170,7 +170,7 @@ class LeaderboardTab(PageTab):
             snapshot: str | None = None,
         ) -> Any:
             """One page of the view (the `/table` API): the rows, their types and the caption as the label."""
-            pause_for_tests("table")  # tests only: holds this read, to see others run beside it
+            POINTS.pause("table")  # tests only: holds this read, to see others run beside it
             return turn(search, types, sizes, topic, sort, order, page, snapshot)[0]
 
         def turn(
