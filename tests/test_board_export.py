@@ -179,7 +179,7 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
         "blob_refs": stored["blob_refs"],
     }
     assert counts["systems"] == 8 and counts["jobs"] == 3 and counts["blobs"] == 6 and per_query > counts["results"]
-    assert (written["public"], written["store_schema"], written["format_version"]) == (False, STORE_SCHEMA, 1)
+    assert (written["public"], written["store_schema"], written["format_version"]) == (False, STORE_SCHEMA, 2)
 
     # the real `datasets` reads it, offline, with the stored values
     results = datasets.load_dataset(str(first), "results", split="train")
@@ -418,6 +418,39 @@ def test_an_import_into_a_store_that_is_not_empty_is_refused(freshstack_main, st
     error = capsys.readouterr().err
     assert "is not empty (" in error and "systems: 1 rows" in error and "Nothing was changed" in error
     assert row_counts(store) == counts and store.audit.rows() == trail
+
+
+def as_format_1(folder: Path) -> None:
+    """Make `folder` the export the previous release wrote: format 1, whose `systems` had no `track` column."""
+    path = folder / "data" / "systems.parquet"
+    pq.write_table(pq.read_table(path).drop_columns(["track"]), path, compression="zstd")
+    written = json.loads((folder / "board.json").read_text())
+    (folder / "board.json").write_text(json.dumps(written | {"format_version": 1}))
+
+
+def test_an_export_made_before_the_track_column_gives_each_model_the_track_the_table_read(
+    freshstack_main, store, tmp_path, other_store_url, capsys
+):
+    """Export format 1 (store schema 2) kept no track: its model rows get theirs as an older store's do
+    (`migrations.fill_tracks`: `model:nano:...` nano, any other model full); the same columns claimed as format 2
+    are refused."""
+    for content_hash in ("model:nano:abc", "model:full:abc"):
+        store.add_system(name=content_hash, kind="model", content_hash=content_hash, job=("model", {"m": 1}))
+    store.add_system(name="run", kind="run", content_hash="model:nano:a-run-file")
+    folder = export_board(store, tmp_path / "export").folder
+    as_format_1(folder)
+    claimed = tmp_path / "claimed-as-2"
+    shutil.copytree(folder, claimed)
+    written = json.loads((claimed / "board.json").read_text())
+    (claimed / "board.json").write_text(json.dumps(written | {"format_version": 2}))
+    assert admin(freshstack_main, other_store_url, "import", str(claimed)) == 2
+    assert "data/systems.parquet: its columns are not those of export format 2" in capsys.readouterr().err
+    assert untouched(other_store_url)
+
+    assert admin(freshstack_main, other_store_url, "import", str(folder)) == 0
+    with Store(other_store_url) as restored:
+        tracks = {r.system.content_hash: r.system.track for r in restored.leaderboard_rows()}
+    assert tracks == {"model:nano:abc": "nano", "model:full:abc": "full", "model:nano:a-run-file": None}
 
 
 def test_import_reports_what_it_restored_as_json(freshstack_main, small_export, other_store_url, capsys):

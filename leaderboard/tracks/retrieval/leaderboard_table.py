@@ -35,9 +35,10 @@ from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
 from leaderboard.page.display import link_cell, sort_frame
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.store.records import LeaderboardRow, Score
+from leaderboard.store.records import LeaderboardRow, Score, SystemState
 
 TYPES = {"baseline": "baseline", "run": "submitted run", "model": "submitted model"}
+TRACK_LABELS = {"nano": " · nano"}  # the type of a row scored on the candidate pools says so (`systems.track`)
 SIZE_BUCKETS = {"< 100M": (0, 1e8), "100M–1B": (1e8, 1e9), "1B–10B": (1e9, 1e10), "≥ 10B": (1e10, math.inf)}
 UNKNOWN_SIZE = "unknown"
 INFO = ["id", "system", "type"]
@@ -98,9 +99,9 @@ def build_frame(
         if system.kind not in types:  # only what was computed here (a "reported" kind never reaches the store)
             continue
         label = types[system.kind]
-        if system.kind == "model" and system.content_hash.startswith("model:nano:"):
-            label += " · nano"
-        if system.status != "scored":
+        if system.track in TRACK_LABELS:
+            label += TRACK_LABELS[system.track]
+        if system.status != SystemState.SCORED:
             label += f" ({system.status})"
         scores = score_cells(row.scores)
         date = system.created_at.strftime("%Y-%m-%d") if system.created_at else ""

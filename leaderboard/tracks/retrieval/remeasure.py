@@ -27,7 +27,7 @@ from typing import Any
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.ranking_blob import MEDIA as RANKING
-from leaderboard.store.records import SystemRecord
+from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND, RESCORE_JOB_KIND
 from leaderboard.worker.job_contract import payload_dataset
 
@@ -88,7 +88,7 @@ def remeasure(store: Any, dataset: Dataset) -> Remeasured:
     counted: set[str] = set()
     for row in rows:
         system, payload = row.system, payloads.get(row.system.id) or {}
-        if row.dataset_revision in (None, dataset.revision) or system.status != "scored":
+        if row.dataset_revision in (None, dataset.revision) or system.status != SystemState.SCORED:
             continue
         key = lineage(system, payload)
         if key in here:

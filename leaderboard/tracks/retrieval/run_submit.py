@@ -303,7 +303,7 @@ class Submitter(BaseSubmitter):
         }
         if day is None and Path(reference).is_dir():
             day = card_cutoff(reference)
-        stored = {"size": params, "cutoff": day, "job": ("model", payload)}
+        stored = {"size": params, "cutoff": day, "track": track, "job": ("model", payload)}
         system, created = self._add(text, "model", content_hash, identity, **stored)
         if not created:
             return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
