@@ -1,22 +1,23 @@
 """What every submission shares, whatever its kind: the outcome the submitter is told, the audit row of each call,
 and the checks several kinds make, each a small named step.
 
-Each kind of upload is one class that says what it submits (`tracks.retrieval.run_submit.RunSubmitter` and
-`ModelSubmitter`, `tracks.retrieval.rerank_submit.RerankedRunSubmitter` and `RerankerSubmitter`,
-`tracks.answers.answer_submit.AnswerSubmitter`) and declares its checks as one ordered list, `checks()`.
+Each kind of upload is one class that says what it submits (`tracks.retrieval.run_submit.RunSubmitter`,
+`tracks.retrieval.model_submit.ModelSubmitter`, `tracks.retrieval.rerank_submit.RerankedRunSubmitter` and
+`RerankerSubmitter`, `tracks.answers.answer_submit.AnswerSubmitter`) and declares its checks as one ordered list,
+`checks()`.
 `BaseSubmitter.checked` runs that list in its order, each step entered once, on the submission's `Upload` (what
 the steps have learnt so far); the first step that answers gives the outcome, and the last one stores the
 submission and says so. Nothing reorders a list: where a kind's dedupe needs what it parsed, its list says so by
 where its steps stand.
 
-The lists share their shape: cheap refusals first (no file, over the size cap, unusable name, description or
-link), then the dedupe lookup (`dedupe`: a content hash, always together with the dataset revision, so a
-resubmission is answered with the stored row and never scored twice), then the per-identity rate limit
-(`rate_limit`: it counts what it lets through, and it stands after every dedupe of its list, so a duplicate is
-never counted), and only then the expensive part: the kind's strict parser (every problem listed with its line;
-nothing is stored on any problem) and scoring, or the queueing of a worker's job. A parser's refusal is counted:
-its list puts the rate limit before the parse (answers), or tells the refusal once the rate limit has counted it (a
-run, whose dedupe key is its parsed ranking's).
+The lists share their shape: cheap refusals first (no file, over the size cap, unusable name, description or link; a
+run's cap applies to what the board keeps of it, so its list checks it after the parse), then the dedupe lookup
+(`dedupe`: a content hash, always together with the dataset revision, so a resubmission is answered with the stored
+row and never scored twice), then the per-identity rate limit (`rate_limit`: it counts what it lets through, and it
+stands after every dedupe of its list, so a duplicate is never counted), and only then the expensive part: the
+kind's strict parser (every problem listed with its line; nothing is stored on any problem) and scoring, or the
+queueing of a worker's job. A parser's refusal is counted: its list puts the rate limit before the parse (answers),
+or tells the refusal once the rate limit has counted it (a run, whose dedupe key is its parsed ranking's).
 
 The store's unique content hash settles races between identical submissions arriving together (`raced`); a content
 hash a moderator deleted stays in the store as a tombstone, so the same content is refused, naming the reason,
