@@ -108,17 +108,17 @@ _SUBMIT = """
 import sys, time
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 repo, db, packed, plain = sys.argv[1:5]
 dataset = Dataset(repo)
 dataset.warm()  # what the board's start does
 with Store(f"sqlite:///{db}") as store:
     store.create_all()
-    submitter = Submitter(store, dataset, rate_limit=None)
+    submitter = RunSubmitter(store, dataset, rate_limit=None)
     start = time.perf_counter()
-    first = submitter.submit_run(packed, name="release run")
+    first = submitter.submit(packed, name="release run")
     took = time.perf_counter() - start
-    second = submitter.submit_run(plain, name="release run, plain")
+    second = submitter.submit(plain, name="release run, plain")
     rows = len(store.leaderboard_rows())
 print(f"{took:.3f} {first.status} {second.status} {rows}")
 """

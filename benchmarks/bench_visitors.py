@@ -68,7 +68,7 @@ def build_inputs() -> list[Path]:
     from freshstack_hf.synth import SynthConfig, synth_topic
     from leaderboard.store.store import Store
     from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-    from leaderboard.tracks.retrieval.run_submit import Submitter
+    from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
     submitted = [OUT / f"submitted-{i}.trec" for i in range(SUBMISSIONS)]
     done = OUT / "inputs.done"
@@ -85,9 +85,9 @@ def build_inputs() -> list[Path]:
     with Store(f"sqlite:///{SEEDED_DB}") as store:
         store.create_all()
         compute_baselines(store, dataset, methods=["bm25"])
-        submitter = Submitter(store, dataset, rate_limit=None)
+        submitter = RunSubmitter(store, dataset, rate_limit=None)
         for i, path in enumerate(runs):
-            outcome = submitter.submit_run(path, name=f"seeded run {i:02d}")
+            outcome = submitter.submit(path, name=f"seeded run {i:02d}")
             if outcome.status != "scored":
                 raise RuntimeError(f"seeding {path}: {outcome.message}")
             path.unlink()  # stored: the store keeps what the board needs of it

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from leaderboard.store.records import SCHEMA_VERSION
+from leaderboard.store.records import SCHEMA_VERSION, JobState, SystemState
 from leaderboard.store.store import Store
 
 
@@ -25,7 +25,7 @@ class BaselineRow:
     name: str
     system_id: int
     created: bool
-    status: str = "scored"
+    status: str = SystemState.SCORED
 
 
 def config_hash(config: Mapping[str, Any], revision: str, prefix: str = "baseline:") -> str:
@@ -54,15 +54,15 @@ def queue_row(
     )
     if created:
         say(f"queued {name} as system #{system.id} for a worker")
-        return BaselineRow(method, system.name, system.id, True, "queued")
-    if system.status == "scored":
-        return BaselineRow(method, system.name, system.id, False, "scored")
+        return BaselineRow(method, system.name, system.id, True, SystemState.QUEUED)
+    if system.status == SystemState.SCORED:
+        return BaselineRow(method, system.name, system.id, False, SystemState.SCORED)
     history = store.queue.list_jobs(system_id=system.id)
-    again = (history[-1].kind, history[-1].payload) if history and history[-1].state == "failed" else job
+    again = (history[-1].kind, history[-1].payload) if history and history[-1].state == JobState.FAILED else job
     queued = store.queue.enqueue_unless_pending(system.id, *again)
     if queued is None:
         say(f"{system.name} is already {system.status} (system #{system.id})")
         return BaselineRow(method, system.name, system.id, False, system.status)
     said = f": {system.error.splitlines()[0]}" if system.error else ""
     say(f"queued {system.name} again (system #{system.id} was {system.status}{said})")
-    return BaselineRow(method, system.name, system.id, False, "queued")
+    return BaselineRow(method, system.name, system.id, False, SystemState.QUEUED)

@@ -167,12 +167,13 @@ def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop
 
 def _queue_baselines(args: argparse.Namespace, store: Any, dataset: Any) -> None:
     """Store every missing baseline row of every track, queued for a worker (cheap: no model is loaded here)."""
+    from leaderboard.store.records import SystemState
     from leaderboard.worker.jobs import queue_baselines
 
     methods = [m.strip() for m in args.baselines.split(",") if m.strip()]
     model, cross_encoder = args.dense_model, args.cross_encoder
     rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=_say)
-    stored = sum(r.status == "scored" for r in rows)
+    stored = sum(r.status == SystemState.SCORED for r in rows)
     _say(f"baselines: {stored} of {len(rows)} rows stored for dataset revision {dataset.revision}")
 
 

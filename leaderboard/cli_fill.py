@@ -40,14 +40,15 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.repo.dataset import Dataset
     from leaderboard.fills import board_fill_name, fill_payload
     from leaderboard.store.archive import open_store
-    from leaderboard.store.queue import FILL_JOB_KIND
+    from leaderboard.store.records import SystemState
+    from leaderboard.worker.jobs import FILL_JOB_KIND
 
     if args.k < 1:
         raise FreshStackError(f"--k must be a positive cutoff, not {args.k}")
     dataset = Dataset(args.dataset, args.revision, [args.topic])
     with open_store(args.store, args.runs_dir) as store:
         system = store.get_system(args.system)
-        if system is None or system.status != "scored":
+        if system is None or system.status != SystemState.SCORED:
             raise FreshStackError(f"--system {args.system}: no scored system with that id in {store.url}")
         runs = store.blobs.ranking_of(system.id) or {}
         if not runs.get(args.topic):

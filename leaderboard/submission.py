@@ -1,20 +1,28 @@
-"""What every submission goes through, whatever its track: the outcome the submitter is told, and the checks in
-their order.
+"""What every submission shares, whatever its kind: the outcome the submitter is told, the audit row of each call,
+and the checks several kinds make, each a small named step.
 
-The order of the checks is the point. Cheap refusals come first (size cap, text fields), then the dedupe
-lookup (a content hash, always together with the dataset revision, so a resubmission is answered with the stored
-row and never scored twice nor counted against the quota), then the per-identity rate limit, a gzip bomb, and
-only then the expensive part: the track's strict parser (every problem listed with its line; nothing is stored
-on any problem) and scoring. A run is the exception: it is read as a stream to the depth the board keeps, so
-the cap applies to that part and to the text read (no separate gzip pass), and its dedupe key is the canonical
-ranking's, known once it is parsed (the file's own hash is still looked up first, as older boards keyed runs by
-it, and the audit log keeps it); the rate limit follows that lookup, so a duplicate is never counted.
+Each kind of upload is one class that says what it submits (`tracks.retrieval.run_submit.RunSubmitter`,
+`tracks.retrieval.model_submit.ModelSubmitter`, `tracks.retrieval.rerank_submit.RerankedRunSubmitter` and
+`RerankerSubmitter`, `tracks.answers.answer_submit.AnswerSubmitter`) and declares its checks as one ordered list,
+`checks()`.
+`BaseSubmitter.checked` runs that list in its order, each step entered once, on the submission's `Upload` (what
+the steps have learnt so far); the first step that answers gives the outcome, and the last one stores the
+submission and says so. Nothing reorders a list: where a kind's dedupe needs what it parsed, its list says so by
+where its steps stand.
 
-The store's unique content hash settles races between identical submissions arriving together; a content hash a
-moderator deleted stays in the store as a tombstone, so the same content is refused, naming the reason, whichever
-check meets it. The tracks' submitters (`tracks.retrieval.run_submit`,
-`tracks.answers.answer_submit`) build on `BaseSubmitter`, and mark each public submit method `@audited`: every
-call, whatever its outcome, appends one row to the store's audit log (`leaderboard.store.audit`).
+The lists share their shape: cheap refusals first (no file, over the size cap, unusable name, description or link; a
+run's cap applies to what the board keeps of it, so its list checks it after the parse), then the dedupe lookup
+(`dedupe`: a content hash, always together with the dataset revision, so a resubmission is answered with the stored
+row and never scored twice), then the per-identity rate limit (`rate_limit`: it counts what it lets through, and it
+stands after every dedupe of its list, so a duplicate is never counted), and only then the expensive part: the
+kind's strict parser (every problem listed with its line; nothing is stored on any problem) and scoring, or the
+queueing of a worker's job. A parser's refusal is counted: its list puts the rate limit before the parse (answers),
+or tells the refusal once the rate limit has counted it (a run, whose dedupe key is its parsed ranking's).
+
+The store's unique content hash settles races between identical submissions arriving together (`raced`); a content
+hash a moderator deleted stays in the store as a tombstone, so the same content is refused, naming the reason,
+whichever dedupe meets it. Each public `submit` method is marked `@audited`: every call, whatever its outcome,
+appends one row to the store's audit log (`leaderboard.store.audit`).
 """
 
 from __future__ import annotations
@@ -26,27 +34,38 @@ import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import GZIP_RATIO, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
-from leaderboard.sanitize import SubmissionText, escape_markdown, sanitize_submission
+from leaderboard.sanitize import SubmissionText, escape_markdown
 from leaderboard.store.audit import SUBMISSION, kind_of
-from leaderboard.store.records import SystemRecord
+from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.store.schema import DELETED, HIDDEN
 from leaderboard.store.store import Store
 
 MAX_PROBLEMS = 100  # listed back to the submitter; the rest are counted
 
 
+class SubmitStatus(StrEnum):
+    """What a submission's outcome says: accepted, as the state its system was stored in, or why not."""
+
+    SCORED = SystemState.SCORED.value
+    QUEUED = SystemState.QUEUED.value
+    DUPLICATE = "duplicate"
+    REFUSED = "refused"
+    RATE_LIMITED = "rate_limited"
+
+
 @dataclass(frozen=True, slots=True)
 class SubmitOutcome:
-    """What the submitter is told. `status`: scored, queued, duplicate, refused or rate_limited. `content_hash`:
-    the submission's dedupe key, once it was computed (the audit log keeps it; the submitter is not told)."""
+    """What the submitter is told. `status`: a `SubmitStatus`. `content_hash`: the submission's dedupe key, once it
+    was computed (the audit log keeps it; the submitter is not told)."""
 
     status: str
     message: str
@@ -58,7 +77,7 @@ class SubmitOutcome:
 
     @property
     def accepted(self) -> bool:
-        return self.status in ("scored", "queued")
+        return self.status in (SubmitStatus.SCORED, SubmitStatus.QUEUED)
 
     def markdown(self) -> str:
         """What the page shows: the message, the problems, and for a scored run each measure's average.
@@ -93,12 +112,26 @@ class SubmitOutcome:
         }
 
 
+def refused(message: str) -> SubmitOutcome:
+    return SubmitOutcome(SubmitStatus.REFUSED, message)
+
+
 def refused_with_problems(exc: ValidationError, what: str, label: str) -> SubmitOutcome:
     """A refusal listing the file's problems (the first `MAX_PROBLEMS`), each located in the file as uploaded."""
     problems = [str(dataclasses.replace(p, where=label)) for p in exc.problems[:MAX_PROBLEMS]]
     if len(exc.problems) > MAX_PROBLEMS:
         problems.append(f"... and {len(exc.problems) - MAX_PROBLEMS} more")
-    return SubmitOutcome("refused", f"{what} refused: {len(exc.problems)} problem(s)", problems=tuple(problems))
+    return SubmitOutcome(
+        SubmitStatus.REFUSED, f"{what} refused: {len(exc.problems)} problem(s)", problems=tuple(problems)
+    )
+
+
+def parse_refusal(exc: FreshStackError, what: str, label: str, path: str | Path) -> SubmitOutcome:
+    """A strict parser's refusal of the file `what` `label`: every problem located in the file as uploaded, or the
+    parser's message with the server's path replaced by the uploaded file's name."""
+    if isinstance(exc, ValidationError):
+        return refused_with_problems(exc, f"{what} {label}", label)
+    return refused(str(exc).replace(str(path), label))
 
 
 def audited(what: str) -> Callable[[Callable[..., SubmitOutcome]], Callable[..., SubmitOutcome]]:
@@ -107,7 +140,7 @@ def audited(what: str) -> Callable[[Callable[..., SubmitOutcome]], Callable[...,
 
     def wrap(submit: Callable[..., SubmitOutcome]) -> Callable[..., SubmitOutcome]:
         @functools.wraps(submit)
-        def logged(self: BaseSubmitter, *args: Any, **options: Any) -> SubmitOutcome:
+        def logged(self: BaseSubmitter[Any], *args: Any, **options: Any) -> SubmitOutcome:
             outcome = submit(self, *args, **options)
             self.store.audit.append(
                 options.get("identity", ""),
@@ -137,8 +170,48 @@ def identity_of(username: str | None, client_host: str | None) -> str:
     return f"user:{username}" if username else f"ip:{client_host or 'unknown'}"
 
 
-class BaseSubmitter:
-    """The checks every track's submissions get, for one dataset and one store (see the module docstring)."""
+def uploaded_size(path: str | Path | None, what: str, formats: str) -> int:
+    """The size of the uploaded file (an `OSError` when it is not there); refused when no file came."""
+    if path is None:
+        raise FreshStackError(f"no {what} file: upload {formats}")
+    return os.path.getsize(path)
+
+
+def gzip_bomb(path: str | Path, what: str, max_file_bytes: int) -> SubmitOutcome | None:
+    """Refuse a gzipped upload (`what`: answers) that expands past the cap times `GZIP_RATIO`, reading at most that
+    much; None for a file that is not gzipped or stays within it."""
+    if not str(path).endswith(".gz"):
+        return None
+    limit, total = max_file_bytes * GZIP_RATIO, 0
+    try:
+        with gzip.open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                total += len(block)
+                if total > limit:
+                    return refused(f"{what} file expands past {limit:,} bytes once decompressed")
+    except (OSError, EOFError) as exc:
+        return refused(f"{what} file is not a readable gzip file ({exc})")
+    return None
+
+
+@dataclass(kw_only=True)
+class Upload:
+    """What one submission's checks have learnt so far, handed from step to step: who sends it, and once known its
+    dedupe key (`content_hash`) and the uploaded bytes' hash the audit log names (`file_sha256`: a run's, whose key
+    is its parsed ranking's; a key made from the file's own hash names it already)."""
+
+    identity: str
+    content_hash: str | None = None
+    file_sha256: str | None = None
+
+
+U = TypeVar("U", bound=Upload)
+Check = Callable[[U], SubmitOutcome | None]  # a step of a kind's list: None lets the submission through
+
+
+class BaseSubmitter(Generic[U]):
+    """One kind of upload for one dataset and one store: its checks in their order (`checks`), run by `checked`,
+    and the steps the kinds share (see the module docstring)."""
 
     def __init__(
         self,
@@ -150,12 +223,30 @@ class BaseSubmitter:
         resamples: int = RESAMPLES,
     ) -> None:
         self.store, self.dataset = store, dataset
-        self.max_file_bytes, self.rate_limit, self.resamples = max_file_bytes, rate_limit, resamples
+        self.max_file_bytes, self.rate_limit_per_hour, self.resamples = max_file_bytes, rate_limit, resamples
 
-    def _duplicate(self, content_hash: str) -> SubmitOutcome | None:
-        """The stored system of `content_hash`: a duplicate, or refused when a moderator deleted it (its reason
-        named); None when it is new."""
-        found = self.store.find_system(content_hash)
+    def checks(self) -> tuple[Check[U], ...]:
+        """This kind's steps, in the one order they run; the last stores the submission and answers."""
+        raise NotImplementedError
+
+    def checked(self, upload: U) -> SubmitOutcome:
+        """The outcome of `upload`: the first answer of `checks()`, run in order, with the keys known by then."""
+        for check in self.checks():
+            outcome = check(upload)
+            if outcome is not None:
+                return dataclasses.replace(
+                    outcome,
+                    content_hash=outcome.content_hash or upload.content_hash,
+                    file_sha256=outcome.file_sha256 or upload.file_sha256,
+                )
+        raise AssertionError(f"{type(self).__name__}: the last of its checks stores the submission and answers")
+
+    # ---- the steps every kind shares -----------------------------------------------------------------------------
+    def dedupe(self, upload: U) -> SubmitOutcome | None:
+        """The stored system of the upload's content hash: a duplicate, or refused when a moderator deleted it (its
+        reason named); None when it is new."""
+        assert upload.content_hash is not None, "a step before the dedupe keys the upload"
+        found = self.store.find_system(upload.content_hash)
         if found is None:
             return None
         if found.moderation == DELETED:
@@ -164,93 +255,42 @@ class BaseSubmitter:
                 f"refused: deleted from the board on {day} (system #{found.id}), reason: {found.moderation_reason}; "
                 "the same content is not accepted again"
             )
-            return SubmitOutcome("refused", message, found.id, content_hash=content_hash)
+            return SubmitOutcome(SubmitStatus.REFUSED, message, found.id)
         if found.moderation == HIDDEN:
             message = f"already submitted as system #{found.id}, which the moderators have hidden; not scored again"
         else:
             message = f"already submitted: see system #{found.id} '{found.name}' ({found.status}); not scored again"
-        return SubmitOutcome("duplicate", message, found.id, content_hash=content_hash)
+        return SubmitOutcome(SubmitStatus.DUPLICATE, message, found.id)
 
-    def _rate_limited(self, identity: str) -> SubmitOutcome | None:
-        if not self.rate_limit or self.rate_limit <= 0:
+    def rate_limit(self, upload: U) -> SubmitOutcome | None:
+        """Count the upload against its identity's hourly limit; refused once the limit is reached."""
+        if not self.rate_limit_per_hour or self.rate_limit_per_hour <= 0:
             return None
-        decision = self.store.rate_limit.check(identity, self.rate_limit)
+        decision = self.store.rate_limit.check(upload.identity, self.rate_limit_per_hour)
         if decision:
             return None
         wait = max(1, round(decision.retry_after_seconds / 60))
-        return SubmitOutcome("rate_limited", f"rate limit: {decision.limit} submissions per hour; retry in {wait} min")
+        message = f"rate limit: {decision.limit} submissions per hour; retry in {wait} min"
+        return SubmitOutcome(SubmitStatus.RATE_LIMITED, message)
 
-    def _gzip_bomb(self, path: str | Path, what: str) -> SubmitOutcome | None:
-        """Refuse a gzipped upload (`what`: run, answers) that expands past the cap times `GZIP_RATIO`, reading at
-        most that much."""
-        if not str(path).endswith(".gz"):
-            return None
-        limit, total = self.max_file_bytes * GZIP_RATIO, 0
-        try:
-            with gzip.open(path, "rb") as fh:
-                while block := fh.read(1 << 20):
-                    total += len(block)
-                    if total > limit:
-                        return SubmitOutcome("refused", f"{what} file expands past {limit:,} bytes once decompressed")
-        except (OSError, EOFError) as exc:
-            return SubmitOutcome("refused", f"{what} file is not a readable gzip file ({exc})")
-        return None
-
-    def _checked_upload(
-        self, path: str | Path | None, what: str, formats: str, *text: str, capped: bool = True
-    ) -> SubmissionText:
-        """The cheap refusals every upload gets first: no file, over the cap (unless `capped` is False: a run's
-        cap applies to what is kept of it), unusable name/description/link."""
-        if path is None:
-            raise FreshStackError(f"no {what} file: upload {formats}")
-        size = os.path.getsize(path)
-        if capped and size > self.max_file_bytes:
+    def within_cap(self, size: int, what: str) -> None:
+        """Refuse an uploaded file (`what`) over the size cap."""
+        if size > self.max_file_bytes:
             raise FreshStackError(f"{what} file is {size:,} bytes, over the {self.max_file_bytes:,}-byte cap")
-        return sanitize_submission(*text)
 
-    def _parsed_upload(
-        self,
-        path: str | Path,
-        what: str,
-        label: str,
-        content_hash: str,
-        identity: str,
-        parse: Callable[[], Any],
-        *,
-        streamed: bool = False,
-    ) -> Any:
-        """After the cheap refusals: the dedupe lookup, the rate limit and a gzip bomb, then `parse()` (the
-        track's strict parser); returns what it parsed, or the `SubmitOutcome` refusing the upload, its problems
-        located in the file as uploaded (`label`, never the server's path).
-
-        `streamed` (a run): `parse` reads within a limit of its own, and the caller dedupes what it parsed before
-        the rate limit counts it; an upload the parser refuses is counted here, as it would have been before
-        parsing (a rate-limited identity is told so rather than what is wrong with its file)."""
-        if streamed:
-            refusal = self._duplicate(content_hash)
-        else:
-            refusal = self._duplicate(content_hash) or self._rate_limited(identity) or self._gzip_bomb(path, what)
-        if refusal is not None:
-            return dataclasses.replace(refusal, content_hash=content_hash)
-        try:
-            return parse()
-        except ValidationError as exc:
-            refused = refused_with_problems(exc, f"{what} {label}", label)
-        except FreshStackError as exc:
-            refused = SubmitOutcome("refused", str(exc).replace(str(path), label))
-        limited = self._rate_limited(identity) if streamed else None
-        return dataclasses.replace(limited or refused, content_hash=content_hash)
-
-    def _add(
-        self, text: SubmissionText, kind: str, content_hash: str, identity: str, **stored: Any
-    ) -> tuple[SystemRecord, bool]:
-        """`Store.add_system` with the submitter's sanitized name, description and link."""
+    def add(self, upload: U, text: SubmissionText, kind: str, **stored: Any) -> tuple[SystemRecord, bool]:
+        """`Store.add_system` under the upload's key and identity, with its sanitized name, description and link."""
+        assert upload.content_hash is not None
         return self.store.add_system(
             name=text.name,
             kind=kind,
-            content_hash=content_hash,
+            content_hash=upload.content_hash,
             description=text.description,
             link=text.link,
-            identity=identity,
+            identity=upload.identity,
             **stored,
         )
+
+    def raced(self, upload: U, system: SystemRecord) -> SubmitOutcome:
+        """The outcome when the same content was stored by another submission while this one was checked."""
+        return self.dedupe(upload) or SubmitOutcome(SubmitStatus.DUPLICATE, "already submitted", system.id)

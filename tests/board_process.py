@@ -1,5 +1,5 @@
 """`freshstack-hf leaderboard` run as its own process on one store, as a Space's container runs it: started
-(optionally held at a test-only pause point, `leaderboard.holds`), read through its API, and killed."""
+(optionally held at a test-only pause point, `leaderboard.fault_points`), read through its API, and killed."""
 
 from __future__ import annotations
 

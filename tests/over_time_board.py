@@ -16,7 +16,7 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
 from freshstack_hf.topic import Topic
 from leaderboard.tracks.retrieval.remeasure import remeasure
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 
@@ -50,7 +50,7 @@ def three_snapshot_board(store: Any, tmp_path: Path) -> dict[str, Any]:
         docs = sorted(d.doc_id for d in topic.docs)
         path = runs[name] = tmp_path / f"{name.replace(' ', '-')}.trec"
         write_run({q: {d: float(rng.randrange(1, 10**6)) for d in docs} for q in topic.query_ids}, path, tag="run")
-        submitted = Submitter(store, dataset, rate_limit=None).submit_run(runs[name], name=name, cutoff="2024-06-30")
+        submitted = RunSubmitter(store, dataset, rate_limit=None).submit(runs[name], name=name, cutoff="2024-06-30")
         assert submitted.status == "scored"
     for dataset in datasets:
         remeasure(store, dataset)

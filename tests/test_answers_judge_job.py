@@ -41,7 +41,7 @@ def queued(tmp_path, lb_dataset, bm25_runs, llm_server, monkeypatch):
         store.create_all()
         judge = JudgeEndpoint(llm_server.base_url, JUDGE_MODEL)
         submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=RESAMPLES)
-        outcome = submitter.submit_answers(path, name="judged")
+        outcome = submitter.submit(path, name="judged")
         assert outcome.status == "scored", outcome
         (job,) = store.queue.list_jobs()
         yield store, path, job
@@ -131,7 +131,7 @@ def test_answers_are_stored_with_the_row_whether_or_not_a_judge_is_named(tmp_pat
     path.write_text(answers_text(lb_dataset, bm25_runs))
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
-        outcome = AnswerSubmitter(store, lb_dataset, resamples=0).submit_answers(path, name="no judge")
+        outcome = AnswerSubmitter(store, lb_dataset, resamples=0).submit(path, name="no judge")
         assert outcome.status == "scored" and store.queue.list_jobs() == []
         checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
         assert store.blobs.system_blob(outcome.system_id, ANSWERS).decode() == checked

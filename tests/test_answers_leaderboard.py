@@ -24,7 +24,7 @@ KEY = "sk-judge-only-for-this-test"
 def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset, bm25_runs, tmp_path):
     path = tmp_path / "answers.jsonl"
     path.write_text(answers_text(lb_dataset, bm25_runs))
-    outcome = AnswerSubmitter(store, lb_dataset, resamples=300).submit_answers(path, name="BM25 extractive")
+    outcome = AnswerSubmitter(store, lb_dataset, resamples=300).submit(path, name="BM25 extractive")
     assert outcome.status == "scored", outcome
     assert "no judge configured" in outcome.message
     system = store.get_system(outcome.system_id)
@@ -47,7 +47,7 @@ def test_a_valid_answer_file_is_scored_by_citation_and_stored(store, lb_dataset,
         assert r["dataset_revision"] == lb_dataset.revision
     assert outcome.details["average"][measure_key("citation_recall")] == expected.average["citation_recall"]
 
-    again = AnswerSubmitter(store, lb_dataset, resamples=300).submit_answers(path, name="same file again")
+    again = AnswerSubmitter(store, lb_dataset, resamples=300).submit(path, name="same file again")
     assert again.status == "duplicate" and again.system_id == outcome.system_id
 
 
@@ -57,9 +57,7 @@ def test_a_malformed_answer_file_stores_nothing(store, lb_dataset, bm25_runs, tm
     path = tmp_path / "bad.jsonl"
     path.write_text("\n".join(bad) + "\n")
     judge = JudgeEndpoint("http://127.0.0.1:9/v1", "m")
-    outcome = AnswerSubmitter(store, lb_dataset, judge=judge).submit_answers(
-        path, name="bad", display_name="mine.jsonl"
-    )
+    outcome = AnswerSubmitter(store, lb_dataset, judge=judge).submit(path, name="bad", display_name="mine.jsonl")
     assert outcome.status == "refused"
     assert outcome.message == "answers mine.jsonl refused: 2 problem(s)"
     assert outcome.problems[0].startswith("mine.jsonl line 2: not valid JSON")
@@ -78,12 +76,12 @@ def test_a_gzip_bomb_of_answers_is_refused_as_an_answers_file(store, lb_dataset,
 
     bomb = tmp_path / "bomb.jsonl.gz"
     bomb.write_bytes(gzip.compress(b"\n" * (200_000 * 26)))  # a few KB that expand past 25x the cap
-    refused = AnswerSubmitter(store, lb_dataset, max_file_bytes=200_000).submit_answers(bomb, name="bomb")
+    refused = AnswerSubmitter(store, lb_dataset, max_file_bytes=200_000).submit(bomb, name="bomb")
     assert refused.status == "refused"
     assert refused.message == f"answers file expands past {200_000 * 25:,} bytes once decompressed"
     junk = tmp_path / "junk.jsonl.gz"
     junk.write_bytes(b"not gzip at all")
-    refused = AnswerSubmitter(store, lb_dataset, max_file_bytes=200_000).submit_answers(junk, name="junk")
+    refused = AnswerSubmitter(store, lb_dataset, max_file_bytes=200_000).submit(junk, name="junk")
     assert refused.message.startswith("answers file is not a readable gzip file")
     assert store.leaderboard_rows() == []
 
@@ -99,7 +97,7 @@ def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, 
     path.write_text(answers_text(lb_dataset, bm25_runs, [lb_dataset.topics[0]]))
     judge = JudgeEndpoint(llm_server.base_url, "judge-model")
     submitter = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=300)
-    outcome = submitter.submit_answers(path, name="judged answers")
+    outcome = submitter.submit(path, name="judged answers")
     assert outcome.status == "scored" and "judge queued" in outcome.message
     assert store.get_system(outcome.system_id).status == "queued"  # citations shown, judge pending
     (job,) = store.queue.list_jobs()
@@ -148,7 +146,7 @@ def test_the_answers_table_formats_through_the_leaderboard_display(store, lb_dat
         paths.append(tmp_path / f"a{i}.jsonl")
         paths[-1].write_text(answers_text(lb_dataset, bm25_runs, topics))
     submitter = AnswerSubmitter(store, lb_dataset, resamples=200)
-    ids = [submitter.submit_answers(p, name=f"answers {i}").system_id for i, p in enumerate(paths)]
+    ids = [submitter.submit(p, name=f"answers {i}").system_id for i, p in enumerate(paths)]
     source = answers_view.AnswersSource(store, lb_dataset.topics, lb_dataset.revision)
     frame = source.frame()
     assert list(frame["id"]) == [str(i) for i in ids]

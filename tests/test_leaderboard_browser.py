@@ -52,7 +52,7 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):
     from leaderboard.store.records import ResultMeta
     from leaderboard.store.store import Store
     from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-    from leaderboard.tracks.retrieval.run_submit import Submitter
+    from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
     root = tmp_path_factory.mktemp("browser")
     store = Store(f"sqlite:///{root / 'lb.db'}")
@@ -60,7 +60,7 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):
     compute_baselines(store, lb_dataset, methods=["bm25"], resamples=200)
     run = write_trec(root / "evil.trec", merged(bm25_runs), depth=5)
     # Stored text is already plain (tags stripped); what is left of the name must still reach the page as text.
-    outcome = Submitter(store, lb_dataset, resamples=200).submit_run(run, name=SCRIPT_NAME, identity="ip:x")
+    outcome = RunSubmitter(store, lb_dataset, resamples=200).submit(run, name=SCRIPT_NAME, identity="ip:x")
     assert outcome.status == "scored"
     for name, size, depth in SIZED:  # models of known size, so the scatter has points to place
         top = {q: dict(sorted(docs.items(), key=lambda kv: -kv[1])[:depth]) for q, docs in merged(bm25_runs).items()}

@@ -13,7 +13,7 @@ from freshstack_hf.metrics import bootstrap_ci, paired_test, uncovered_nuggets
 from leaderboard.tracks.retrieval import detail
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.leaderboard_table import build_frame
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 RESAMPLES = 500
 
@@ -22,14 +22,14 @@ RESAMPLES = 500
 def board(store, lb_dataset, bm25_runs, tmp_path):
     """BM25 baseline, a strong run (judged positives first, then BM25) and a weak one (BM25 cut to its top 3)."""
     compute_baselines(store, lb_dataset, methods=["bm25"], resamples=RESAMPLES)
-    submitter = Submitter(store, lb_dataset, resamples=RESAMPLES)
+    submitter = RunSubmitter(store, lb_dataset, resamples=RESAMPLES)
     oracle = {
         q: {**docs, **{d: 1000.0 + rel for d, rel in lb_dataset.topic(t).qrels.get(q, {}).items() if rel > 0}}
         for t, run in bm25_runs.items()
         for q, docs in run.items()
     }
-    strong = submitter.submit_run(write_trec(tmp_path / "s.trec", oracle, depth=50), name="strong")
-    weak = submitter.submit_run(write_trec(tmp_path / "w.trec", merged(bm25_runs), depth=3), name="weak")
+    strong = submitter.submit(write_trec(tmp_path / "s.trec", oracle, depth=50), name="strong")
+    weak = submitter.submit(write_trec(tmp_path / "w.trec", merged(bm25_runs), depth=3), name="weak")
     frame = build_frame(store.leaderboard_rows(), lb_dataset.topics, revision=lb_dataset.revision)
     return {"frame": frame, "strong": str(strong.system_id), "weak": str(weak.system_id)}
 

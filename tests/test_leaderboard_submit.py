@@ -16,17 +16,18 @@ from freshstack_hf.metrics.scoring import score_run
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.records import SCHEMA_VERSION
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-from leaderboard.tracks.retrieval.run_submit import Submitter, model_content_hash
+from leaderboard.tracks.retrieval.model_submit import ModelSubmitter, model_content_hash
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 
 @pytest.fixture
-def submitter(store, lb_dataset, tmp_path) -> Submitter:
-    return Submitter(store, lb_dataset, rate_limit=100, resamples=2000)
+def submitter(store, lb_dataset, tmp_path) -> RunSubmitter:
+    return RunSubmitter(store, lb_dataset, rate_limit=100, resamples=2000)
 
 
 def test_a_valid_run_is_scored_by_the_library_and_stored_with_its_provenance(submitter, store, bm25_runs, tmp_path):
     path = write_trec(tmp_path / "bm25.trec", merged(bm25_runs))
-    outcome = submitter.submit_run(path, name="BM25 <b>run</b>", link="https://example.org/x", identity="ip:1")
+    outcome = submitter.submit(path, name="BM25 <b>run</b>", link="https://example.org/x", identity="ip:1")
     assert outcome.status == "scored", outcome
     ctx = submitter.dataset
     expected = score_run({t: ctx.qrels(t) for t in ctx.topics}, merged(bm25_runs, None), MEASURES, resamples=2000)
@@ -54,7 +55,7 @@ def test_a_malformed_run_is_refused_with_its_line_numbers_and_nothing_is_stored(
     lines[2] = "only three columns"
     lines[4] = lines[4].rsplit(" ", 2)[0] + " not-a-number tag"
     path.write_text("\n".join(lines) + "\n")
-    outcome = submitter.submit_run(path, name="bad", identity="ip:1", display_name="bad.trec")
+    outcome = submitter.submit(path, name="bad", identity="ip:1", display_name="bad.trec")
     assert outcome.status == "refused"
     assert [p.split(":")[0] for p in outcome.problems] == ["bad.trec line 3", "bad.trec line 5"]
     assert str(tmp_path) not in outcome.markdown()  # the server's temp path is not shown
@@ -66,7 +67,7 @@ def test_unknown_query_and_doc_ids_are_refused(submitter, store, bm25_runs, tmp_
     qid = next(iter(run))
     run["no-such-query"] = {"doc": 1.0}
     run[qid] = {**run[qid], "<img src=x onerror=alert(1)>": 99.0}
-    outcome = submitter.submit_run(write_trec(tmp_path / "ids.trec", run), name="ids", identity="ip:1")
+    outcome = submitter.submit(write_trec(tmp_path / "ids.trec", run), name="ids", identity="ip:1")
     assert outcome.status == "refused"
     assert any("unknown query 'no-such-query'" in p for p in outcome.problems)
     assert any("unknown doc" in p and "line 1:" in p for p in outcome.problems)
@@ -77,54 +78,54 @@ def test_unknown_query_and_doc_ids_are_refused(submitter, store, bm25_runs, tmp_
 def test_scopes_one_topic_auto_and_all(submitter, bm25_runs, tmp_path):
     alpha_only = write_trec(tmp_path / "alpha.trec", bm25_runs["alpha"])
     both = write_trec(tmp_path / "both.trec", merged(bm25_runs))
-    refused = submitter.submit_run(both, name="x", scope="alpha", identity="ip:1")
+    refused = submitter.submit(both, name="x", scope="alpha", identity="ip:1")
     assert refused.status == "refused" and all("unknown query" in p for p in refused.problems)
-    assert submitter.submit_run(alpha_only, name="a", scope="alpha", identity="ip:1").details["topics"] == ["alpha"]
-    assert submitter.submit_run(alpha_only, name="a", identity="ip:1").details["topics"] == ["alpha"]  # auto
-    scored_all = submitter.submit_run(alpha_only, name="a", scope="all", identity="ip:1")
+    assert submitter.submit(alpha_only, name="a", scope="alpha", identity="ip:1").details["topics"] == ["alpha"]
+    assert submitter.submit(alpha_only, name="a", identity="ip:1").details["topics"] == ["alpha"]  # auto
+    scored_all = submitter.submit(alpha_only, name="a", scope="all", identity="ip:1")
     assert scored_all.details["topics"] == ["alpha", "beta"]  # beta's queries are absent: they score 0
     beta = {r["measure"]: r["value"] for r in submitter.store.results_for(scored_all.system_id) if r["topic"] == "beta"}
     assert beta["alpha_ndcg@10"] == 0.0
-    assert submitter.submit_run(alpha_only, name="a", scope="nope", identity="ip:1").status == "refused"
+    assert submitter.submit(alpha_only, name="a", scope="nope", identity="ip:1").status == "refused"
 
 
 def test_a_duplicate_is_not_scored_twice_nor_counted_against_the_limit(store, lb_dataset, bm25_runs, tmp_path):
-    submitter = Submitter(store, lb_dataset, rate_limit=1, resamples=100)
+    submitter = RunSubmitter(store, lb_dataset, rate_limit=1, resamples=100)
     path = write_trec(tmp_path / "r.trec", merged(bm25_runs))
-    first = submitter.submit_run(path, name="first", identity="ip:1")
+    first = submitter.submit(path, name="first", identity="ip:1")
     copy = tmp_path / "copy.trec"
     copy.write_bytes(path.read_bytes())
-    again = submitter.submit_run(copy, name="second name", identity="ip:1")
+    again = submitter.submit(copy, name="second name", identity="ip:1")
     assert (first.status, again.status, again.system_id) == ("scored", "duplicate", first.system_id)
     assert "already submitted" in again.message and f"#{first.system_id}" in again.message
     assert len(store.leaderboard_rows()) == 1
     assert len(store.results_for(first.system_id)) == len(lb_dataset.topics) * len(MEASURES)
     same_ranking = write_trec(tmp_path / "tagged.trec", merged(bm25_runs), tag="other")  # another file, one ranking
-    assert submitter.submit_run(same_ranking, name="tag", identity="ip:1").status == "duplicate"
+    assert submitter.submit(same_ranking, name="tag", identity="ip:1").status == "duplicate"
     other = merged(bm25_runs)
     query = next(iter(other))
     other[query] = dict(list(other[query].items())[:-1])  # one doc fewer: another ranking
     write_trec(path, other, tag="other")
-    assert submitter.submit_run(path, name="third", identity="ip:1").status == "rate_limited"
-    assert submitter.submit_run(path, name="third", identity="ip:2").status == "scored"
+    assert submitter.submit(path, name="third", identity="ip:1").status == "rate_limited"
+    assert submitter.submit(path, name="third", identity="ip:2").status == "scored"
 
 
 def test_size_cap_and_text_fields(store, lb_dataset, bm25_runs, tmp_path):
     path = write_trec(tmp_path / "r.trec", merged(bm25_runs))
-    small = Submitter(store, lb_dataset, max_file_bytes=100)
-    refused = small.submit_run(path, name="x").message
+    small = RunSubmitter(store, lb_dataset, max_file_bytes=100)
+    refused = small.submit(path, name="x").message
     assert "is over 2,500 bytes" in refused and "100-byte cap (--max-file-mb)" in refused  # read to 25x the cap
-    submitter = Submitter(store, lb_dataset, resamples=100)
-    bad_link = submitter.submit_run(path, name="x", link="javascript:alert(1)")
+    submitter = RunSubmitter(store, lb_dataset, resamples=100)
+    bad_link = submitter.submit(path, name="x", link="javascript:alert(1)")
     assert bad_link.status == "refused" and "not an http(s) URL" in bad_link.message
-    assert submitter.submit_run(path, name="<script>x</script>").status == "refused"  # empty once cleaned
-    assert submitter.submit_run(None, name="x").status == "refused"
+    assert submitter.submit(path, name="<script>x</script>").status == "refused"  # empty once cleaned
+    assert submitter.submit(None, name="x").status == "refused"
     assert store.leaderboard_rows() == []
 
 
 def test_model_submissions_are_queued_once(store, lb_dataset, tmp_path):
-    submitter = Submitter(store, lb_dataset, rate_limit=10)
-    outcome = submitter.submit_model("org/embedder", revision="v1", track="nano", link="https://hf.co/org/embedder")
+    submitter = ModelSubmitter(store, lb_dataset, rate_limit=10)
+    outcome = submitter.submit("org/embedder", revision="v1", track="nano", link="https://hf.co/org/embedder")
     assert outcome.status == "queued", outcome
     (job,) = store.queue.list_jobs()
     assert job.kind == "model" and job.system_id == outcome.system_id
@@ -133,12 +134,12 @@ def test_model_submissions_are_queued_once(store, lb_dataset, tmp_path):
     system = store.get_system(outcome.system_id)
     assert system.name == "org/embedder" and system.status == "queued"
     assert system.content_hash == model_content_hash("nano", "org/embedder", "v1", lb_dataset.revision)
-    assert submitter.submit_model("org/embedder", revision="v1", track="nano").status == "duplicate"
-    assert submitter.submit_model("org/embedder", revision="v1", track="full").status == "queued"  # another track
+    assert submitter.submit("org/embedder", revision="v1", track="nano").status == "duplicate"
+    assert submitter.submit("org/embedder", revision="v1", track="full").status == "queued"  # another track
     assert len(store.queue.list_jobs()) == 2
     for model, revision in [("../../etc/passwd", ""), ("a b/c", ""), ("/etc", ""), ("org/x", "bad rev"), ("", "")]:
-        assert submitter.submit_model(model, revision=revision).status == "refused", model
-    assert submitter.submit_model("org/x", track="tiny").status == "refused"
+        assert submitter.submit(model, revision=revision).status == "refused", model
+    assert submitter.submit("org/x", track="tiny").status == "refused"
 
 
 def test_local_models_only_under_the_operators_roots(store, lb_dataset, tmp_path):
@@ -146,17 +147,17 @@ def test_local_models_only_under_the_operators_roots(store, lb_dataset, tmp_path
     folder.mkdir(parents=True)
     (folder / "config.json").write_text("{}")
     (folder / "modeling.py").write_text("print('pwned')")
-    assert Submitter(store, lb_dataset).submit_model(str(folder)).status == "refused"
-    guarded = Submitter(store, lb_dataset, model_roots=(tmp_path / "models",))
-    refused = guarded.submit_model(str(folder))
+    assert ModelSubmitter(store, lb_dataset).submit(str(folder)).status == "refused"
+    guarded = ModelSubmitter(store, lb_dataset, model_roots=(tmp_path / "models",))
+    refused = guarded.submit(str(folder))
     assert refused.status == "refused" and "Python code" in refused.message
-    assert guarded.submit_model(str(tmp_path)).status == "refused"  # outside the root
+    assert guarded.submit(str(tmp_path)).status == "refused"  # outside the root
     assert store.leaderboard_rows() == []
 
 
 def test_nano_track_needs_candidate_pools(store, synth_repo):
-    submitter = Submitter(store, Dataset(synth_repo))
-    assert "top_ranked" in submitter.submit_model("org/x", track="nano").message
+    submitter = ModelSubmitter(store, Dataset(synth_repo))
+    assert "top_ranked" in submitter.submit("org/x", track="nano").message
 
 
 def test_baseline_rows_are_computed_once_per_dataset_revision(store, lb_dataset, tmp_path):
@@ -181,21 +182,21 @@ def test_gzipped_runs_are_read_but_gzip_bombs_are_refused(store, lb_dataset, bm2
     plain = write_trec(tmp_path / "r.trec", merged(bm25_runs))
     packed = tmp_path / "r.trec.gz"
     packed.write_bytes(gzip.compress(plain.read_bytes()))
-    submitter = Submitter(store, lb_dataset, max_file_bytes=200_000, resamples=100)
-    assert submitter.submit_run(packed, name="gz").status == "scored"
+    submitter = RunSubmitter(store, lb_dataset, max_file_bytes=200_000, resamples=100)
+    assert submitter.submit(packed, name="gz").status == "scored"
     bomb = tmp_path / "bomb.trec.gz"
     bomb.write_bytes(gzip.compress(b"\n" * (200_000 * 26)))  # a few KB that expand past 25x the cap
-    refused = submitter.submit_run(bomb, name="bomb")
+    refused = submitter.submit(bomb, name="bomb")
     assert refused.status == "refused" and "once decompressed" in refused.message
     junk = tmp_path / "junk.trec.gz"
     junk.write_bytes(b"not gzip at all")
-    assert "not a readable gzip file" in submitter.submit_run(junk, name="junk").message
+    assert "not a readable gzip file" in submitter.submit(junk, name="junk").message
 
 
 def test_problem_lists_are_capped(submitter, tmp_path):
     path = tmp_path / "junk.trec"
     path.write_text("bad line\n" * 250)
-    outcome = submitter.submit_run(path, name="junk")
+    outcome = submitter.submit(path, name="junk")
     assert outcome.message.endswith("250 problem(s)")
     assert len(outcome.problems) == 101 and outcome.problems[-1] == "... and 150 more"
 

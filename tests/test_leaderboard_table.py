@@ -356,3 +356,21 @@ def test_per_query_scores_read_as_text_and_decoded_once_on_both_backends(store):
     assert found[str(run.id), "alpha"][1].tolist() == [0.5, 0.25, 0.0]  # a query the run lacks counts 0
     again = vectors.update(store.per_query_texts(A10))  # the same text read again: the same vector, not re-decoded
     assert again[str(run.id), "alpha"][1] is found[str(run.id), "alpha"][1]
+
+
+def test_the_six_filters_are_one_object_that_shows_what_shown_rows_shows(frame):
+    """`Filters`: the page's six filters in their one order, made from the controls' values, showing the rows
+    `shown_rows` shows for the same options; a deep link's view is the same object."""
+    assert tbl.Filters.names() == ("search", "types", "sizes", "topic", "sort", "order")
+    given = tbl.Filters.of(None, ["model", "run"], None, None, "size", "asc")
+    assert given == tbl.Filters("", ("model", "run"), None, "", "size", "asc")
+    assert (given.scope, given.descending) == (None, False)
+    assert tbl.Filters.of(" MODEL ", None, ["1B–10B"], "alpha", None, "desc").scope == "alpha"
+    for filters in (given, tbl.Filters.of(" MODEL ", None, None, tbl.TOPIC_ALL, None, "desc")):
+        options = {"search": filters.search, "types": filters.types, "sizes": filters.sizes, "sort": filters.sort}
+        expected = tbl.shown_rows(frame, **options, topic=filters.scope, descending=filters.descending)
+        assert filters.rows(frame).equals(expected) and len(expected)
+    assert list(given.rows(frame)["id"]) == ["5", "3", "6"]  # run and model rows, smallest first, blanks last
+    view = deep_links.parse_view({"topic": "beta", "sort": "coverage@20", "order": "asc"}, TOPICS)
+    assert view.filters() == tbl.Filters("", None, None, "beta", "beta Coverage@20", "asc")
+    assert deep_links.parse_view({}, TOPICS).filters(["run"]).topic == tbl.TOPIC_ALL

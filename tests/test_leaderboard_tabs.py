@@ -78,3 +78,24 @@ def test_a_tab_registered_in_the_registry_is_laid_out_and_wired(store, lb_datase
     assert api == {**API, "toy_count": []} and elem_ids == ELEM_IDS | {"toy-text", "toy-button", "toy-count"}
     (count,) = [f.fn for f in demo.fns.values() if f.api_name == "toy_count"]
     assert count() == "0 systems stored"
+
+
+def test_an_event_of_the_leaderboard_tab_takes_the_six_filters_as_one_object():
+    """`takes_filters`: the values of the six filter controls become one `Filters`, the rest follow; the signature
+    (what Gradio reads an API's parameters and defaults from) is the filters' names then the answer's own."""
+    import inspect
+
+    from leaderboard.tracks.retrieval.leaderboard_tab import takes_filters
+    from leaderboard.tracks.retrieval.leaderboard_table import Filters
+
+    seen = []
+
+    def answer(filters: Filters, page: int = 1, snapshot: str | None = None) -> str:
+        seen.append((filters, page, snapshot))
+        return "answered"
+
+    event = takes_filters(answer)
+    assert str(inspect.signature(event)) == "(search, types, sizes, topic, sort, order, page=1, snapshot=None)"
+    assert list(inspect.signature(event).parameters) == [*FILTERS, "page", "snapshot"]
+    assert event("x", ["run"], None, "all topics", "size", "asc", 3) == "answered"
+    assert seen == [(Filters("x", ("run",), None, "all topics", "size", "asc"), 3, None)]

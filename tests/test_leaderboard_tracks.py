@@ -11,19 +11,21 @@ import pytest
 from sqlalchemy.schema import CreateTable
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.store.queue import FILL_JOB_KIND
+from leaderboard.store.migrations import stored_schema
 from leaderboard.store.records import JobRecord, ResultMeta
-from leaderboard.store.schema import SYSTEM_KINDS, Base, kind_check, systems
+from leaderboard.store.schema import STORE_SCHEMA, SYSTEM_KINDS, Base, kind_check, systems
 from leaderboard.store.store import Store
 from leaderboard.tracks import answers, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
+from leaderboard.tracks.retrieval.leaderboard_table import build_frame
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.tracks.retrieval.rescore_job import JOB_KINDS as RESCORE_JOBS
 from leaderboard.worker import jobs, worker
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
+from leaderboard.worker.jobs import FILL_JOB_KIND
 from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
 
 
@@ -137,6 +139,47 @@ def test_an_older_store_is_widened_keeping_every_kind_its_rows_hold(store_url):
         }
         store.create_all()  # nothing left to widen
         assert len(store.leaderboard_rows()) == 3
+
+
+# Rows of a store made before `systems.track` (content hash: kind), and the rule the Leaderboard table read each
+# row's track by then: a model keyed `model:nano:...` was nano, any other model full, any other row none.
+SCHEMA_2_ROWS = {
+    "model:nano:abc": "model",
+    "model:full:abc": "model",
+    "MODEL:NANO:abc": "model",  # the prefix is compared as it was, byte for byte
+    "model:nano:run-file": "run",
+    "baseline:abc": "baseline",
+}
+
+
+def old_rule(kind: str, content_hash: str) -> str | None:
+    if kind != "model":
+        return None
+    return "nano" if content_hash.startswith("model:nano:") else "full"
+
+
+def test_an_older_store_gets_each_rows_track_once_by_the_rule_the_table_read_it_by(store_url):
+    """Store schema 2 had no `systems.track`: opened, the column is added and filled for the rows it holds exactly
+    as the table used to guess it; afterwards nothing guesses (a row stored without a track keeps none)."""
+    make_earlier_store(store_url, SYSTEM_KINDS, SCHEMA_2_ROWS)
+    with Store(store_url) as old, old.engine.begin() as conn:
+        conn.exec_driver_sql("ALTER TABLE systems DROP COLUMN track")
+        conn.exec_driver_sql("INSERT INTO store_meta (key, value) VALUES ('schema', '2')")
+    with Store(store_url) as store:
+        store.create_all()
+        tracks = {r.system.content_hash: r.system.track for r in store.leaderboard_rows()}
+        assert tracks == {h: old_rule(kind, h) for h, kind in SCHEMA_2_ROWS.items()}
+        assert tracks["model:nano:abc"] == "nano" and tracks["MODEL:NANO:abc"] == "full"
+        with store.db.read() as conn:
+            assert stored_schema(conn) == STORE_SCHEMA == 3
+        later, _ = store.add_system(name="later", kind="model", content_hash="model:nano:later")
+        store.create_all()  # the fill ran once, when the column was added: this row's track stays untold
+        assert store.get_system(later.id).track is None
+        ids = {r.system.content_hash: str(r.system.id) for r in store.leaderboard_rows()}
+        frame = build_frame(store.leaderboard_rows(), ["t"])
+    types = dict(zip(frame["id"], frame["type"], strict=True))
+    assert types[ids["model:nano:abc"]] == "submitted model · nano (pending)"
+    assert types[ids["model:nano:later"]] == types[ids["MODEL:NANO:abc"]] == "submitted model (pending)"
 
 
 def test_an_outcome_names_each_average_by_its_tracks_measure_table():

@@ -20,7 +20,7 @@ from leaderboard.store.schema import Base
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.tracks.retrieval.leaderboard_table import column
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.tracks.retrieval.window_table import ALL_QUESTIONS, TOTAL, WindowSource, questions_column
 
 
@@ -73,13 +73,13 @@ def test_an_older_store_without_the_cutoff_column_opens_with_its_rows(store_url)
 
 @pytest.mark.filterwarnings("ignore::freshstack_hf.metrics.engine.RunCoverageWarning")  # "undated" skips beta
 def test_after_cutoff_table_equals_rescoring_each_run_after_its_own_cutoff(store, lb_dataset, bm25_runs, tmp_path):
-    submitter = Submitter(store, lb_dataset, rate_limit=100, resamples=0)
+    submitter = RunSubmitter(store, lb_dataset, rate_limit=100, resamples=0)
     run = merged(bm25_runs)
     day = median_day(lb_dataset)
-    with_cutoff = submitter.submit_run(write_trec(tmp_path / "a.trec", run), name="dated", cutoff=day.isoformat())
+    with_cutoff = submitter.submit(write_trec(tmp_path / "a.trec", run), name="dated", cutoff=day.isoformat())
     partial = {q: docs for q, docs in run.items() if q in lb_dataset.query_ids(["alpha"])}
-    plain = submitter.submit_run(write_trec(tmp_path / "b.trec", partial), name="undated", scope="all")
-    refused = submitter.submit_run(write_trec(tmp_path / "c.trec", run), name="bad", cutoff="June 2024")
+    plain = submitter.submit(write_trec(tmp_path / "b.trec", partial), name="undated", scope="all")
+    refused = submitter.submit(write_trec(tmp_path / "c.trec", run), name="bad", cutoff="June 2024")
     assert (with_cutoff.status, plain.status, refused.status) == ("scored", "scored", "refused")
     assert "cutoff (YYYY-MM-DD) 'June 2024' is not a date" in refused.message
 

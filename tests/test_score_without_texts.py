@@ -68,14 +68,14 @@ def test_evaluate_cli_scores_a_corpus_without_texts(repos, freshstack_main, caps
 
 def test_the_board_scores_a_submission_on_a_corpus_without_texts(repos, tmp_path):
     from leaderboard.store.store import Store
-    from leaderboard.tracks.retrieval.run_submit import Submitter
+    from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
     full, ids_only, _, run_file = repos
     outcomes = []
     for repo in (full, ids_only):
         with Store(f"sqlite:///{tmp_path / (repo.name + '.db')}") as store:
             store.create_all()
-            outcome = Submitter(store, Dataset(repo), rate_limit=None, resamples=50).submit_run(run_file, name="bm25")
+            outcome = RunSubmitter(store, Dataset(repo), rate_limit=None, resamples=50).submit(run_file, name="bm25")
             assert outcome.status == "scored", outcome.message
             outcomes.append(outcome.details["average"])
     assert outcomes[0] == outcomes[1]

@@ -147,7 +147,7 @@ def test_a_store_laid_out_by_a_newer_release_is_refused_before_anything_changes(
         before = store.audit.rows()
     with (
         Store(store_url) as store,
-        pytest.raises(FreshStackError, match=r"newer freshstack-hf \(store schema 3.*Upgrade"),
+        pytest.raises(FreshStackError, match=rf"newer freshstack-hf \(store schema {STORE_SCHEMA + 1}.*Upgrade"),
     ):
         store.create_all()
     assert main(["admin", "log", "--store", store_url]) == 2

@@ -4,7 +4,8 @@ a line saying what it holds, the order they are written and read in, and the nam
 The folder's layout itself (`board.json`, the card's `configs:`, the row counts) is the library's
 (`freshstack_hf.repo.board_folder`), so `freshstack-hf publish` can check an export without the leaderboard.
 `board_export` writes these configs from a store, `board_import` reads them back into one.
-Bump `board_folder.FORMAT_VERSION` with any change to a config, a column or its meaning.
+Bump `board_folder.FORMAT_VERSION` with any change to a config, a column or its meaning, and name a column added
+in `ADDED_IN`, so that the import still reads an export made before it (`schema_in`).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ CONFIGS: tuple[Config, ...] = (
             moderation_reason=_STR,
             moderated_by=_STR,
             moderated_at=_TIME,
+            track=_STR,
         ),
         "every system, one row each: name, kind, link, size (parameters), who submitted it, its content hash (the "
         "dedupe key), state and cutoff; `moderation` is null (listed), `hidden` (with reason, who, when) or "
@@ -155,3 +157,17 @@ CONFIGS: tuple[Config, ...] = (
     ),
 )
 BY_NAME = {c.name: c for c in CONFIGS}
+# The columns each export format added to a config, {format version: {config: columns}}: an export made before a
+# column lacks it (format 2: `systems.track`, store schema 3).
+ADDED_IN: dict[int, dict[str, tuple[str, ...]]] = {2: {"systems": ("track",)}}
+
+
+def added_since(version: int) -> set[tuple[str, str]]:
+    """(config, column) of every column added after export format `version`."""
+    return {(name, c) for v, added in ADDED_IN.items() if v > version for name, cs in added.items() for c in cs}
+
+
+def schema_in(config: Config, version: int) -> pa.Schema:
+    """The schema `config` has in an export of format `version`: this release's, less the columns added since."""
+    later = {c for name, c in added_since(version) if name == config.name}
+    return pa.schema([f for f in config.schema if f.name not in later])

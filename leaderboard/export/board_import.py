@@ -3,16 +3,18 @@ empty store.
 
 `read_export` checks the folder before anything is written anywhere: its files and row counts
 (`freshstack_hf.repo.board_folder`), that it is a backup (a public export is not) of a store this release can
-hold, every file's schema (`leaderboard.export.board_format`), every blob's data against its sha256, and that every
-per-query score belongs to a result row. `import_board` then restores every row with its id into an empty store in
-one transaction (`restore`, which also appends the one `admin:import` audit row): all of it, or nothing.
+hold, every file's schema (`leaderboard.export.board_format`; an export of an older format has the columns of its
+format), every blob's data against its sha256, and that every per-query score belongs to a result row.
+`import_board` then restores every row with its id into an empty store in one transaction (`restore`, which also
+gives the rows of an older export the columns added since, as the store's migrations give an older store's, and
+appends the one `admin:import` audit row): all of it, or nothing.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,12 +24,13 @@ from sqlalchemy import Connection, Table, func, insert, inspect, select
 from sqlalchemy.exc import DataError, IntegrityError
 
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
-from freshstack_hf.repo.board_folder import BOARD_FILE, FORMAT_VERSION, data_path, read_board_folder
-from leaderboard.export.board_format import AGAIN, BY_NAME, CONFIGS
+from freshstack_hf.repo.board_folder import BOARD_FILE, data_path, read_board_folder
+from leaderboard.export.board_format import AGAIN, BY_NAME, CONFIGS, added_since, schema_in
 from leaderboard.store.audit import ADMIN, audit_log, kind_of
 from leaderboard.store.blob_store import blob_refs, blobs
 from leaderboard.store.blobs import CODEC, Blob
 from leaderboard.store.dialect import dialect_for
+from leaderboard.store.migrations import ADDED_COLUMNS
 from leaderboard.store.rate_limit import rate_events
 from leaderboard.store.schema import STORE_SCHEMA, Base, jobs, results, systems
 from leaderboard.store.store import Store
@@ -82,6 +85,11 @@ class BoardExport:
             (jobs, self._decoded("jobs", "payload")),
             (audit_log, self.batches("audit")),
         ]
+
+    def fills(self) -> list[Callable[[Connection], int]]:
+        """The fills of the store columns this export predates (`migrations.ADDED_COLUMNS`), for `restore`."""
+        missing = added_since(int(self.board["format_version"]))
+        return [fill for table, name, fill in ADDED_COLUMNS if fill is not None and (table.name, name) in missing]
 
     def description(self) -> str:
         """What the import's audit row says: the folder and how many rows came from it."""
@@ -160,15 +168,14 @@ def read_export(folder: str | Path) -> BoardExport:
         for name in board["configs"]
         if name not in BY_NAME
     ]
+    version = board["format_version"]
     for config in CONFIGS:
         if config.name not in board["configs"]:
             continue
         found = pq.read_schema(root / data_path(config.name)).remove_metadata()
-        if not found.equals(config.schema):
+        if not found.equals(schema_in(config, version)):
             problems.append(
-                Problem(
-                    data_path(config.name), f"its columns are not those of export format {FORMAT_VERSION}", fix=AGAIN
-                )
+                Problem(data_path(config.name), f"its columns are not those of export format {version}", fix=AGAIN)
             )
     if problems:
         raise ValidationError(problems, f"refusing to import {folder}")
@@ -223,14 +230,20 @@ def require_empty(store: Store) -> None:
 
 
 def restore(
-    store: Store, tables: Sequence[tuple[Table, Iterable[Sequence[Mapping[str, Any]]]]], *, by: str, detail: str
+    store: Store,
+    tables: Sequence[tuple[Table, Iterable[Sequence[Mapping[str, Any]]]]],
+    *,
+    by: str,
+    detail: str,
+    fills: Sequence[Callable[[Connection], int]] = (),
 ) -> None:
     """Insert a backup's rows, ids included, into the empty `store` and append one `admin:import` audit row, all in
     one transaction: a failure anywhere leaves the store as empty as it was.
 
     `tables` are (table, batches of rows) in an order that satisfies the foreign keys (systems and blobs before what
-    points at them); the batches are read inside the transaction, so a large table streams. Each id sequence is then
-    moved past the restored ids (PostgreSQL), so the next row a worker adds gets a new id."""
+    points at them); the batches are read inside the transaction, so a large table streams. `fills` then give the
+    rows of an export older than a column its value (`BoardExport.fills`). Each id sequence is then moved past the
+    restored ids (PostgreSQL), so the next row a worker adds gets a new id."""
     with store.db.write() as conn:
         store.db.lock(conn, "create_all")  # no app can be creating tables or rows of its own meanwhile
         _refuse_unless_empty(store, conn)
@@ -238,6 +251,8 @@ def restore(
             for batch in batches:
                 if batch:
                     conn.execute(insert(table), list(batch))
+        for fill in fills:
+            fill(conn)
         store.db.dialect.reset_sequences(conn, (systems, results, jobs, audit_log, rate_events))
         store.audit.append_in(conn, identity=by, kind=kind_of(ADMIN, "import"), outcome="imported", detail=detail)
 
@@ -254,7 +269,7 @@ def import_board(url: str, folder: str | Path, *, by: str) -> BoardExport:
     try:
         require_empty(store)  # before `create_all`, which would migrate an older store that is not ours to change
         store.create_all()
-        restore(store, export.tables(), by=by, detail=export.description())
+        restore(store, export.tables(), by=by, detail=export.description(), fills=export.fills())
     except (IntegrityError, DataError) as exc:
         _discard(store, created)
         raise FreshStackError(

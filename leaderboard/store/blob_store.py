@@ -33,7 +33,7 @@ from leaderboard.store.blobs import Blob, BlobCache
 from leaderboard.store.database import Database
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.ranking_blob import Rankings, decode_ranking
-from leaderboard.store.records import SystemRecord, system_record
+from leaderboard.store.records import SystemRecord, SystemState, system_record
 from leaderboard.store.schema import LISTED, Base, jobs, systems
 
 RANKINGS_KEPT = 16  # decoded rankings kept in memory per store (each is a whole board row's top 100)
@@ -190,7 +190,7 @@ class BlobStore:
             .order_by(systems.c.id)
         )
         if scored_only:
-            query = query.where(systems.c.status == "scored")
+            query = query.where(systems.c.status == SystemState.SCORED)
         with self.db.read() as conn:
             found = [(system_record(row), row.ranking_sha256) for row in conn.execute(query)]
         for system, sha in found:

@@ -5,8 +5,10 @@ the order `migrate` runs them (`Store.create_all`), safe from several processes 
   refused before anything changes; one laid out by this release or an older one is migrated, then recorded.
 * Tables: created where missing (the blobs, the audit log, `store_meta` of later releases).
 * Columns: `create_all` never alters an existing table, so a nullable column added since (`systems.cutoff`, the
-  moderation columns) is added in place, rows and ids kept. Only nullable columns with no default are ever added
-  this way, so old rows simply read NULL ("not given", "listed").
+  moderation columns, `systems.track`) is added in place, rows and ids kept. Only nullable columns with no default
+  are ever added this way, so old rows read NULL ("not given", "listed"), unless the column comes with a fill: the
+  statement that gives the rows stored before it their value, run once, in the transaction that adds the column
+  (`systems.track`: `fill_tracks`).
 * The audit log's append-only guard (the dialect's triggers).
 * Kinds: `systems.kind` is guarded by a CHECK listing the kinds the tracks declare (`schema.SYSTEM_KINDS`). A store
   made before a kind existed (e.g. `answers`) refuses it, so its CHECK is widened in place, rows and ids kept. The
@@ -19,10 +21,10 @@ the order `migrate` runs them (`Store.create_all`), safe from several processes 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
-from sqlalchemy import Connection, Table, insert, inspect, select, update
+from sqlalchemy import Connection, Table, case, func, insert, inspect, select, update
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.store.audit import APPEND_ONLY, audit_log
@@ -31,13 +33,31 @@ from leaderboard.store.schema import STORE_SCHEMA, SYSTEM_KINDS, Base, kind_chec
 
 log = logging.getLogger(__name__)
 
-# (table, column) pairs added after the first release, in the order they were added.
-ADDED_COLUMNS = (
-    (systems, "cutoff"),
-    (systems, "moderation"),
-    (systems, "moderation_reason"),
-    (systems, "moderated_by"),
-    (systems, "moderated_at"),
+# The rule by which the Leaderboard table told a model's track before the store kept it (store schema 2 and
+# older): a model whose dedupe key starts with this prefix was submitted to the nano track, any other model to the
+# full one. Frozen here: it is how rows stored then are read, whatever the tracks declare now.
+OLD_NANO_PREFIX, OLD_MODEL_KIND = "model:nano:", "model"
+
+
+def fill_tracks(conn: Connection) -> int:
+    """Give the model rows stored before `systems.track` the track the table used to read from their dedupe key
+    (`OLD_NANO_PREFIX`: nano, else full); any other row chooses none and stays NULL. Returns the rows filled.
+
+    Run once, when the column is added (and by the import of an export made before it), so nothing guesses a
+    track afterwards. The prefix is compared byte for byte (`substr`, not LIKE, which SQLite folds to one case)."""
+    nano = func.substr(systems.c.content_hash, 1, len(OLD_NANO_PREFIX)) == OLD_NANO_PREFIX
+    untold = (systems.c.kind == OLD_MODEL_KIND) & systems.c.track.is_(None)
+    return conn.execute(update(systems).where(untold).values(track=case((nano, "nano"), else_="full"))).rowcount
+
+
+# (table, column, the fill of the rows stored before it or None) added after the first release, in the order added.
+ADDED_COLUMNS: tuple[tuple[Table, str, Callable[[Connection], int] | None], ...] = (
+    (systems, "cutoff", None),
+    (systems, "moderation", None),
+    (systems, "moderation_reason", None),
+    (systems, "moderated_by", None),
+    (systems, "moderated_at", None),
+    (systems, "track", fill_tracks),
 )
 
 
@@ -82,17 +102,18 @@ def record_store_version(conn: Connection) -> None:
 
 
 def add_missing_columns(conn: Connection) -> None:
-    """`ALTER TABLE ... ADD COLUMN` for every column of `ADDED_COLUMNS` the store lacks (SQLite and PostgreSQL
-    alike, in the caller's transaction)."""
+    """`ALTER TABLE ... ADD COLUMN` for every column of `ADDED_COLUMNS` the store lacks, then its fill (SQLite and
+    PostgreSQL alike, in the caller's transaction)."""
     inspector = inspect(conn)
-    for table, name in ADDED_COLUMNS:
+    for table, name, fill in ADDED_COLUMNS:
         present = {c["name"] for c in inspector.get_columns(table.name)}
         if name in present:
             continue
         column = table.c[name]
         kind = column.type.compile(dialect=conn.dialect)
         conn.exec_driver_sql(f"ALTER TABLE {table.name} ADD COLUMN {name} {kind}")
-        log.warning("store: added the column %s.%s", table.name, name)
+        filled = fill(conn) if fill is not None else 0
+        log.warning("store: added the column %s.%s (%d existing rows filled)", table.name, name, filled)
 
 
 class KindsCheck:

@@ -24,19 +24,24 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, case, func, insert, or_, select, update
 
-from leaderboard.holds import pause_for_tests
+from leaderboard.fault_points import POINTS
 from leaderboard.store.audit import JOB, AuditLog, kind_of
 from leaderboard.store.blob_store import BlobStore
 from leaderboard.store.database import Database
-from leaderboard.store.records import JobRecord, ResultMeta, SystemRecord, system_record
-from leaderboard.store.schema import LISTED, insert_results, jobs, systems
+from leaderboard.store.records import (
+    LIVE_JOB_STATES,
+    JobRecord,
+    JobState,
+    ResultMeta,
+    SystemRecord,
+    SystemState,
+    system_record,
+)
+from leaderboard.store.schema import LISTED, SIDE_JOB_KINDS, insert_results, jobs, systems
 
 log = logging.getLogger(__name__)
 
 
-FILL_JOB_KIND = "fill"  # a stored system's holes judged into a new qrels revision (`leaderboard.fills`)
-# Jobs that leave files, not scores (the hole fill): their state never shows on the system's row.
-SIDE_JOB_KINDS = (FILL_JOB_KIND,)
 _GAVE_UP = "gave up: the workers running this job stopped sending heartbeats (killed, out of memory or hung)"
 
 
@@ -57,9 +62,9 @@ class JobQueue:
     ) -> int:
         """Queue a job for `system_id` in the caller's transaction (a new system's first job); returns its id."""
         row = {"system_id": system_id, "kind": kind, "payload": dict(payload), "max_attempts": max_attempts}
-        stmt = insert(jobs).values(**row, state="queued", attempts=0, created_at=now, updated_at=now)
+        stmt = insert(jobs).values(**row, state=JobState.QUEUED, attempts=0, created_at=now, updated_at=now)
         job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
-        self._set_system(conn, system_id, "queued", kind=kind)
+        self._set_system(conn, system_id, SystemState.QUEUED, kind=kind)
         return job_id
 
     def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:
@@ -92,7 +97,7 @@ class JobQueue:
         (e.g. two apps re-queueing a failed baseline) never queue it twice."""
         with self.db.write() as conn:
             self.db.lock(conn, f"enqueue:{system_id}")
-            live = select(jobs.c.id).where(jobs.c.system_id == system_id, jobs.c.state.in_(("queued", "running")))
+            live = select(jobs.c.id).where(jobs.c.system_id == system_id, jobs.c.state.in_(LIVE_JOB_STATES))
             if conn.execute(live.limit(1)).first() is not None:
                 return None
             job_id = self.insert_in(conn, system_id, kind, payload, max_attempts, self.db.now(conn))
@@ -100,7 +105,7 @@ class JobQueue:
 
     def live_jobs(self, kinds: Iterable[str] | None = None) -> int:
         """How many jobs (of `kinds`, else of any kind) are queued or running: work some worker still has to do."""
-        query = select(func.count()).select_from(jobs).where(jobs.c.state.in_(("queued", "running")))
+        query = select(func.count()).select_from(jobs).where(jobs.c.state.in_(LIVE_JOB_STATES))
         if kinds is not None:
             query = query.where(jobs.c.kind.in_(tuple(kinds)))
         with self.db.read() as conn:
@@ -109,18 +114,18 @@ class JobQueue:
     def systems_in_progress(self) -> list[SystemRecord]:
         """The systems a worker is still computing (queued or running), running first, then oldest first: what the
         page's "Computing" line names."""
-        running_first = case((systems.c.status == "running", 0), else_=1)
-        busy = systems.c.status.in_(("queued", "running"))
+        running_first = case((systems.c.status == SystemState.RUNNING, 0), else_=1)
+        busy = systems.c.status.in_((SystemState.QUEUED, SystemState.RUNNING))
         query = select(systems).where(busy, LISTED).order_by(running_first, systems.c.id)
         with self.db.read() as conn:
             return [system_record(row) for row in conn.execute(query)]
 
     # ---- claiming, leases, outcomes ---------------------------------------------------------------------------
     def _set_system(
-        self, conn: Connection, system_id: int, status: str, error: str | None = None, *, kind: str = ""
+        self, conn: Connection, system_id: int, status: SystemState, error: str | None = None, *, kind: str = ""
     ) -> None:
-        """A job's state shows on its system's row, except a side job's (a hole fill of a scored system leaves
-        files beside the dataset, never its row's state)."""
+        """A job's state shows on its system's row, except a side job's (`schema.SIDE_JOB_KINDS`, which the tracks
+        declare: a hole fill of a scored system leaves files beside the dataset, never its row's state)."""
         if kind not in SIDE_JOB_KINDS:
             conn.execute(update(systems).where(systems.c.id == system_id).values(status=status, error=error))
 
@@ -132,17 +137,17 @@ class JobQueue:
         `kinds` limits the claim to those job kinds (the app's baseline worker takes only baseline jobs)."""
         with self.db.write() as conn:
             now = self.db.now(conn)
-            expired = and_(jobs.c.state == "running", jobs.c.lease_expires_at < now)
+            expired = and_(jobs.c.state == JobState.RUNNING, jobs.c.lease_expires_at < now)
             exhausted = conn.execute(
                 update(jobs)
                 .where(expired, jobs.c.attempts >= jobs.c.max_attempts)
-                .values(state="failed", updated_at=now, finished_at=now, error=_GAVE_UP)
+                .values(state=JobState.FAILED, updated_at=now, finished_at=now, error=_GAVE_UP)
                 .returning(jobs.c.system_id, jobs.c.kind, jobs.c.lease_owner)
             ).all()
             for system_id, kind, owner in exhausted:
-                self._set_system(conn, system_id, "failed", _GAVE_UP, kind=kind)
+                self._set_system(conn, system_id, SystemState.FAILED, _GAVE_UP, kind=kind)
                 self._audit_job(conn, owner or worker_id, kind, system_id, "failed", _GAVE_UP)
-            claimable = [or_(jobs.c.state == "queued", expired), jobs.c.attempts < jobs.c.max_attempts]
+            claimable = [or_(jobs.c.state == JobState.QUEUED, expired), jobs.c.attempts < jobs.c.max_attempts]
             if kinds is not None:
                 claimable.append(jobs.c.kind.in_(tuple(kinds)))
             pick = (
@@ -157,12 +162,12 @@ class JobQueue:
             row = conn.execute(
                 update(jobs)
                 .where(jobs.c.id == pick)
-                .values(state="running", attempts=jobs.c.attempts + 1, updated_at=now, error=None, **lease)
+                .values(state=JobState.RUNNING, attempts=jobs.c.attempts + 1, updated_at=now, error=None, **lease)
                 .returning(*jobs.c)
             ).first()
             if row is None:
                 return None
-            self._set_system(conn, row.system_id, "running", kind=row.kind)
+            self._set_system(conn, row.system_id, SystemState.RUNNING, kind=row.kind)
         log.info("worker %s claimed job %d (attempt %d of %d)", worker_id, row.id, row.attempts, row.max_attempts)
         return _job(row)
 
@@ -181,7 +186,7 @@ class JobQueue:
         self._audit_job(conn, worker_id, kind, system_id, "lost", f"job #{job_id}: {what} refused, not its lease")
 
     def _owned(self, job_id: int, worker_id: str) -> Any:
-        return and_(jobs.c.id == job_id, jobs.c.state == "running", jobs.c.lease_owner == worker_id)
+        return and_(jobs.c.id == job_id, jobs.c.state == JobState.RUNNING, jobs.c.lease_owner == worker_id)
 
     def heartbeat(self, job_id: int, worker_id: str, lease_seconds: float = 300.0) -> bool:
         """Extend the lease; False when the job is no longer this worker's (it should stop working on it)."""
@@ -216,7 +221,7 @@ class JobQueue:
         """
         with self.db.write() as conn:
             now = self.db.now(conn)
-            done = {"state": "done", "lease_expires_at": None, "updated_at": now, "finished_at": now}
+            done = {"state": JobState.DONE, "lease_expires_at": None, "updated_at": now, "finished_at": now}
             stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**done)
             row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.kind)).first()
             if row is None:
@@ -228,23 +233,23 @@ class JobQueue:
             if not topic_results:  # a side job (a hole fill) leaves files, not scores: the system stays as it is
                 return True
             insert_results(conn, system_id, topic_results, meta, now)
-            scored = {"status": "scored", "error": None, "size": func.coalesce(size, systems.c.size)}
+            scored = {"status": SystemState.SCORED, "error": None, "size": func.coalesce(size, systems.c.size)}
             scored["cutoff"] = func.coalesce(systems.c.cutoff, cutoff)
             conn.execute(update(systems).where(systems.c.id == system_id).values(**scored))
             if follow_up is not None:
                 self.insert_in(conn, system_id, follow_up[0], follow_up[1], 3, now)
-            pause_for_tests("finish_job")
+            POINTS.pause("finish_job")
         return True
 
     def fail_job(self, job_id: int, worker_id: str, error: str) -> bool:
         """Mark the job failed for good (a bad model, a time cap): retrying would fail the same way."""
         with self.db.write() as conn:
             now = self.db.now(conn)
-            failed = {"state": "failed", "error": error[:4000], "updated_at": now, "finished_at": now}
+            failed = {"state": JobState.FAILED, "error": error[:4000], "updated_at": now, "finished_at": now}
             stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**failed)
             row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.kind)).first()
             if row is not None:
-                self._set_system(conn, row.system_id, "failed", error[:4000], kind=row.kind)
+                self._set_system(conn, row.system_id, SystemState.FAILED, error[:4000], kind=row.kind)
                 self._audit_job(conn, worker_id, row.kind, row.system_id, "failed", f"job #{job_id}: {error}")
             else:
                 self._lost(conn, job_id, worker_id, "failure")
@@ -254,14 +259,15 @@ class JobQueue:
         """Give a job back to the queue at once (worker stopping, process crash); failed past max_attempts."""
         with self.db.write() as conn:
             now = self.db.now(conn)
-            state = case((jobs.c.attempts >= jobs.c.max_attempts, "failed"), else_="queued")
+            state = case((jobs.c.attempts >= jobs.c.max_attempts, JobState.FAILED), else_=JobState.QUEUED)
             values = {"state": state, "lease_owner": None, "lease_expires_at": None, "error": error, "updated_at": now}
             stmt = update(jobs).where(self._owned(job_id, worker_id)).values(**values)
             row = conn.execute(stmt.returning(jobs.c.system_id, jobs.c.state, jobs.c.kind)).first()
             if row is not None:
-                failed = error if row.state == "failed" else None
-                self._set_system(conn, row.system_id, row.state, failed, kind=row.kind)
-                outcome = "failed" if row.state == "failed" else "released"
+                given_up = row.state == JobState.FAILED
+                status = SystemState.FAILED if given_up else SystemState.QUEUED
+                self._set_system(conn, row.system_id, status, error if given_up else None, kind=row.kind)
+                outcome = "failed" if given_up else "released"
                 detail = f"job #{job_id}: {error}" if error else f"job #{job_id}"
                 self._audit_job(conn, worker_id, row.kind, row.system_id, outcome, detail)
             else:

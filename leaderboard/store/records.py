@@ -8,12 +8,36 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from freshstack_hf._version import __version__
 
 # Bump when the meaning or layout of stored results changes; every result row records the version it was written with.
 SCHEMA_VERSION = 1
+
+
+class SystemState(StrEnum):
+    """Where a system stands (`systems.status`). The values are what the store holds: renaming one would make every
+    older store read differently, so a new state is only ever added (and to the table's CHECK)."""
+
+    PENDING = "pending"  # stored with neither scores nor a job
+    QUEUED = "queued"  # a job of it waits for a worker
+    RUNNING = "running"  # a worker holds that job's lease
+    SCORED = "scored"  # its results are stored
+    FAILED = "failed"  # its job failed for good (the error is kept)
+
+
+class JobState(StrEnum):
+    """Where a job stands in the queue (`jobs.state`); the values are what the store holds, as `SystemState`'s."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+LIVE_JOB_STATES = (JobState.QUEUED, JobState.RUNNING)  # a job some worker still has to finish
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,13 +51,14 @@ class SystemRecord:
     created_at: datetime
     identity: str
     content_hash: str
-    status: str
+    status: str  # a `SystemState` value
     error: str | None
     cutoff: str | None = None
     moderation: str | None = None  # None (listed), "hidden" or "deleted"
     moderation_reason: str | None = None
     moderated_by: str | None = None
     moderated_at: datetime | None = None
+    track: str | None = None  # what a model was submitted to be scored on (full corpora, nano pools), as it said
 
     @property
     def listed(self) -> bool:

@@ -32,14 +32,16 @@ from sqlalchemy import (
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from leaderboard.store.dialect import JSON_TYPE
-from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.answers import SYSTEM_KINDS as ANSWERS_KINDS
-from leaderboard.tracks.retrieval import SYSTEM_KINDS as RETRIEVAL_KINDS
+from leaderboard.store.records import JobState, ResultMeta, SystemState
+from leaderboard.tracks import answers, retrieval
 
 # The kinds of systems the store accepts: each track declares its own (figures published elsewhere are never stored).
-SYSTEM_KINDS = (*RETRIEVAL_KINDS, *ANSWERS_KINDS)
-SYSTEM_STATES = ("pending", "queued", "running", "scored", "failed")
-JOB_STATES = ("queued", "running", "done", "failed")
+SYSTEM_KINDS = (*retrieval.SYSTEM_KINDS, *answers.SYSTEM_KINDS)
+# The job kinds that leave files, not scores (a hole fill): each track declares its own; the queue never shows their
+# state on their system's row (`queue.JobQueue`).
+SIDE_JOB_KINDS = (*retrieval.SIDE_JOB_KINDS, *answers.SIDE_JOB_KINDS)
+SYSTEM_STATES = tuple(SystemState)
+JOB_STATES = tuple(JobState)
 
 
 def one_of(column: str, values: tuple[str, ...]) -> str:
@@ -77,7 +79,7 @@ class System(Base):
     identity: Mapped[str] = mapped_column(String(200), default="")
     # The dedupe key: a run file's hash, or a model's name and revision. Unique, so racing inserts cannot both win.
     content_hash: Mapped[str] = mapped_column(String(128), unique=True)
-    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status: Mapped[str] = mapped_column(String(16), default=SystemState.PENDING.value)
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     # A model's release or training cutoff (ISO day), where the submitter or the model card gave one: the
     # After-cutoff view scores the system only on questions asked after it. Added after release 1: an older
@@ -89,6 +91,10 @@ class System(Base):
     moderation_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
     moderated_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     moderated_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # What a model was submitted to be scored on (its track's own word, e.g. full corpora or nano pools), as the
+    # submission says it; NULL for a row that chooses none. Added in store schema 3: `migrations` adds it to an
+    # older store and fills it there once (`migrations.fill_tracks`).
+    track: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class Result(Base):
@@ -123,7 +129,7 @@ class Job(Base):
     system_id: Mapped[int] = mapped_column(ForeignKey("systems.id", ondelete="CASCADE"), index=True)
     kind: Mapped[str] = mapped_column(String(32))
     payload: Mapped[dict[str, Any]] = mapped_column(JSON_TYPE, default=dict)
-    state: Mapped[str] = mapped_column(String(16), default="queued")
+    state: Mapped[str] = mapped_column(String(16), default=JobState.QUEUED.value)
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     max_attempts: Mapped[int] = mapped_column(Integer, default=3)
     lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
@@ -153,8 +159,9 @@ jobs = Job.__table__
 store_meta = StoreMeta.__table__
 
 # The layout of the store's tables: 1 = before blobs (rankings and answers in a folder), 2 = blobs, blob_refs and
-# store_meta. A release opens stores of its own layout or older (`migrations` migrates them) and refuses newer ones.
-STORE_SCHEMA = 2
+# store_meta, 3 = systems.track. A release opens stores of its own layout or older (`migrations` migrates them) and
+# refuses newer ones.
+STORE_SCHEMA = 3
 
 
 def _parts(result: Any) -> tuple[Mapping[str, float], Mapping[str, Mapping[str, float]], Mapping[str, Any]]:

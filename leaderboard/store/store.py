@@ -23,7 +23,7 @@ from sqlalchemy import Connection, Text, cast, delete, func, select, update
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.defaults import default_store_url
-from leaderboard.holds import pause_for_tests
+from leaderboard.fault_points import POINTS
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.store.audit import AuditLog
 from leaderboard.store.blob_store import BlobStore, blob_refs
@@ -33,7 +33,7 @@ from leaderboard.store.migrations import migrate
 from leaderboard.store.moderation import Moderation
 from leaderboard.store.queue import JobQueue
 from leaderboard.store.rate_limit import RateLimit
-from leaderboard.store.records import LeaderboardRow, ResultMeta, Score, SystemRecord, system_record
+from leaderboard.store.records import LeaderboardRow, ResultMeta, Score, SystemRecord, SystemState, system_record
 from leaderboard.store.schema import HIDDEN, LISTED, SYSTEM_KINDS, insert_results, jobs, results, systems
 
 MEASURED_KINDS = ("model", "baseline")  # systems whose efficiency a worker or a corpus encoding measures
@@ -81,6 +81,7 @@ class Store:
         size: int | None = None,
         identity: str = "",
         cutoff: str | None = None,
+        track: str | None = None,
         job: tuple[str, Mapping[str, Any]] | None = None,
         results: Mapping[str, Any] | None = None,
         meta: ResultMeta | None = None,
@@ -91,7 +92,8 @@ class Store:
 
         `job=(kind, payload)` queues its evaluation and `results` (with `meta`) stores its scores, in the same
         transaction as the insert and only when it is created, so a duplicate is never queued or scored twice.
-        `cutoff` (YYYY-MM-DD) is stored as the day it names. `blobs` ({role: Blob}: the ranking behind the scores,
+        `cutoff` (YYYY-MM-DD) is stored as the day it names; `track`, what a model was submitted to be scored on,
+        as the submission says it (the store only keeps it). `blobs` ({role: Blob}: the ranking behind the scores,
         the answers a judge reads) go in the same transaction: a row is never stored without them.
         """
         if kind not in SYSTEM_KINDS:
@@ -100,6 +102,7 @@ class Store:
             raise FreshStackError("content_hash must be 1 to 128 characters (a file hash or model@revision)")
         if results is not None and meta is None:
             raise ValueError("results need a ResultMeta (dataset revision, evaluator version)")
+        status = SystemState.QUEUED if job is not None else SystemState.PENDING
         values = {
             "name": sanitize_text(name, MAX_NAME),
             "kind": kind,
@@ -109,7 +112,8 @@ class Store:
             "size": size,
             "identity": sanitize_text(identity, 200),
             "cutoff": parse_day(cutoff, "cutoff").isoformat() if cutoff and cutoff.strip() else None,
-            "status": "scored" if results is not None else "queued" if job is not None else "pending",
+            "status": SystemState.SCORED if results is not None else status,
+            "track": track,
         }
         if not values["name"]:
             raise FreshStackError("system name is empty (after removing markup): give a plain-text name")
@@ -124,7 +128,7 @@ class Store:
                     insert_results(conn, new_id, results, meta, now)
                 if job is not None:
                     self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now)
-                pause_for_tests("add_system")
+                POINTS.pause("add_system")
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
         return system_record(row), new_id is not None
 
@@ -152,7 +156,7 @@ class Store:
         with self.db.write() as conn:
             now = self.db.now(conn)
             marked = conn.execute(
-                update(systems).where(systems.c.id == system_id).values(status="scored", error=None)
+                update(systems).where(systems.c.id == system_id).values(status=SystemState.SCORED, error=None)
             ).rowcount
             if not marked:
                 raise FreshStackError(f"no system with id {system_id}")

@@ -7,7 +7,8 @@ default evaluate function) runs a job with the handler its kind names. The kinds
 * `model` (retrieval): a submitted sentence-transformers model, vetted, run and scored;
 * `reranker` (retrieval, the Reranking tab): a submitted CrossEncoder, vetted, reranking the fixed candidates as
   MTEB's `FreshStackReranking` does, scored;
-* `fill` (retrieval): a stored system's unjudged top-k documents judged into a new qrels revision;
+* `fill` (retrieval): a stored system's unjudged top-k documents judged into a new qrels revision; a side job, as
+  its track declares (`SIDE_JOB_KINDS`): it leaves files, not scores, so its state never shows on its system's row;
 * `answers_judge` (answers): All/Vital of stored answers, judged at the endpoint the app named;
 * `answers_generate` (answers): the LLM answer baseline, generated, scored and judged;
 * `baseline` (retrieval): one of the project's baseline rows (BM25, dense, hybrid, reranked), computed and scored;
@@ -35,6 +36,7 @@ from leaderboard.tracks.answers import BASELINE_JOB_KIND as ANSWERS_BASELINE
 from leaderboard.tracks.answers.answer_baselines import queue_answer_baselines
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND as RETRIEVAL_BASELINE
+from leaderboard.tracks.retrieval import FILL_JOB_KIND as FILL_JOB_KIND  # what `fill-board` (`cli_fill`) queues
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
 from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.baseline_rows import queue_baselines as queue_retrieval_baselines

@@ -24,7 +24,7 @@ from freshstack_hf.answers import score_answers, to_trec_rag
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
-from leaderboard.holds import hold_for_tests
+from leaderboard.fault_points import POINTS
 from leaderboard.store.blobs import ANSWERS, Blob
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.answers import JUDGE_JOB_KIND
@@ -59,7 +59,7 @@ def evaluate_answers_baseline(payload: Mapping[str, Any], options: JobOptions) -
     """The extractive answer baseline, scored by citation; its judge queued as the follow-up when one is named."""
     if not payload.get("content_hash"):
         raise FreshStackError("answers_baseline job without the row's 'content_hash' in its payload")
-    hold_for_tests()
+    POINTS.hold_baselines()
     data, plan = planned_dataset(payload, options, "extractive")
     devices = list(options.devices) if options.devices else None
     ranked = top_docs(

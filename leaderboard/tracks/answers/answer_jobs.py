@@ -25,7 +25,7 @@ from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.transport import endpoint_label
-from leaderboard.holds import hold_for_tests
+from leaderboard.fault_points import POINTS
 from leaderboard.store.blobs import ANSWERS, sha256_of
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND
@@ -99,7 +99,7 @@ def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -
     if isinstance(ranked, Mapping):
         data = open_job_dataset(payload, options.dataset, payload.get("topics"))
     else:
-        hold_for_tests()
+        POINTS.hold_baselines()
         data, plan = planned_dataset(payload, options, "llm")
         devices = list(options.devices) if options.devices else None
         top = top_docs(

@@ -1,14 +1,14 @@
 """Answer submissions (the RAG track): checked strictly, scored by citation at once, judged later by a worker.
 
-The checks run in the order of `leaderboard.submission`: size cap and text fields, then the dedupe lookup (file
-hash with the dataset revision), the rate limit, and only then parsing with `freshstack_hf.answers.read_answers`
-(every problem listed with its line; nothing is stored on any problem). Citation scores need no model, so they
-are computed and stored with the system in one transaction, together with the checked answers themselves (TREC RAG
-JSONL, a blob of the system filed by its sha256, `leaderboard.store.blobs`). All/Vital need a judge: when the app is
-configured with a judge endpoint (`JudgeEndpoint`), an `answers_judge` job is queued in the same transaction. Its
-payload names the answers' hash, the dataset and the endpoint's URL and model, never a key: the worker reads the
-answers from the store and the key from its own environment (`JUDGE_KEY_ENV`). Stored measures are named by
-`answer_rows`.
+`AnswerSubmitter.checks` is the one order an answer file goes through: size cap and text fields, then the dedupe
+lookup (the file's hash with the dataset revision), the rate limit, a gzip bomb, and only then parsing with
+`freshstack_hf.answers.read_answers` (every problem listed with its line; nothing is stored on any problem) and
+scoring. Citation scores need no model, so they are computed and stored with the system in one transaction,
+together with the checked answers themselves (TREC RAG JSONL, a blob of the system filed by its sha256,
+`leaderboard.store.blobs`). All/Vital need a judge: when the app is configured with a judge endpoint
+(`JudgeEndpoint`), an `answers_judge` job is queued in the same transaction. Its payload names the answers' hash,
+the dataset and the endpoint's URL and model, never a key: the worker reads the answers from the store and the key
+from its own environment (`JUDGE_KEY_ENV`). Stored measures are named by `answer_rows`.
 """
 
 from __future__ import annotations
@@ -25,9 +25,22 @@ from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
+from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.blobs import ANSWERS, Blob
 from leaderboard.store.records import ResultMeta, SystemRecord
-from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
+from leaderboard.submission import (
+    BaseSubmitter,
+    Check,
+    SubmitOutcome,
+    SubmitStatus,
+    Upload,
+    audited,
+    file_sha256,
+    gzip_bomb,
+    parse_refusal,
+    refused,
+    uploaded_size,
+)
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results
 from leaderboard.worker.job_contract import payload_dataset
@@ -64,7 +77,20 @@ def judge_payload(
     }
 
 
-class AnswerSubmitter(BaseSubmitter):
+@dataclass(kw_only=True)
+class AnswersUpload(Upload):
+    """An answer file as given, and what its checks learn of it in their order."""
+
+    path: str | Path | None
+    given: tuple[str, str, str]  # name, description, link as typed
+    display_name: str | None
+    text: SubmissionText | None = None
+    file_hash: str = ""  # the key names it already: the audit log is not told it twice
+    label: str = ""
+    answers: AnswerSet | None = None
+
+
+class AnswerSubmitter(BaseSubmitter[AnswersUpload]):
     """Accepts answer files for one dataset into one store (see the module docstring)."""
 
     def __init__(
@@ -80,7 +106,7 @@ class AnswerSubmitter(BaseSubmitter):
         self.judge, self.max_words = judge, max_words
 
     @audited("answers")
-    def submit_answers(
+    def submit(
         self,
         path: str | Path | None,
         *,
@@ -91,46 +117,67 @@ class AnswerSubmitter(BaseSubmitter):
         identity: str = "",
     ) -> SubmitOutcome:
         """Validate strictly, score citations at once, store, and queue the judge when one is configured."""
+        given = (name, description, link)
+        return self.checked(AnswersUpload(identity=identity, path=path, given=given, display_name=display_name))
+
+    def checks(self) -> tuple[Check[AnswersUpload], ...]:
+        return (self.check_fields, self.dedupe, self.rate_limit, self.gzip_bomb, self.parse, self.score_and_store)
+
+    def check_fields(self, upload: AnswersUpload) -> SubmitOutcome | None:
+        """The cheap refusals: no file, over the size cap, unusable name, description or link; what passes is keyed
+        by the file's hash on the dataset revision."""
         try:
             formats = "TREC RAG JSONL or JSON {query_id: {text, citations}}"
-            text = self._checked_upload(path, "answer", formats, name, description, link)
+            self.within_cap(uploaded_size(upload.path, "answer", formats), "answer")
+            upload.text = sanitize_submission(*upload.given)
         except (FreshStackError, OSError) as exc:
-            return SubmitOutcome("refused", str(exc))
-        file_hash = file_sha256(path)
-        content_hash = answers_content_hash(file_hash, self.dataset.revision)
-        label = display_name or Path(path).name
+            return refused(str(exc))
+        upload.file_hash = file_sha256(str(upload.path))
+        upload.content_hash = answers_content_hash(upload.file_hash, self.dataset.revision)
+        upload.label = upload.display_name or Path(str(upload.path)).name
+        return None
 
-        def parse() -> AnswerSet:  # the dataset's ids are read only once the cheap refusals have passed
+    def gzip_bomb(self, upload: AnswersUpload) -> SubmitOutcome | None:
+        """A gzipped file that expands past `GZIP_RATIO` times the cap is refused before it is parsed."""
+        return gzip_bomb(str(upload.path), "answers", self.max_file_bytes)
+
+    def parse(self, upload: AnswersUpload) -> SubmitOutcome | None:
+        """The strict parser, against the dataset's query and doc ids (read only now)."""
+        path = str(upload.path)
+        try:
             ids = {"query_ids": self.dataset.query_ids(), "doc_ids": self.dataset.doc_ids()}
-            return read_answers(path, **ids, max_words=self.max_words)
+            upload.answers = read_answers(path, **ids, max_words=self.max_words)
+        except FreshStackError as exc:
+            return parse_refusal(exc, "answers", upload.label, path)
+        return None
 
-        answers = self._parsed_upload(path, "answers", label, content_hash, identity, parse)
-        if isinstance(answers, SubmitOutcome):
-            return answers
+    def score_and_store(self, upload: AnswersUpload) -> SubmitOutcome:
+        """Citation scores stored with the row and the checked answers, the judge queued (when configured)."""
+        answers, text = upload.answers, upload.text
+        assert answers is not None and text is not None and upload.content_hash is not None
         ids = {t: self.dataset.query_ids([t]) for t in self.dataset.topics}
         topics = answered_topics(answers, self.dataset.topics, ids)
         stored = self.store_answers(
             answers,
             topics,
             name=text.name,
-            content_hash=content_hash,
+            content_hash=upload.content_hash,
             description=text.description,
             link=text.link,
-            identity=identity,
-            params={"job": "answers", "file_sha256": file_hash, "format": answers.fmt, "run_id": answers.run_id},
+            identity=upload.identity,
+            params={"job": "answers", "file_sha256": upload.file_hash, "format": answers.fmt, "run_id": answers.run_id},
         )
         if stored is None:
-            message = f"answers {label}: none of the answered queries has nuggets to score"
-            return SubmitOutcome("refused", message, content_hash=content_hash)
+            return refused(f"answers {upload.label}: none of the answered queries has nuggets to score")
         system, created, scores = stored
         if not created:
-            return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
+            return self.raced(upload, system)
         plural = "s" if len(topics) != 1 else ""
         message = f"scored: answers #{system.id} '{system.name}' on {len(topics)} topic{plural} (citations)"
         message += "; judge queued" if self.judge is not None else "; no judge configured, so no All/Vital"
         average = {measure_key(m): v for m, v in scores.average.items()}
         details = {"topics": topics, "average": average}
-        return AnswerOutcome("scored", message, system.id, details=details, content_hash=content_hash)
+        return AnswerOutcome(SubmitStatus.SCORED, message, system.id, details=details)
 
     def store_answers(
         self,

@@ -55,7 +55,7 @@ class AnswersTab(PageTab):
                 request,
                 profile,
                 board,
-                lambda who: submitter.submit_answers(file, identity=who, **options),
+                lambda who: submitter.submit(file, identity=who, **options),
                 what="answers",
             )
 

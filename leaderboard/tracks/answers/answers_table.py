@@ -20,7 +20,7 @@ from freshstack_hf.metrics import topic_average
 from freshstack_hf.metrics.score_table import AVERAGE
 from leaderboard.page.display import datatypes, display, link_cell, sort_frame
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.store.records import LeaderboardRow
+from leaderboard.store.records import LeaderboardRow, SystemState
 from leaderboard.tracks.answers import SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import BASELINE_PREFIX, measure_key
 
@@ -47,7 +47,7 @@ def build_answers_frame(
         if system.kind != SYSTEM_KIND or stale:
             continue
         label = "baseline" if system.content_hash.startswith(BASELINE_PREFIX) else "submitted answers"
-        if system.status != "scored":
+        if system.status != SystemState.SCORED:
             label += f" ({system.status})"
         record: dict[str, Any] = {
             "id": str(system.id),

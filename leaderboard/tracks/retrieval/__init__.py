@@ -3,7 +3,8 @@ Recall), the Leaderboard table with its Detail, Plots and Submit tabs, the publi
 baseline rows (BM25, dense, RRF hybrid, reranked); and its reranking view: reranked runs and CrossEncoder models
 scored on the fixed hybrid candidates (`T-top_ranked`), in the Reranking tab only.
 
-Declares the kinds of systems this track stores and the job kind its submissions queue; imports nothing.
+Declares the kinds of systems this track stores and the kinds of jobs it queues, and which of those are side jobs
+(the store reads both through `leaderboard.store.schema`); imports nothing.
 """
 
 # Rows of the Reranking tab: limited to each query's candidates, so never ranked beside full retrieval rows.
@@ -13,3 +14,6 @@ MODEL_JOB_KIND = "model"  # a submitted model, retrieved and scored by a worker
 RERANK_JOB_KIND = "reranker"  # a submitted CrossEncoder, reranking the candidates in a worker
 BASELINE_JOB_KIND = "baseline"  # a project baseline row (BM25, dense, hybrid, reranked), computed and scored
 RESCORE_JOB_KIND = "rescore"  # a stored run's archived ranking scored as it is on a newer dataset revision
+FILL_JOB_KIND = "fill"  # a stored system's holes judged into a new qrels revision (`leaderboard.fills`)
+# Side jobs leave files beside the dataset, not scores: their state never shows on their system's row.
+SIDE_JOB_KINDS = (FILL_JOB_KIND,)

@@ -21,7 +21,7 @@ from typing import Any
 from freshstack_hf.baselines import METHODS
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
-from leaderboard.holds import hold_for_tests
+from leaderboard.fault_points import POINTS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.tracks.retrieval.baseline_rows import compute_runs, plan_baselines, score_baseline
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
@@ -34,7 +34,7 @@ def evaluate_baseline(payload: Mapping[str, Any], options: JobOptions) -> JobOut
     method = payload.get("method")
     if method not in METHODS or not payload.get("content_hash"):
         raise FreshStackError(f"baseline job without a 'content_hash' and a method of {', '.join(METHODS)}")
-    hold_for_tests()
+    POINTS.hold_baselines()
     data = open_job_dataset(payload, options.dataset, payload.get("topics"))
     if payload.get("dataset_revision") and data.revision != payload["dataset_revision"]:
         raise FreshStackError(

@@ -24,13 +24,15 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
 from leaderboard.scoring import ranking_blobs, score_for_store
-from leaderboard.store.records import ResultMeta
+from leaderboard.store.records import ResultMeta, SystemState
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.vetting import model_fingerprint, weights_parameters
 
 Say = Callable[[str], None]
+# A row in one of these states is left alone: scored, or a worker is computing it.
+LIVE_OR_SCORED = (SystemState.SCORED, SystemState.QUEUED, SystemState.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -176,9 +178,9 @@ def compute_baselines(
     """
     plan = plan_baselines(dataset, methods, model=model, cross_encoder=cross_encoder)
     found = {m: store.find_system(plan.hashes[m]) for m in plan.wanted}
-    done = {m: s for m, s in found.items() if s is not None and s.status in ("scored", "queued", "running")}
+    done = {m: s for m, s in found.items() if s is not None and s.status in LIVE_OR_SCORED}
     for system in done.values():
-        if system.status != "scored":
+        if system.status != SystemState.SCORED:
             say(f"baselines: {system.name} is {system.status} for a worker (system #{system.id}); left to it")
     todo = [m for m in plan.wanted if m not in done]
     rows = [BaselineRow(m, s.name, s.id, False, s.status) for m, s in done.items()]

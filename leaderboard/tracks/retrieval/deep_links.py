@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, parse_measure
 from leaderboard.page.paging import page_number
-from leaderboard.tracks.retrieval.leaderboard_table import AVERAGE, EFFICIENCY, column, default_sort, metric_columns
+from leaderboard.tracks.retrieval.leaderboard_table import (
+    AVERAGE,
+    EFFICIENCY,
+    TOPIC_ALL,
+    Filters,
+    column,
+    default_sort,
+    metric_columns,
+)
 from leaderboard.tracks.retrieval.published import REFERENCE_TAB
 
 
@@ -28,6 +36,12 @@ class View:
     descending: bool = True
     notice: str = ""
     page: int = 1
+
+    def filters(self, types: Sequence[str] | None = None, sizes: Sequence[str] | None = None) -> Filters:
+        """The table's filters the link asks for; an address names no search, types or sizes (`types` and `sizes`:
+        the boxes' values, None for every row)."""
+        order = "desc" if self.descending else "asc"
+        return Filters.of("", types, sizes, self.topic or TOPIC_ALL, self.sort, order)
 
 
 def parse_view(params: Mapping[str, str], topics: Sequence[str], reference_topics: Sequence[str] = ()) -> View:

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.store.queue import FILL_JOB_KIND
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.ranking_blob import decode_ranking
 from leaderboard.store.records import ResultMeta
+from leaderboard.tracks.retrieval import FILL_JOB_KIND
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, job_inputs, open_job_dataset
 from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
 

@@ -1,4 +1,6 @@
-"""The Leaderboard table as plain pandas: build, filter, sort and export (deep links: `deep_links`).
+"""The Leaderboard table as plain pandas: build, filter, sort and export (deep links: `deep_links`). `Filters` is
+one state of the page's six filters (search, types, sizes, topic, sort, order), the one spelling of them that the
+Leaderboard tab, its `/table` API and the deep links share.
 
 One row per system computed on the served dataset: stored systems (baselines, submitted runs and models,
 whatever their state). Figures published elsewhere never enter this table: `published` gives them
@@ -20,11 +22,13 @@ never bold: faster is not better on its own, it is the trade-off the Plots tab s
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -35,14 +39,16 @@ from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
 from leaderboard.page.display import link_cell, sort_frame
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.store.records import LeaderboardRow, Score
+from leaderboard.store.records import LeaderboardRow, Score, SystemState
 
 TYPES = {"baseline": "baseline", "run": "submitted run", "model": "submitted model"}
+TRACK_LABELS = {"nano": " · nano"}  # the type of a row scored on the candidate pools says so (`systems.track`)
 SIZE_BUCKETS = {"< 100M": (0, 1e8), "100M–1B": (1e8, 1e9), "1B–10B": (1e9, 1e10), "≥ 10B": (1e10, math.inf)}
 UNKNOWN_SIZE = "unknown"
 INFO = ["id", "system", "type"]
 TAIL = ["size", "date", "link"]
 RANK = "rank (95% CI)"  # the page's rank column (`rank_column`), after `INFO`, for the sorted measure
+TOPIC_ALL = "all topics"  # the topic filter's value for the average and every topic's columns
 _INTERNAL = ["_kind", "_params"]  # filter keys, dropped before display
 # (id, name) of each headline measure, made once: a measure formats its name on every access, and a table of 1,000
 # rows reads 30,000 cells.
@@ -98,9 +104,9 @@ def build_frame(
         if system.kind not in types:  # only what was computed here (a "reported" kind never reaches the store)
             continue
         label = types[system.kind]
-        if system.kind == "model" and system.content_hash.startswith("model:nano:"):
-            label += " · nano"
-        if system.status != "scored":
+        if system.track in TRACK_LABELS:
+            label += TRACK_LABELS[system.track]
+        if system.status != SystemState.SCORED:
             label += f" ({system.status})"
         scores = score_cells(row.scores)
         date = system.created_at.strftime("%Y-%m-%d") if system.created_at else ""
@@ -224,6 +230,56 @@ def shown_rows(
         view = view.copy()
         view.insert(len(INFO), RANK, [cells.get(k, "") for k in view["id"]])
     return sort_frame(view, key, descending=descending)
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """One state of the table's six filters, as the page's controls hold them (in this order, `names()`): a name
+    substring, the kinds and size buckets kept (None: all), the topic (`TOPIC_ALL` or empty: every topic), the sort
+    column (an unknown one: the default sort) and the order (`asc`, else descending)."""
+
+    search: str = ""
+    types: tuple[str, ...] | None = None
+    sizes: tuple[str, ...] | None = None
+    topic: str = ""
+    sort: str | None = None
+    order: str = "desc"
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in dataclasses.fields(cls))
+
+    @classmethod
+    def of(
+        cls,
+        search: str | None,
+        types: Sequence[str] | None,
+        sizes: Sequence[str] | None,
+        topic: str | None,
+        sort: Any,
+        order: Any,
+    ) -> Filters:
+        """The filters of the controls' values, as Gradio passes them (lists, or None for a box left out)."""
+        chosen = [None if picked is None else tuple(picked) for picked in (types, sizes)]
+        return cls(search or "", chosen[0], chosen[1], topic or "", sort, order)
+
+    @property
+    def scope(self) -> str | None:
+        """The one topic whose columns are shown, or None for the average and every topic's."""
+        return None if self.topic in ("", TOPIC_ALL) else self.topic
+
+    @property
+    def descending(self) -> bool:
+        return self.order != "asc"
+
+    def key(self) -> tuple[Any, ...]:
+        """The filters as a cache key (`StoreFrame.view`): the same view, however it was asked."""
+        return (self.search, self.types, self.sizes, self.topic, self.sort, self.order)
+
+    def rows(self, frame: pd.DataFrame, ranks: Callable[[str], Mapping[str, str]] | None = None) -> pd.DataFrame:
+        """The rows and columns these filters show of `frame` (`shown_rows`)."""
+        options = {"search": self.search, "types": self.types, "sizes": self.sizes, "topic": self.scope}
+        return shown_rows(frame, **options, sort=self.sort, descending=self.descending, ranks=ranks)
 
 
 def view_frame(frame: pd.DataFrame, topic: str | None = None) -> pd.DataFrame:

@@ -6,7 +6,8 @@ When the board serves a revision (`freshstack-hf leaderboard --revision`, or `fr
 again on it, by the same workers:
 
 * models and rerankers are submitted again on the revision, with the same reference, model revision, track, name,
-  description, submitter and cutoff (`run_submit.Submitter`): a worker downloads and scores each, as any submission;
+  description, submitter and cutoff (`model_submit.ModelSubmitter`, `rerank_submit.RerankerSubmitter`): a worker
+  downloads and scores each, as any submission;
 * runs and reranked runs cannot be re-run: the ranking the store archived behind the row is scored as it is on the
   revision (`rescore` jobs, `tracks.retrieval.rescore_job`: documents that did not change keep their ids and their
   judgments), each row named "(re-scored)" and recording the row it came from;
@@ -27,7 +28,8 @@ from typing import Any
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.ranking_blob import MEDIA as RANKING
-from leaderboard.store.records import SystemRecord
+from leaderboard.store.records import SystemRecord, SystemState
+from leaderboard.submission import SubmitStatus
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND, RESCORE_JOB_KIND
 from leaderboard.worker.job_contract import payload_dataset
 
@@ -78,17 +80,21 @@ def lineage(system: SystemRecord, payload: Mapping[str, Any] | None) -> str:
 def remeasure(store: Any, dataset: Dataset) -> Remeasured:
     """Queue every stored system of another revision on `dataset`'s revision (see the module docstring); the
     baselines are every track's own (`worker.jobs.measure_on` adds them)."""
-    from leaderboard.tracks.retrieval.run_submit import Submitter
+    from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
+    from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
 
     done = Remeasured(dataset.requested_revision or dataset.revision)
     payloads = store.queue.first_payloads()
     rows = _rows(store)
     here = {lineage(r.system, payloads.get(r.system.id)) for r in rows if r.dataset_revision == dataset.revision}
-    submitter = Submitter(store, dataset, rate_limit=None)
+    submitters = {
+        "model": ModelSubmitter(store, dataset, rate_limit=None),
+        "reranker": RerankerSubmitter(store, dataset, rate_limit=None),
+    }
     counted: set[str] = set()
     for row in rows:
         system, payload = row.system, payloads.get(row.system.id) or {}
-        if row.dataset_revision in (None, dataset.revision) or system.status != "scored":
+        if row.dataset_revision in (None, dataset.revision) or system.status != SystemState.SCORED:
             continue
         key = lineage(system, payload)
         if key in here:
@@ -98,12 +104,12 @@ def remeasure(store: Any, dataset: Dataset) -> Remeasured:
             continue
         here.add(key)
         if system.kind in MEASURED_AGAIN:
-            outcome = _submit_again(submitter, system, payload)
-            if outcome.status == "duplicate":  # queued on this revision before, not scored yet
+            outcome = _submit_again(submitters[system.kind], system, payload)
+            if outcome.status == SubmitStatus.DUPLICATE:  # queued on this revision before, not scored yet
                 done.present += 1
                 counted.add(key)
             else:
-                found = done.queued if outcome.status == "queued" else done.skipped
+                found = done.queued if outcome.status == SubmitStatus.QUEUED else done.skipped
                 found.append(f"{system.name}: {outcome.message}")
         elif system.kind in RESCORED and not _queue_rescore(store, dataset, system, key, done):
             counted.add(key)
@@ -121,9 +127,9 @@ def _submit_again(submitter: Any, system: SystemRecord, payload: Mapping[str, An
     text["identity"] = system.identity
     reference, revision = str(payload.get("model") or ""), str(payload.get("revision") or "")
     if system.kind == RERANK_JOB_KIND:
-        return submitter.submit_reranker(reference, revision=revision, **text)
+        return submitter.submit(reference, revision=revision, **text)
     track = str(payload.get("track") or "full")
-    return submitter.submit_model(reference, revision=revision, track=track, cutoff=system.cutoff or "", **text)
+    return submitter.submit(reference, revision=revision, track=track, cutoff=system.cutoff or "", **text)
 
 
 def _queue_rescore(store: Any, dataset: Dataset, system: SystemRecord, key: str, done: Remeasured) -> bool:

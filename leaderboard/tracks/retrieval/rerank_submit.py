@@ -1,26 +1,31 @@
-"""Reranking submissions: a reranked run is checked against each query's candidates and scored at once; a
-CrossEncoder is vetted and queued for a worker (`rerank_job`).
+"""Reranking submissions: a reranked run is checked against each query's candidates and scored at once
+(`RerankedRunSubmitter`); a CrossEncoder is vetted and queued for a worker (`RerankerSubmitter`, `rerank_job`).
 
 A reranker is scored on the fixed hybrid top-100 of each query (`T-top_ranked`, the candidates of MTEB's
 `FreshStackReranking`), so a reranked run may rank a query's own candidates only: a document outside them
-refuses the whole upload, the line named. Everything else is the retrieval track's path (`run_submit`: the
-cheap refusals, the dedupe on the file's hash and the dataset revision, the rate limit, the strict parser, the
-scoring through `leaderboard.scoring`), stored under the reranking kinds, which only the Reranking tab shows.
+refuses the whole upload, the line named. A reranked run is a run of the reranking track: its checks are a run's,
+in a run's order (`run_submit.RunSubmitter.checks`), its parser held to the candidates and its rows stored under
+the reranking kinds, which only the Reranking tab shows. A CrossEncoder's checks are a model's
+(`model_submit.ModelSubmitter.checks`): the cheap refusals (a local folder is vetted here: safetensors only, no code,
+one output), the dedupe on the model, its revision and the dataset revision, the rate limit, then its job.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
-from leaderboard.sanitize import sanitize_submission
-from leaderboard.submission import SubmitOutcome, audited
+from leaderboard.sanitize import SubmissionText, sanitize_submission
+from leaderboard.submission import BaseSubmitter, Check, SubmitOutcome, SubmitStatus, Upload, audited, refused
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
+from leaderboard.tracks.retrieval.model_submit import hub_model_source, local_model_source
 from leaderboard.tracks.retrieval.rerank_job import RERANK_BATCH_SIZE
-from leaderboard.tracks.retrieval.run_submit import AUTO, Submitter, hub_model_source, local_model_source
+from leaderboard.tracks.retrieval.run_submit import AUTO, RunSubmitter, RunUpload
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.vetting import check_cross_encoder_dir
 
@@ -32,23 +37,19 @@ def reranker_content_hash(model: str, revision: str, dataset_revision: str) -> s
     return f"reranker:{key}"
 
 
-class RerankSubmitter(Submitter):
-    """Accepts reranked runs and CrossEncoder models for one dataset into one store (see the module docstring);
-    the scopes and `model_roots` are the retrieval submitter's."""
+def missing_candidates(dataset: Any) -> list[str]:
+    """The topics of `dataset` without `T-top_ranked` candidates (the reranking track needs them all)."""
+    return [t for t in dataset.topics if not layout.config_path(dataset.folder, t, CANDIDATES).exists()]
 
-    def missing_candidates(self) -> list[str]:
-        """The topics of this dataset without `T-top_ranked` candidates (the reranking track needs them all)."""
-        return [t for t in self.dataset.topics if not layout.config_path(self.dataset.folder, t, CANDIDATES).exists()]
 
-    def _candidates(self, topics: list[str]) -> Mapping[str, frozenset[str]]:
-        """Each query's candidates over `topics` (query ids are unique across a dataset's topics)."""
-        missing = sorted(set(topics) & set(self.missing_candidates()))
-        if missing:
-            raise FreshStackError(f"no {CANDIDATES} candidates for topic(s) {', '.join(missing)}: nothing to rerank")
-        return {q: frozenset(ids) for t in topics for q, ids in self.dataset.candidates(t).items()}
+class RerankedRunSubmitter(RunSubmitter):
+    """Accepts reranked runs for one dataset into one store: a run's checks, in a run's order, each query held to
+    its own candidates (see the module docstring)."""
+
+    kind = "reranked_run"
 
     @audited("reranked_run")
-    def submit_reranked_run(
+    def submit(  # type: ignore[override]  (no cutoff: a reranker is compared on fixed candidates)
         self,
         path: str | Path | None,
         *,
@@ -61,11 +62,45 @@ class RerankSubmitter(Submitter):
     ) -> SubmitOutcome:
         """Validate strictly (each query ranks its own candidates only), score at once and store; every refusal
         stores nothing."""
-        text = (name, description, link)
-        return self._scored_file(path, "reranked_run", text, scope, identity, display_name, allowed=self._candidates)
+        given = (name, description, link)
+        upload = RunUpload(
+            identity=identity, path=path, given=given, scope=scope or AUTO, cutoff="", display_name=display_name
+        )
+        return self.checked(upload)
+
+    def candidates(self, topics: list[str]) -> Mapping[str, frozenset[str]]:
+        """Each query's candidates over `topics` (query ids are unique across a dataset's topics)."""
+        missing = sorted(set(topics) & set(missing_candidates(self.dataset)))
+        if missing:
+            raise FreshStackError(f"no {CANDIDATES} candidates for topic(s) {', '.join(missing)}: nothing to rerank")
+        return {q: frozenset(ids) for t in topics for q, ids in self.dataset.candidates(t).items()}
+
+
+@dataclass(kw_only=True)
+class RerankerUpload(Upload):
+    """A CrossEncoder reference as given, and what its checks learn of it in their order."""
+
+    model: str
+    revision: str
+    given: tuple[str, str, str]  # name (default: the model), description, link as typed
+    text: SubmissionText | None = None
+    reference: str = ""
+    resolved: str = ""
+    params: int | None = None
+
+
+class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
+    """Accepts CrossEncoder models for one dataset into one store (see the module docstring).
+
+    `model_roots`: folders under which local model paths are accepted (an operator's own models).
+    """
+
+    def __init__(self, *args: Any, model_roots: tuple[Path, ...] = (), **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.model_roots = tuple(Path(p).expanduser().resolve() for p in model_roots)
 
     @audited("reranker")
-    def submit_reranker(
+    def submit(
         self,
         model: str,
         *,
@@ -75,33 +110,48 @@ class RerankSubmitter(Submitter):
         link: str = "",
         identity: str = "",
     ) -> SubmitOutcome:
-        """Check the CrossEncoder reference (a local folder is vetted here: safetensors only, no code, one output)
-        and queue a `reranker` job; the worker downloads a Hub model, vets it the same way and scores it."""
+        """Check the CrossEncoder reference and queue a `reranker` job; the worker downloads a Hub model, vets it
+        the same way and scores it."""
         model, revision = (model or "").strip(), (revision or "").strip()
+        given = (name or model, description, link)
+        return self.checked(RerankerUpload(identity=identity, model=model, revision=revision, given=given))
+
+    def checks(self) -> tuple[Check[RerankerUpload], ...]:
+        return (self.check_reference, self.dedupe, self.rate_limit, self.queue)
+
+    def check_reference(self, upload: RerankerUpload) -> SubmitOutcome | None:
+        """The cheap refusals: no model, a dataset without every topic's candidates, unusable text, a model from
+        nowhere this board accepts (a local folder vetted as a CrossEncoder); what passes is keyed by its
+        reference and revision on the dataset revision."""
         try:
-            if not model:
+            if not upload.model:
                 raise FreshStackError("no model: give a Hub id (org/name) of a sentence-transformers CrossEncoder")
-            if missing := self.missing_candidates():
+            if missing := missing_candidates(self.dataset):
                 raise FreshStackError(f"no {CANDIDATES} candidates for topic(s) {', '.join(missing)}: cannot rerank")
-            text = sanitize_submission(name or model, description, link)
-            local = local_model_source(model, self.model_roots, check_cross_encoder_dir)
-            reference, resolved, params = local or (*hub_model_source(model, revision), None)
+            upload.text = sanitize_submission(*upload.given)
+            local = local_model_source(upload.model, self.model_roots, check_cross_encoder_dir)
+            upload.reference, upload.resolved, upload.params = local or (
+                *hub_model_source(upload.model, upload.revision),
+                None,
+            )
         except FreshStackError as exc:
-            return SubmitOutcome("refused", str(exc))
-        content_hash = reranker_content_hash(reference, resolved, self.dataset.revision)
-        refusal = self._duplicate(content_hash) or self._rate_limited(identity)
-        if refusal is not None:
-            return refusal
+            return refused(str(exc))
+        upload.content_hash = reranker_content_hash(upload.reference, upload.resolved, self.dataset.revision)
+        return None
+
+    def queue(self, upload: RerankerUpload) -> SubmitOutcome:
+        """Stored with its `reranker` job, in one transaction."""
+        assert upload.text is not None
         payload = {
-            "model": reference,
-            "revision": revision or None,
+            "model": upload.reference,
+            "revision": upload.revision or None,
             **payload_dataset(self.dataset),
             "topics": list(self.dataset.topics),
             "batch_size": RERANK_BATCH_SIZE,
         }
-        stored = {"size": params, "job": (RERANK_JOB_KIND, payload)}
-        system, created = self._add(text, "reranker", content_hash, identity, **stored)
+        stored = {"size": upload.params, "job": (RERANK_JOB_KIND, payload)}
+        system, created = self.add(upload, upload.text, "reranker", **stored)
         if not created:
-            return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
+            return self.raced(upload, system)
         message = f"queued: system #{system.id} '{system.name}' (reranker) waits for an evaluation worker"
-        return SubmitOutcome("queued", message, system.id, details={"revision": resolved})
+        return SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details={"revision": upload.resolved})

@@ -17,7 +17,7 @@ import gradio as gr
 
 from leaderboard.page.page import READ, WRITE, Page, PageTab, Path_, Profile
 from leaderboard.sanitize import escape_markdown
-from leaderboard.tracks.retrieval.rerank_submit import RerankSubmitter
+from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter, missing_candidates
 from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
 
 INTRO = (
@@ -42,23 +42,14 @@ def missing_candidates_note(topics: list[str]) -> str:
 class RerankTab(PageTab):
     label, id = "Reranking", "reranking"
 
-    def _submitter(self, page: Page) -> RerankSubmitter:
-        settings = page.settings
-        return page.shared(
-            "retrieval.rerank_submitter",
-            lambda: RerankSubmitter(
-                page.store,
-                page.dataset,
-                model_roots=settings.model_roots,
-                **page.submitter_options(),
-            ),
-        )
-
     def layout(self, page: Page) -> None:
-        submitter = self._submitter(page)
+        runs = RerankedRunSubmitter(page.store, page.dataset, **page.submitter_options())
+        models = RerankerSubmitter(
+            page.store, page.dataset, model_roots=page.settings.model_roots, **page.submitter_options()
+        )
         source = RerankSource(page.store, page.dataset)
         gr.Markdown(INTRO)
-        if missing := submitter.missing_candidates():
+        if missing := missing_candidates(page.dataset):
             gr.Markdown(missing_candidates_note(missing), elem_id="rerank-missing")
         table = gr.Dataframe(interactive=False, elem_id="rerank-table", max_height=480, wrap=False, pinned_columns=2)
         gr.Markdown(f"{legend()} Bold: best value of each column.")
@@ -66,7 +57,7 @@ class RerankTab(PageTab):
             with gr.Column():
                 gr.Markdown("### A reranked run\nEach query ranks its own candidates only; scored at once.")
                 run_file = gr.File(label="Reranked run (TREC or JSON)", type="filepath", elem_id="rerank-run-file")
-                scope = gr.Dropdown(submitter.scopes(), value="auto", label="Topics (auto: those the run covers)")
+                scope = gr.Dropdown(runs.scopes(), value="auto", label="Topics (auto: those the run covers)")
                 run_name = gr.Textbox(label="Name", elem_id="rerank-run-name")
                 run_desc = gr.Textbox(label="Description", lines=2)
                 run_link = gr.Textbox(label="Link (http/https)")
@@ -94,7 +85,7 @@ class RerankTab(PageTab):
                 request,
                 profile,
                 source,
-                lambda who: submitter.submit_reranked_run(file, identity=who, **options),
+                lambda who: runs.submit(file, identity=who, **options),
                 what="reranked_run",
             )
 
@@ -106,7 +97,7 @@ class RerankTab(PageTab):
                 request,
                 profile,
                 source,
-                lambda who: submitter.submit_reranker(model, identity=who, **options),
+                lambda who: models.submit(model, identity=who, **options),
                 what="reranker",
             )
 

@@ -1,53 +1,48 @@
-"""Retrieval submissions: a run file is checked strictly and scored at once; a model is checked and queued.
+"""Run files, the retrieval track's upload: checked strictly and scored at once (`RunSubmitter`); the reranking
+track's reranked runs take the same path (`rerank_submit.RerankedRunSubmitter`).
 
-The checks run in the order of `leaderboard.submission` (cheap refusals, dedupe on a model and its revision with
-the dataset revision, the rate limit, then parsing and validation against the dataset's query and doc ids, and
-scoring); a run file is read as a stream to the depth the board keeps and deduplicated on that canonical
-ranking. Numbers come from `leaderboard.scoring` (the library's `Dataset.score`); this module computes none. A
-model's `model` job is run by a worker (`tracks.retrieval.model_job`).
+`RunSubmitter.checks` is the one order a run goes through: the cheap refusals; the file's own hash looked up
+(rows stored by older boards were keyed by it, and the audit log names it); the run read as a stream to the depth
+the board keeps, within `GZIP_RATIO` times the cap of text read; the dedupe on that canonical ranking (one ranking
+is one row whatever its format, compression or line order); the rate limit, which counts a refused parse too and
+only then tells what is wrong with the file; the kept ranking within the cap; and scoring, through
+`leaderboard.scoring` (the library's `Dataset.score`: this module computes no number). Models are
+`model_submit`'s.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
-import re
-from collections.abc import Callable, Container, Mapping
-from dataclasses import dataclass
+from collections.abc import Container, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.runs import load_run, top_docs
+from freshstack_hf.runs.check import LoadedRun
 from freshstack_hf.runs.parse import TooLarge
 from leaderboard.defaults import GZIP_RATIO
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.scoring import ARCHIVE_DEPTH, score_for_store
 from leaderboard.store.records import ResultMeta
-from leaderboard.submission import BaseSubmitter, SubmitOutcome, audited, file_sha256
-from leaderboard.tracks.retrieval.cutoff import card_cutoff, submitted_cutoff
-from leaderboard.worker.job_contract import payload_dataset
-from leaderboard.worker.vetting import check_model_dir
+from leaderboard.submission import (
+    BaseSubmitter,
+    Check,
+    SubmitOutcome,
+    SubmitStatus,
+    Upload,
+    audited,
+    file_sha256,
+    parse_refusal,
+    refused,
+    uploaded_size,
+)
+from leaderboard.tracks.retrieval.cutoff import submitted_cutoff
 
 AUTO, ALL = "auto", "all"  # run scopes besides one topic: the topics the run touches, or every topic
-TRACKS = ("full", "nano")
 MAX_DEPTH = 1000
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
-_REVISION = re.compile(r"^[A-Za-z0-9][\w./-]{0,99}$")
-
-
-@dataclass(frozen=True, slots=True)
-class _Upload:
-    """A run file past the cheap refusals: what `_kept_ranking` reads, keys and stores it by."""
-
-    path: Path
-    kind: str  # run, or reranked run
-    label: str  # the file's name as uploaded, for messages
-    file_hash: str
-    scope: str
-    text: SubmissionText  # its sanitized name, description and link
-    day: str | None  # the cutoff day given (YYYY-MM-DD), if any
+FORMATS = "a TREC (6 columns) or JSON run"
 
 
 def run_content_hash(ranking_hash: str, scope: str, dataset_revision: str, kind: str = "run") -> str:
@@ -71,62 +66,35 @@ def canonical_ranking(run: Mapping[str, Mapping[str, float]]) -> tuple[str, int]
     return digest.hexdigest(), size
 
 
-def model_content_hash(track: str, model: str, revision: str, dataset_revision: str) -> str:
-    key = hashlib.sha256(f"{model}@{revision}\n{dataset_revision}".encode()).hexdigest()[:48]
-    return f"model:{track}:{key}"
+@dataclass(kw_only=True)
+class RunUpload(Upload):
+    """A run file as given, and what its checks learn of it in their order."""
+
+    path: str | Path | None
+    given: tuple[str, str, str]  # name, description, link as typed
+    scope: str
+    cutoff: str
+    display_name: str | None
+    text: SubmissionText | None = None  # sanitized
+    topics: list[str] = field(default_factory=list)
+    day: str | None = None  # the cutoff day (YYYY-MM-DD), if one was given
+    label: str = ""  # the file's name as uploaded, for messages
+    loaded: LoadedRun | None = None  # the run kept to `ARCHIVE_DEPTH`, once parsed
+    refusal: SubmitOutcome | None = None  # the parser's, told once the rate limit has counted the upload
+    ranking_sha256: str = ""
+    kept_bytes: int = 0
 
 
-def local_model_source(
-    model: str, roots: tuple[Path, ...], check: Callable[[Path], int] = check_model_dir
-) -> tuple[str, str, int] | None:
-    """(folder, content revision, parameter count) of a local model folder under one of `roots`, vetted by `check`
-    at the door; None when `model` is not a path (or no roots are configured: then it must be a Hub id)."""
-    if not roots or not (model.startswith(("/", ".", "~")) or Path(model).is_absolute()):
-        return None
-    path = Path(model).expanduser().resolve()
-    if not any(path.is_relative_to(root) for root in roots) or not path.is_dir():
-        raise FreshStackError(f"model path {model!r} is not a folder under this server's model roots")
-    params = check(path)
-    digest = hashlib.sha256()
-    for weights in sorted(path.rglob("*.safetensors")):
-        digest.update(file_sha256(weights).encode())
-    return str(path), "sha256-" + digest.hexdigest()[:16], params
+class RunSubmitter(BaseSubmitter[RunUpload]):
+    """Accepts run files for one dataset into one store (see the module docstring); `kind` is the rows' kind."""
 
-
-def hub_model_source(model: str, revision: str) -> tuple[str, str]:
-    """(Hub id, revision for the dedupe key: the cached snapshot's commit, else the one asked for, else main)."""
-    from freshstack_hf.retrieval.models import cached_snapshot
-
-    if not _HUB_ID.match(model) or ".." in model:
-        raise FreshStackError(f"model {model[:100]!r} is not a Hub id like org/name (sentence-transformers)")
-    if revision and (not _REVISION.match(revision) or ".." in revision):
-        raise FreshStackError(f"revision {revision[:100]!r} is not a branch, tag or commit id")
-    snapshot = cached_snapshot(model, revision or None)
-    return model, snapshot.name if snapshot is not None else (revision or "main")
-
-
-class Submitter(BaseSubmitter):
-    """Accepts run files and models for one dataset into one store (see the module docstring).
-
-    `model_roots`: folders under which local model paths are accepted (an operator's own models).
-    """
-
-    def __init__(self, *args: Any, model_roots: tuple[Path, ...] = (), **options: Any) -> None:
-        super().__init__(*args, **options)
-        self.model_roots = tuple(Path(p).expanduser().resolve() for p in model_roots)
+    kind = "run"
 
     def scopes(self) -> list[str]:
         return [AUTO, ALL, *self.dataset.topics]
 
-    def _topics_for(self, scope: str) -> list[str]:
-        if scope in (AUTO, ALL):
-            return list(self.dataset.topics)
-        if scope not in self.dataset.topics:
-            raise FreshStackError(f"unknown topic {scope!r}: choose {AUTO}, {ALL} or one of {self.dataset.topics}")
-        return [scope]
-
     @audited("run")
-    def submit_run(
+    def submit(
         self,
         path: str | Path | None,
         *,
@@ -140,92 +108,121 @@ class Submitter(BaseSubmitter):
     ) -> SubmitOutcome:
         """Validate strictly, score at once and store; every refusal stores nothing. `cutoff` (optional,
         YYYY-MM-DD): the release or training cutoff of the model behind the run, for the After-cutoff view."""
-        text = (name, description, link)
-        return self._scored_file(path, "run", text, scope, identity, display_name, cutoff=cutoff)
+        given = (name, description, link)
+        upload = RunUpload(
+            identity=identity, path=path, given=given, scope=scope or AUTO, cutoff=cutoff, display_name=display_name
+        )
+        return self.checked(upload)
 
-    def _scored_file(
-        self,
-        path: str | Path | None,
-        kind: str,
-        text: tuple[str, str, str],
-        scope: str,
-        identity: str,
-        display_name: str | None,
-        *,
-        cutoff: str = "",
-        allowed: Callable[[list[str]], Mapping[str, Container[str]]] | None = None,
-    ) -> SubmitOutcome:
-        """A run file of `kind` checked, scored and stored (`submit_run`'s path); `allowed(topics)` gives each
-        query's candidates when a query may rank only those (a reranked run), read after the cheap refusals.
+    def checks(self) -> tuple[Check[RunUpload], ...]:
+        return (
+            self.check_fields,
+            self.dedupe_file,
+            self.parse_within_cap,
+            self.dedupe_ranking,
+            self.rate_limit,
+            self.refuse_unparsed,
+            self.cap_kept_ranking,
+            self.require_a_query,
+            self.score_and_store,
+        )
 
-        The file is read as a stream and kept to the depth the board scores and archives (`ARCHIVE_DEPTH`): the
-        cap applies to that part, and to the text read (`GZIP_RATIO` times the cap). Its dedupe key hashes that
-        canonical ranking, so one ranking is one row whatever its format, compression or line order."""
+    def check_fields(self, upload: RunUpload) -> SubmitOutcome | None:
+        """The cheap refusals: no file, unusable name, description or link, an unknown scope, a cutoff that is no
+        day. No size cap here: a run's applies to what the board keeps of it (`cap_kept_ranking`)."""
         try:
-            checked = self._checked_upload(path, "run", "a TREC (6 columns) or JSON run", *text, capped=False)
-            topics = self._topics_for(scope or AUTO)
-            day = submitted_cutoff(cutoff)
+            uploaded_size(upload.path, "run", FORMATS)
+            upload.text = sanitize_submission(*upload.given)
+            upload.topics = self._topics_for(upload.scope)
+            upload.day = submitted_cutoff(upload.cutoff)
         except (FreshStackError, OSError) as exc:
-            return SubmitOutcome("refused", str(exc))
-        file_hash = file_sha256(path)  # every outcome names it, for the audit log
-        label = display_name or Path(path).name
-        upload = _Upload(Path(path), kind, label, file_hash, scope or AUTO, checked, day)
-        return dataclasses.replace(self._kept_ranking(upload, topics, identity, allowed), file_sha256=file_hash)
+            return refused(str(exc))
+        upload.label = upload.display_name or Path(str(upload.path)).name
+        return None
 
-    def _kept_ranking(
-        self,
-        upload: _Upload,
-        topics: list[str],
-        identity: str,
-        allowed: Callable[[list[str]], Mapping[str, Container[str]]] | None,
-    ) -> SubmitOutcome:
-        """`_scored_file` once the cheap refusals passed: the run read to the kept depth, deduplicated, capped,
-        scored and stored."""
-        path, kind, label, scope = upload.path, upload.kind, upload.label, upload.scope
-        limit = self.max_file_bytes * GZIP_RATIO
+    def _topics_for(self, scope: str) -> list[str]:
+        if scope in (AUTO, ALL):
+            return list(self.dataset.topics)
+        if scope not in self.dataset.topics:
+            raise FreshStackError(f"unknown topic {scope!r}: choose {AUTO}, {ALL} or one of {self.dataset.topics}")
+        return [scope]
 
-        def parse() -> Any:  # the dataset's ids are read only once the cheap refusals have passed
-            ids = {"query_ids": self.dataset.query_ids(topics), "doc_ids": self.dataset.doc_ids(topics)}
-            limits = {"candidates": allowed(topics)} if allowed is not None else {}
-            try:
-                return load_run(
-                    path, **ids, max_depth=MAX_DEPTH, strict=True, keep=ARCHIVE_DEPTH, max_bytes=limit, **limits
-                )
-            except TooLarge:
-                gzipped = str(path).endswith(".gz")
-                size = f"expands past {limit:,} bytes once decompressed" if gzipped else f"is over {limit:,} bytes"
-                raise FreshStackError(
-                    f"run {label} {size}: the board reads at most {GZIP_RATIO} x its {self.max_file_bytes:,}-byte "
-                    f"cap (--max-file-mb) and keeps the top {ARCHIVE_DEPTH} per query; cut the run to its top "
-                    f"{ARCHIVE_DEPTH} per query"
-                ) from None
+    def dedupe_file(self, upload: RunUpload) -> SubmitOutcome | None:
+        """The file's own hash (with the scope and dataset revision) looked up: how older boards keyed runs."""
+        upload.file_sha256 = file_sha256(str(upload.path))
+        upload.content_hash = run_content_hash(upload.file_sha256, upload.scope, self.dataset.revision, self.kind)
+        return self.dedupe(upload)
 
-        older_key = run_content_hash(upload.file_hash, scope, self.dataset.revision, kind)  # how rows were keyed
-        loaded = self._parsed_upload(path, "run", label, older_key, identity, parse, streamed=True)
-        if isinstance(loaded, SubmitOutcome):
-            return loaded
-        ranking_hash, kept_bytes = canonical_ranking(loaded.run)
-        content_hash = run_content_hash(ranking_hash, scope, self.dataset.revision, kind)
-        refusal = self._duplicate(content_hash) or self._rate_limited(identity)
-        if refusal is not None:
-            return dataclasses.replace(refusal, content_hash=refusal.content_hash or content_hash)
-        if kept_bytes > self.max_file_bytes:
-            message = (
-                f"run {label}: its top {ARCHIVE_DEPTH} per query, what the board keeps, is {kept_bytes:,} bytes, "
-                f"over the {self.max_file_bytes:,}-byte cap (--max-file-mb)"
+    def candidates(self, topics: list[str]) -> Mapping[str, Container[str]] | None:
+        """Each query's candidates, where a query may rank only those (a reranked run); None: any document."""
+        return None
+
+    def parse_within_cap(self, upload: RunUpload) -> None:
+        """The run read as a stream and kept to the depth the board scores and archives (`ARCHIVE_DEPTH`), within
+        `GZIP_RATIO` times the cap of text read; the dataset's ids are read only now. A refusal waits in the upload
+        until the rate limit has counted it (`refuse_unparsed`)."""
+        path, label, limit = Path(str(upload.path)), upload.label, self.max_file_bytes * GZIP_RATIO
+        try:
+            ids = {"query_ids": self.dataset.query_ids(upload.topics), "doc_ids": self.dataset.doc_ids(upload.topics)}
+            allowed = self.candidates(upload.topics)
+            limits = {"candidates": allowed} if allowed is not None else {}
+            upload.loaded = load_run(
+                path, **ids, max_depth=MAX_DEPTH, strict=True, keep=ARCHIVE_DEPTH, max_bytes=limit, **limits
             )
-            return SubmitOutcome("refused", message, content_hash=content_hash)
-        if scope == AUTO:
-            topics = [t for t in topics if self.dataset.query_ids([t]) & loaded.run.keys()]
-        if not topics or not loaded.run:
-            return SubmitOutcome("refused", f"run {label} has no query of this dataset", content_hash=content_hash)
+            return
+        except TooLarge:
+            gzipped = str(path).endswith(".gz")
+            size = f"expands past {limit:,} bytes once decompressed" if gzipped else f"is over {limit:,} bytes"
+            error = FreshStackError(
+                f"run {label} {size}: the board reads at most {GZIP_RATIO} x its {self.max_file_bytes:,}-byte "
+                f"cap (--max-file-mb) and keeps the top {ARCHIVE_DEPTH} per query; cut the run to its top "
+                f"{ARCHIVE_DEPTH} per query"
+            )
+        except FreshStackError as exc:
+            error = exc
+        upload.refusal = parse_refusal(error, "run", label, path)
+
+    def dedupe_ranking(self, upload: RunUpload) -> SubmitOutcome | None:
+        """The canonical ranking kept (`canonical_ranking`), with the scope and dataset revision, looked up."""
+        if upload.loaded is None:
+            return None  # refused: told after the rate limit
+        upload.ranking_sha256, upload.kept_bytes = canonical_ranking(upload.loaded.run)
+        upload.content_hash = run_content_hash(upload.ranking_sha256, upload.scope, self.dataset.revision, self.kind)
+        return self.dedupe(upload)
+
+    def refuse_unparsed(self, upload: RunUpload) -> SubmitOutcome | None:
+        """What the parser found wrong with the file, now that the rate limit has counted the upload."""
+        return upload.refusal
+
+    def cap_kept_ranking(self, upload: RunUpload) -> SubmitOutcome | None:
+        """The cap applies to what the board keeps of the run: its top `ARCHIVE_DEPTH` per query."""
+        if upload.kept_bytes <= self.max_file_bytes:
+            return None
+        return refused(
+            f"run {upload.label}: its top {ARCHIVE_DEPTH} per query, what the board keeps, is {upload.kept_bytes:,} "
+            f"bytes, over the {self.max_file_bytes:,}-byte cap (--max-file-mb)"
+        )
+
+    def require_a_query(self, upload: RunUpload) -> SubmitOutcome | None:
+        """Some query of the dataset ranked; `auto` narrows the topics to those the run touches."""
+        run = upload.loaded.run if upload.loaded is not None else {}
+        if upload.scope == AUTO:
+            upload.topics = [t for t in upload.topics if self.dataset.query_ids([t]) & run.keys()]
+        if not upload.topics or not run:
+            return refused(f"run {upload.label} has no query of this dataset")
+        return None
+
+    def score_and_store(self, upload: RunUpload) -> SubmitOutcome:
+        """Scored at once and stored with its ranking (the archive the board keeps), in one transaction."""
+        assert upload.loaded is not None and upload.text is not None
+        loaded, topics = upload.loaded, upload.topics
         scored = score_for_store(self.dataset, loaded.run, topics, resamples=self.resamples)
         params = {
-            "job": kind,
-            "file_sha256": upload.file_hash,
-            "ranking_sha256": ranking_hash,
+            "job": self.kind,
+            "file_sha256": upload.file_sha256,
+            "ranking_sha256": upload.ranking_sha256,
             "format": loaded.fmt,
-            "scope": scope,
+            "scope": upload.scope,
             "topics": topics,
             **scored.parameters,
             "max_depth": MAX_DEPTH,
@@ -235,78 +232,10 @@ class Submitter(BaseSubmitter):
         }
         meta = ResultMeta(self.dataset.revision, __version__, params)
         stored = {"results": scored.results, "meta": meta, "cutoff": upload.day, "blobs": scored.blobs()}
-        system, created = self._add(upload.text, kind, content_hash, identity, **stored)
+        system, created = self.add(upload, upload.text, self.kind, **stored)
         if not created:
-            return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
-        averages = scored.scores.average
+            return self.raced(upload, system)
         plural = "s" if len(topics) != 1 else ""
         message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
-        details = {"topics": topics, "average": averages}
-        return SubmitOutcome("scored", message, system.id, details=details, content_hash=content_hash)
-
-    def _model_source(self, model: str, revision: str) -> tuple[str, str, int | None]:
-        """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
-        from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
-
-        local = local_model_source(model, self.model_roots)
-        if local is not None:
-            return local
-        if model == DEFAULT_DENSE_MODEL:
-            return model, revision or "packaged", None
-        return (*hub_model_source(model, revision), None)
-
-    @audited("model")
-    def submit_model(
-        self,
-        model: str,
-        *,
-        revision: str = "",
-        track: str = "full",
-        name: str = "",
-        description: str = "",
-        link: str = "",
-        identity: str = "",
-        cutoff: str = "",
-    ) -> SubmitOutcome:
-        """Check the model reference and queue a `model` job; the worker downloads, checks and scores it.
-
-        `cutoff` (optional, YYYY-MM-DD): the model's release or training cutoff. Left empty, the model card's
-        date is used where one is found (`cutoff.CARD_KEYS`): here for a local model folder, else
-        by the worker once it has downloaded the model."""
-        from freshstack_hf.repo import layout
-
-        model, revision = (model or "").strip(), (revision or "").strip()
-        try:
-            if not model:
-                raise FreshStackError("no model: give a Hub id (org/name)")
-            if track not in TRACKS:
-                raise FreshStackError(f"unknown track {track!r}: use full (whole corpora) or nano (candidate pools)")
-            if track == "nano" and not all(
-                layout.config_path(self.dataset.folder, t, "top_ranked").exists() for t in self.dataset.topics
-            ):
-                raise FreshStackError("the nano track needs top_ranked candidates for every topic of this dataset")
-            text = sanitize_submission(name or model, description, link)
-            day = submitted_cutoff(cutoff)
-            reference, resolved, params = self._model_source(model, revision)
-        except FreshStackError as exc:
-            return SubmitOutcome("refused", str(exc))
-        content_hash = model_content_hash(track, reference, resolved, self.dataset.revision)
-        refusal = self._duplicate(content_hash) or self._rate_limited(identity)
-        if refusal is not None:
-            return dataclasses.replace(refusal, content_hash=content_hash)
-        payload = {
-            "model": reference,
-            "revision": revision or None,
-            "track": track,
-            **payload_dataset(self.dataset),
-            "topics": list(self.dataset.topics),
-        }
-        if day is None and Path(reference).is_dir():
-            day = card_cutoff(reference)
-        stored = {"size": params, "cutoff": day, "job": ("model", payload)}
-        system, created = self._add(text, "model", content_hash, identity, **stored)
-        if not created:
-            return self._duplicate(content_hash) or SubmitOutcome("duplicate", "already submitted", system.id)
-        message = f"queued: system #{system.id} '{system.name}' ({track} track) waits for an evaluation worker"
-        details = {"track": track, "revision": resolved}
-        return SubmitOutcome("queued", message, system.id, details=details, content_hash=content_hash)
+        details = {"topics": topics, "average": scored.scores.average}
+        return SubmitOutcome(SubmitStatus.SCORED, message, system.id, details=details)

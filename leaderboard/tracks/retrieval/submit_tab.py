@@ -1,6 +1,6 @@
-"""The Submit tab: a run file, scored at once, or a sentence-transformers model, queued for a worker (both through
-`run_submit`, as the signed-in identity under OAuth); an accepted submission refreshes the Leaderboard table. Each
-form takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work."""
+"""The Submit tab: a run file, scored at once (`run_submit`), or a sentence-transformers model, queued for a worker
+(`model_submit`), each as the signed-in identity under OAuth; an accepted submission refreshes the Leaderboard
+table. Each form takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import gradio as gr
 
 from leaderboard.page.page import READ, REFRESH, WRITE, Page, PageTab, Path_, Profile
 from leaderboard.tracks.retrieval import retrieval_page
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 # Optional on both forms (and the last argument of the submit APIs): the After-cutoff view uses it.
 CUTOFF_LABEL = "Cutoff date (optional: model release or training cutoff, YYYY-MM-DD)"
@@ -22,17 +23,13 @@ class SubmitTab(PageTab):
 
     def layout(self, page: Page) -> None:
         board, settings = retrieval_page.board(page), page.settings
-        submitter = Submitter(
-            page.store,
-            page.dataset,
-            model_roots=settings.model_roots,
-            **page.submitter_options(),
-        )
+        runs = RunSubmitter(page.store, page.dataset, **page.submitter_options())
+        models = ModelSubmitter(page.store, page.dataset, model_roots=settings.model_roots, **page.submitter_options())
         with gr.Row():
             with gr.Column():
                 gr.Markdown("### A run file\nScored at once against this dataset's judgments.")
                 run_file = gr.File(label="Run (TREC or JSON)", type="filepath", elem_id="run-file")
-                scope = gr.Dropdown(submitter.scopes(), value="auto", label="Topics (auto: those the run covers)")
+                scope = gr.Dropdown(runs.scopes(), value="auto", label="Topics (auto: those the run covers)")
                 run_name = gr.Textbox(label="Name", elem_id="run-name")
                 run_desc = gr.Textbox(label="Description", lines=2)
                 run_link = gr.Textbox(label="Link (http/https)")
@@ -65,7 +62,7 @@ class SubmitTab(PageTab):
             options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
             options["cutoff"] = cutoff or ""
             return page.signed(
-                request, profile, board, lambda who: submitter.submit_run(file, identity=who, **options), what="run"
+                request, profile, board, lambda who: runs.submit(file, identity=who, **options), what="run"
             )
 
         def submit_model(
@@ -85,7 +82,7 @@ class SubmitTab(PageTab):
                 request,
                 profile,
                 board,
-                lambda who: submitter.submit_model(model, identity=who, **options),
+                lambda who: models.submit(model, identity=who, **options),
                 what="model",
             )
 

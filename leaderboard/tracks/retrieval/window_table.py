@@ -22,7 +22,7 @@ from freshstack_hf.metrics import HEADLINE, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.windows import Window, window_result
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.store.records import SystemRecord
+from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
 
 ALL_QUESTIONS = "none: all questions"  # the cutoff cell of a system without one
@@ -60,7 +60,7 @@ def build_window_frame(
     records = []
     for system in systems:
         stored = by_system.get(system.id)
-        if system.kind not in TYPES or system.status != "scored" or not stored:
+        if system.kind not in TYPES or system.status != SystemState.SCORED or not stored:
             continue
         day = date.fromisoformat(system.cutoff) if system.cutoff else None
         record: dict[str, Any] = {
