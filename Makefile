@@ -9,8 +9,10 @@ export HF_DATASETS_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_TELEMETRY := 1
 export TOKENIZERS_PARALLELISM := false
+# Material for MkDocs prints a banner about its successor on every build; the docs build is quiet without it.
+export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: venv demo test test-fast bench lint clean
+.PHONY: venv demo test test-fast bench lint docs docs-serve clean
 
 venv: $(STAMP)
 
@@ -28,6 +30,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mkdocs build --strict --quiet
 	$(BIN)/pytest
 
 test-fast: $(STAMP)
@@ -36,9 +39,16 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
+# The docs site (mkdocs.yml, pages under docs/), built into site/ and read offline; docs-serve rebuilds on save.
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict
+
+docs-serve: $(STAMP)
+	$(BIN)/mkdocs serve -a 127.0.0.1:8000
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) demo-out bench-out .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo-out bench-out site .pytest_cache .ruff_cache

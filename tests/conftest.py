@@ -70,6 +70,21 @@ def llm_server(monkeypatch):
         yield server
 
 
+@pytest.fixture(scope="session")
+def demo_build(tmp_path_factory) -> Path:
+    """One real `freshstack-hf demo --no-serve` run as `make demo` runs it, from its folder (`freshstack/`,
+    `demo-out/`), and what it printed (`first-run.txt`): shared by the demo's tests and the docs' examples, which
+    copy what they change."""
+    from cli_runner import cli
+
+    root = tmp_path_factory.mktemp("demo")
+    # the first demo encodes ~1,200 chunks with MiniLM on the CPU: minutes, not seconds
+    r = cli("demo", "--out", "demo-out", "--repo", "freshstack", "--no-serve", cwd=root, timeout=1800)
+    assert r.returncode == 0, r.stderr[-3000:]
+    (root / "first-run.txt").write_text(r.stdout, encoding="utf-8")
+    return root
+
+
 # ---- the leaderboard's store ------------------------------------------------------------------------------
 # `store` is a SQLite file. Modules that test on both backends (test_leaderboard_store, _table, _worker) override
 # `store` with `store_on_each_backend`, so each of their tests runs twice: on SQLite and on PostgreSQL.

@@ -16,16 +16,9 @@ from freshstack_hf.pipeline.stages import ORDER
 
 
 @pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    """One real demo build (the sample topic through the build pipeline), shared by the demo tests."""
-    root = tmp_path_factory.mktemp("demo")
-    # the first demo encodes ~1,200 chunks with MiniLM on the CPU: minutes, not seconds
-    r = cli(
-        "demo", "--out", str(root / "out"), "--repo", str(root / "freshstack"), "--no-serve", cwd=root, timeout=1800
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    (root / "first-run.txt").write_text(r.stdout, encoding="utf-8")
-    return root
+def demo_dir(demo_build) -> Path:
+    """The session's one real demo build (conftest's `demo_build`: the sample topic through the build pipeline)."""
+    return demo_build
 
 
 @pytest.mark.slow
@@ -38,7 +31,7 @@ def test_demo_builds_the_sample_topic_and_loads_with_datasets(demo_dir):
     assert out.returncode == 0, out.stderr
     for col in ("query_id", "query_title", "query_text", "answer_id", "answer_text", "metadata", "nuggets"):
         assert col in out.stdout
-    r = cli("evaluate", str(demo_dir / "freshstack"), "--run", str(demo_dir / "out" / "runs" / "bm25.trec"))
+    r = cli("evaluate", str(demo_dir / "freshstack"), "--run", str(demo_dir / "demo-out" / "runs" / "bm25.trec"))
     assert r.returncode == 0 and "α-nDCG@10" in r.stdout
 
 
@@ -66,7 +59,7 @@ def test_demo_second_run_reuses_everything_and_serves(demo_dir):
         port = s.getsockname()[1]
     start = time.monotonic()
     proc = subprocess.Popen(
-        [str(EXE), "demo", "--out", str(demo_dir / "out"), "--repo", str(demo_dir / "freshstack"), "--port", str(port)],
+        [str(EXE), "demo", "--out", "demo-out", "--repo", "freshstack", "--port", str(port)],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 import yaml
+from docs_pages import all_blocks
+from docs_pages import blocks as page_blocks
 from snapshot_topic import make_history, write_definition
 from test_refresh import FakeHub
 
@@ -32,7 +34,7 @@ from freshstack_hf.pipeline.runner import default_work_dir
 from freshstack_hf.pipeline.snapshots import check_date
 
 WORKFLOW = ".github/workflows/freshstack-refresh.yml"
-README = Path(__file__).resolve().parents[1] / "README.md"
+SCHEDULE_PAGE = Path(__file__).resolve().parents[1] / "docs" / "refresh.md"
 LLM = {  # an endpoint nothing calls (the tests only plan), with its key in a variable of its own
     "base_url": "http://127.0.0.1:9/v1",
     "model": "test-model",
@@ -273,16 +275,17 @@ def test_schedule_options_and_a_missing_date_without_a_workflow_are_refused(proj
     assert code == 2 and "--date is required" in err
 
 
-# ---- the README --------------------------------------------------------------------------------------------------
+# ---- the docs' schedule page -------------------------------------------------------------------------------------
 
 
-def test_the_readmes_refresh_commands_are_accepted_by_the_cli():
-    """Every `freshstack-hf refresh` line of the README's schedule section (the cron line's command included)
+def test_the_schedule_pages_refresh_commands_are_accepted_by_the_cli():
+    """Every `freshstack-hf refresh` line of the docs' "Refresh on a schedule" page (its crontab lines included)
     parses, and its --write-workflow example names no --date (each run takes its own)."""
-    text = README.read_text(encoding="utf-8")
-    start = text.index("\n## Refresh on a schedule\n")
-    section = text[start : text.index("\n## ", start + 1)]
-    blocks = re.findall(r"```bash\n(.*?)```", section, re.S)
+    section = SCHEDULE_PAGE.read_text(encoding="utf-8")
+    outputs = {block.output_line for block in page_blocks(SCHEDULE_PAGE)}  # what a command printed: not commands
+    blocks = [
+        source for lang, source, line in all_blocks(SCHEDULE_PAGE) if lang in ("bash", "text") and line not in outputs
+    ]
     commands = [
         line.split("freshstack-hf ", 1)[1].split(" >>", 1)[0]
         for block in blocks

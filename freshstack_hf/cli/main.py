@@ -74,7 +74,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="freshstack-hf",
         description="Build, publish, load and score FreshStack topics (nugget-aware retrieval benchmark).",
-        epilog="Run `freshstack-hf COMMAND --help` for a command's options and an example.",
+        epilog="Run `freshstack-hf COMMAND --help` for a command's options and an example. The docs are the "
+        "project's docs/ folder, as a site with `make docs-serve` (http://127.0.0.1:8000/).",
     )
     parser.add_argument("--version", action="version", version=f"freshstack-hf {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log progress details to stderr")

@@ -1,5 +1,6 @@
 """The About tab, the retrieval track's: what the page measures (every measure of the one measure table), on which
-dataset, how submissions are checked, what is logged and moderated, and where the figures published elsewhere are."""
+dataset, how submissions are checked, what is logged and moderated, where the figures published elsewhere are, and
+where the project's docs are."""
 
 from __future__ import annotations
 
@@ -56,6 +57,9 @@ time, who (the {who}, the worker, the moderator), what kind, the content hash of
 outcome. Moderators may hide a system (it leaves the table, the downloads, the plots and the rank intervals,
 and can come back) or delete it (its scores and files are removed, and the same file is refused if submitted
 again, with the reason).
+
+**Docs.** How to load the topics, evaluate runs offline, submit and run a board of your own: the FreshStack-HF
+project's `docs/` folder, or as a site with `make docs-serve` from its clone.
 """
 
 

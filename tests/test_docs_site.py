@@ -1,0 +1,207 @@
+"""The docs site and the README as a whole: the site builds with --strict and reads offline, its generated reference
+holds every command, table and config, the hand-written reference pages agree with the code, the README fits on a
+screen, and every command or file a page names exists."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+from pathlib import Path
+
+import pytest
+from docs_pages import ROOT, all_blocks, blocks, output_matches, page_name, pages, shell_commands
+from test_docs_examples import PageRun, fill_sandbox
+
+README = ROOT / "README.md"
+PRODUCT = ("freshstack_hf", "leaderboard", "loaders", "scripts", "benchmarks")
+VARIABLE = re.compile(r"\bFRESHSTACK_[A-Z0-9_]*[A-Z0-9]\b")
+PATH = re.compile(r"`((?:freshstack_hf|leaderboard|loaders|scripts|tests|benchmarks|docs)/[\w/.-]+\.\w+)`")
+
+
+# ---- the README ------------------------------------------------------------------------------------------------
+
+
+def test_the_readme_fits_on_a_screen_and_keeps_the_two_commands():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 250
+    quick = text[text.index("## Quick start") : text.index("\n## ", text.index("## Quick start") + 1)]
+    assert "\nmake demo   #" in quick and "\nmake test   #" in quick  # the CI hooks grep for both
+    assert "make docs-serve" in text and "](docs/" in text and "@article{thakur2025freshstack" in text
+    links = re.findall(r"\]\(((?:docs/)[^)#]*)", text)
+    assert len(links) >= 15 and all((ROOT / link).exists() for link in links), links
+    languages = [lang for lang, _, _ in all_blocks(README)]
+    assert languages.count("python") >= 1 and languages.count("bash") >= 3  # load, evaluate, serve
+
+
+# ---- what the pages name ---------------------------------------------------------------------------------------
+
+
+def test_every_command_a_page_shows_parses(freshstack_main):
+    """Each `freshstack-hf` command of every shell block (and of the text blocks quoting one, such as a crontab
+    line, but not the output blocks), run or not, is accepted by the console script's own parser."""
+    from freshstack_hf.cli.main import build_parser
+
+    parser, checked = build_parser(), 0
+    for page in pages():
+        outputs = {block.output_line for block in blocks(page)}  # what a command printed: not commands
+        for lang, source, line in all_blocks(page):
+            if lang not in ("bash", "text") or line in outputs:
+                continue
+            for words in shell_commands(source):
+                err = io.StringIO()
+                try:
+                    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+                        parser.parse_args(words)
+                except SystemExit as exc:
+                    assert not exc.code, f"{page_name(page)}:{line}: freshstack-hf {' '.join(words)}\n{err.getvalue()}"
+                checked += 1
+    assert checked >= 60
+
+
+def test_every_file_a_page_names_exists():
+    named: set[str] = set()
+    for page in pages():
+        named |= set(PATH.findall(page.read_text(encoding="utf-8")))
+    missing = sorted(p for p in named if not (ROOT / p).exists())
+    assert len(named) >= 30 and not missing, missing
+
+
+def _code_variables() -> set[str]:
+    found: set[str] = set()
+    for folder in PRODUCT:
+        for path in (ROOT / folder).rglob("*.py"):
+            found |= set(VARIABLE.findall(path.read_text(encoding="utf-8")))
+    return found
+
+
+def test_the_environment_page_lists_every_variable_the_code_reads_and_no_other():
+    page = (ROOT / "docs" / "reference" / "environment.md").read_text(encoding="utf-8")
+    listed = set(VARIABLE.findall(page))
+    in_tests = {v for p in (ROOT / "tests").glob("*.py") for v in VARIABLE.findall(p.read_text(encoding="utf-8"))}
+    code = _code_variables()
+    assert not code - listed, f"read by the code, missing from the page: {sorted(code - listed)}"
+    assert not listed - code - in_tests, f"on the page, read nowhere: {sorted(listed - code - in_tests)}"
+
+
+def test_the_extension_recipes_register_and_are_taken_back(tmp_path):
+    """extend.md's method, measure family and LLM transport register as written (the method's run is BM25 cut to
+    ten), and the page's end takes them out again."""
+    from freshstack_hf.baselines import METHODS, Resources, compute
+    from freshstack_hf.llm.registry import transport_kind
+    from freshstack_hf.metrics import FAMILIES, parse_measure
+    from freshstack_hf.synth import SynthConfig, synth_topic
+
+    page = ROOT / "docs" / "extend.md"
+    assert [b.lang for b in blocks(page)] == ["python"] * 3
+    run = PageRun(page, fill_sandbox(tmp_path / "sandbox", None))
+    try:
+        run.run_through(len(run.examples) - 1)
+        assert transport_kind("anthropic+https://api.anthropic.com") == "anthropic"
+        assert parse_measure("first_rel@10").name == "First rel.@10"
+        topic = synth_topic("pylibs", SynthConfig(queries=4, docs=60, seed=2))
+        runs = compute(topic, ["bm25_top10"], Resources())
+        assert METHODS["bm25_top10"].inputs == ("bm25",) and runs.keys() == {"bm25", "bm25_top10"}
+        assert runs["bm25_top10"].run == {q: hits[:10] for q, hits in runs["bm25"].run.items()}
+    finally:
+        run.close()
+    assert "bm25_top10" not in METHODS and "first_rel" not in FAMILIES
+    assert transport_kind("anthropic+https://api.anthropic.com") == "openai"  # an unknown kind: a plain URL again
+
+
+# ---- where the docs are ----------------------------------------------------------------------------------------
+
+
+def test_the_cli_help_and_the_about_tab_say_where_the_docs_are():
+    from freshstack_hf.cli.main import build_parser
+    from leaderboard.tracks.retrieval.about_tab import about
+
+    assert "make docs-serve" in build_parser().format_help() and "docs/" in build_parser().format_help()
+    text = about(["pylibs"], 50, 10, "local-0", published=False)
+    assert "make docs-serve" in text and "docs/" in text
+
+
+# ---- the site --------------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    """The site built as `make docs` builds it, with --strict: a broken link, a page missing from the navigation, a
+    docstring mkdocstrings cannot render or a generator's error fails the build."""
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    out = tmp_path_factory.mktemp("site")
+    with contextlib.chdir(ROOT):
+        config = load_config(str(ROOT / "mkdocs.yml"), strict=True, site_dir=str(out))
+        build(config)
+    return out
+
+
+ASSET = re.compile(
+    r"<(?:script|img|iframe|source|audio|video|embed)\b[^>]*\bsrc=[\"']?(https?:)?//|"
+    r"<link\b[^>]*\bhref=[\"']?(https?:)?//|"
+    r"url\(\s*[\"']?(https?:)?//|@import\s+[\"']?(https?:)?//",
+    re.I,
+)
+
+
+@pytest.mark.slow
+def test_the_site_reads_offline(site):
+    """No page, stylesheet or script of the built site makes the browser fetch anything from the network: no
+    src= or <link href=> to another host, no url() or @import of one (links a reader clicks are fine)."""
+    found = []
+    for path in site.rglob("*"):
+        if path.suffix in (".html", ".css", ".js") and path.is_file():
+            for match in ASSET.finditer(path.read_text(encoding="utf-8", errors="replace")):
+                found.append(f"{path.relative_to(site)}: {match[0][:80]}")
+    assert not found, found
+    assert (site / "leaderboard.png").is_file() and (site / "search" / "search_index.json").is_file()
+
+
+@pytest.mark.slow
+def test_the_reference_is_generated_from_the_code(site, freshstack_main):
+    from freshstack_hf.cli.main import build_parser
+    from freshstack_hf.repo.layout import CONFIGS
+    from leaderboard.store.schema import Base
+
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    cli = (site / "reference" / "cli.html").read_text(encoding="utf-8")
+    for name, sub in commands.items():
+        assert f'id="{name}"' in cli, name
+        usage = sub.format_usage().split()[1:4]  # "freshstack-hf NAME [-h]": rendered as written
+        assert " ".join(usage).replace("[", "") in re.sub(r"<[^>]+>", "", cli).replace("[", ""), name
+    store = (site / "reference" / "store.html").read_text(encoding="utf-8")
+    assert all(f"<code>{table}</code>" in store for table in Base.metadata.tables)
+    configs = (site / "reference" / "configs.html").read_text(encoding="utf-8")
+    assert all(f"<code>T{c.suffix}</code>" in configs for c in CONFIGS)
+    api = (site / "reference" / "api.html").read_text(encoding="utf-8")
+    for name in (
+        "freshstack_hf.load_topic",
+        "freshstack_hf.Dataset",
+        "freshstack_hf.runs.load_run",
+        "freshstack_hf.metrics.evaluate",
+        "freshstack_hf.baselines.register_method",
+        "freshstack_hf.metrics.register_family",
+        "freshstack_hf.llm.registry.register",
+        "freshstack_hf.pipeline.sources.registry.register_reader",
+        "leaderboard.store.dialect.register_dialect",
+    ):
+        assert f'id="{name}"' in api, name  # rendered from its docstring, under its full name
+
+
+# ---- the demo's first run --------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_get_started_shows_what_the_demo_printed(demo_build):
+    """The first `make demo` output on the Get started page is what the session's demo build printed (that build
+    runs with --no-serve: five steps instead of six, and no serving lines), under the output blocks' rule."""
+    page = ROOT / "docs" / "get-started.md"
+    shown = next(s for lang, s, _ in all_blocks(page) if lang == "text" and s.startswith("[1/"))
+    steps = int(re.match(r"\[1/(\d+)\]", shown)[1])
+    shown = shown[: shown.index("  submit demo-out/runs/bm25.trec on the leaderboard's Submit tab")]
+    shown = shown.replace(f"/{steps}]", f"/{steps - 1}]")
+    printed = (demo_build / "first-run.txt").read_text(encoding="utf-8")
+    printed = "\n".join(line for line in printed.splitlines() if not line.endswith(": running"))
+    assert output_matches(shown, printed) is None, output_matches(shown, printed)
