@@ -28,7 +28,7 @@ the GitHub Actions workflow that runs this refresh on a schedule (--cron, UTC, d
 the work folder kept by actions/cache so a stopped run resumes (a weekly job restores it, or GitHub evicts it
 after 7 days), one run at a time, secrets from the environment
 (HF_TOKEN, the topics' llm.api_key_env, FRESHSTACK_LLM_BASE_URL/MODEL). It needs a Hub --repo; an existing file
-is kept unless --force. On a machine of your own, a cron line does the same (see the README).
+is kept unless --force. On a machine of your own, a cron line does the same (see docs/refresh.md).
 
 Example:
   freshstack-hf refresh scripts/topics/laravel.yaml --date 2025-10-31 --repo freshstack --budget-usd 40 --dry-run

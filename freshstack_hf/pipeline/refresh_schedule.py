@@ -285,7 +285,7 @@ def _check_run(
                 f"--repo {repo}",
                 "is a local folder, and a GitHub-hosted runner keeps nothing of a run but its cache",
                 fix="publish to a Hub dataset (--repo ORG/NAME), or run the refresh from cron on a machine that keeps "
-                "the folder (see the README's cron line)",
+                "the folder (see the cron line in docs/refresh.md)",
             )
         )
 

@@ -22,7 +22,7 @@ from freshstack_hf.pipeline.sources.registry import formats as question_formats
 from freshstack_hf.topic import TOPIC_NAME_RE
 
 # `freshstack-0.0.6` reproduces the released corpus (the official chunker, file by file); `sections` is the
-# gap-free chunker that budgets in any tokenizer (see README "How a corpus is chunked").
+# gap-free chunker that budgets in any tokenizer (see docs/chunking.md).
 CHUNKERS = ("freshstack-0.0.6", "sections")
 NOTEBOOK_MODES = ("script", "text")
 TECHNIQUES = ("question", "subquestions", "closed_book", "answer", "nuggets")

@@ -23,7 +23,7 @@ MAX_DETAIL = 2000  # characters of a reason or message kept per row
 HASH_SHOWN = 24  # characters of a content hash where a table shows it (JSON has them whole)
 APPEND_ONLY = "audit_log is append-only: its rows are never updated or deleted"
 
-# What the kinds of rows mean (the About tab and the README say the same).
+# What the kinds of rows mean (the About tab and docs/public.md say the same).
 SUBMISSION, JOB, ADMIN = "submit", "job", "admin"
 
 

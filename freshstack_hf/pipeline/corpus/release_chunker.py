@@ -2,7 +2,7 @@
 
 A corpus built here must contain the released corpus's ids, so this module follows the official chunker
 (`freshstack.chunking`, which the release was cut with) decision by decision, quirks included, each listed in the
-README ("How a corpus is chunked"):
+docs page docs/chunking.md ("How a corpus is chunked"):
 
 * The budget is 2,048 cl100k tokens counted over `OWNER/REPO/path + "\\n\\n" + chunk`, the name included.
 * A file whose name pygments gives a language (other than "text only") is code: it is parsed with that
