@@ -190,6 +190,6 @@ def snapshot_config(histories: Mapping[str, Path]) -> TopicConfig:
     unpinned, so `build --snapshot`'s machinery cuts it at each date."""
     definition = demo_definition()
     for repo in definition["corpus"]["repositories"]:
-        repo["source"] = str(histories[repo["keyword"]])
+        repo["source"] = str(Path(histories[repo["keyword"]]).resolve())  # a relative one would read from POSTS's
         del repo["commit"]
     return parse_topic(definition, f"freshstack_hf/demo_topic.py ({TOPIC}, snapshots)", POSTS.parent)

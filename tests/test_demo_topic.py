@@ -101,3 +101,13 @@ def test_the_snapshots_read_a_history_of_exactly_the_installed_corpus_files(tmp_
     assert dates == list(SNAPSHOTS)
     resolved = check_snapshots(dated, dates, tmp_path / "cache")
     assert resolved == {date: heads for date in SNAPSHOTS}
+
+
+def test_a_relative_work_folder_still_names_the_histories(tmp_path, monkeypatch):
+    """`freshstack-hf demo --out demo-out` (make demo's) gives relative history folders: the snapshot definition
+    names them absolutely, or its sources would be read beside the definition's own folder."""
+    monkeypatch.chdir(tmp_path)
+    histories = library_histories(Path("demo-out") / "history")
+    dated = snapshot_config(histories)
+    for repo in dated.corpus.repositories:
+        assert Path(repo.source) == (tmp_path / histories[repo.keyword]).resolve() and Path(repo.source).is_dir()
