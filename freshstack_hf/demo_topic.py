@@ -6,12 +6,20 @@ recorded at its installed version, and its questions are 44 Stack-Overflow-style
 stored in the real Stack Exchange dump format (`demo_data/Posts.xml`, with a few posts the question stage must
 drop). Only the modules the questions are about, and their neighbours as distractors, are chunked, which keeps
 the first run within minutes on two CPU cores.
+
+The demo also writes dated snapshots of the topic beside the repo (`REPO@2025-10-31`, `REPO@2026-04-30`, as `build
+--snapshot` and `refresh` write them): the questions asked up to each date. A snapshot cuts every repository at
+its date, which needs a history that an installed folder has not, so each library's corpus files are committed once
+into a git checkout of their own (`library_histories`), dated at the start of the questions' window: every snapshot
+reads the installed versions, and only the questions differ.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import shutil
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +29,9 @@ from freshstack_hf.pipeline.topic_config import TopicConfig, parse_topic
 TOPIC = "pylibs"
 POSTS = Path(__file__).resolve().parent / "demo_data" / "Posts.xml"
 TAGS = ("huggingface-datasets", "huggingface-hub", "gradio", "pandas", "sentence-transformers")
+# The dated snapshots: 15 of the 44 questions are asked by the first date, 34 by the second (the repo holds all).
+SNAPSHOTS = ("2025-10-31", "2026-04-30")
+HISTORY_DATE = "2025-01-01T00:00:00+00:00"  # the libraries' one commit: the questions' window opens on it
 
 # package -> (distribution, files chunked, relative to the package folder)
 LIBRARIES: dict[str, tuple[str, tuple[str, ...]]] = {
@@ -138,3 +149,47 @@ def demo_definition() -> dict[str, Any]:
 
 def demo_config() -> TopicConfig:
     return parse_topic(demo_definition(), f"freshstack_hf/demo_topic.py ({TOPIC})", POSTS.parent)
+
+
+def library_histories(root: Path) -> dict[str, Path]:
+    """keyword -> a git checkout under `root` holding the files the corpus reads of the installed library, in one
+    commit dated `HISTORY_DATE`: made once per installed version, whole or not at all (a killed run leaves none)."""
+    from freshstack_hf.pipeline.corpus.file_selection import walk_files
+
+    rules = "sections" if demo_config().corpus.chunker == "sections" else "release"  # as the corpus stage walks
+    made = {}
+    for repo in library_repositories():
+        target = root / repo["commit"]
+        if not (target / ".git").is_dir():
+            partial = target.with_name(f".{target.name}.partial")
+            shutil.rmtree(partial, ignore_errors=True)
+            files, _ = walk_files(Path(repo["source"]), include=tuple(repo["include"]), rules=rules)
+            for rel, path in files:
+                (partial / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, partial / rel)
+            _commit_all(partial, f"{repo['commit']} as installed")
+            partial.rename(target)
+        made[repo["keyword"]] = target
+    return made
+
+
+def _commit_all(folder: Path, message: str) -> None:
+    """Every file of `folder` in one commit of a new repository, with a fixed date and author (the same sha on
+    every machine holding the same files)."""
+    from freshstack_hf.pipeline.corpus.repos import git
+
+    who = {"NAME": "freshstack-hf demo", "EMAIL": "demo@freshstack-hf.invalid", "DATE": HISTORY_DATE}
+    env = {f"GIT_{role}_{key}": value for role in ("AUTHOR", "COMMITTER") for key, value in who.items()}
+    env["GIT_CONFIG_GLOBAL"] = env["GIT_CONFIG_SYSTEM"] = "/dev/null"  # no signing or hook of the user's applies
+    for args in (("init", "-q", "-b", "main"), ("add", "-A"), ("commit", "-q", "-m", message)):
+        git(None, "-C", str(folder), *args, env=env)
+
+
+def snapshot_config(histories: Mapping[str, Path]) -> TopicConfig:
+    """The sample topic as its snapshots read it: each library from its history checkout (`library_histories`),
+    unpinned, so `build --snapshot`'s machinery cuts it at each date."""
+    definition = demo_definition()
+    for repo in definition["corpus"]["repositories"]:
+        repo["source"] = str(Path(histories[repo["keyword"]]).resolve())  # a relative one would read from POSTS's
+        del repo["commit"]
+    return parse_topic(definition, f"freshstack_hf/demo_topic.py ({TOPIC}, snapshots)", POSTS.parent)

@@ -177,3 +177,21 @@ def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(b
     assert {r["system"]: r["judged@10"] for r in rows}["holey"] == "0.500 -> 1.000"
     assert main([*queue, "--topic", "alpha"]) == 0
     assert store.queue.list_jobs(system_id=ids["holey"])[-1].payload["name"] == "main.fill2"
+
+
+def test_the_holes_tab_rescores_only_the_systems_of_the_served_revision(board, store, monkeypatch):
+    """A system scored on another snapshot ranked that snapshot's queries: re-scored on a fill of the served one, its
+    "old" number would not be the one it has, so the Holes tab leaves it out (its ranking is kept all the same)."""
+    from leaderboard.tracks.retrieval.holes import HolesSource
+
+    monkeypatch.delenv("FRESHSTACK_JUDGE_BASE_URL", raising=False)
+    data, ids = board
+    ranking = store.blobs.ranking_of(ids["BM25"])
+    scored = score_for_store(data, ranking["alpha"], ["alpha"], resamples=0)
+    other, _ = store.add_system(name="BM25 of another snapshot", kind="baseline", content_hash="hash-elsewhere",
+                                results=scored.results, meta=ResultMeta("local-another-snapshot"),
+                                blobs=scored.blobs())  # fmt: skip
+    assert store.blobs.ranking_of(other.id)  # archived, so the tab could re-score it
+    fill_stored_system(store, data, ids["holey"], "alpha", name="main.fill1")
+    [(_title, rows)] = HolesSource(store, data).sections()
+    assert sorted(r["system"] for r in rows) == ["BM25", "holey"]

@@ -3,8 +3,10 @@ system re-scored on each fill (Judged@10 and the headline measures, old -> new).
 
 A fill (`freshstack-hf fill-board`, run by a worker; or `freshstack-hf fill-holes`) writes a new revision beside
 the served one and never rewrites it, so every number on the board stays reproducible; this view says how far the
-numbers would move on the filled judgments. The re-scoring reads each system's archived ranking and is cached per
-(fill, store change), so a page load after the first costs a lookup.
+numbers would move on the filled judgments. The systems re-scored are those scored on the served revision (a row of
+another snapshot ranked that snapshot's queries and documents, so its "old" number would not be its own). The
+re-scoring reads each system's archived ranking and is cached per (fill, store change), so a page load after the
+first costs a lookup.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.revisions import list_revisions, revision_folder, revision_of
@@ -77,7 +80,8 @@ class HolesSource:
             with self._lock:
                 if key not in self._cache:
                     topic = fill["topic"]
-                    runs = archived_runs(self.store, topic)
+                    served = self._served_systems()
+                    runs = {i: r for i, r in archived_runs(self.store, topic).items() if i in served}
                     moves = score_moves(runs, self.dataset, Dataset(folder), topic)
                     self._cache[key] = moves_table(moves, name)
             title = (
@@ -86,3 +90,8 @@ class HolesSource:
             )
             out.append((title, self._cache[key]))
         return out
+
+    def _served_systems(self) -> set[int]:
+        """The ids of the systems scored on the served revision."""
+        rows = self.store.leaderboard_rows(measures=(HEADLINE[0].id,))
+        return {row.system.id for row in rows if row.dataset_revision == self.dataset.revision}

@@ -1,22 +1,34 @@
 """The Over time tab: each system's headline score on every published snapshot (a line chart and a table with its
 rank on each), Kendall's tau between consecutive snapshots, the systems that lost the most (the freshness gap), and
 the score on the questions asked after a system's cutoff where it is known (content from `over_time`). Drawn in the
-page's load chain and on every choice of measure; computed once per store state and measure."""
+page's load chain and on every choice of measure; computed once per store state and measure.
+
+The chart is a Vega-Lite line chart with a point at every value, drawn by `gr.Plot` as the Plots tab's speed chart
+is (`speed_chart`): Gradio's own line plot draws only lines, so a system on one snapshot, and every system while
+the board has one snapshot, drew nothing. The snapshots sit on an ordinal axis in the view's order (dated ones
+oldest first, the served revision last when it is not dated), each shown even before any system has a value on it.
+It is drawn as SVG, each point labelled for assistive technology ("snapshot: ...; system: ..."), which is also how a
+browser test finds what was drawn.
+"""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import gradio as gr
 import pandas as pd
+from gradio.components.plot import AltairPlotData
 
 from freshstack_hf.metrics import HEADLINE, parse_measure
 from leaderboard.page.page import READ, Page, PageTab
 from leaderboard.page.store_frame import StoreFrame
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.over_time import OverTime, over_time
+from leaderboard.tracks.retrieval.speed_chart import PALETTE
 
 SHOWN_GAP = 5  # systems listed under "lost the most"
+HEIGHT = 360
 
 
 def summary(view: OverTime) -> str:
@@ -39,6 +51,47 @@ def summary(view: OverTime) -> str:
     return "\n\n".join(lines)
 
 
+def chart_spec(view: OverTime, y_title: str) -> dict[str, Any]:
+    """The Vega-Lite specification: a line per system through its values, a point on each, snapshots on x."""
+    systems = view.long["system"].nunique()
+    tooltip = [
+        {"field": "system", "type": "nominal"},
+        {"field": "snapshot", "type": "ordinal"},
+        {"field": "value", "type": "quantitative", "title": y_title, "format": ".3f"},
+    ]
+    encoding = {
+        "x": {
+            "field": "snapshot",
+            "type": "ordinal",
+            "scale": {"domain": list(view.snapshots)},
+            "title": "snapshot",
+            "axis": {"labelAngle": 0},
+        },
+        "y": {"field": "value", "type": "quantitative", "title": y_title, "scale": {"zero": False}},
+        "color": {
+            "field": "system",
+            "type": "nominal",
+            "scale": {"range": [PALETTE[i % len(PALETTE)] for i in range(max(systems, 1))]},
+            "legend": {"orient": "bottom", "title": "system", "labelLimit": 400},
+        },
+        "tooltip": tooltip,
+    }
+    mark = {"type": "line", "point": {"filled": True, "size": 80, "strokeWidth": 0}, "tooltip": True}
+    return {
+        "data": {"values": json.loads(view.long.to_json(orient="records", double_precision=15))},
+        "layer": [{"mark": mark, "encoding": encoding}],  # Gradio themes a "line" chart's layers
+        "height": HEIGHT,
+        "usermeta": {"embedOptions": {"renderer": "svg"}},  # vega-embed's options, read from the spec
+    }
+
+
+def chart(view: OverTime, y_title: str) -> AltairPlotData | None:
+    """What `gr.Plot` draws for the view; None (an empty plot) when no system has a value on any snapshot."""
+    if view.long.empty:
+        return None
+    return AltairPlotData(plot=json.dumps(chart_spec(view, y_title)), chart="line")
+
+
 def shown_table(table: pd.DataFrame) -> pd.DataFrame:
     """The table as the page shows it: scores with 3 decimals, blanks for what a system has no value of."""
     shown = table.copy()
@@ -57,23 +110,13 @@ class OverTimeTab(PageTab):
         snapshots = retrieval_page.snapshots(page)  # listed once for the page, as the Leaderboard's selector
         cache = StoreFrame(page.store, lambda _store: pd.DataFrame())  # its views: one per store state and measure
         picker = gr.Dropdown([(m.name, m.id) for m in HEADLINE], value=HEADLINE[0].id, label="Measure")
-        plot = gr.LinePlot(
-            x="snapshot",
-            y="value",
-            color="system",
-            x_title="snapshot",
-            y_title=HEADLINE[0].name,
-            label="Average over the snapshot's topics",
-            tooltip=["system", "snapshot", "value"],
-            elem_id="over-time-plot",
-        )
+        plot = gr.Plot(label="Average over the snapshot's topics", elem_id="over-time-plot")
         table = gr.Dataframe(interactive=False, wrap=False, max_height=480, elem_id="over-time-table")
         text = gr.Markdown(elem_id="over-time-summary")
 
         def draw(measure: str) -> Any:
             view = cache.view(measure, lambda _frame: over_time(page.store, snapshots, measure))
-            name = parse_measure(measure).name
-            return gr.update(value=view.long, y_title=name), shown_table(view.table), summary(view)
+            return chart(view, parse_measure(measure).name), shown_table(view.table), summary(view)
 
         page.on_load(draw, [picker], [plot, table, text], api_name="over_time")
         self.parts = picker, plot, table, text, draw
