@@ -171,7 +171,7 @@ def test_every_tab_of_the_demo_board_comes_alive_in_a_browser(served):
     from playwright.sync_api import expect
 
     require_chromium()
-    url = f"sqlite:///{served.root / 'out' / 'leaderboard.db'}"
+    url = f"sqlite:///{served.root / 'demo-out' / 'leaderboard.db'}"
     deadline = time.time() + 1500  # a few dozen jobs, each a process on a shared CPU
     on, model = scored_revisions(url)
     while time.time() < deadline and not (model and any(len(revisions) >= 2 for revisions in on.values())):
