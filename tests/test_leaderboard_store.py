@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import insert, select
+from sqlalchemy import event, insert, select
 from store_rows import count, topic_scores
 
 from freshstack_hf.errors import FreshStackError
@@ -127,15 +127,22 @@ def test_leaderboard_rows_for_1000_systems_in_two_queries(store):
             for m in measures
         ]
         conn.execute(insert(results), rows)
-    store.engine.dispose()  # measure with a cold pool, as a fresh page render would
-    start = time.perf_counter()
-    board = store.leaderboard_rows()
-    seconds = time.perf_counter() - start
-    print(f"\nleaderboard_rows: {len(board)} systems x {len(topics)} topics x {len(measures)} in {seconds:.3f} s")
+    statements: list[str] = []
+
+    def count_statement(conn, cursor, statement, *args) -> None:
+        if statement.lstrip().upper().startswith("SELECT"):
+            statements.append(statement)
+
+    # the row count is what a page render pays per system; its time is `make bench`'s to measure, not a test's
+    event.listen(store.engine, "before_cursor_execute", count_statement)
+    try:
+        board = store.leaderboard_rows()
+    finally:
+        event.remove(store.engine, "before_cursor_execute", count_statement)
+    assert len(statements) == 2, statements  # one for the systems, one for all their scores: never one per system
     assert len(board) == 1000 and all(len(row.scores) == 5 for row in board)
     assert board[10].scores["topic3"]["recall@50"].value == board[10].system.id / 1000
     assert board[0].dataset_revision == "r" and board[0].evaluator_version == "0.1.0"
-    assert seconds < 2.0
     assert len(store.leaderboard_rows(kinds=("baseline",))) == 0
 
 
