@@ -289,13 +289,14 @@ def served_space(root: Path, dataset: Path, settings: dict[str, str]) -> Iterato
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 pytest.fail(f"app.py exited with {proc.returncode}:\n{log_path.read_text()[-3000:]}")
-            try:
-                if httpx.get(url, timeout=5).status_code == 200:
+            try:  # ready once the first paint is installed: Gradio answers a few moments before that
+                if httpx.get(f"{url}first-paint.json", timeout=30).status_code == 200:
                     break
             except httpx.TransportError:
-                time.sleep(0.3)
+                pass
+            time.sleep(0.3)
         else:
-            pytest.fail(f"app.py did not answer within 120 s:\n{log_path.read_text()[-3000:]}")
+            pytest.fail(f"app.py did not serve its first paint within 120 s:\n{log_path.read_text()[-3000:]}")
         yield url
     finally:
         proc.terminate()
