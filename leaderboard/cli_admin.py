@@ -138,7 +138,7 @@ def _open_store(url: str | None, runs_dir: str | None = None) -> Any:
     if dialect.file is not None and not dialect.file.is_file():
         shown = dialect.url.database
         raise FreshStackError(f"no leaderboard store at {shown}: give --store, the URL the leaderboard uses")
-    return open_store(url, runs_dir)
+    return open_store(url, runs_dir, announce=True)
 
 
 def _counts(rows: dict[str, int]) -> str:
@@ -160,23 +160,25 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _shown(url: str) -> str:
-    from sqlalchemy.engine import make_url
-
-    return make_url(url).render_as_string(hide_password=True)
-
-
 def _import(args: argparse.Namespace) -> int:
     """Not through `_open_store`: the store may not exist yet, and an older runs archive must not be mixed in."""
+    from sqlalchemy.exc import OperationalError
+
     from leaderboard.defaults import default_store_url
     from leaderboard.export.board_format import BY_NAME
     from leaderboard.export.board_import import import_board
+    from leaderboard.store.archive import announce_store, unopenable
+    from leaderboard.store.dialect import shown_url
 
     url = args.store or default_store_url()
-    done = import_board(url, args.folder, by=args.by or default_moderator())
+    announce_store(url)
+    try:
+        done = import_board(url, args.folder, by=args.by or default_moderator())
+    except OperationalError as exc:  # the store cannot be reached (the import removed what it created)
+        raise unopenable(url, exc.orig or exc) from None
     counts = {name: done.rows(name) for name in BY_NAME}
     if args.json:
-        print(json.dumps({"folder": str(done.folder), "store": _shown(url), "rows": counts}, indent=1))
+        print(json.dumps({"folder": str(done.folder), "store": shown_url(url), "rows": counts}, indent=1))
     else:
         print(f"imported {done.folder} into the empty store (rows: {_counts(counts)}); logged as admin:import")
     return 0

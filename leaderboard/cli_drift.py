@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
     from leaderboard.store.archive import open_store
 
     def extra():
-        with open_store(args.store, args.runs_dir) as store:
+        with open_store(args.store, args.runs_dir, announce=True) as store:
             return stored_pairs(store)
 
     return drift.run(args, extra=extra)

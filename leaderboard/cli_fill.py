@@ -46,10 +46,10 @@ def run(args: argparse.Namespace) -> int:
     if args.k < 1:
         raise FreshStackError(f"--k must be a positive cutoff, not {args.k}")
     dataset = Dataset(args.dataset, args.revision, [args.topic])
-    with open_store(args.store, args.runs_dir) as store:
+    with open_store(args.store, args.runs_dir, announce=True) as store:
         system = store.get_system(args.system)
         if system is None or system.status != SystemState.SCORED:
-            raise FreshStackError(f"--system {args.system}: no scored system with that id in {store.url}")
+            raise FreshStackError(f"--system {args.system}: no scored system with that id in {store.db.shown()}")
         runs = store.blobs.ranking_of(system.id) or {}
         if not runs.get(args.topic):
             raise FreshStackError(

@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
 
     dataset = Dataset(args.dataset, args.revision)
     methods = [m.strip() for m in (args.baselines or "").split(",") if m.strip()]
-    with open_store(args.store, args.runs_dir) as store:
+    with open_store(args.store, args.runs_dir, announce=True) as store:
         done = measure_on(store, dataset, baselines=bool(methods), methods=methods)
     print(done.summary())
     for line in [*done.queued, *done.rescoring]:

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
     evaluate = _evaluator(args)
     loop = {"worker_id": args.worker_id, "once": args.once, "max_idle_seconds": args.exit_when_idle}
     timing = {k: getattr(args, k) for k in ("poll_seconds", "lease_seconds", "time_cap_seconds")}
-    with open_store(args.store, args.runs_dir) as store:
+    with open_store(args.store, args.runs_dir, announce=True) as store:
         stats = run_worker(store, evaluate, isolate=not args.in_process, **loop, **timing)
     if args.json:
         print(json.dumps(vars(stats)))

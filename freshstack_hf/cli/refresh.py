@@ -87,9 +87,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",
         metavar="URL",
+        nargs="?",
+        const="",
         help="a leaderboard's store: once DATE is published (or found published), every system it holds and the "
         "board's baselines are queued on DATE for its workers (`freshstack-hf remeasure --baselines`, installed "
-        "with the leaderboard)",
+        "with the leaderboard). `--store` without a URL tells the board's default store, as `remeasure` and the "
+        "board read it: $FRESHSTACK_STORE, else the SQLite file in the data dir. Without --store no board is told, "
+        "even with $FRESHSTACK_STORE set",
     )
     p.add_argument("--json", action="store_true", help="print the result (plans, spend, drift reports) as JSON")
 
@@ -121,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         show_progress=not (args.quiet or args.json),
         echo=echo,
     )
-    if args.store and result.status != "planned":
+    if args.store is not None and result.status != "planned":
         _tell_the_board(args.store, args.repo, result.date, quiet=args.json)
     if args.json:
         write_json(result.as_json(), "-")
@@ -137,13 +141,15 @@ def run(args: argparse.Namespace) -> int:
 def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool) -> None:
     """Queue every system of the leaderboard store `store` on revision `date` of `repo`, and the board's baseline
     rows of it, through the leaderboard's `remeasure` command (a plug-in command: the library never imports the
-    leaderboard)."""
+    leaderboard). An empty `store` (`--store` alone) leaves the URL to `remeasure`'s default, the one the board's
+    commands share, and `remeasure` says on stderr which store it used."""
     import contextlib
     import io
 
     from freshstack_hf.cli.main import main  # an import cycle: the entry point loads this command
 
-    command = ["remeasure", "--store", store, "--dataset", repo, "--revision", date, "--baselines"]
+    where = ["--store", store] if store else []
+    command = ["remeasure", *where, "--dataset", repo, "--revision", date, "--baselines"]
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out) if quiet else contextlib.nullcontext():
@@ -152,10 +158,17 @@ def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool) -> None:
         code = exc.code if isinstance(exc.code, int) else 2
     if code != 0:
         raise FreshStackError(
-            f"revision {date} is published, but the store {store} could not be told (`freshstack-hf "
-            f"{' '.join(command)}` ended with {code}): install the leaderboard "
-            "(pip install 'freshstack-hf[leaderboard]') and run that command"
+            f"revision {date} is published, but the board's store could not be told (`freshstack-hf "
+            f"{' '.join(_hide_password(a) for a in command)}` ended with {code}; its error is above): install the "
+            "leaderboard (pip install 'freshstack-hf[leaderboard]') or fix the store, and run that command"
         )
+
+
+def _hide_password(arg: str) -> str:
+    """A command-line word as an error shows it: a URL's password replaced by ***."""
+    import re
+
+    return re.sub(r"^([a-z][a-z0-9+.-]*://[^/@]*?:)[^/@]*@", r"\1***@", arg)
 
 
 def _write_workflow(args: argparse.Namespace) -> int:

@@ -14,12 +14,17 @@ import gzip
 import hashlib
 import json
 import logging
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, DBAPIError
+
 from freshstack_hf.errors import FreshStackError
-from leaderboard.defaults import default_data_dir
+from leaderboard.defaults import STORE_ENV, default_data_dir, default_store_url
 from leaderboard.store.blobs import ANSWERS, Blob, sha256_of
+from leaderboard.store.dialect import shown_url
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.store import Store
 
@@ -79,16 +84,56 @@ def import_archive_folder(store: Store, folder: str | Path) -> ImportedArchive:
     return done
 
 
-def open_store(url: str | None = None, runs_dir: str | Path | None = None) -> Store:
-    """The store at `url`, its tables migrated to this release and an older runs archive imported into it.
+def open_store(url: str | None = None, runs_dir: str | Path | None = None, *, announce: bool = False) -> Store:
+    """The store at `url` (default: `$FRESHSTACK_STORE`, else the SQLite file in the data dir), its tables migrated
+    to this release and an older runs archive imported into it.
 
     `runs_dir` (`--runs-dir`) is the optional local cache of blobs; the archive of an older release is looked for
-    there, else in the default folder where older releases kept it."""
-    store = Store(url, cache_dir=runs_dir)
+    there, else in the default folder where older releases kept it. `announce` (the commands) says on stderr which
+    store is used, password hidden, before it is opened: a default the user did not type is then never a surprise,
+    and stdout stays the command's own (`--json`). A store that cannot be reached is a user error naming it."""
+    url = url or default_store_url()
+    if announce:
+        announce_store(url)
     try:
+        store = Store(url, cache_dir=runs_dir)
+    except OSError as exc:  # a SQLite file's folder that cannot be made
+        raise unopenable(url, exc) from None
+    try:
+        try:
+            with store.engine.connect():  # the first connection: refused, unreachable, wrong password, not a file
+                pass
+        except DBAPIError as exc:
+            raise unopenable(url, exc.orig or exc) from None
         store.create_all()
         import_archive_folder(store, Path(runs_dir).expanduser() if runs_dir else default_runs_dir())
     except BaseException:
         store.close()
         raise
     return store
+
+
+def announce_store(url: str) -> None:
+    """Say which store a command uses, in one line on stderr, password hidden."""
+    print(f"store: {shown_url(url)}", file=sys.stderr, flush=True)
+
+
+def unopenable(url: str, exc: BaseException) -> FreshStackError:
+    """The error of a store URL that cannot be opened: the URL (password hidden), the database's reason (first
+    line, the password scrubbed should a driver quote it) and the fix."""
+    reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    password = _password(url)
+    if password:
+        reason = reason.replace(password, "***")
+    return FreshStackError(
+        f"cannot open the store {shown_url(url)}: {reason}; give --store a URL this machine reaches "
+        f"(sqlite:///path/to/leaderboard.db, or postgresql://user:password@host/database with the server up and the "
+        f"password right), or set ${STORE_ENV} to one"
+    )
+
+
+def _password(url: str) -> str | None:
+    try:
+        return make_url(url).password
+    except ArgumentError:
+        return None

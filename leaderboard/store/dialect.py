@@ -23,6 +23,7 @@ nowhere else:
 from __future__ import annotations
 
 import logging
+import re
 import zlib
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -247,11 +248,26 @@ def register_dialect(scheme: str, dialect: type[Dialect]) -> None:
     DIALECTS[scheme] = dialect
 
 
+def shown_url(url: str) -> str:
+    """`url` as messages and logs show it: its password hidden, even where the URL does not parse (a typo must not
+    print the password it carries)."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return re.sub(r"(://[^/@]*?:)[^/@]*@", r"\1***@", url)
+
+
 def dialect_for(url: str) -> Dialect:
     """The dialect of the store at `url`; a URL no dialect serves is refused."""
-    found = DIALECTS.get(make_url(url).get_backend_name())
+    try:
+        found = DIALECTS.get(make_url(url).get_backend_name())
+    except ArgumentError:
+        raise FreshStackError(
+            f"store {shown_url(url)!r} is not a URL: give sqlite:///path/to/leaderboard.db or "
+            "postgresql://user:password@host/database"
+        ) from None
     if found is None:
-        raise FreshStackError(f"store {url!r}: only sqlite:///FILE and postgresql://... URLs are supported")
+        raise FreshStackError(f"store {shown_url(url)!r}: only sqlite:///FILE and postgresql://... URLs are supported")
     return found(url)
 
 
