@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from leaderboard.store.audit import board_entry
 from leaderboard.store.records import SCHEMA_VERSION, JobState, SystemState
 from leaderboard.store.store import Store
 
@@ -49,8 +50,9 @@ def queue_row(
     """Make sure a worker will compute this row: store it queued with `job` when it is missing; leave it when it
     is scored, or when a job of it is queued or running (whoever queued it); queue a failed row again, with its
     failed job (the answer baseline's judge, say, without computing its citation scores twice)."""
+    audit = board_entry("baseline", "queued", f"baseline '{name}' queued for a worker")
     system, created = store.add_system(
-        name=name, kind=kind, content_hash=content_hash, description=description, size=size, job=job
+        name=name, kind=kind, content_hash=content_hash, description=description, size=size, job=job, audit=audit
     )
     if created:
         say(f"queued {name} as system #{system.id} for a worker")

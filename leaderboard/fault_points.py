@@ -5,10 +5,12 @@ of hoping a machine is slow enough that day.
   the worker's job process until PATH exists, then computes as usual. A test can look at a freshly started
   leaderboard while its baselines are certainly still queued or running, and release them by creating the file.
 * `FRESHSTACK_TEST_PAUSE=POINT=PATH`: the process stops at `POINT` (`add_system`: a submission's transaction,
-  its blobs and scores written, not yet committed; `finish_job`: a job's results the same; `table`: a render of
-  the Leaderboard table, the `/table` API's, as it starts), creates PATH to say so and waits there, so a test can
-  kill it in the middle of a write and check that nothing half-written stays, or see a second read start while
-  the first is held (each call reaching `POINT` creates PATH again, once the test has removed it).
+  its blobs, scores and audit row written, not yet committed; `submitted`: a submission committed, its outcome not
+  yet returned, where its audit row was once written after the commit; `finish_job`: a job's results the same;
+  `table`: a render of the Leaderboard table, the `/table` API's, as it starts), creates PATH to say so and waits
+  there, so a test can kill it in the middle of a write and check that nothing half-written stays, or see a
+  second read start while the first is held (each call reaching `POINT` creates PATH again, once the test has
+  removed it).
 
 The environment is read once, when this module is first imported (the tests set the variables on the process they
 start), into `POINTS`, a frozen `FaultPoints`: a point costs one attribute test on every call, and nothing can arm
@@ -31,7 +33,7 @@ log = logging.getLogger(__name__)
 HOLD_ENV = "FRESHSTACK_TEST_HOLD_BASELINES"
 PAUSE_ENV = "FRESHSTACK_TEST_PAUSE"
 HOLD_LIMIT_SECONDS = 600.0  # a test that forgot to release its hold still ends
-PausePoint = Literal["add_system", "finish_job", "table"]
+PausePoint = Literal["add_system", "submitted", "finish_job", "table"]
 
 
 @dataclass(frozen=True, slots=True)

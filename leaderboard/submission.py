@@ -22,7 +22,11 @@ or tells the refusal once the rate limit has counted it (a run, whose dedupe key
 The store's unique content hash settles races between identical submissions arriving together (`raced`); a content
 hash a moderator deleted stays in the store as a tombstone, so the same content is refused, naming the reason,
 whichever dedupe meets it. Each public `submit` method is marked `@audited`: every call, whatever its outcome,
-appends one row to the store's audit log (`leaderboard.store.audit`).
+appends one row to the store's audit log (`leaderboard.store.audit`). The row of a stored submission is written in
+the transaction that stores it (`BaseSubmitter.add`), so a kill never leaves one without the other; a refusal or a
+duplicate, which stores nothing, gets its row in a transaction of its own. What the board submits by itself (a
+model measured again on a new snapshot: `submit(..., board_act="remeasure")`) is logged as `board:<act>` with the
+board as the actor and the system's owner named, never as a new submission of its owner.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import gzip
 import hashlib
 import os
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
@@ -43,8 +48,9 @@ from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import GZIP_RATIO, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
+from leaderboard.fault_points import POINTS
 from leaderboard.sanitize import SubmissionText, escape_markdown
-from leaderboard.store.audit import SUBMISSION, kind_of
+from leaderboard.store.audit import BOARD, BOARD_ACTS, SUBMISSION, AuditEntry, board_entry, kind_of
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.store.schema import DELETED, HIDDEN
 from leaderboard.store.store import Store
@@ -74,6 +80,7 @@ class SubmitOutcome:
     details: dict[str, Any] = field(default_factory=dict)
     content_hash: str | None = None
     file_sha256: str | None = None  # the uploaded bytes' hash, for the audit log (a run's key is its ranking's)
+    audited: bool = False  # its audit row was written with what it stored, in the same transaction
 
     @property
     def accepted(self) -> bool:
@@ -134,27 +141,89 @@ def parse_refusal(exc: FreshStackError, what: str, label: str, path: str | Path)
     return refused(str(exc).replace(str(path), label))
 
 
+@dataclass(frozen=True, slots=True)
+class Submitting:
+    """Who the audit row of the submission being made names: the acting identity, the row's kind and, when the
+    board acts by itself for a system's owner, that owner."""
+
+    identity: str
+    kind: str
+    owner: str | None = None
+
+    def entry(self, outcome: SubmitOutcome) -> AuditEntry:
+        """The row of `outcome`, the owner named first when the board acted."""
+        if self.owner is not None:
+            return board_entry(self.kind.partition(":")[2], outcome.status, outcome.logged(), owner=self.owner)
+        return AuditEntry(self.identity, self.kind, outcome.status, outcome.logged())
+
+
+_SUBMITTING: ContextVar[Submitting | None] = ContextVar("submitting", default=None)  # the call `audited` wraps
+
+
 def audited(what: str) -> Callable[[Callable[..., SubmitOutcome]], Callable[..., SubmitOutcome]]:
     """Mark a submitter's public submit method: each call's outcome becomes one audit row (`submit:<what>`), as
-    the `identity` keyword it was given, with the outcome's content hash, system and message."""
+    the `identity` keyword it was given, with the outcome's content hash, system and message. A stored submission's
+    row is written by the store in the transaction that stores it (`BaseSubmitter.add`); any other outcome's here.
+    `board_act="remeasure"` (a keyword of every marked method) logs the call as `board:remeasure`, the board the
+    actor and `identity` named as the system's owner."""
 
     def wrap(submit: Callable[..., SubmitOutcome]) -> Callable[..., SubmitOutcome]:
         @functools.wraps(submit)
-        def logged(self: BaseSubmitter[Any], *args: Any, **options: Any) -> SubmitOutcome:
-            outcome = submit(self, *args, **options)
-            self.store.audit.append(
-                options.get("identity", ""),
-                kind_of(SUBMISSION, what),
-                outcome.status,
-                content_hash=outcome.content_hash,
-                system_id=outcome.system_id,
-                detail=outcome.logged(),
-            )
+        def logged(self: BaseSubmitter[Any], *args: Any, board_act: str | None = None, **options: Any) -> SubmitOutcome:
+            identity = options.get("identity", "")
+            if board_act is None:
+                who = Submitting(identity, kind_of(SUBMISSION, what))
+            else:
+                who = Submitting(BOARD, kind_of(BOARD_ACTS, board_act), owner=identity)
+            token = _SUBMITTING.set(who)
+            try:
+                outcome = submit(self, *args, **options)
+            finally:
+                _SUBMITTING.reset(token)
+            POINTS.pause("submitted")
+            if not outcome.audited:
+                entry = who.entry(outcome)
+                self.store.audit.append(
+                    entry.identity,
+                    entry.kind,
+                    entry.outcome,
+                    content_hash=outcome.content_hash,
+                    system_id=outcome.system_id,
+                    detail=entry.detail,
+                )
             return outcome
 
         return logged
 
     return wrap
+
+
+def logged_with(
+    upload: Upload, told: Callable[[SystemRecord], SubmitOutcome]
+) -> tuple[Callable[[SystemRecord], AuditEntry | None], Callable[[SystemRecord], SubmitOutcome]]:
+    """(`audit`, `answer`) for `Store.add_system`: `audit` gives the audit row of the outcome `told` says of the
+    stored system, inside the store's transaction (None outside an `@audited` call); `answer` is that outcome,
+    marked as logged, once the store has returned."""
+    who = _SUBMITTING.get()
+    said: list[SubmitOutcome] = []
+
+    def audit(system: SystemRecord) -> AuditEntry | None:
+        if who is None:
+            return None
+        outcome = told(system)
+        keyed = dataclasses.replace(
+            outcome,
+            content_hash=outcome.content_hash or upload.content_hash,
+            file_sha256=outcome.file_sha256 or upload.file_sha256,
+            audited=True,
+        )
+        said.append(keyed)
+        return who.entry(keyed)
+
+    def answer(system: SystemRecord) -> SubmitOutcome:
+        return said[-1] if said else told(system)
+
+    return audit, answer
 
 
 def file_sha256(path: str | Path) -> str:
@@ -278,18 +347,25 @@ class BaseSubmitter(Generic[U]):
         if size > self.max_file_bytes:
             raise FreshStackError(f"{what} file is {size:,} bytes, over the {self.max_file_bytes:,}-byte cap")
 
-    def add(self, upload: U, text: SubmissionText, kind: str, **stored: Any) -> tuple[SystemRecord, bool]:
-        """`Store.add_system` under the upload's key and identity, with its sanitized name, description and link."""
+    def add(
+        self, upload: U, text: SubmissionText, kind: str, told: Callable[[SystemRecord], SubmitOutcome], **stored: Any
+    ) -> SubmitOutcome:
+        """`Store.add_system` under the upload's key and identity, with its sanitized name, description and link;
+        the outcome `told` says of the stored system, its audit row written in the same transaction, or the
+        duplicate's when the same content was stored meanwhile (`raced`)."""
         assert upload.content_hash is not None
-        return self.store.add_system(
+        audit, answer = logged_with(upload, told)
+        system, created = self.store.add_system(
             name=text.name,
             kind=kind,
             content_hash=upload.content_hash,
             description=text.description,
             link=text.link,
             identity=upload.identity,
+            audit=audit,
             **stored,
         )
+        return answer(system) if created else self.raced(upload, system)
 
     def raced(self, upload: U, system: SystemRecord) -> SubmitOutcome:
         """The outcome when the same content was stored by another submission while this one was checked."""

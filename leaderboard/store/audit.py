@@ -23,13 +23,33 @@ MAX_DETAIL = 2000  # characters of a reason or message kept per row
 HASH_SHOWN = 24  # characters of a content hash where a table shows it (JSON has them whole)
 APPEND_ONLY = "audit_log is append-only: its rows are never updated or deleted"
 
-# What the kinds of rows mean (the About tab and docs/public.md say the same).
-SUBMISSION, JOB, ADMIN = "submit", "job", "admin"
+# What the kinds of rows mean (the About tab and docs/public.md say the same). `board:*` rows are what the board
+# does by itself (a model measured again on a new snapshot, an archived ranking re-scored, a baseline row), with
+# `BOARD` as the actor and the system's owner named in the detail: never a new `submit:*` by its first submitter.
+SUBMISSION, JOB, ADMIN, BOARD_ACTS = "submit", "job", "admin", "board"
+BOARD = "board"  # the identity of the board acting by itself; no submitter's identity has this form (user:, ip:)
 
 
 def kind_of(group: str, what: str) -> str:
     """A row's kind: `submit:run`, `job:model`, `admin:hide`..."""
     return f"{group}:{what}"
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One row to append beside what it records (`Store.add_system(audit=...)`): who, what, the outcome and the
+    detail; the store adds the time, the system and its content hash."""
+
+    identity: str
+    kind: str
+    outcome: str
+    detail: str = ""
+
+
+def board_entry(act: str, outcome: str, detail: str, *, owner: str = BOARD) -> AuditEntry:
+    """The row of something the board does by itself (`board:<act>`: a baseline row, an archived ranking re-scored),
+    the board the actor and the system's owner named first (a baseline's owner is the board)."""
+    return AuditEntry(BOARD, kind_of(BOARD_ACTS, act), outcome, f"for its owner {owner or 'unknown'}: {detail}")
 
 
 class AuditEvent(Base):

@@ -14,7 +14,7 @@ conflict, so of N racing identical submissions exactly one is created and the ot
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from freshstack_hf.windows import parse_day
 from leaderboard.defaults import default_store_url
 from leaderboard.fault_points import POINTS
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
-from leaderboard.store.audit import AuditLog
+from leaderboard.store.audit import AuditEntry, AuditLog
 from leaderboard.store.blob_store import BlobStore, blob_refs
 from leaderboard.store.blobs import Blob
 from leaderboard.store.database import Database, SharedRead
@@ -87,6 +87,7 @@ class Store:
         meta: ResultMeta | None = None,
         max_attempts: int = 3,
         blobs: Mapping[str, Blob] | None = None,
+        audit: AuditEntry | Callable[[SystemRecord], AuditEntry | None] | None = None,
     ) -> tuple[SystemRecord, bool]:
         """Store a system unless one with `content_hash` exists; returns (stored system, created).
 
@@ -94,7 +95,9 @@ class Store:
         transaction as the insert and only when it is created, so a duplicate is never queued or scored twice.
         `cutoff` (YYYY-MM-DD) is stored as the day it names; `track`, what a model was submitted to be scored on,
         as the submission says it (the store only keeps it). `blobs` ({role: Blob}: the ranking behind the scores,
-        the answers a judge reads) go in the same transaction: a row is never stored without them.
+        the answers a judge reads) go in the same transaction: a row is never stored without them. So does `audit`,
+        the audit row of a created system (an entry, or a function of the stored system giving it, for a message
+        that names the new id): a kill never leaves a system without its row, nor a row without its system.
         """
         if kind not in SYSTEM_KINDS:
             raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
@@ -128,8 +131,20 @@ class Store:
                     insert_results(conn, new_id, results, meta, now)
                 if job is not None:
                     self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now)
-                POINTS.pause("add_system")
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
+            if new_id is not None:
+                entry = audit(system_record(row)) if callable(audit) else audit
+                if entry is not None:
+                    self.audit.append_in(
+                        conn,
+                        identity=entry.identity,
+                        kind=entry.kind,
+                        outcome=entry.outcome,
+                        content_hash=content_hash,
+                        system_id=new_id,
+                        detail=entry.detail,
+                    )
+                POINTS.pause("add_system")
         return system_record(row), new_id is not None
 
     def get_system(self, system_id: int) -> SystemRecord | None:

@@ -33,6 +33,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
+from leaderboard.store.audit import board_entry
 from leaderboard.store.store import Store
 from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import BASELINE_PREFIX
@@ -186,6 +187,9 @@ def compute_answer_baselines(
             content_hash=plan.hashes["extractive"],
             params={"job": "answers_baseline", "config": config},
             description=extractive_description(config),
+            audit=board_entry(
+                "baseline", "scored", f"answer baseline '{plan.names['extractive']}' computed and stored"
+            ),
         )
         if stored is None:
             raise FreshStackError("answer baseline: no query of this dataset has nuggets to score")
@@ -207,6 +211,7 @@ def compute_answer_baselines(
             content_hash=plan.hashes["llm"],
             description=llm_description(generator, plan),
             job=(GENERATE_JOB_KIND, payload),
+            audit=board_entry("baseline", "queued", f"answer baseline '{plan.names['llm']}' queued for a worker"),
         )
         say(f"answer baseline: queued {system.name} as system #{system.id} for a worker")
         rows.append(BaselineRow("llm", system.name, system.id, created, system.status))

@@ -13,7 +13,8 @@ from its own environment (`JUDGE_KEY_ENV`). Stored measures are named by `answer
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from freshstack_hf.answers.scores import AnswerScores
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.sanitize import SubmissionText, sanitize_submission
+from leaderboard.store.audit import AuditEntry
 from leaderboard.store.blobs import ANSWERS, Blob
 from leaderboard.store.records import ResultMeta, SystemRecord
 from leaderboard.submission import (
@@ -37,6 +39,7 @@ from leaderboard.submission import (
     audited,
     file_sha256,
     gzip_bomb,
+    logged_with,
     parse_refusal,
     refused,
     uploaded_size,
@@ -157,6 +160,14 @@ class AnswerSubmitter(BaseSubmitter[AnswersUpload]):
         assert answers is not None and text is not None and upload.content_hash is not None
         ids = {t: self.dataset.query_ids([t]) for t in self.dataset.topics}
         topics = answered_topics(answers, self.dataset.topics, ids)
+        plural = "s" if len(topics) != 1 else ""
+        judged = "; judge queued" if self.judge is not None else "; no judge configured, so no All/Vital"
+
+        def told(system: SystemRecord) -> SubmitOutcome:  # the averages are added once the store has returned
+            message = f"scored: answers #{system.id} '{system.name}' on {len(topics)} topic{plural} (citations)"
+            return AnswerOutcome(SubmitStatus.SCORED, message + judged, system.id)
+
+        audit, answer = logged_with(upload, told)
         stored = self.store_answers(
             answers,
             topics,
@@ -166,18 +177,15 @@ class AnswerSubmitter(BaseSubmitter[AnswersUpload]):
             link=text.link,
             identity=upload.identity,
             params={"job": "answers", "file_sha256": upload.file_hash, "format": answers.fmt, "run_id": answers.run_id},
+            audit=audit,
         )
         if stored is None:
             return refused(f"answers {upload.label}: none of the answered queries has nuggets to score")
         system, created, scores = stored
         if not created:
             return self.raced(upload, system)
-        plural = "s" if len(topics) != 1 else ""
-        message = f"scored: answers #{system.id} '{system.name}' on {len(topics)} topic{plural} (citations)"
-        message += "; judge queued" if self.judge is not None else "; no judge configured, so no All/Vital"
         average = {measure_key(m): v for m, v in scores.average.items()}
-        details = {"topics": topics, "average": average}
-        return AnswerOutcome(SubmitStatus.SCORED, message, system.id, details=details)
+        return dataclasses.replace(answer(system), details={"topics": topics, "average": average})
 
     def store_answers(
         self,
@@ -191,9 +199,10 @@ class AnswerSubmitter(BaseSubmitter[AnswersUpload]):
         link: str | None = None,
         identity: str = "",
         kind: str = SYSTEM_KIND,
+        audit: AuditEntry | Callable[[SystemRecord], AuditEntry | None] | None = None,
     ) -> tuple[SystemRecord, bool, AnswerScores] | None:
-        """Citation scores now, the judge job (when configured) in the same transaction; None when nothing of
-        `topics` can be scored (no query with nuggets)."""
+        """Citation scores now, the judge job (when configured) and the `audit` row in the same transaction; None
+        when nothing of `topics` can be scored (no query with nuggets)."""
         scores = score_answers([self.dataset.topic(t) for t in topics], answers, resamples=self.resamples, seed=SEED)
         results = stored_results(scores)
         if not results:
@@ -223,5 +232,6 @@ class AnswerSubmitter(BaseSubmitter[AnswersUpload]):
             meta=ResultMeta(self.dataset.revision, __version__, meta_params),
             job=job,
             blobs={ANSWERS: checked},
+            audit=audit,
         )
         return system, created, scores

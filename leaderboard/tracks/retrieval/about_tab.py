@@ -53,10 +53,11 @@ Rate limit: {limit}.{signed}
 
 **What is logged.** Every submission (accepted, duplicate or refused, with the reason), every evaluation job's
 outcome (done, failed, handed back) and every moderation action is one row of an append-only audit log: the
-time, who (the {who}, the worker, the moderator), what kind, the content hash of the file or model, and the
-outcome. Moderators may hide a system (it leaves the table, the downloads, the plots and the rank intervals,
-and can come back) or delete it (its scores and files are removed, and the same file is refused if submitted
-again, with the reason).
+time, who (the {who}, the worker, the moderator, or the board itself), what kind, the content hash of the file or
+model, and the outcome. What the board does by itself (a model measured again on a new snapshot, a run's ranking
+re-scored, a baseline row) is logged as the board's act, naming the system's owner. Moderators may hide a
+system (it leaves the table, the downloads, the plots and the rank intervals, and can come back) or delete it (its
+scores and files are removed, and the same file is refused if submitted again, with the reason).
 
 **Docs.** How to load the topics, evaluate runs offline, submit and run a board of your own: the FreshStack-HF
 project's `docs/` folder, or as a site with `make docs-serve` from its clone.

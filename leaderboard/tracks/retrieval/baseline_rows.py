@@ -24,6 +24,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
 from leaderboard.scoring import ranking_blobs, score_for_store
+from leaderboard.store.audit import board_entry
 from leaderboard.store.records import ResultMeta, SystemState
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
@@ -204,6 +205,7 @@ def compute_baselines(
                 results=row.results,
                 meta=row.meta,
                 blobs=ranking_blobs(row.archived),
+                audit=board_entry("baseline", "scored", f"baseline '{plan.names[method]}' computed and stored"),
             )
         say(f"baselines: stored {plan.names[method]} as system #{system.id}")
         rows.append(BaselineRow(method, system.name, system.id, created))

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from freshstack_hf.atomic import atomic_path
@@ -296,6 +297,24 @@ def sort_choices(topics: Sequence[str], topic: str | None = None) -> list[str]:
     return [*metric_columns(topics, topic), *EFFICIENCY, "system", "size", "date"]
 
 
+def full_precision_records(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """`frame`'s rows as JSON-ready dicts with every float as it is: `json` writes a float's shortest repr, which
+    reads back as the same double (pandas' `to_json` rounds to 10 decimals, 15 at most); a missing cell is None,
+    a timestamp its ISO text."""
+    columns = [str(c) for c in frame.columns]
+    return [dict(zip(columns, map(_json_value, row), strict=True)) for row in frame.itertuples(False, None)]
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, pd.Timestamp):
+        return value.isoformat()
+    if value is None or value is pd.NA or value is pd.NaT or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value
+
+
 def export_files(
     view: pd.DataFrame,
     directory: str | Path | None = None,
@@ -312,7 +331,7 @@ def export_files(
     if snapshot is not None:
         out = out.assign(snapshot=snapshot)
     csv_text = out.assign(**{c: out[c].map(_no_formula) for c in ("system", "type")}).to_csv(index=False)
-    records = json.loads(out.to_json(orient="records", force_ascii=False))
+    records = full_precision_records(out)
     measures = {m.name: m.description for m in HEADLINE}
     named = {"snapshot": snapshot, "dataset_revision": dataset_revision} if snapshot is not None else {}
     body = {**named, "measures": measures, "average": "plain mean of topics", "rows": records}

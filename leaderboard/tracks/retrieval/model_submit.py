@@ -19,6 +19,7 @@ from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.sanitize import SubmissionText, sanitize_submission
+from leaderboard.store.records import SystemRecord
 from leaderboard.submission import (
     BaseSubmitter,
     Check,
@@ -177,9 +178,11 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         if day is None and Path(upload.reference).is_dir():
             day = card_cutoff(upload.reference)
         stored = {"size": upload.params, "cutoff": day, "track": upload.track, "job": (MODEL_JOB_KIND, payload)}
-        system, created = self.add(upload, upload.text, "model", **stored)
-        if not created:
-            return self.raced(upload, system)
-        message = f"queued: system #{system.id} '{system.name}' ({upload.track} track) waits for an evaluation worker"
         details = {"track": upload.track, "revision": upload.resolved}
-        return SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details=details)
+
+        def told(system: SystemRecord) -> SubmitOutcome:
+            message = f"queued: system #{system.id} '{system.name}' ({upload.track} track) waits for an evaluation"
+            message += " worker"
+            return SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details=details)
+
+        return self.add(upload, upload.text, "model", told, **stored)

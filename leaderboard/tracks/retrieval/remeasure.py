@@ -27,6 +27,7 @@ from typing import Any
 
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
+from leaderboard.store.audit import board_entry
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.submission import SubmitStatus
@@ -124,7 +125,7 @@ def _rows(store: Any) -> list[Any]:
 def _submit_again(submitter: Any, system: SystemRecord, payload: Mapping[str, Any]) -> Any:
     """The model or reranker of `system` submitted on the submitter's revision, as its submitter gave it."""
     text = {"name": system.name, "description": system.description, "link": system.link or ""}
-    text["identity"] = system.identity
+    text["identity"], text["board_act"] = system.identity, "remeasure"  # logged as the board's act, owner named
     reference, revision = str(payload.get("model") or ""), str(payload.get("revision") or "")
     if system.kind == RERANK_JOB_KIND:
         return submitter.submit(reference, revision=revision, **text)
@@ -151,6 +152,12 @@ def _queue_rescore(store: Any, dataset: Dataset, system: SystemRecord, key: str,
         identity=system.identity,
         cutoff=system.cutoff,
         job=(RESCORE_JOB_KIND, payload),
+        audit=board_entry(
+            "rescore",
+            "queued",
+            f"'{system.name}' (#{system.id}) re-scored on {dataset.revision}",
+            owner=system.identity,
+        ),
     )
     if created:
         done.rescoring.append(system.name)

@@ -21,6 +21,7 @@ from typing import Any
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from leaderboard.sanitize import SubmissionText, sanitize_submission
+from leaderboard.store.records import SystemRecord
 from leaderboard.submission import BaseSubmitter, Check, SubmitOutcome, SubmitStatus, Upload, audited, refused
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.model_submit import hub_model_source, local_model_source
@@ -150,8 +151,9 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
             "batch_size": RERANK_BATCH_SIZE,
         }
         stored = {"size": upload.params, "job": (RERANK_JOB_KIND, payload)}
-        system, created = self.add(upload, upload.text, "reranker", **stored)
-        if not created:
-            return self.raced(upload, system)
-        message = f"queued: system #{system.id} '{system.name}' (reranker) waits for an evaluation worker"
-        return SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details={"revision": upload.resolved})
+
+        def told(system: SystemRecord) -> SubmitOutcome:
+            message = f"queued: system #{system.id} '{system.name}' (reranker) waits for an evaluation worker"
+            return SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details={"revision": upload.resolved})
+
+        return self.add(upload, upload.text, "reranker", told, **stored)

@@ -25,7 +25,7 @@ from freshstack_hf.runs.parse import TooLarge
 from leaderboard.defaults import GZIP_RATIO
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.scoring import ARCHIVE_DEPTH, score_for_store
-from leaderboard.store.records import ResultMeta
+from leaderboard.store.records import ResultMeta, SystemRecord
 from leaderboard.submission import (
     BaseSubmitter,
     Check,
@@ -232,10 +232,11 @@ class RunSubmitter(BaseSubmitter[RunUpload]):
         }
         meta = ResultMeta(self.dataset.revision, __version__, params)
         stored = {"results": scored.results, "meta": meta, "cutoff": upload.day, "blobs": scored.blobs()}
-        system, created = self.add(upload, upload.text, self.kind, **stored)
-        if not created:
-            return self.raced(upload, system)
         plural = "s" if len(topics) != 1 else ""
-        message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
         details = {"topics": topics, "average": scored.scores.average}
-        return SubmitOutcome(SubmitStatus.SCORED, message, system.id, details=details)
+
+        def told(system: SystemRecord) -> SubmitOutcome:
+            message = f"scored: system #{system.id} '{system.name}' on {len(topics)} topic{plural}"
+            return SubmitOutcome(SubmitStatus.SCORED, message, system.id, details=details)
+
+        return self.add(upload, upload.text, self.kind, told, **stored)
