@@ -21,10 +21,12 @@ from freshstack_hf.cli.main import main
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.retrieval.models import packaged_model_dir
+from leaderboard.store.records import ResultMeta
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
 from leaderboard.tracks.retrieval.over_time_tab import summary
+from leaderboard.tracks.retrieval.remeasure import remeasure
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 
@@ -147,3 +149,19 @@ def test_a_folder_whose_weights_changed_is_not_measured_again(store, board, tmp_
     assert store.queue.live_jobs() == 0 and len(mini_rows(store)) == 1
     view = over_time(store, snapshots_of(board["datasets"][1]))
     assert view.stopped and view.stopped[0].startswith(f"mini: not measured after {DATES[0]}: its folder")
+
+
+def test_a_hub_model_the_worker_cannot_fetch_again_says_why_over_time(store, board):
+    """A Hub id queued again whose download fails on the new snapshot (deleted from the Hub): its first row stays,
+    and the Over time view gives the worker's error as why it stops."""
+    first, second = board["datasets"][:2]
+    queued = ModelSubmitter(store, first, rate_limit=None).submit("org/gone", name="gone")
+    job = store.queue.claim_job("worker-1", kinds=["model"])
+    scores = {"drifty": {"metrics": {m.id: 0.5 for m in HEADLINE}}}
+    assert store.queue.finish_job(job.id, "worker-1", scores, ResultMeta(first.revision))
+    assert len(remeasure(store, second).queued) == 1
+    again = store.queue.claim_job("worker-1", kinds=["model"])
+    assert again.system_id != queued.system_id and again.payload["dataset_revision"] == second.revision
+    assert store.queue.fail_job(again.id, "worker-1", "404 Client Error: Repository Not Found for org/gone")
+    view = over_time(store, snapshots_of(board["datasets"][2]))
+    assert view.stopped == [f"gone: not measured after {DATES[0]}: 404 Client Error: Repository Not Found for org/gone"]
