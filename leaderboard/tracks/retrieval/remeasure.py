@@ -112,7 +112,7 @@ def remeasure(store: Any, dataset: Dataset) -> Remeasured:
             if outcome.status == SubmitStatus.DUPLICATE:  # queued on this revision before, not scored yet
                 done.present += 1
                 counted.add(key)
-            elif outcome.status == SubmitStatus.REFUSED:
+            elif outcome.status == SubmitStatus.REFUSED and outcome.system_id is None:  # not a moderator's deletion
                 done.skipped.append(f"{system.name}: {_unmeasurable(store, dataset, system, payload, key, outcome)}")
             else:
                 found = done.queued if outcome.status == SubmitStatus.QUEUED else done.skipped
