@@ -87,6 +87,7 @@ class Store:
         meta: ResultMeta | None = None,
         max_attempts: int = 3,
         blobs: Mapping[str, Blob] | None = None,
+        failed: str | None = None,
     ) -> tuple[SystemRecord, bool]:
         """Store a system unless one with `content_hash` exists; returns (stored system, created).
 
@@ -94,7 +95,9 @@ class Store:
         transaction as the insert and only when it is created, so a duplicate is never queued or scored twice.
         `cutoff` (YYYY-MM-DD) is stored as the day it names; `track`, what a model was submitted to be scored on,
         as the submission says it (the store only keeps it). `blobs` ({role: Blob}: the ranking behind the scores,
-        the answers a judge reads) go in the same transaction: a row is never stored without them.
+        the answers a judge reads) go in the same transaction: a row is never stored without them. `failed` (with
+        `job`): why the job cannot run, stored as its failure and the system's (`remeasure`: a model whose folder is
+        gone gets a row on the new revision that says so).
         """
         if kind not in SYSTEM_KINDS:
             raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
@@ -127,7 +130,7 @@ class Store:
                     assert meta is not None
                     insert_results(conn, new_id, results, meta, now)
                 if job is not None:
-                    self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now)
+                    self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now, failed)
                 POINTS.pause("add_system")
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
         return system_record(row), new_id is not None
