@@ -8,8 +8,10 @@
   log [--since DATE]        the audit trail, oldest first: every submission (accepted, duplicate or refused, with
                             the reason), every job outcome and every moderation action; --json for JSON
   export DIR [--public]     write the whole board as a Hugging Face dataset folder (parquet per config, a card,
-                            board.json): a backup, or with --public a results dataset (IP identities redacted,
-                            blobs as hashes only); an existing DIR only with --force
+                            board.json; `runs` holds every archived ranking as rows): a backup, or with --public a
+                            results dataset of only what the board shows (hidden and deleted systems left out and
+                            counted on the card, IP identities redacted, blobs as hashes only); an existing DIR only
+                            with --force
   import DIR                restore a (full) export into an empty store, ids kept, in one transaction (a SQLite
                             file that does not exist yet is created); logged as one admin:import row
 
@@ -73,7 +75,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     export = actions.add_parser("export", parents=[common], help="write the board as a dataset folder (a backup)")
     export.add_argument("folder", metavar="DIR", help="the folder to write (refused if it exists, unless --force)")
     export.add_argument(
-        "--public", action="store_true", help="a public results dataset: IP identities redacted, blobs as hashes only"
+        "--public",
+        action="store_true",
+        help="a public results dataset of only what the board shows: hidden and deleted systems left out (the card "
+        "counts them), IP identities redacted, blobs as hashes only",
     )
     export.add_argument("--force", action="store_true", help="replace DIR whole when it holds an earlier export")
     export.add_argument("--json", action="store_true", help="print what was written as JSON")
@@ -165,7 +170,6 @@ def _import(args: argparse.Namespace) -> int:
     from sqlalchemy.exc import OperationalError
 
     from leaderboard.defaults import default_store_url
-    from leaderboard.export.board_format import BY_NAME
     from leaderboard.export.board_import import import_board
     from leaderboard.store.archive import announce_store, unopenable
     from leaderboard.store.dialect import shown_url
@@ -176,7 +180,7 @@ def _import(args: argparse.Namespace) -> int:
         done = import_board(url, args.folder, by=args.by or default_moderator())
     except OperationalError as exc:  # the store cannot be reached (the import removed what it created)
         raise unopenable(url, exc.orig or exc) from None
-    counts = {name: done.rows(name) for name in BY_NAME}
+    counts = done.counts()
     if args.json:
         print(json.dumps({"folder": str(done.folder), "store": shown_url(url), "rows": counts}, indent=1))
     else:

@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from sqlalchemy import update
 from sqlalchemy.engine import make_url
 from store_rows import META, topic_scores
@@ -47,6 +48,8 @@ from leaderboard.worker.judge_endpoint import JudgeEndpoint
 ADMIN = "local:operator"
 RUN_IP = "ip:10.0.0.7"  # an anonymous submitter: a public export never shows it
 DELETE_REASON = "spam: random scores"
+HIDE_REASON = "trained on the test questions"
+HIDDEN_DESCRIPTION, HIDDEN_LINK = "a secret recipe of rerankers", "https://example.org/under-review"
 EFFICIENCY = {"docs_per_second": 812.5, "query_latency_ms": 4.25, "embedding_dim": 384, "hardware": "CPU: test"}
 
 
@@ -113,8 +116,10 @@ def build_board(store: Store, dataset, runs, folder: Path) -> dict[str, int]:
     ids["answers"] = rag.submit(answers_file, name="extractive answers", identity=RUN_IP).system_id
 
     hidden = write_trec(folder / "hidden.trec", merged(runs), depth=12)
-    ids["hidden"] = submit.submit(hidden, name="under review", identity="user:carol").system_id
-    store.moderation.hide_system(ids["hidden"], reason="trained on the test questions", by=ADMIN)
+    ids["hidden"] = submit.submit(
+        hidden, name="under review", identity="user:carol", description=HIDDEN_DESCRIPTION, link=HIDDEN_LINK
+    ).system_id
+    store.moderation.hide_system(ids["hidden"], reason=HIDE_REASON, by=ADMIN)
     deleted = write_trec(folder / "deleted.trec", merged(runs), depth=15)
     ids["deleted"] = submit.submit(deleted, name="spam", identity="ip:10.0.0.9").system_id
     store.moderation.delete_system(ids["deleted"], reason=DELETE_REASON, by=ADMIN)
@@ -179,17 +184,22 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
     counts = {name: entry["rows"] for name, entry in written["configs"].items()}
     stored = row_counts(store)
     per_query = sum(len(r["per_query"] or {}) for sid in board.values() for r in store.results_for(sid))
+    ranked = {sid: store.blobs.ranking_of(sid) for sid in board.values()}
+    run_rows = sum(len(docs) for r in ranked.values() if r for q in r.values() for docs in q.values())
     assert counts == {
         "systems": stored["systems"],
         "results": stored["results"],
         "per_query": per_query,
+        "runs": run_rows,
         "jobs": stored["jobs"],
         "audit": stored["audit_log"],
         "blobs": stored["blobs"],
         "blob_refs": stored["blob_refs"],
     }
     assert counts["systems"] == 8 and counts["jobs"] == 3 and counts["blobs"] == 6 and per_query > counts["results"]
-    assert (written["public"], written["store_schema"], written["format_version"]) == (False, STORE_SCHEMA, 2)
+    assert ranked[board["hidden"]] and run_rows > 0  # a backup keeps the hidden system's ranking as rows too
+    assert (written["public"], written["left_out"]) == (False, 0)
+    assert (written["store_schema"], written["format_version"]) == (STORE_SCHEMA, FORMAT_VERSION)
 
     # the real `datasets` reads it, offline, with the stored values
     results = datasets.load_dataset(str(first), "results", split="train")
@@ -200,11 +210,13 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
     hidden, deleted = systems[board["hidden"]], systems[board["deleted"]]
     assert (hidden["moderation"], hidden["moderation_reason"], hidden["moderated_by"]) == (
         "hidden",
-        "trained on the test questions",
+        HIDE_REASON,
         ADMIN,
     )
     assert hidden["moderated_at"] == store.get_system(board["hidden"]).moderated_at
     assert (deleted["moderation"], deleted["moderation_reason"]) == ("deleted", DELETE_REASON)
+    assert (hidden["name"], hidden["description"], hidden["link"]) == ("under review", HIDDEN_DESCRIPTION, HIDDEN_LINK)
+    assert deleted["name"] == "spam"
     assert systems[board["run"]]["identity"] == RUN_IP  # a backup keeps what the store keeps
     scores = datasets.load_dataset(str(first), "per_query", split="train")
     model = store.results_for(board["model"])[0]
@@ -215,6 +227,7 @@ def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
     } == model["per_query"]
     card = (first / "README.md").read_text()
     assert "**Full backup.**" in card and "| `systems` | 8 |" in card and "| `alpha_ndcg@10` | α-nDCG@10 |" in card
+    assert "left out" not in card
 
     # import into an empty store (a SQLite file and folder that do not exist yet, a new PostgreSQL schema), export
     # again: every data file is byte-identical but `audit`, which holds exactly one more row, the import's
@@ -283,7 +296,7 @@ def test_a_public_export_redacts_ip_identities_keeps_blob_hashes_only_and_is_no_
 ):
     main, public, full = freshstack_main, tmp_path / "public", tmp_path / "full"
     assert admin(main, store.url, "export", str(public), "--public") == 0
-    assert f"exported the board to {public} (public results; rows: systems: 8," in capsys.readouterr().out
+    assert f"exported the board to {public} (public results; rows: systems: 6," in capsys.readouterr().out
     assert admin(main, store.url, "export", str(full)) == 0
     assert json.loads((public / "board.json").read_text())["public"] is True
     assert "**Public results.**" in (public / "README.md").read_text()
@@ -291,45 +304,156 @@ def test_a_public_export_redacts_ip_identities_keeps_blob_hashes_only_and_is_no_
     systems = {r["id"]: r for r in datasets.load_dataset(str(public), "systems", split="train")}
     assert systems[board["run"]]["identity"] == systems[board["answers"]]["identity"] == REDACTED
     assert systems[board["model"]]["identity"] == "user:alice"
-    hidden = systems[board["hidden"]]
-    assert (hidden["name"], hidden["moderation"], hidden["moderation_reason"]) == (
-        "under review",
-        "hidden",
-        "trained on the test questions",
-    )
-    tombstone = {k for k, v in systems[board["deleted"]].items() if v is not None}
-    assert tombstone == {
-        "id",
-        "kind",
-        "content_hash",
-        "moderation",
-        "moderation_reason",
-        "moderated_by",
-        "moderated_at",
-    }
     cells = string_cells(public)
     assert REDACTED in {r["identity"] for r in rows_of(public, "audit")}
     assert [c for c in cells if c.startswith("ip:") and c != REDACTED] == []
     assert not any("10.0.0.7" in c or "10.0.0.9" in c for c in cells)
     assert any("10.0.0.7" in c for c in string_cells(full))  # the backup keeps them: the check above can fail
 
-    shared = rows_of(public, "blobs")
+    left_out = {board["hidden"], board["deleted"]}
+    shown = {r["id"] for r in rows_of(public, "systems")}
     with store.db.snapshot() as conn:
         kept = {row.sha256: (row.size, row.stored_size) for row in conn.execute(blobs.select())}
-    assert {r["sha256"]: (r["size"], r["stored_size"]) for r in shared} == kept and len(kept) == 6
+    visible_refs = [r for r in rows_of(full, "blob_refs") if r["system_id"] not in left_out]
+    shared = rows_of(public, "blobs")
+    assert {r["sha256"]: (r["size"], r["stored_size"]) for r in shared} == {
+        r["sha256"]: kept[r["sha256"]] for r in visible_refs
+    }
+    assert len(shared) == 5 and len(kept) == 6  # the hidden run's ranking is the one blob left out
     assert {r["data"] for r in shared} == {None} and {r["data"] is None for r in rows_of(full, "blobs")} == {False}
-    for name in ("results", "per_query", "blob_refs"):  # nothing to redact: the same bytes as the backup's
-        assert (public / "data" / f"{name}.parquet").read_bytes() == (full / "data" / f"{name}.parquet").read_bytes()
+    for name in ("results", "per_query", "runs", "blob_refs"):  # the backup's rows, less those of systems left out
+        everything = rows_of(full, name)
+        assert rows_of(public, name) == [r for r in everything if r["system_id"] not in left_out]
+        assert {r["system_id"] for r in everything} & left_out  # the backup has them: the check above can fail
     public_jobs, full_jobs = rows_of(public, "jobs"), rows_of(full, "jobs")  # the judge's endpoint stays private
     assert public_jobs and {(r["payload"], r["lease_owner"]) for r in public_jobs} == {(None, None)}
     assert [(r["id"], r["kind"], r["state"]) for r in public_jobs] == [
         (r["id"], r["kind"], r["state"]) for r in full_jobs
     ]
     assert all(r["payload"] for r in full_jobs)
+    assert shown == set(board.values()) - left_out
 
     assert admin(main, other_store_url, "import", str(public)) == 2
     assert "is a public export, not a backup" in capsys.readouterr().err
     assert untouched(other_store_url)
+
+
+def test_a_public_export_holds_no_trace_of_a_hidden_or_deleted_system_and_says_how_many_it_left_out(
+    freshstack_main, store, board, tmp_path, capsys
+):
+    """What the board shows and nothing else: the hidden and the deleted system are in no config of the public
+    export (their ids, names, description, link, reasons, content hashes, audit rows, runs, blobs), and the card
+    counts them without naming them; the backup of the same store keeps every one of those."""
+    main, public, full = freshstack_main, tmp_path / "public", tmp_path / "full"
+    assert admin(main, store.url, "export", str(public), "--public") == 0
+    assert admin(main, store.url, "export", str(full)) == 0
+    capsys.readouterr()
+    gone = [store.get_system(board[role]) for role in ("hidden", "deleted")]
+    ids = {s.id for s in gone}
+    secrets = {
+        "under review",
+        "spam",
+        HIDDEN_DESCRIPTION,
+        HIDDEN_LINK,
+        HIDE_REASON,
+        DELETE_REASON,
+        *(s.content_hash for s in gone),
+    }
+    hidden_ranking = store.blobs.refs_of(board["hidden"])["ranking"]
+
+    def traces(folder: Path) -> dict[str, list]:
+        found: dict[str, list] = {}
+        for config in CONFIGS:
+            for row in rows_of(folder, config.name):
+                named = {row.get("system_id"), row["id"] if config.name == "systems" else None} & ids
+                texts = {v for v in row.values() if isinstance(v, str) and any(s in v for s in secrets)}
+                if named or texts or row.get("sha256") == hidden_ranking:
+                    found.setdefault(config.name, []).append(row)
+        return found
+
+    assert traces(public) == {}
+    backup = traces(full)  # the same search finds them in the backup, flags included
+    assert set(backup) >= {"systems", "results", "per_query", "runs", "audit", "blobs", "blob_refs"}, set(backup)
+    assert {r["kind"] for r in backup["audit"]} >= {"submit:run", "admin:hide", "admin:delete"}
+    assert {r["moderation"] for r in backup["systems"]} == {"hidden", "deleted"}
+    assert {r["system_id"] for r in backup["runs"]} == {board["hidden"]}  # a deleted system keeps no ranking
+
+    runs = datasets.load_dataset(str(public), "runs", split="train")
+    assert not ids & set(runs.unique("system_id")) and len(runs) == len(rows_of(public, "runs"))
+    written = json.loads((public / "board.json").read_text())
+    card = (public / "README.md").read_text()
+    assert written["left_out"] == 2 and written["configs"]["systems"]["rows"] == 6
+    assert "2 systems hidden by moderation or deleted are left out" in card
+    assert not any(secret in card for secret in secrets) and "left out" not in (full / "README.md").read_text()
+
+    store.moderation.unhide_system(board["hidden"], by=ADMIN)  # back on the board: back in the public export
+    again = tmp_path / "again"
+    assert admin(main, store.url, "export", str(again), "--public") == 0
+    assert "1 system hidden by moderation or deleted is left out" in (again / "README.md").read_text()
+    assert {r["id"] for r in rows_of(again, "systems")} == set(board.values()) - {board["deleted"]}
+    assert board["hidden"] in {r["system_id"] for r in rows_of(again, "runs")}
+
+
+def trec_runs(rows) -> dict[int, str]:
+    """{system id: its run as TREC lines}, from `runs` rows as `datasets` reads them (every score in full: repr)."""
+    lines: dict[int, list[str]] = {}
+    for r in rows:
+        lines.setdefault(r["system_id"], []).append(
+            f"{r['query_id']} Q0 {r['doc_id']} {r['rank']} {r['score']!r} system-{r['system_id']}"
+        )
+    return {sid: "\n".join(found) + "\n" for sid, found in lines.items()}
+
+
+def test_every_system_s_runs_rows_scored_by_evaluate_give_its_stored_results(
+    freshstack_main, store, board, lb_dataset, tmp_path, capsys
+):
+    """`load_dataset(export, "runs")` is every stored ranking as rows, in rank order, on the revision its results were
+    measured on: written back to a TREC run per system and scored by the real `freshstack-hf evaluate` on the
+    dataset the board scored against, each gives exactly the values and per-query scores the store holds."""
+    main, folder = freshstack_main, tmp_path / "export"
+    assert admin(main, store.url, "export", str(folder)) == 0
+    capsys.readouterr()
+    runs = datasets.load_dataset(str(folder), "runs", split="train")
+    assert runs.column_names == ["system_id", "dataset_revision", "topic", "query_id", "doc_id", "rank", "score"]
+    frame = runs.to_pandas()
+    ranked = {role: sid for role, sid in board.items() if store.blobs.ranking_of(sid)}
+    assert set(ranked) == {"baseline", "run", "model", "reranked_run", "hidden"}
+    assert set(frame["system_id"]) == set(ranked.values())
+    assert set(frame["dataset_revision"]) == {lb_dataset.revision} and set(frame["topic"]) == set(lb_dataset.topics)
+    for (sid, topic, query_id), group in frame.groupby(["system_id", "topic", "query_id"]):
+        assert list(group["rank"]) == list(range(1, len(group) + 1))  # rank 1 first, no gap
+        stored = store.blobs.ranking_of(sid)[topic][query_id]
+        assert list(zip(group["doc_id"], group["score"], strict=True)) == list(stored.items())
+
+    for sid, text in trec_runs(runs).items():
+        path = tmp_path / f"system-{sid}.trec"
+        path.write_text(text, encoding="utf-8")
+        report = tmp_path / f"system-{sid}.json"
+        assert main(["evaluate", str(lb_dataset.folder), "--run", str(path), "--json", str(report)]) == 0
+        scored = json.loads(report.read_text(encoding="utf-8"))["topics"]
+        results = store.results_for(sid)
+        assert {r["topic"] for r in results} == set(scored) == set(lb_dataset.topics)
+        for row in results:
+            topic = scored[row["topic"]]
+            assert topic["metrics"][row["measure"]] == row["value"], (sid, row["topic"], row["measure"])
+            assert {q: s[row["measure"]] for q, s in topic["per_query"].items()} == row["per_query"]
+    capsys.readouterr()
+
+
+def test_an_export_of_a_ranking_that_fails_its_hash_names_the_system_and_writes_nothing(
+    freshstack_main, store, board, tmp_path, capsys
+):
+    sha = store.blobs.refs_of(board["run"])["ranking"]
+    damaged = Blob.of(b"something else", "ranking")  # valid zstd, another content
+    with store.engine.begin() as conn:
+        conn.execute(update(blobs).where(blobs.c.sha256 == sha).values(data=damaged.data, size=damaged.size))
+    target = tmp_path / "exports" / "board"
+    for public in ((), ("--public",)):
+        assert admin(freshstack_main, store.url, "export", str(target), *public) == 2
+        error = capsys.readouterr().err
+        assert f"system #{board['run']} 'a run' (ranking): stored blob {sha} is damaged" in error, error
+        assert "freshstack-hf admin delete ID" in error and "nothing was exported" in error
+        assert list(target.parent.iterdir()) == []  # no folder, and no half-written one beside it
 
 
 @pytest.fixture
@@ -431,11 +555,19 @@ def test_an_import_into_a_store_that_is_not_empty_is_refused(freshstack_main, st
 
 
 def as_format_1(folder: Path) -> None:
-    """Make `folder` the export the previous release wrote: format 1, whose `systems` had no `track` column."""
+    """Make `folder` the export an older release wrote: format 1, whose `systems` had no `track` column, and
+    which had no `runs` config (format 3) in its files, board.json or card."""
     path = folder / "data" / "systems.parquet"
     pq.write_table(pq.read_table(path).drop_columns(["track"]), path, compression="zstd")
+    (folder / "data" / "runs.parquet").unlink()
     written = json.loads((folder / "board.json").read_text())
+    del written["configs"]["runs"]
     (folder / "board.json").write_text(json.dumps(written | {"format_version": 1}))
+    _, front, body = (folder / "README.md").read_text().split("---", 2)
+    meta = yaml.safe_load(front)
+    meta["configs"] = [c for c in meta["configs"] if c["config_name"] != "runs"]
+    meta["dataset_info"] = [c for c in meta["dataset_info"] if c["config_name"] != "runs"]
+    (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---{body}")
 
 
 def test_an_export_made_before_the_track_column_gives_each_model_the_track_the_table_read(

@@ -42,6 +42,7 @@ def board_cards() -> dict[str, str]:
         rows = {c.name: (10 * (i + 1) if public or i % 2 == 0 else 0) for i, c in enumerate(CONFIGS)}
         board = {
             "public": public,
+            "left_out": 2 if public else 0,
             "written_by": "9.9.9",
             "store_schema": 12,
             "format_version": 3,

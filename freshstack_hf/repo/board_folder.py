@@ -19,7 +19,7 @@ from freshstack_hf.repo import layout
 
 BOARD_FILE = "board.json"
 FORMAT = "freshstack-hf board export"
-FORMAT_VERSION = 2  # bump when a config, a column or a column's meaning changes; readers refuse newer ones
+FORMAT_VERSION = 3  # bump when a config, a column or a column's meaning changes; readers refuse newer ones
 SPLIT = "train"  # the one split of every config
 WRITTEN_BY = "a folder written by `freshstack-hf admin export DIR --store URL`"
 

@@ -53,11 +53,27 @@ def render_card(board: dict[str, Any], sizes: dict[str, int], measures: Counter[
         store_schema=board["store_schema"],
         format_version=board["format_version"],
         board_file=BOARD_FILE,
-        mode=snippet(f"board_card_{mode}.md", "leaderboard", redacted=REDACTED),
+        mode=snippet(f"board_card_{mode}.md", "leaderboard", redacted=REDACTED, left_out=left_out(board)),
         config_rows="\n".join(f"| `{c.name}` | {counts[c.name]:,} | {c.holds} |" for c in CONFIGS),
         empty=f"\n\n{snippet('board_card_empty.md', 'leaderboard', configs=empty)}" if empty else "",
         columns="\n".join(f"- `{c.name}`: {', '.join(f'`{f.name}` ({f.type})' for f in c.schema)}" for c in CONFIGS),
         measure_rows=_measure_rows(measures),
+    )
+
+
+def left_out(board: dict[str, Any]) -> str:
+    """How many systems a public export left out and why, never which (`board.json`'s `left_out`)."""
+    n = int(board.get("left_out", 0))
+    if n == 0:
+        return "No system is hidden by moderation or deleted, so none is left out."
+    if n == 1:
+        return (
+            "1 system hidden by moderation or deleted is left out, with its results, per-query scores, runs, jobs, "
+            "blobs and the audit rows that name it."
+        )
+    return (
+        f"{n:,} systems hidden by moderation or deleted are left out, with their results, per-query scores, runs, "
+        "jobs, blobs and the audit rows that name them."
     )
 
 

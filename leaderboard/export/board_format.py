@@ -34,6 +34,7 @@ class Config:
     schema: pa.Schema
     holds: str
     batch: int = 50_000  # fixed, so the same rows always fall into the same row groups
+    restored: bool = True  # False: derived from other configs for readers (`runs`), never read back by the import
 
 
 CONFIGS: tuple[Config, ...] = (
@@ -61,7 +62,7 @@ CONFIGS: tuple[Config, ...] = (
         ),
         "every system, one row each: name, kind, link, size (parameters), who submitted it, its content hash (the "
         "dedupe key), state and cutoff; `moderation` is null (listed), `hidden` (with reason, who, when) or "
-        "`deleted` (a tombstone: its results, jobs and blobs are gone)",
+        "`deleted` (a tombstone: its results, jobs and blobs are gone); a public export holds listed systems only",
     ),
     Config(
         "results",
@@ -95,6 +96,25 @@ CONFIGS: tuple[Config, ...] = (
         ),
         "the per-query scores behind `results`, long format: one row per system, topic, measure and query",
         batch=200_000,
+    ),
+    Config(
+        "runs",
+        _schema(
+            "system_id topic query_id doc_id rank score",
+            system_id=_INT,
+            dataset_revision=_STR,
+            topic=_STR,
+            query_id=_STR,
+            doc_id=_STR,
+            rank=_INT,
+            score=_FLOAT,
+        ),
+        "every archived ranking as rows (each query's top 100 behind a system's scores, decoded from its `ranking` "
+        "blob): one row per system, topic, query and ranked document, rank 1 first, on the `dataset_revision` its "
+        "`results` were measured on; ranx, ir_measures or pandas read it as it is. Derived from `blobs`, which the "
+        "import restores from",
+        batch=200_000,
+        restored=False,
     ),
     Config(
         "jobs",
@@ -160,6 +180,15 @@ BY_NAME = {c.name: c for c in CONFIGS}
 # The columns each export format added to a config, {format version: {config: columns}}: an export made before a
 # column lacks it (format 2: `systems.track`, store schema 3).
 ADDED_IN: dict[int, dict[str, tuple[str, ...]]] = {2: {"systems": ("track",)}}
+# The configs each export format added, {format version: configs}: an export made before one lacks its file (format
+# 3: `runs`).
+CONFIGS_ADDED_IN: dict[int, tuple[str, ...]] = {3: ("runs",)}
+
+
+def configs_in(version: int) -> list[Config]:
+    """The configs an export of format `version` holds: this release's, less those added since."""
+    later = {name for v, names in CONFIGS_ADDED_IN.items() if v > version for name in names}
+    return [c for c in CONFIGS if c.name not in later]
 
 
 def added_since(version: int) -> set[tuple[str, str]]:

@@ -7,7 +7,8 @@ hold, every file's schema (`leaderboard.export.board_format`; an export of an ol
 format), every blob's data against its sha256, and that every per-query score belongs to a result row.
 `import_board` then restores every row with its id into an empty store in one transaction (`restore`, which also
 gives the rows of an older export the columns added since, as the store's migrations give an older store's, and
-appends the one `admin:import` audit row): all of it, or nothing.
+appends the one `admin:import` audit row): all of it, or nothing. `runs` is not read back: it is the blobs' rankings
+as rows, for readers, and the restored store keeps the blobs themselves.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from sqlalchemy.exc import DataError, IntegrityError
 
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.repo.board_folder import BOARD_FILE, data_path, read_board_folder
-from leaderboard.export.board_format import AGAIN, BY_NAME, CONFIGS, added_since, schema_in
+from leaderboard.export.board_format import AGAIN, BY_NAME, added_since, configs_in, schema_in
 from leaderboard.store.audit import ADMIN, audit_log, kind_of
 from leaderboard.store.blob_store import blob_refs, blobs
 from leaderboard.store.blobs import CODEC, Blob
@@ -91,9 +92,13 @@ class BoardExport:
         missing = added_since(int(self.board["format_version"]))
         return [fill for table, name, fill in ADDED_COLUMNS if fill is not None and (table.name, name) in missing]
 
+    def counts(self) -> dict[str, int]:
+        """{config: rows} of every config the export holds, in the order they are written."""
+        return {c.name: self.rows(c.name) for c in configs_in(int(self.board["format_version"]))}
+
     def description(self) -> str:
         """What the import's audit row says: the folder and how many rows came from it."""
-        counts = ", ".join(f"{c.name}: {self.rows(c.name):,}" for c in CONFIGS)
+        counts = ", ".join(f"{name}: {n:,}" for name, n in self.counts().items())
         return f"restored from {self.folder.resolve()} (rows: {counts})"
 
 
@@ -158,18 +163,18 @@ def read_export(folder: str | Path) -> BoardExport:
             f"knows up to {STORE_SCHEMA}). Upgrade freshstack-hf (pip install -U 'freshstack-hf[leaderboard]') to "
             "import it; nothing was changed"
         )
+    version = board["format_version"]
     problems = [
-        Problem(BOARD_FILE, f"config {name!r} is missing", fix=AGAIN)
-        for name in BY_NAME
-        if name not in board["configs"]
+        Problem(BOARD_FILE, f"config {c.name!r} is missing", fix=AGAIN)
+        for c in configs_in(version)
+        if c.name not in board["configs"]
     ]
     problems += [
         Problem(BOARD_FILE, f"config {name!r} is not one this release knows", fix=AGAIN)
         for name in board["configs"]
         if name not in BY_NAME
     ]
-    version = board["format_version"]
-    for config in CONFIGS:
+    for config in configs_in(version):
         if config.name not in board["configs"]:
             continue
         found = pq.read_schema(root / data_path(config.name)).remove_metadata()

@@ -58,13 +58,24 @@ class JobQueue:
 
     # ---- queueing -------------------------------------------------------------------------------------------
     def insert_in(
-        self, conn: Connection, system_id: int, kind: str, payload: Mapping[str, Any], max_attempts: int, now: datetime
+        self,
+        conn: Connection,
+        system_id: int,
+        kind: str,
+        payload: Mapping[str, Any],
+        max_attempts: int,
+        now: datetime,
+        failed: str | None = None,
     ) -> int:
-        """Queue a job for `system_id` in the caller's transaction (a new system's first job); returns its id."""
+        """Queue a job for `system_id` in the caller's transaction (a new system's first job); returns its id.
+        `failed`: why the job cannot run at all (a model that cannot be measured again): it is stored failed with
+        that error, and its system too, so the views read why from where they read a worker's failure."""
         row = {"system_id": system_id, "kind": kind, "payload": dict(payload), "max_attempts": max_attempts}
-        stmt = insert(jobs).values(**row, state=JobState.QUEUED, attempts=0, created_at=now, updated_at=now)
+        state = {"state": JobState.QUEUED} if failed is None else {"state": JobState.FAILED, "finished_at": now}
+        stmt = insert(jobs).values(**row, **state, error=failed, attempts=0, created_at=now, updated_at=now)
         job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
-        self._set_system(conn, system_id, SystemState.QUEUED, kind=kind)
+        status = SystemState.QUEUED if failed is None else SystemState.FAILED
+        self._set_system(conn, system_id, status, failed, kind=kind)
         return job_id
 
     def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:

@@ -88,6 +88,7 @@ class Store:
         max_attempts: int = 3,
         blobs: Mapping[str, Blob] | None = None,
         audit: AuditEntry | Callable[[SystemRecord], AuditEntry | None] | None = None,
+        failed: str | None = None,
     ) -> tuple[SystemRecord, bool]:
         """Store a system unless one with `content_hash` exists; returns (stored system, created).
 
@@ -98,6 +99,8 @@ class Store:
         the answers a judge reads) go in the same transaction: a row is never stored without them. So does `audit`,
         the audit row of a created system (an entry, or a function of the stored system giving it, for a message
         that names the new id): a kill never leaves a system without its row, nor a row without its system.
+        `failed` (with `job`): why the job cannot run, stored as its failure and the system's (`remeasure`: a model
+        whose folder is gone gets a row on the new revision that says so).
         """
         if kind not in SYSTEM_KINDS:
             raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
@@ -130,7 +133,7 @@ class Store:
                     assert meta is not None
                     insert_results(conn, new_id, results, meta, now)
                 if job is not None:
-                    self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now)
+                    self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now, failed)
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
             if new_id is not None:
                 entry = audit(system_record(row)) if callable(audit) else audit

@@ -56,10 +56,45 @@ def local_model_source(
     if not any(path.is_relative_to(root) for root in roots) or not path.is_dir():
         raise FreshStackError(f"model path {model!r} is not a folder under this server's model roots")
     params = check(path)
+    return str(path), weights_revision(path), params
+
+
+def weights_revision(folder: Path) -> str:
+    """A local model's revision: the hash of its safetensors weights, which its dedupe key names."""
     digest = hashlib.sha256()
-    for weights in sorted(path.rglob("*.safetensors")):
+    for weights in sorted(folder.rglob("*.safetensors")):
         digest.update(file_sha256(weights).encode())
-    return str(path), "sha256-" + digest.hexdigest()[:16], params
+    return "sha256-" + digest.hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """What the board stored when it accepted a model (re-measuring it on another dataset revision): its row's
+    dedupe key and the dataset revision that key names. A folder's key names its weights' hash, so the folder is
+    measured again only while recomputing the key gives the stored one; the folder is not vetted against the model
+    roots again (`remeasure` and `refresh --store` run without them: the board vetted it when it accepted it)."""
+
+    content_hash: str
+    dataset_revision: str
+
+
+def accepted_folder_source(
+    folder: str, same_key: Callable[[str], bool], check: Callable[[Path], int] = check_model_dir
+) -> tuple[str, str, int]:
+    """(folder, weights' hash, parameter count) of a local model the board accepted, while it still holds the
+    weights it was accepted with (`same_key` of their hash); why not otherwise (the folder gone or changed)."""
+    path = Path(folder)
+    if not path.is_dir():
+        raise FreshStackError(f"its folder {folder} is gone")
+    revision = weights_revision(path)
+    if not same_key(revision):
+        raise FreshStackError(f"its folder {folder} changed since the board accepted it (weights now {revision})")
+    return str(path), revision, check(path)
+
+
+def is_folder_reference(model: str) -> bool:
+    """Whether a stored model reference is a local folder (the board stores a folder's absolute path)."""
+    return Path(model).is_absolute()
 
 
 def hub_model_source(model: str, revision: str) -> tuple[str, str]:
@@ -88,6 +123,7 @@ class ModelUpload(Upload):
     reference: str = ""  # what the worker loads: the Hub id, or the local folder
     resolved: str = ""  # the revision the dedupe key names
     params: int | None = None  # parameter count, where known at the door
+    accepted: Accepted | None = None  # re-measuring: what the board stored when it accepted the model
 
 
 class ModelSubmitter(BaseSubmitter[ModelUpload]):
@@ -112,15 +148,20 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         link: str = "",
         identity: str = "",
         cutoff: str = "",
+        accepted: Accepted | None = None,
     ) -> SubmitOutcome:
         """Check the model reference and queue a `model` job; the worker downloads, checks and scores it.
 
         `cutoff` (optional, YYYY-MM-DD): the model's release or training cutoff. Left empty, the model card's
         date is used where one is found (`cutoff.CARD_KEYS`): here for a local model folder, else
-        by the worker once it has downloaded the model."""
+        by the worker once it has downloaded the model.
+
+        `accepted` (re-measuring a stored model on this dataset revision, `remeasure`): a folder reference is then
+        the folder the board accepted, measured while it holds the same weights, whatever this submitter's roots."""
         model, revision = (model or "").strip(), (revision or "").strip()
         given = (name or model, description, link)
         upload = ModelUpload(identity=identity, model=model, revision=revision, track=track, given=given, cutoff=cutoff)
+        upload.accepted = accepted
         return self.checked(upload)
 
     def checks(self) -> tuple[Check[ModelUpload], ...]:
@@ -145,17 +186,23 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
                 raise FreshStackError("the nano track needs top_ranked candidates for every topic of this dataset")
             upload.text = sanitize_submission(*upload.given)
             upload.day = submitted_cutoff(upload.cutoff)
-            upload.reference, upload.resolved, upload.params = self._model_source(upload.model, upload.revision)
+            upload.reference, upload.resolved, upload.params = self._model_source(upload)
         except FreshStackError as exc:
             return refused(str(exc))
         key = model_content_hash(upload.track, upload.reference, upload.resolved, self.dataset.revision)
         upload.content_hash = key
         return None
 
-    def _model_source(self, model: str, revision: str) -> tuple[str, str, int | None]:
+    def _model_source(self, upload: ModelUpload) -> tuple[str, str, int | None]:
         """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
         from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 
+        model, revision, accepted = upload.model, upload.revision, upload.accepted
+        if accepted is not None and is_folder_reference(model):
+            key = accepted.content_hash
+            return accepted_folder_source(
+                model, lambda found: model_content_hash(upload.track, model, found, accepted.dataset_revision) == key
+            )
         local = local_model_source(model, self.model_roots)
         if local is not None:
             return local

@@ -8,13 +8,17 @@ rows share a `remeasure.lineage` (a model's reference, a baseline's name, the ru
 from), so a model measured again by a worker and a run re-scored on a later snapshot continue their first row.
 Values are the stored ones (the average is the plain mean of the snapshot's topics, as on the main board), so each
 equals what `freshstack-hf evaluate --revision` gives that system's ranking on that snapshot.
+
+A system that stops (a model whose folder is gone, a Hub id deleted) keeps its earlier values, and `stopped` says
+why, from its lineage's failed row on the first later snapshot it lacks: the reason `remeasure` stored there, or the
+worker's error.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -82,13 +86,16 @@ def _opened(source: str, revision: str) -> Dataset | None:
 class OverTime:
     """The view's parts: `table` (a row per system: its value and rank on each snapshot, the change from its first
     to its last, and the after-cutoff values), `long` (snapshot, system, value: the line chart), `taus` (consecutive
-    snapshots, tau, systems compared) and `gap` (systems on two or more snapshots, the largest loss first)."""
+    snapshots, tau, systems compared) and `gap` (systems on two or more snapshots, the largest loss first);
+    `stopped`: a line per system measured on some snapshot but not on a later one, saying why (see the module
+    docstring)."""
 
     snapshots: list[str]
     table: pd.DataFrame
     long: pd.DataFrame
     taus: list[tuple[str, str, float | None, int]]
     gap: pd.DataFrame
+    stopped: list[str] = field(default_factory=list)
 
 
 def rank_column(label: str) -> str:
@@ -110,8 +117,15 @@ def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HE
     names: dict[str, tuple[str, str, str]] = {}  # lineage -> (name, type, cutoff)
     rescored: dict[str, list[str]] = {}
     ids: dict[str, dict[str, int]] = {}  # lineage -> snapshot -> system id
+    failed: dict[str, dict[str, str]] = {}  # lineage -> snapshot -> why its row there failed
     for row in rows:
         snapshot = by_revision.get(row.dataset_revision or "")
+        if row.system.status == "failed":
+            queued_for = by_revision.get(str((payloads.get(row.system.id) or {}).get("dataset_revision") or ""))
+            if queued_for is not None and row.system.error:
+                key = lineage(row.system, payloads.get(row.system.id))
+                failed.setdefault(key, {}).setdefault(queued_for.label, row.system.error.splitlines()[0])
+            continue
         if row.system.status != "scored" or snapshot is None:
             continue
         key = lineage(row.system, payloads.get(row.system.id))
@@ -159,7 +173,28 @@ def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HE
         both = [k for k in keys if a in values[k] and b in values[k]]
         taus.append((a, b, kendall_tau_b([values[k][a] for k in both], [values[k][b] for k in both]), len(both)))
     gap = frame[frame["change"].notna()][["system", "type", "change"]].sort_values(["change", "system"])
-    return OverTime(labels, frame.reset_index(drop=True), long, taus, gap.reset_index(drop=True))
+    stopped = _stopped(labels, values, names, failed)
+    return OverTime(labels, frame.reset_index(drop=True), long, taus, gap.reset_index(drop=True), stopped)
+
+
+def _stopped(
+    labels: list[str],
+    values: dict[str, dict[str, float]],
+    names: dict[str, tuple[str, str, str]],
+    failed: dict[str, dict[str, str]],
+) -> list[str]:
+    """ "name: not measured after LABEL: why", for each system with a value on a snapshot and a failed row on a later
+    one it lacks (the reason stored on the first such), LABEL its last value before that one."""
+    lines = []
+    for key, by_label in values.items():
+        reasons = failed.get(key, {})
+        first = labels.index(next(label for label in labels if label in by_label))
+        missing = [i for i in range(first + 1, len(labels)) if labels[i] not in by_label]
+        stop = next((i for i in missing if labels[i] in reasons), None)
+        if stop is not None:
+            last = max(i for i in range(stop) if labels[i] in by_label)
+            lines.append(f"{names[key][0]}: not measured after {labels[last]}: {reasons[labels[stop]]}")
+    return sorted(lines)
 
 
 def _value(scores: dict[str, dict[str, Any]], topic: str, measure: str) -> float:

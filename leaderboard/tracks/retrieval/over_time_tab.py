@@ -43,6 +43,8 @@ def summary(view: OverTime) -> str:
     if not view.gap.empty:
         lost = [f"{row.system} {row.change:+.3f}" for row in view.gap.head(SHOWN_GAP).itertuples()]
         lines.append("**Lost the most** (last snapshot minus first, of systems on two or more): " + " · ".join(lost))
+    if view.stopped:
+        lines.append("**Not measured again**: " + " · ".join(view.stopped))
     lines.append(
         "Models and rerankers are measured again by the workers on each new snapshot; an uploaded run cannot be "
         "re-run, so its archived ranking is re-scored as it is (*re-scored on*: documents that changed read as "

@@ -7,7 +7,11 @@ again on it, by the same workers:
 
 * models and rerankers are submitted again on the revision, with the same reference, model revision, track, name,
   description, submitter and cutoff (`model_submit.ModelSubmitter`, `rerank_submit.RerankerSubmitter`): a worker
-  downloads and scores each, as any submission;
+  downloads and scores each, as any submission. The reference is the one the board stored when it accepted the model
+  (`model_submit.Accepted`): a folder under the board's model roots is measured again, whoever re-measures (the
+  board's start, `remeasure`, `refresh --store`: none of them needs the roots), while its weights' hash still gives
+  the stored row's key. A model that cannot be measured again (its folder gone or changed) keeps its earlier rows and
+  gets a failed row on the revision saying why, which the Over time view reads (`over_time.OverTime.stopped`);
 * runs and reranked runs cannot be re-run: the ranking the store archived behind the row is scored as it is on the
   revision (`rescore` jobs, `tracks.retrieval.rescore_job`: documents that did not change keep their ids and their
   judgments), each row named "(re-scored)" and recording the row it came from;
@@ -30,7 +34,7 @@ from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.audit import board_entry
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.records import SystemRecord, SystemState
-from leaderboard.submission import SubmitStatus
+from leaderboard.submission import SubmitOutcome, SubmitStatus
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND, RESCORE_JOB_KIND
 from leaderboard.worker.job_contract import payload_dataset
 
@@ -105,10 +109,12 @@ def remeasure(store: Any, dataset: Dataset) -> Remeasured:
             continue
         here.add(key)
         if system.kind in MEASURED_AGAIN:
-            outcome = _submit_again(submitters[system.kind], system, payload)
+            outcome = _submit_again(submitters[system.kind], system, payload, row.dataset_revision)
             if outcome.status == SubmitStatus.DUPLICATE:  # queued on this revision before, not scored yet
                 done.present += 1
                 counted.add(key)
+            elif outcome.status == SubmitStatus.REFUSED and outcome.system_id is None:  # not a moderator's deletion
+                done.skipped.append(f"{system.name}: {_unmeasurable(store, dataset, system, payload, key, outcome)}")
             else:
                 found = done.queued if outcome.status == SubmitStatus.QUEUED else done.skipped
                 found.append(f"{system.name}: {outcome.message}")
@@ -122,15 +128,51 @@ def _rows(store: Any) -> list[Any]:
     return store.leaderboard_rows(kinds=(*MEASURED_AGAIN, *RESCORED, "baseline"), measures=(HEADLINE[0].id,))
 
 
-def _submit_again(submitter: Any, system: SystemRecord, payload: Mapping[str, Any]) -> Any:
-    """The model or reranker of `system` submitted on the submitter's revision, as its submitter gave it."""
+def _submit_again(
+    submitter: Any, system: SystemRecord, payload: Mapping[str, Any], scored_on: str | None
+) -> SubmitOutcome:
+    """The model or reranker of `system` submitted on the submitter's revision, as its submitter gave it, from the
+    reference the board stored when it accepted it (`scored_on`: the revision of `system`'s scores, which its key
+    names where its job's payload does not)."""
+    from leaderboard.tracks.retrieval.model_submit import Accepted
+
     text = {"name": system.name, "description": system.description, "link": system.link or ""}
     text["identity"], text["board_act"] = system.identity, "remeasure"  # logged as the board's act, owner named
+    text["accepted"] = Accepted(system.content_hash, str(payload.get("dataset_revision") or scored_on or ""))
     reference, revision = str(payload.get("model") or ""), str(payload.get("revision") or "")
     if system.kind == RERANK_JOB_KIND:
         return submitter.submit(reference, revision=revision, **text)
     track = str(payload.get("track") or "full")
     return submitter.submit(reference, revision=revision, track=track, cutoff=system.cutoff or "", **text)
+
+
+def _unmeasurable(
+    store: Any, dataset: Dataset, system: SystemRecord, payload: Mapping[str, Any], key: str, outcome: SubmitOutcome
+) -> str:
+    """Why `system`'s model cannot be measured on the revision (its folder gone or changed, a track the revision
+    lacks), stored once as a failed row of its lineage on the revision (its job failed with the reason, never run),
+    where the Over time view reads why the model stops; the reason, as stored the first time."""
+    digest = hashlib.sha256(f"{key}\n{dataset.revision}".encode()).hexdigest()[:48]
+    job = {**payload, **payload_dataset(dataset), "topics": list(dataset.topics)}
+    found, _ = store.add_system(
+        name=system.name,
+        kind=system.kind,
+        content_hash=f"{system.kind}:unmeasured:{digest}",
+        description=system.description,
+        link=system.link,
+        identity=system.identity,
+        cutoff=system.cutoff,
+        track=system.track,
+        job=(system.kind, job),
+        failed=outcome.message,
+        audit=board_entry(
+            "remeasure",
+            "not measurable",
+            f"'{system.name}' (#{system.id}) not measured on {dataset.revision}: {outcome.message}",
+            owner=system.identity,
+        ),
+    )
+    return found.error or outcome.message
 
 
 def _queue_rescore(store: Any, dataset: Dataset, system: SystemRecord, key: str, done: Remeasured) -> bool:

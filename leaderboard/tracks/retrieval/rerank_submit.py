@@ -24,7 +24,13 @@ from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.records import SystemRecord
 from leaderboard.submission import BaseSubmitter, Check, SubmitOutcome, SubmitStatus, Upload, audited, refused
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
-from leaderboard.tracks.retrieval.model_submit import hub_model_source, local_model_source
+from leaderboard.tracks.retrieval.model_submit import (
+    Accepted,
+    accepted_folder_source,
+    hub_model_source,
+    is_folder_reference,
+    local_model_source,
+)
 from leaderboard.tracks.retrieval.rerank_job import RERANK_BATCH_SIZE
 from leaderboard.tracks.retrieval.run_submit import AUTO, RunSubmitter, RunUpload
 from leaderboard.worker.job_contract import payload_dataset
@@ -88,6 +94,7 @@ class RerankerUpload(Upload):
     reference: str = ""
     resolved: str = ""
     params: int | None = None
+    accepted: Accepted | None = None  # re-measuring: what the board stored when it accepted the model
 
 
 class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
@@ -110,12 +117,14 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
         description: str = "",
         link: str = "",
         identity: str = "",
+        accepted: Accepted | None = None,
     ) -> SubmitOutcome:
         """Check the CrossEncoder reference and queue a `reranker` job; the worker downloads a Hub model, vets it
-        the same way and scores it."""
+        the same way and scores it. `accepted`: as `ModelSubmitter.submit`'s (re-measuring a stored reranker)."""
         model, revision = (model or "").strip(), (revision or "").strip()
         given = (name or model, description, link)
-        return self.checked(RerankerUpload(identity=identity, model=model, revision=revision, given=given))
+        upload = RerankerUpload(identity=identity, model=model, revision=revision, given=given, accepted=accepted)
+        return self.checked(upload)
 
     def checks(self) -> tuple[Check[RerankerUpload], ...]:
         return (self.check_reference, self.dedupe, self.rate_limit, self.queue)
@@ -130,15 +139,25 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
             if missing := missing_candidates(self.dataset):
                 raise FreshStackError(f"no {CANDIDATES} candidates for topic(s) {', '.join(missing)}: cannot rerank")
             upload.text = sanitize_submission(*upload.given)
-            local = local_model_source(upload.model, self.model_roots, check_cross_encoder_dir)
-            upload.reference, upload.resolved, upload.params = local or (
-                *hub_model_source(upload.model, upload.revision),
-                None,
-            )
+            upload.reference, upload.resolved, upload.params = self._model_source(upload)
         except FreshStackError as exc:
             return refused(str(exc))
         upload.content_hash = reranker_content_hash(upload.reference, upload.resolved, self.dataset.revision)
         return None
+
+    def _model_source(self, upload: RerankerUpload) -> tuple[str, str, int | None]:
+        """(model reference for the worker, revision for the dedupe key, parameter count if known): the folder the
+        board accepted when re-measuring, else a folder under the model roots, else a Hub id."""
+        accepted = upload.accepted
+        if accepted is not None and is_folder_reference(upload.model):
+            key, on = accepted.content_hash, accepted.dataset_revision
+            return accepted_folder_source(
+                upload.model,
+                lambda found: reranker_content_hash(upload.model, found, on) == key,
+                check_cross_encoder_dir,
+            )
+        local = local_model_source(upload.model, self.model_roots, check_cross_encoder_dir)
+        return local or (*hub_model_source(upload.model, upload.revision), None)
 
     def queue(self, upload: RerankerUpload) -> SubmitOutcome:
         """Stored with its `reranker` job, in one transaction."""
