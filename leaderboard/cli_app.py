@@ -223,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
             drift_reports=args.drift,
             admins=args.admin,
             notice=EPHEMERAL_NOTICE if args.ephemeral else "",
+            score_apart=True,  # a served board: its visitors' reads never take turns with a submission's scoring
         )
         print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
         launch_app(

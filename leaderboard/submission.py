@@ -50,6 +50,7 @@ from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import GZIP_RATIO, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
 from leaderboard.fault_points import POINTS
 from leaderboard.sanitize import SubmissionText, escape_markdown
+from leaderboard.scoring import Scorer, score_for_store
 from leaderboard.store.audit import BOARD, BOARD_ACTS, SUBMISSION, AuditEntry, board_entry, kind_of
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.store.schema import DELETED, HIDDEN
@@ -290,9 +291,11 @@ class BaseSubmitter(Generic[U]):
         max_file_bytes: int = upload_bytes(MAX_UPLOAD_MB),
         rate_limit: int | None = RATE_LIMIT_PER_HOUR,
         resamples: int = RESAMPLES,
+        scorer: Scorer = score_for_store,
     ) -> None:
         self.store, self.dataset = store, dataset
         self.max_file_bytes, self.rate_limit_per_hour, self.resamples = max_file_bytes, rate_limit, resamples
+        self.scorer = scorer  # what scores an uploaded ranking: in this process, or a served board's child
 
     def checks(self) -> tuple[Check[U], ...]:
         """This kind's steps, in the one order they run; the last stores the submission and answers."""

@@ -9,6 +9,7 @@ a file over `GZIP_RATIO` times the upload cap (`max_file_size`); the submitter a
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,7 +20,7 @@ import gradio as gr
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import EVENT_THREADS, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, WRITE_CONCURRENCY, transfer_bytes
-from leaderboard.page import first_paint, tabs
+from leaderboard.page import first_paint, gradio_costs, tabs
 from leaderboard.page.page import Page, Settings
 from leaderboard.page.sign_in import sign_in_row
 from leaderboard.store.store import Store
@@ -51,6 +52,7 @@ def build_app(
     drift_reports: Sequence[str | Path] = (),
     admins: Sequence[str] = (),
     notice: str = "",
+    score_apart: bool = False,
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing).
 
@@ -65,7 +67,8 @@ def build_app(
     roots = tuple(Path(p) for p in model_roots)
     drift = tuple(Path(p) for p in drift_reports)
     admin_names = tuple(name.strip() for name in admins if name and name.strip())
-    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, admin_names)
+    options = (reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, admin_names, score_apart)
+    settings = Settings(*options)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         if notice:
             gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)
@@ -99,6 +102,7 @@ def launch_app(
 ) -> Any:
     """Serve `demo` in `theme()`, events in threads of their own; Gradio checks `transfer_bytes` on each upload."""
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    gradio_costs.install()
     launched = demo.launch(
         max_threads=EVENT_THREADS,
         theme=theme(),
@@ -114,6 +118,10 @@ def launch_app(
     rows = getattr(demo, "first_paint_rows", None)
     if rows is not None:
         first_paint.install(demo.server_app, rows, getattr(demo, "first_paint_notice", ""))
+    # What the board has built so far (the dataset, the app, the store's tables) lives as long as it serves: kept
+    # out of the collector's full passes, which otherwise walked it all, on the event loop, every few hundred
+    # visitors' allocations (100 ms and more each, every request waiting).
+    gc.freeze()
     if not prevent_thread_lock:
         demo.block_thread()
     return launched

@@ -28,6 +28,7 @@ import gradio as gr
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, READ_CONCURRENCY, WRITE_CONCURRENCY, upload_bytes
+from leaderboard.scoring import Scorer, ScoringApart, score_for_store
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.store import Store
 from leaderboard.submission import identity_of
@@ -39,6 +40,10 @@ from leaderboard.submission import identity_of
 READS = "board-reads"
 READ: dict[str, Any] = {"concurrency_id": READS, "concurrency_limit": READ_CONCURRENCY}
 WRITE: dict[str, Any] = {"concurrency_limit": WRITE_CONCURRENCY}
+# A submission that is scored in this process (a run, a reranked run, answers): one at a time, whatever its kind.
+# Scoring holds the interpreter; under one lock, two at once take as long as one after the other, but each thread
+# scoring is one more the event loop takes turns with, and every visitor's page waited longer.
+SCORING: dict[str, Any] = {"concurrency_id": "board-scoring", "concurrency_limit": 1}
 # The part a tab showing the board's main table publishes, (render, inputs, table): a tab whose action changes rows
 # (a submission, a moderation) chains it, so the table shows the change at once.
 REFRESH = "leaderboard.refresh"
@@ -59,6 +64,7 @@ class Settings:
     resamples: int = RESAMPLES
     drift_reports: tuple[str | Path, ...] = ()  # `--drift` reports, shown in the Drift tab
     admins: tuple[str, ...] = ()  # `--admin` Hugging Face users: the Admin tab's moderators (OAuth only)
+    score_apart: bool = False  # score submissions in a child process (`scoring.ScoringApart`): a served board
 
     @property
     def max_file_bytes(self) -> int:
@@ -75,15 +81,20 @@ class Page:
         self._shared: dict[str, Any] = {}
         self._parts: dict[str, Any] = {}
         self._load: list[tuple[Callable[..., Any], Any, Any, dict[str, Any]]] = []
+        self.scorer: Scorer = score_for_store
+        if settings.score_apart:
+            self.scorer = ScoringApart()
+            self.scorer.warm(dataset)
 
     def submitter_options(self) -> dict[str, Any]:
         """The settings every submitter of this page is built with (`submission.BaseSubmitter`): one upload cap,
-        one rate limit and one resample count for runs, models, rerankers and answers alike."""
+        one rate limit, one resample count and one scorer for runs, models, rerankers and answers alike."""
         settings = self.settings
         return {
             "max_file_bytes": settings.max_file_bytes,
             "rate_limit": settings.rate_limit,
             "resamples": settings.resamples,
+            "scorer": self.scorer,
         }
 
     def shared(self, key: str, make: Callable[[], Any]) -> Any:

@@ -39,8 +39,11 @@ class StoreFrame:
         self._max_views = views
 
     def frame(self) -> pd.DataFrame:
+        # The marker is read before the lock: renders asking at once share one read of it (`Store.change_marker`)
+        # instead of taking turns, each its own read, behind the lock (fifty visitors at once waited there most of
+        # their first paint). Read before the rows: a write in between forces a rebuild.
+        marker = self.store.change_marker()
         with self._lock:
-            marker = self.store.change_marker()  # read before the rows: a write in between forces a rebuild
             if self._frame is None or marker != self._marker:
                 self._frame = self._build(self.store)
                 self._marker = marker

@@ -8,7 +8,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page.page import READ, WRITE, Page, PageTab, Path_, Profile
+from leaderboard.page.page import READ, SCORING, Page, PageTab, Path_, Profile
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.answers.answers_table import AnswersSource, legend
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
@@ -66,6 +66,6 @@ class AnswersTab(PageTab):
         table, button, inputs, outputs = self.parts
         refresh, submit_answers = self.events
         page.demo.load(refresh, None, table, api_name="answers_table", **READ)  # beside the load chain, not after it
-        button.click(submit_answers, inputs, outputs, api_name="submit_answers", **WRITE).then(
+        button.click(submit_answers, inputs, outputs, api_name="submit_answers", **SCORING).then(
             refresh, None, table, api_name=False, **READ
         )

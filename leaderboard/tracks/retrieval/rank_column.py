@@ -149,8 +149,10 @@ class RankSource:
         if found is None:
             return {}
         topics, measure = found
+        # Read before the rows (a write in between forces a recompute), and before the lock, so that renders
+        # asking at once share one read of it (`StoreFrame.frame` says why).
+        marker = self.store.change_marker()
         with self._lock:
-            marker = self.store.change_marker()  # read before the rows: a write in between forces a recompute
             if marker != self._marker:
                 self._marker, self._cache, self._vectors = marker, {}, {}
             if sort not in self._cache:

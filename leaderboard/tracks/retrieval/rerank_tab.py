@@ -15,7 +15,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page.page import READ, WRITE, Page, PageTab, Path_, Profile
+from leaderboard.page.page import READ, SCORING, Page, PageTab, Path_, Profile
 from leaderboard.sanitize import escape_markdown
 from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter, missing_candidates
 from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
@@ -111,6 +111,6 @@ class RerankTab(PageTab):
     def wire(self, page: Page) -> None:
         page.demo.load(self.refresh, None, self.table, api_name="rerank_table", **READ)  # beside the load chain
         for button, submit, inputs, api_name in self.forms:
-            button.click(submit, inputs, self.outputs, api_name=api_name, **WRITE).then(
+            button.click(submit, inputs, self.outputs, api_name=api_name, **SCORING).then(
                 self.refresh, None, self.table, api_name=False, **READ
             )

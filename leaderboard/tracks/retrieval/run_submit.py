@@ -24,7 +24,7 @@ from freshstack_hf.runs.check import LoadedRun
 from freshstack_hf.runs.parse import TooLarge
 from leaderboard.defaults import GZIP_RATIO
 from leaderboard.sanitize import SubmissionText, sanitize_submission
-from leaderboard.scoring import ARCHIVE_DEPTH, score_for_store
+from leaderboard.scoring import ARCHIVE_DEPTH
 from leaderboard.store.records import ResultMeta, SystemRecord
 from leaderboard.submission import (
     BaseSubmitter,
@@ -216,7 +216,7 @@ class RunSubmitter(BaseSubmitter[RunUpload]):
         """Scored at once and stored with its ranking (the archive the board keeps), in one transaction."""
         assert upload.loaded is not None and upload.text is not None
         loaded, topics = upload.loaded, upload.topics
-        scored = score_for_store(self.dataset, loaded.run, topics, resamples=self.resamples)
+        scored = self.scorer(self.dataset, loaded.run, topics, resamples=self.resamples)
         params = {
             "job": self.kind,
             "file_sha256": upload.file_sha256,

@@ -9,7 +9,7 @@ from typing import Any
 
 import gradio as gr
 
-from leaderboard.page.page import READ, REFRESH, WRITE, Page, PageTab, Path_, Profile
+from leaderboard.page.page import READ, REFRESH, SCORING, WRITE, Page, PageTab, Path_, Profile
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter
@@ -97,7 +97,7 @@ class SubmitTab(PageTab):
     def wire(self, page: Page) -> None:
         refresh = page.part(REFRESH)  # the Leaderboard table shows the new row at once
         (run_button, submit_run, run_inputs), (model_button, submit_model, model_inputs) = self.run, self.model
-        run_button.click(submit_run, run_inputs, self.outputs, api_name="submit_run", **WRITE).then(
+        run_button.click(submit_run, run_inputs, self.outputs, api_name="submit_run", **SCORING).then(
             *refresh, api_name=False, **READ
         )
         model_button.click(submit_model, model_inputs, self.outputs, api_name="submit_model", **WRITE).then(
