@@ -27,6 +27,7 @@ TAKEN = {  # files the column reader reads itself
     "queries interleaved": "q1 Q0 d1 1 3 t\nq2 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq3 Q0 d4 1 0.5 t\nq2 Q0 d3 2 1 t\n",
     "scores Python reads": "q1 Q0 d1 1 1_000 t\nq1 Q0 d2 2 .5 t\nq1 Q0 d3 3 +2. t\nq1 Q0 d4 -4 1.00000000000000005 t\n",
     "ranks the line reader reads": "q1 Q0 d1 --1 2 t\nq1 Q0 d2 0002 1 t\n",
+    "negative ranks one after another": "q1 Q0 d1 7 3 t\nq1 Q0 d2 -1 2 t\nq1 Q0 d3 -22 1 t\n",
 }
 DECLINED = {  # files it leaves to the line reader, which may accept, repair or refuse them
     "blank lines": PLAIN.replace("\n", "\n\n", 2),
@@ -43,6 +44,10 @@ DECLINED = {  # files it leaves to the line reader, which may accept, repair or 
     "rank not an integer": "q1 Q0 d1 1.5 2.5 t\n",
     "hexadecimal rank": "q1 Q0 d1 0x5 2.5 t\n",
     "signed rank": "q1 Q0 d1 +5 2.5 t\n",
+    "minus inside a rank": "q1 Q0 d1 1 3 t\nq1 Q0 d2 2-1 2.5 t\n",
+    "minus after a rank": "q1 Q0 d1 1- 2.5 t\n",
+    "rank of minus signs only": "q1 Q0 d1 -- 2.5 t\n",
+    "delete character": "q1 Q0 d1 1 2.5 t\x7f\n",
     "five columns": "q1 Q0 d1 1 2.5\n",
     "JSON text": '{"q1": {"d1": 1.0}}\n',
     "empty": "",

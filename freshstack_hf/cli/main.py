@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
 from freshstack_hf._version import __version__
@@ -38,6 +39,13 @@ SUBCOMMANDS = (
 )
 
 EXIT_USER_ERROR = 2
+
+# Commands whose NumPy work is small array arithmetic, for which OpenBLAS's worker threads only cost: starting
+# them is a few hundredths of a second of every process, and after each call they spin waiting for more work,
+# taking a core from Arrow's reader threads on a two-core machine. Set only before NumPy is first imported (later
+# it changes nothing here and would only reach child processes); a value the user set wins. Not for `retrieve`
+# and the like, whose matrix products use every core.
+ONE_BLAS_THREAD = frozenset({"evaluate"})
 
 # Subcommands that live outside the library (the leaderboard's `leaderboard` and `worker`) register here as
 # entry points, so `freshstack_hf` never imports those packages by name.
@@ -96,6 +104,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else argv
     first = given[0].replace("-", "_") if given and "_" not in given[0] else ""  # a command as typed: `fill-holes`
+    if first in ONE_BLAS_THREAD and "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     parser = build_parser(first if first in SUBCOMMANDS else None)
     args = parser.parse_args(given)
     if not getattr(args, "_run", None):
