@@ -98,6 +98,19 @@ def test_load_run_equals_the_line_reader(tmp_path, case, strict, gzipped, corpus
         assert loaded.warnings and loaded.problems and all(p.row for p in loaded.problems)
 
 
+@pytest.mark.parametrize("where", [0, 70_000])  # in the first block, or in a later one after plain lines
+def test_bytes_that_are_not_utf8_are_left_to_the_line_reader(tmp_path, where):
+    """Arrow's reader does not validate UTF-8 (the plain check declines every byte past ASCII): a run with a byte
+    that is not UTF-8 is still refused by the line reader, with its own message."""
+    plain = "".join(f"q1 Q0 d{i} {i} {1 / i:.6f} t\n" for i in range(1, where + 1)).encode()
+    path = tmp_path / "run.trec"
+    path.write_bytes(plain + b"q2 Q0 d\xff\xfe 1 2.5 t\n")
+    assert clean_trec_columns(path) is None
+    limits = {"query_ids": QUERIES, "doc_ids": None, "max_depth": None}
+    fast, slow = outcome(lambda: load_run(path, **limits)), outcome(lambda: line_reader(path, **limits))
+    assert fast == slow and fast[0] == "error" and "utf-8" in fast[2].lower()
+
+
 def test_a_shuffled_release_shaped_run_is_taken_and_equal(tmp_path):
     """Several of the reader's 1 MB blocks (read on threads), queries interleaved across them."""
     rng = random.Random(7)

@@ -315,7 +315,8 @@ def _trec_blocks(path: Path, max_bytes: int | None) -> Iterator[Any]:
         "parse_options": pcsv.ParseOptions(
             delimiter=" ", quote_char=False, escape_char=False, ignore_empty_lines=False
         ),
-        "convert_options": pcsv.ConvertOptions(column_types=dict.fromkeys(_TREC_NAMES, pa.string())),
+        # no UTF-8 validation: `_plain_block` declines any byte outside printable ASCII before a block is used
+        "convert_options": pcsv.ConvertOptions(column_types=dict.fromkeys(_TREC_NAMES, pa.string()), check_utf8=False),
     }
     with contextlib.ExitStack() as stack:
         source = stack.enter_context(pa.input_stream(str(path), compression="gzip" if gzipped else None))
