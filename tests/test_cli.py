@@ -140,7 +140,8 @@ def test_evaluate_runs_numpy_with_one_blas_thread_unless_told(command, given, ex
         "import os, sys; from freshstack_hf.cli.main import main\n"
         f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
         "import numpy\n"
-        "print(os.environ.get('OPENBLAS_NUM_THREADS'), len(os.listdir('/proc/self/task')))"
+        "tasks = len(os.listdir('/proc/self/task')) if os.path.isdir('/proc/self/task') else 1\n"  # Linux counts
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), tasks)"
     )
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     if given is not None:
