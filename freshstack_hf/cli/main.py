@@ -42,15 +42,14 @@ SUBCOMMANDS = (
 EXIT_USER_ERROR = 2
 
 # One-shot scoring commands: a process that reads, scores and exits within a second or so, where two things
-# the interpreter and NumPy do for long-lived programs only cost (together a tenth of `evaluate`'s CPU time on
-# the release's size, two cores):
-# - OpenBLAS's worker threads: NumPy's work here is small arrays, and after each call the workers spin waiting
-#   for more, taking a core from Arrow's reader threads. Set only before NumPy is first imported (later it
-#   changes nothing here and would only reach child processes); a value the user set wins. Not for `retrieve`
-#   and the like, whose matrix products use every core.
+# the interpreter and NumPy do for long-lived programs only cost:
+# - OpenBLAS's worker threads: NumPy's work here is small arrays, and the workers cost their start (a few
+#   hundredths of a second) and, after each call, spin waiting for more, taking a core from Arrow's reader
+#   threads. Set only before NumPy is first imported (later it changes nothing here and would only reach child
+#   processes); a value the user set wins. Not for `retrieve` and the like, whose matrix products use every core.
 # - the cyclic garbage collector: the hundred thousand records, dicts and tuples read all live until the exit,
-#   and the collector's passes over them (over every module's objects too, once) free nothing. Re-enabled on the
-#   way out, for callers that run a command in their own process.
+#   and the collector's passes over them (over every module's objects too, once) free nothing: 0.07 s of the
+#   release-size `evaluate`. Re-enabled on the way out, for callers that run a command in their own process.
 ONE_SHOT = frozenset({"evaluate"})
 
 # Subcommands that live outside the library (the leaderboard's `leaderboard` and `worker`) register here as
