@@ -131,6 +131,28 @@ def test_a_command_parsed_alone_has_the_same_help_and_imports_no_other_command()
     )
 
 
+@pytest.mark.parametrize(("command", "given", "expected"), [("evaluate", None, "1"), ("evaluate", "2", "2"),
+                                                          ("retrieve", None, None)])  # fmt: skip
+def test_evaluate_runs_numpy_with_one_blas_thread_unless_told(command, given, expected):
+    """`evaluate` keeps OpenBLAS to the calling thread (its worker threads spin on a small machine's cores); a
+    value the user set stays, and `retrieve`, whose products are large, keeps every core."""
+    code = (
+        "import os, sys; from freshstack_hf.cli.main import main\n"
+        f"try:\n    main([{command!r}, '--help'])\nexcept SystemExit:\n    pass\n"
+        "import numpy\n"
+        "tasks = len(os.listdir('/proc/self/task')) if os.path.isdir('/proc/self/task') else 1\n"  # Linux counts
+        "print(os.environ.get('OPENBLAS_NUM_THREADS'), tasks)"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    if given is not None:
+        env["OPENBLAS_NUM_THREADS"] = given
+    done = subprocess.run([EXE.parent / "python", "-c", code], capture_output=True, text=True, check=True, env=env)
+    value, threads = done.stdout.splitlines()[-1].split()  # after the help text
+    assert value == str(expected)
+    if expected == "1":
+        assert threads == "1"  # no BLAS worker started
+
+
 def test_top_level_help_lists_every_command():
     r = cli("--help")
     assert r.returncode == 0, r.stderr

@@ -154,3 +154,33 @@ def test_cli_strict_refuses_unknown_docs(repo, tmp_path, capsys):
     run.write_text(f"{qid} Q0 not-a-doc 1 1.0 t\n")
     assert main(["evaluate", str(path), "--topic", topics[0].name, "--run", str(run), "--strict"]) == 2
     assert f"unknown doc 'not-a-doc' for query '{qid}'" in capsys.readouterr().err
+
+
+def test_cli_scores_without_the_cyclic_collector_and_restores_it(repo, tmp_path, monkeypatch, capsys):
+    """`evaluate` is one-shot: the collector is off while it runs (its passes over the records read free nothing)
+    and back on when it returns, whether it scored or refused the run, for callers that run it in-process."""
+    import gc
+
+    import freshstack_hf.cli.evaluate as command
+    from freshstack_hf.cli.main import main
+    from freshstack_hf.runs import write_run
+
+    path, topics = repo
+    seen: list[bool] = []
+    score = command._score
+    monkeypatch.setattr(command, "_score", lambda *a, **k: seen.append(gc.isenabled()) or score(*a, **k))
+    run = write_run(perfect_run(topics), tmp_path / "a.trec", tag="perfect")
+    assert gc.isenabled()
+    assert main(["evaluate", str(path), "--run", str(run), "--resamples", "50"]) == 0
+    assert seen == [False] and gc.isenabled()
+    bad = tmp_path / "bad.trec"
+    bad.write_text("q Q0 d 1 oops t\n")
+    assert main(["evaluate", str(path), "--run", str(bad)]) == 2
+    assert gc.isenabled()
+    gc.disable()  # a caller that keeps the collector off keeps it off
+    try:
+        assert main(["evaluate", str(path), "--run", str(run), "--resamples", "50"]) == 0
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    capsys.readouterr()

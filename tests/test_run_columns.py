@@ -27,6 +27,7 @@ TAKEN = {  # files the column reader reads itself
     "queries interleaved": "q1 Q0 d1 1 3 t\nq2 Q0 d1 1 2 t\nq1 Q0 d2 2 1 t\nq3 Q0 d4 1 0.5 t\nq2 Q0 d3 2 1 t\n",
     "scores Python reads": "q1 Q0 d1 1 1_000 t\nq1 Q0 d2 2 .5 t\nq1 Q0 d3 3 +2. t\nq1 Q0 d4 -4 1.00000000000000005 t\n",
     "ranks the line reader reads": "q1 Q0 d1 --1 2 t\nq1 Q0 d2 0002 1 t\n",
+    "negative ranks one after another": "q1 Q0 d1 7 3 t\nq1 Q0 d2 -1 2 t\nq1 Q0 d3 -22 1 t\n",
 }
 DECLINED = {  # files it leaves to the line reader, which may accept, repair or refuse them
     "blank lines": PLAIN.replace("\n", "\n\n", 2),
@@ -43,6 +44,10 @@ DECLINED = {  # files it leaves to the line reader, which may accept, repair or 
     "rank not an integer": "q1 Q0 d1 1.5 2.5 t\n",
     "hexadecimal rank": "q1 Q0 d1 0x5 2.5 t\n",
     "signed rank": "q1 Q0 d1 +5 2.5 t\n",
+    "minus inside a rank": "q1 Q0 d1 1 3 t\nq1 Q0 d2 2-1 2.5 t\n",
+    "minus after a rank": "q1 Q0 d1 1- 2.5 t\n",
+    "rank of minus signs only": "q1 Q0 d1 -- 2.5 t\n",
+    "delete character": "q1 Q0 d1 1 2.5 t\x7f\n",
     "five columns": "q1 Q0 d1 1 2.5\n",
     "JSON text": '{"q1": {"d1": 1.0}}\n',
     "empty": "",
@@ -91,6 +96,19 @@ def test_load_run_equals_the_line_reader(tmp_path, case, strict, gzipped, corpus
     if case in UNKNOWN_QUERIES and not strict:  # the column reader's own run, not a fallback, gave it
         loaded = load_run(path, **limits)
         assert loaded.warnings and loaded.problems and all(p.row for p in loaded.problems)
+
+
+@pytest.mark.parametrize("where", [0, 70_000])  # in the first block, or in a later one after plain lines
+def test_bytes_that_are_not_utf8_are_left_to_the_line_reader(tmp_path, where):
+    """Arrow's reader does not validate UTF-8 (the plain check declines every byte past ASCII): a run with a byte
+    that is not UTF-8 is still refused by the line reader, with its own message."""
+    plain = "".join(f"q1 Q0 d{i} {i} {1 / i:.6f} t\n" for i in range(1, where + 1)).encode()
+    path = tmp_path / "run.trec"
+    path.write_bytes(plain + b"q2 Q0 d\xff\xfe 1 2.5 t\n")
+    assert clean_trec_columns(path) is None
+    limits = {"query_ids": QUERIES, "doc_ids": None, "max_depth": None}
+    fast, slow = outcome(lambda: load_run(path, **limits)), outcome(lambda: line_reader(path, **limits))
+    assert fast == slow and fast[0] == "error" and "utf-8" in fast[2].lower()
 
 
 def test_a_shuffled_release_shaped_run_is_taken_and_equal(tmp_path):
