@@ -96,3 +96,25 @@ def test_mismatched_matrices_are_refused():
     with pytest.raises(ValueError, match="at least one topic"):
         rank_intervals({})
     assert rank_intervals({"a": np.zeros((0, 4))}) == []
+
+
+def test_the_kept_query_draws_are_the_ones_drawn_afresh_and_cannot_be_changed():
+    from freshstack_hf.metrics.rank_uncertainty import CHUNK, _replicate_counts, replicate_draws, topic_generator
+
+    sizes = (("alpha", 7), ("beta", 3))
+    replicate_draws.cache_clear()
+    kept = replicate_draws(sizes, 1200, 5)
+    generators = {t: topic_generator(t, 5) for t, _ in sizes}
+    fresh = [
+        np.hstack([_replicate_counts(generators[t], min(CHUNK, 1200 - start), n) for t, n in sizes])
+        for start in range(0, 1200, CHUNK)
+    ]
+    assert len(kept) == len(fresh) == 3 and all(np.array_equal(a, b) for a, b in zip(kept, fresh, strict=True))
+    assert replicate_draws(sizes, 1200, 5) is kept  # a second board state reuses them
+    with pytest.raises(ValueError):
+        kept[0][0, 0] = 99  # shared by every caller: read-only
+    rng = np.random.default_rng(1)
+    scores = {"alpha": rng.random((4, 7)), "beta": rng.random((4, 3))}
+    first = rank_intervals(scores, resamples=1200, seed=5)
+    replicate_draws.cache_clear()
+    assert rank_intervals(scores, resamples=1200, seed=5) == first

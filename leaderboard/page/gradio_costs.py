@@ -42,11 +42,13 @@ _GradioSession = state_holder.SessionState
 
 class LazyConfigs(dict):
     """A session's block configs, each computed by `compute(block id)` when first read. Every block id counts as
-    present from the start (as in Gradio's eagerly filled dict); reading the whole computes what is missing."""
+    present from the start (as in Gradio's eagerly filled dict); reading the whole computes what is missing and
+    gives the blocks in Gradio's order."""
 
     def __init__(self, ids: Iterable[int], compute: Callable[[int], dict[str, Any]]) -> None:
         super().__init__()
-        self._pending = dict.fromkeys(ids)
+        self._order = list(ids)
+        self._pending = dict.fromkeys(self._order)
         self._compute = compute
 
     def __missing__(self, key: int) -> dict[str, Any]:
@@ -58,8 +60,15 @@ class LazyConfigs(dict):
         return value
 
     def _fill(self) -> None:
+        if not self._pending:
+            return
         for key in list(self._pending):
             self.__missing__(key)
+        ordered = {k: dict.__getitem__(self, k) for k in self._order if dict.__contains__(self, k)}
+        later = {k: v for k, v in dict.items(self) if k not in ordered}
+        dict.clear(self)
+        dict.update(self, ordered)
+        dict.update(self, later)
 
     def __setitem__(self, key: int, value: dict[str, Any]) -> None:
         self._pending.pop(key, None)
