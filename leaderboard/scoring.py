@@ -7,6 +7,7 @@ parameters, resamples, seed) and cuts the run to what the archive keeps.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -30,7 +31,7 @@ class Scored:
     """What storing a scored system needs: per-topic results, the runs to archive, and the scores themselves."""
 
     results: dict[str, dict[str, Any]]  # topic -> {"metrics", "per_query", "ci"}
-    archived: dict[str, dict[str, dict[str, float]]]  # topic -> top ARCHIVE_DEPTH of the run, own queries only
+    archived: dict[str, dict[str, dict[str, float]]]  # topic -> top ARCHIVE_DEPTH of the run (empty: `ScoringApart`)
     scores: RunScores
     parameters: dict[str, Any]  # how the numbers were made (`scoring_parameters`), recorded with the row
     encoded: dict[str, Blob] | None = field(default=None, repr=False, compare=False)  # `blobs()`, when made
@@ -85,8 +86,10 @@ class ScoringApart:
     scored each waited longer (`benchmarks/bench_visitors.py`). The child scores one submission at a time at a
     lower CPU priority (`NICE`), so the visitors' requests also come first for the cores. It is started on the
     first submission (a board nobody submits to never starts it), keeps each dataset it has read, and gives numbers
-    equal to scoring in the process (the same function runs there). A child that died (killed, out of memory) fails
-    that submission, which stores nothing, and the next one starts a new child.
+    equal to scoring in the process (the same function runs there). What comes back holds the archived ranking as
+    its blob only (`Scored.blobs()`, what the store keeps), with `archived` empty: the ranking as Python dicts would
+    cost the board as much to receive as to send. A child that died (killed, out of memory) fails that submission,
+    which stores nothing, and the next one starts a new child.
     """
 
     NICE = 10
@@ -187,4 +190,5 @@ def _score_in_child(
 ) -> Scored:
     """`score_for_store` in the child (`ScoringApart`), on the dataset folder and topics the board opened."""
     dataset = _open_in_child(opened)
-    return score_for_store(dataset, run, topics, by_topic=by_topic, resamples=resamples, seed=seed)
+    scored = score_for_store(dataset, run, topics, by_topic=by_topic, resamples=resamples, seed=seed)
+    return dataclasses.replace(scored, archived={}, encoded=scored.blobs())  # the archive travels as its blob

@@ -129,3 +129,10 @@ def test_renders_asking_together_share_the_marker_read_instead_of_queueing_behin
     for thread in threads:
         thread.join(30)
     assert got == [1] * 20 and store.reads <= 2  # under the lock, each would have read in turn: 20 reads
+
+
+def test_the_queue_summarises_its_events_every_thousand_not_after_each_one(demo, lb_dataset, tmp_path, monkeypatch):
+    assert demo._queue.ANAYLTICS_CACHE_FREQUENCY == 1000  # a pandas frame of every event ever run, otherwise
+    monkeypatch.setenv("GRADIO_ANALYTICS_CACHE_FREQUENCY", "7")  # an operator's own setting wins
+    with Store(f"sqlite:///{tmp_path / 'other.db'}") as store:
+        assert build_app(lb_dataset, store)._queue.ANAYLTICS_CACHE_FREQUENCY == 7

