@@ -1,22 +1,26 @@
-"""Two costs Gradio pays per visitor that the board does not need to pay, taken off its event loop.
+"""What Gradio does per visitor that the board does not need, taken off the server's one event loop.
 
 Fifty visitors arriving at once each open a session and ask for the table through Gradio's queue. On a Space's
-two vCPUs, two pieces of Gradio's own work, both on the server's one event loop, made every visitor wait for all
-the others (`benchmarks/bench_visitors.py`, profiled with py-spy: 44% of the loop's time):
+two vCPUs, Gradio's own work on the event loop made every visitor wait for all the others
+(`benchmarks/bench_visitors.py`, profiled with py-spy; the first two were 44% of the loop's time):
 
 * **A new session computes the config of every block of the page** (`SessionState.__init__`: `get_config` of
   about 150 components, 20 to 30 ms) so that a deep link could later rebuild the page; the board has no deep-link
   button, and an event touches two or three blocks. `LazySessionState` computes a block's config the first time
-  the session's config is read for it, and all of them whenever the whole is read (a deep link, if one were
-  added), so what any caller reads is what Gradio would have computed.
+  the session's config is read for it (each block's default once for all sessions), and all of them whenever the
+  whole is read, so what any caller reads is what Gradio would have computed.
 * **Every output value is walked for files to move into Gradio's cache** (`async_move_files_to_cache`, an
   `await` per element: a table page of 50 rows x 25 columns, with its shown text and styles, is 4,000 awaits,
-  done twice per event). `move_files_to_cache` first scans the value without awaiting; a value that holds no file
-  dict is returned as it is, and one that holds a file goes through Gradio's own walk unchanged.
+  done twice per event), and again for file URLs (`add_root_url`). A value that holds no file dict (`holds_file`,
+  one C pass) is returned as it is; one that may hold a file goes through Gradio's own walk unchanged.
+* **A table update makes a new component** and Gradio derives its API schema from the data model three times
+  (`Component.api_info`, pydantic's JSON schema); `api_info` keeps it per data model.
+* **Matplotlib** is imported twice around every event, a failed search of the whole path where it is not
+  installed; `NoMatplotlib` does what Gradio's manager does when the import fails: nothing.
 
-`install()` puts both in place for the process (every Gradio app in it behaves the same as before, only cheaper);
-the board calls it before serving. The test `tests/test_gradio_costs.py` checks both against Gradio's own, so a
-Gradio release that changes either breaks a test rather than the board.
+`install()` puts them in place for the process (every Gradio app in it behaves the same as before, only cheaper);
+the board calls it before serving. `tests/test_gradio_costs.py` checks each against Gradio's own, so a Gradio
+release that changes one breaks a test rather than the board.
 """
 
 from __future__ import annotations
@@ -197,7 +201,7 @@ def api_info(self: Component) -> dict[str, Any]:
 
 
 def install() -> None:
-    """Put both in place for this process (idempotent), and pay now what the first table event would import."""
+    """Put them in place for this process (idempotent), and pay now what the first table event would import."""
     processing_utils.async_move_files_to_cache = move_files_to_cache
     processing_utils.add_root_url = add_root_url
     Component.api_info = api_info  # type: ignore[method-assign]
