@@ -30,15 +30,9 @@ MONO = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "DejaVu Sans Mono
 
 
 def theme() -> gr.themes.Base:
-    """Gradio's default look with the visitor's own fonts: the page fetches no font file, from anywhere.
-
-    The default theme's Source Sans Pro files arrive after the first paint, so a bold heading could show
-    its first letter in the fallback font; plain family names (`SANS`, `MONO`) have no file to fetch.
-    """
+    """Gradio's default look with the visitor's own fonts: the page fetches no font file, from anywhere (the
+    default's Source Sans Pro files arrive after the first paint; plain family names have no file to fetch)."""
     return gr.themes.Default(font=SANS, font_mono=MONO)
-
-
-ANALYTICS_EVERY_ENV = "GRADIO_ANALYTICS_CACHE_FREQUENCY"  # read by Gradio's queue when it is made
 
 
 def build_app(
@@ -69,9 +63,8 @@ def build_app(
     ctx.warm()
     roots = tuple(Path(p) for p in model_roots)
     drift = tuple(Path(p) for p in drift_reports)
-    admin_names = tuple(name.strip() for name in admins if name and name.strip())
-    options = (reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, admin_names, score_apart)
-    settings = Settings(*options)
+    names = tuple(name.strip() for name in admins if name and name.strip())
+    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, names, score_apart)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         if notice:
             gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)
@@ -88,11 +81,7 @@ def build_app(
         page.chain_load()
         for tab in shown:
             tab.wire(page)
-    # Gradio's queue summarises every event it has ever run (a pandas frame of all of them, grouped, percentiles)
-    # after each event by default, for a monitoring page this board does not serve: a cost on every table request
-    # that grows with the board's age. Summarised every thousand events instead, unless the operator says otherwise.
-    os.environ.setdefault(ANALYTICS_EVERY_ENV, "1000")
-    demo.queue(default_concurrency_limit=WRITE_CONCURRENCY)  # every event names its own (`page.READ`, `WRITE`)
+    gradio_costs.queue(demo, default_concurrency_limit=WRITE_CONCURRENCY)  # each event names its own (`page.READ`)
     demo.first_paint_rows = page.first_paint_rows  # served by launch_app (see leaderboard.page.first_paint)
     demo.first_paint_notice = notice
     return demo
@@ -122,13 +111,9 @@ def launch_app(
         ssr_mode=False,
         share=False,
     )
-    rows = getattr(demo, "first_paint_rows", None)
-    if rows is not None:
+    if (rows := getattr(demo, "first_paint_rows", None)) is not None:
         first_paint.install(demo.server_app, rows, getattr(demo, "first_paint_notice", ""))
-    # What the board has built so far (the dataset, the app, the store's tables) lives as long as it serves: kept
-    # out of the collector's full passes, which otherwise walked it all, on the event loop, every few hundred
-    # visitors' allocations (100 ms and more each, every request waiting).
-    gc.freeze()
+    gc.freeze()  # what the board built lives as long as it serves: out of the collector's full passes (100 ms each)
     if not prevent_thread_lock:
         demo.block_thread()
     return launched

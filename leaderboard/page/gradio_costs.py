@@ -17,6 +17,7 @@ two vCPUs, Gradio's own work on the event loop made every visitor wait for all t
   (`Component.api_info`, pydantic's JSON schema); `api_info` keeps it per data model.
 * **Matplotlib** is imported twice around every event, a failed search of the whole path where it is not
   installed; `NoMatplotlib` does what Gradio's manager does when the import fails: nothing.
+* **The queue summarises every event it ever ran** after each one (`queue` has it do so every thousand).
 
 `install()` puts them in place for the process (every Gradio app in it behaves the same as before, only cheaper);
 the board calls it before serving. `tests/test_gradio_costs.py` checks each against Gradio's own, so a Gradio
@@ -26,6 +27,7 @@ release that changes one breaks a test rather than the board.
 from __future__ import annotations
 
 import importlib.util
+import os
 import weakref
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
@@ -198,6 +200,18 @@ def api_info(self: Component) -> dict[str, Any]:
         _SCHEMAS[model] = _gradio_api_info(self)
     self._api_info_cache = _SCHEMAS[model]
     return self._api_info_cache
+
+
+ANALYTICS_EVERY_ENV = "GRADIO_ANALYTICS_CACHE_FREQUENCY"  # read by Gradio's queue when it is made
+
+
+def queue(demo: gr.Blocks, **options: Any) -> None:
+    """`demo.queue(**options)`, its events summarised every thousand (unless the operator set it): Gradio's queue
+    summarises every event it has ever run (a pandas frame of all of them, grouped, percentiles) after each event
+    by default, for a monitoring page the board does not serve, a cost on every table request that grows with the
+    board's age."""
+    os.environ.setdefault(ANALYTICS_EVERY_ENV, "1000")
+    demo.queue(**options)
 
 
 def install() -> None:
