@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
@@ -319,14 +320,18 @@ def _clean_run(columns: TrecColumns, limits: RunLimits, keep: int | None, source
     if unknown:
         rows = spans(columns.starts[chosen], lengths)
         ids, scores = ids.take(arrow_int64(rows)), scores[rows]
-    codes, distinct = _doc_codes(ids, doc_ids)
+    # Arrow's lookup of every row in the corpus holds no lock: it runs on its own thread while this one builds the
+    # kept run (about as long), and a run it refuses costs that build for nothing.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        lookup = pool.submit(_doc_codes, ids, doc_ids)
+        starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+        run = _kept_run([columns.queries[i] for i in known], starts, ids, scores, keep)
+        codes, distinct = lookup.result()
     if codes is None:
         return None  # a doc outside the corpus: check_entries reports it
     pairs = np.sort(np.repeat(np.arange(len(chosen), dtype=np.int64), lengths) * distinct + codes)
     if len(pairs) and (pairs[1:] == pairs[:-1]).any():
         return None  # a doc twice for a query: check_entries reports it
-    starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-    run = _kept_run([columns.queries[i] for i in known], starts, ids, scores, keep)
     warnings = (_unknown_query_warning(unknown),) if unknown else ()
     problems = sorted(_unknown_query_problems(source, unknown), key=lambda p: p.row or 0)
     return LoadedRun(run, source, columns.tags[known[0]] if known else "", "trec", warnings, tuple(problems))
