@@ -46,5 +46,9 @@ class ValidationError(FreshStackError):
     """Raised with every problem found, so one run of the validator reports them all."""
 
     def __init__(self, problems: Iterable[Problem], title: str = "validation failed") -> None:
-        self.problems = list(problems)
+        self.problems, self.title = list(problems), title
         super().__init__(format_problems(self.problems, title))
+
+    def __reduce__(self) -> tuple[type[ValidationError], tuple[list[Problem], str]]:
+        # Pickled with its problems (a child process's refusal reaches the parent whole), not its message alone.
+        return type(self), (self.problems, self.title)

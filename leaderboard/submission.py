@@ -50,7 +50,7 @@ from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import GZIP_RATIO, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
 from leaderboard.fault_points import POINTS
 from leaderboard.sanitize import SubmissionText, escape_markdown
-from leaderboard.scoring import Scorer, score_for_store
+from leaderboard.scoring import HERE, Scorer
 from leaderboard.store.audit import BOARD, BOARD_ACTS, SUBMISSION, AuditEntry, board_entry, kind_of
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.store.schema import DELETED, HIDDEN
@@ -291,7 +291,7 @@ class BaseSubmitter(Generic[U]):
         max_file_bytes: int = upload_bytes(MAX_UPLOAD_MB),
         rate_limit: int | None = RATE_LIMIT_PER_HOUR,
         resamples: int = RESAMPLES,
-        scorer: Scorer = score_for_store,
+        scorer: Scorer = HERE,
     ) -> None:
         self.store, self.dataset = store, dataset
         self.max_file_bytes, self.rate_limit_per_hour, self.resamples = max_file_bytes, rate_limit, resamples

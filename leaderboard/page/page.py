@@ -28,7 +28,7 @@ import gradio as gr
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, READ_CONCURRENCY, WRITE_CONCURRENCY, upload_bytes
-from leaderboard.scoring import Scorer, ScoringApart, score_for_store
+from leaderboard.scoring import HERE, Scorer, ScoringApart
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.store import Store
 from leaderboard.submission import identity_of
@@ -81,7 +81,7 @@ class Page:
         self._shared: dict[str, Any] = {}
         self._parts: dict[str, Any] = {}
         self._load: list[tuple[Callable[..., Any], Any, Any, dict[str, Any]]] = []
-        self.scorer: Scorer = score_for_store
+        self.scorer: Scorer = HERE
         if settings.score_apart:
             self.scorer = ScoringApart()
             self.scorer.warm(dataset)

@@ -19,12 +19,10 @@ from pathlib import Path
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.runs import load_run, top_docs
-from freshstack_hf.runs.check import LoadedRun
 from freshstack_hf.runs.parse import TooLarge
 from leaderboard.defaults import GZIP_RATIO
 from leaderboard.sanitize import SubmissionText, sanitize_submission
-from leaderboard.scoring import ARCHIVE_DEPTH
+from leaderboard.scoring import ARCHIVE_DEPTH, ReadRun
 from leaderboard.store.records import ResultMeta, SystemRecord
 from leaderboard.submission import (
     BaseSubmitter,
@@ -53,19 +51,6 @@ def run_content_hash(ranking_hash: str, scope: str, dataset_revision: str, kind:
     return f"{kind}:{ranking_hash}:{setting}"
 
 
-def canonical_ranking(run: Mapping[str, Mapping[str, float]]) -> tuple[str, int]:
-    """(sha256, size in bytes) of a run written canonically: queries sorted, each query's docs in rank order
-    (`top_docs`: score, then doc id), one `query<TAB>doc<TAB>score` line each, scores in Python's shortest exact
-    form. A TREC file, its JSON twin, either gzipped or with its lines shuffled give the same ranking."""
-    digest, size = hashlib.sha256(), 0
-    for query_id in sorted(run):
-        docs = run[query_id]
-        block = "".join(f"{query_id}\t{d}\t{float(docs[d])!r}\n" for d in top_docs(docs, len(docs))).encode()
-        digest.update(block)
-        size += len(block)
-    return digest.hexdigest(), size
-
-
 @dataclass(kw_only=True)
 class RunUpload(Upload):
     """A run file as given, and what its checks learn of it in their order."""
@@ -79,7 +64,7 @@ class RunUpload(Upload):
     topics: list[str] = field(default_factory=list)
     day: str | None = None  # the cutoff day (YYYY-MM-DD), if one was given
     label: str = ""  # the file's name as uploaded, for messages
-    loaded: LoadedRun | None = None  # the run kept to `ARCHIVE_DEPTH`, once parsed
+    read: ReadRun | None = None  # the run kept to `ARCHIVE_DEPTH`, once parsed (by the scorer: here or its child)
     refusal: SubmitOutcome | None = None  # the parser's, told once the rate limit has counted the upload
     ranking_sha256: str = ""
     kept_bytes: int = 0
@@ -163,11 +148,9 @@ class RunSubmitter(BaseSubmitter[RunUpload]):
         until the rate limit has counted it (`refuse_unparsed`)."""
         path, label, limit = Path(str(upload.path)), upload.label, self.max_file_bytes * GZIP_RATIO
         try:
-            ids = {"query_ids": self.dataset.query_ids(upload.topics), "doc_ids": self.dataset.doc_ids(upload.topics)}
             allowed = self.candidates(upload.topics)
-            limits = {"candidates": allowed} if allowed is not None else {}
-            upload.loaded = load_run(
-                path, **ids, max_depth=MAX_DEPTH, strict=True, keep=ARCHIVE_DEPTH, max_bytes=limit, **limits
+            upload.read = self.scorer.read(
+                self.dataset, path, upload.topics, max_depth=MAX_DEPTH, max_bytes=limit, candidates=allowed
             )
             return
         except TooLarge:
@@ -184,9 +167,9 @@ class RunSubmitter(BaseSubmitter[RunUpload]):
 
     def dedupe_ranking(self, upload: RunUpload) -> SubmitOutcome | None:
         """The canonical ranking kept (`canonical_ranking`), with the scope and dataset revision, looked up."""
-        if upload.loaded is None:
+        if upload.read is None:
             return None  # refused: told after the rate limit
-        upload.ranking_sha256, upload.kept_bytes = canonical_ranking(upload.loaded.run)
+        upload.ranking_sha256, upload.kept_bytes = upload.read.ranking_sha256, upload.read.kept_bytes
         upload.content_hash = run_content_hash(upload.ranking_sha256, upload.scope, self.dataset.revision, self.kind)
         return self.dedupe(upload)
 
@@ -205,30 +188,30 @@ class RunSubmitter(BaseSubmitter[RunUpload]):
 
     def require_a_query(self, upload: RunUpload) -> SubmitOutcome | None:
         """Some query of the dataset ranked; `auto` narrows the topics to those the run touches."""
-        run = upload.loaded.run if upload.loaded is not None else {}
+        queries = upload.read.queries if upload.read is not None else frozenset()
         if upload.scope == AUTO:
-            upload.topics = [t for t in upload.topics if self.dataset.query_ids([t]) & run.keys()]
-        if not upload.topics or not run:
+            upload.topics = [t for t in upload.topics if self.dataset.query_ids([t]) & queries]
+        if not upload.topics or not queries:
             return refused(f"run {upload.label} has no query of this dataset")
         return None
 
     def score_and_store(self, upload: RunUpload) -> SubmitOutcome:
         """Scored at once and stored with its ranking (the archive the board keeps), in one transaction."""
-        assert upload.loaded is not None and upload.text is not None
-        loaded, topics = upload.loaded, upload.topics
-        scored = self.scorer(self.dataset, loaded.run, topics, resamples=self.resamples)
+        assert upload.read is not None and upload.text is not None
+        read, topics = upload.read, upload.topics
+        scored = self.scorer(self.dataset, read.run, topics, resamples=self.resamples)
         params = {
             "job": self.kind,
             "file_sha256": upload.file_sha256,
             "ranking_sha256": upload.ranking_sha256,
-            "format": loaded.fmt,
+            "format": read.fmt,
             "scope": upload.scope,
             "topics": topics,
             **scored.parameters,
             "max_depth": MAX_DEPTH,
             "kept_depth": ARCHIVE_DEPTH,
             "dataset": self.dataset.source,
-            "tag": loaded.tag,
+            "tag": read.tag,
         }
         meta = ResultMeta(self.dataset.revision, __version__, params)
         stored = {"results": scored.results, "meta": meta, "cutoff": upload.day, "blobs": scored.blobs()}
