@@ -20,6 +20,7 @@ import pytest
 import yaml
 from refresh_topic import D1, D2, D3, MARKER, PRICES, THIRD, Billing, about, definition, make_three_commits, prompt
 from refresh_topic import refresh as run_refresh
+from snapshot_topic import write_definition
 from test_refresh import FakeHub
 
 from freshstack_hf.cli.main import main
@@ -217,6 +218,18 @@ def test_the_plan_says_when_an_embargo_outlasts_a_refresh_and_leaves_few_questio
     assert list_revisions(three["private"]) == [D2, D3]  # the plan wrote nothing
 
 
+def test_build_snapshots_write_each_dates_embargoed_questions_beside_the_private_repo(tmp_path, capsys):
+    make_three_commits(tmp_path)
+    spec = embargoed(definition(tmp_path))
+    out = tmp_path / "out" / "freshstack"
+    assert main(["build", str(spec), "--out", str(out), "--snapshot", D2, "--snapshot", D3, "--quiet"]) == 0
+    capsys.readouterr()
+    private = tmp_path / "private" / "freshstack"
+    assert query_ids(Path(f"{out}@{D2}")) == ["1007", "1013"] and query_ids(Path(f"{private}@{D2}")) == ["1011"]
+    assert query_ids(Path(f"{out}@{D3}")) == ["1007", "1011", "1013"] and query_ids(Path(f"{private}@{D3}")) == ["1015"]
+    assert leaks(Path(f"{out}@{D3}"), *secrets(Path(f"{private}@{D3}"))) == []
+
+
 def test_a_plain_build_with_an_embargo_is_refused(tmp_path):
     make_three_commits(tmp_path)
     spec = embargoed(definition(tmp_path))
@@ -239,6 +252,27 @@ def test_a_refresh_stopped_between_its_two_publications_goes_on(tmp_path):
     assert f"embargo: {private}@{D2} was published by an earlier run of this refresh; kept" in out
     assert query_ids(Path(f"{repo}@{D2}")) == ["1007", "1013"] and query_ids(Path(f"{private}@{D2}")) == ["1011"]
     assert (Path(f"{private}@{D2}") / "manifest.json").stat().st_mtime_ns == before  # written once
+
+
+def test_a_schedule_says_when_an_embargo_outlasts_the_time_between_its_runs(tmp_path, monkeypatch):
+    from test_refresh_schedule import LLM, WORKFLOW, run_cli
+
+    from freshstack_hf.pipeline.refresh_schedule import interval_days
+
+    assert [interval_days(c) for c in ("0 6 1 * *", "0 5 * * 1", "30 2 * * *", "*/5 * * * *")] == [28, 7, 1, None]
+    make_three_commits(tmp_path)
+    embargoed(write_definition(tmp_path, llm=LLM), days=40)
+    monkeypatch.chdir(tmp_path)
+    args = ["refresh", "laravel.yaml", "--repo", "me/freshstack", "--budget-usd", "40", "--write-workflow", WORKFLOW]
+    code, out, err = run_cli(*args)  # monthly: 40 days outlast a run
+    assert code == 0, err
+    assert (
+        "note: topic 'laravel': the embargo (40 days) is longer than the 28 days or more between two scheduled "
+        "refreshes: allowed: questions stay private across more than one refresh" in out
+    )
+    embargoed(tmp_path / "laravel.yaml", days=20)
+    code, out, err = run_cli(*args, "--force")
+    assert code == 0 and "note:" not in out, err
 
 
 # ---- three refreshes, paid: each question judged once --------------------------------------------------------------
