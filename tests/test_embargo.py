@@ -230,6 +230,16 @@ def test_build_snapshots_write_each_dates_embargoed_questions_beside_the_private
     assert leaks(Path(f"{out}@{D3}"), *secrets(Path(f"{private}@{D3}"))) == []
 
 
+def test_an_embargo_that_would_leave_the_public_revision_empty_publishes_nothing(tmp_path):
+    make_three_commits(tmp_path)
+    spec = embargoed(definition(tmp_path), days=100)  # at D1 the one question kept (1013, 2023-11-30) is held
+    code, _, err = run_refresh(spec, D1, tmp_path / "freshstack", 1)
+    assert code == 2
+    assert "every question kept at 2024-02-29 is embargoed (asked after 2023-11-21)" in err
+    assert "shorten embargo_days (100)" in err
+    assert list_revisions(tmp_path / "freshstack") == [] and not (tmp_path / "private").exists()
+
+
 def test_a_plain_build_with_an_embargo_is_refused(tmp_path):
     make_three_commits(tmp_path)
     spec = embargoed(definition(tmp_path))
