@@ -130,7 +130,7 @@ def publish(plan: PublishPlan, folder: Path, token: str | None = None) -> str:
 
 def reported_public(repo_id: str, api: object | None = None) -> str:
     """Why `repo_id`, meant to be private, must not be written to: the Hub reports it public (an embargoed question
-    uploaded there could be read, and trained on, by anyone); "" when it is private or does not exist yet (it is
+    uploaded there could be read, and trained on, by anyone); "" when it is private or not on the Hub at all (it is
     then created private). `create_repo(..., exist_ok=True)` keeps an existing repo's visibility, so this asks."""
     from huggingface_hub import HfApi
     from huggingface_hub.utils import RepositoryNotFoundError
