@@ -99,6 +99,8 @@ def publish(plan: PublishPlan, folder: Path, token: str | None = None) -> str:
     api = HfApi(token=token)
     try:
         api.create_repo(plan.repo_id, repo_type="dataset", private=plan.private, exist_ok=True)
+        if plan.private and (public := reported_public(plan.repo_id, api)):
+            raise FreshStackError(public)
         if plan.revision != "main":
             api.create_branch(plan.repo_id, repo_type="dataset", branch=plan.revision, exist_ok=True)
         info = api.upload_folder(
@@ -119,6 +121,31 @@ def publish(plan: PublishPlan, folder: Path, token: str | None = None) -> str:
                 repo_type="dataset",
                 tag_message=f"freshstack-hf revision {plan.tag}",
             )
+    except FreshStackError:
+        raise
     except Exception as exc:  # network, auth, permissions: all fixable by the user
         raise FreshStackError(f"publishing to {plan.repo_id} failed: {exc}") from exc
     return str(getattr(info, "commit_url", info))
+
+
+def reported_public(repo_id: str, api: object | None = None) -> str:
+    """Why `repo_id`, meant to be private, must not be written to: the Hub reports it public (an embargoed question
+    uploaded there could be read, and trained on, by anyone); "" when it is private or not on the Hub at all (it is
+    then created private). `create_repo(..., exist_ok=True)` keeps an existing repo's visibility, so this asks."""
+    from huggingface_hub import HfApi
+    from huggingface_hub.utils import RepositoryNotFoundError
+
+    api = api or HfApi(token=os.environ.get("HF_TOKEN") or None)
+    try:
+        info = api.repo_info(repo_id, repo_type="dataset")  # type: ignore[attr-defined]
+    except RepositoryNotFoundError:
+        return ""
+    except Exception as exc:  # network, auth: the visibility is unknown, so nothing private may go there
+        return f"could not ask the Hub whether {repo_id} is private ({exc}); check HF_TOKEN and the network"
+    if getattr(info, "private", None) is True:
+        return ""
+    return (
+        f"the private repo {repo_id} is public on the Hub, so the embargoed questions written there could be read by "
+        f"anyone and the embargo would be void; refused. Make it private (`hf repos settings {repo_id} --repo-type "
+        "dataset --private`, or its Settings page on the Hub) or name another `private_repo:`"
+    )

@@ -364,6 +364,7 @@ class FakeHub:
 
     def __init__(self, root: Path) -> None:
         self.root, self.repos, self.tags, self.uploads = root, set(), {}, []
+        self.private: dict[str, bool] = {}  # each repo's visibility, as created (an existing repo keeps its own)
 
     def install(self, monkeypatch: pytest.MonkeyPatch) -> None:
         import huggingface_hub
@@ -383,8 +384,18 @@ class FakeHub:
                     raise RepositoryNotFoundError("404", response=SimpleNamespace(headers={}, request=None))
                 return SimpleNamespace(tags=[SimpleNamespace(name=t) for (r, t) in hub.tags if r == repo_id])
 
-            def create_repo(self, repo_id: str, **_: Any) -> None:
+            def create_repo(self, repo_id: str, *, private: bool = False, **_: Any) -> None:
                 hub.repos.add(repo_id)
+                hub.private.setdefault(repo_id, private)
+
+            def repo_info(self, repo_id: str, **_: Any) -> Any:
+                from types import SimpleNamespace
+
+                from huggingface_hub.utils import RepositoryNotFoundError
+
+                if repo_id not in hub.repos:
+                    raise RepositoryNotFoundError("404", response=SimpleNamespace(headers={}, request=None))
+                return SimpleNamespace(id=repo_id, private=hub.private.get(repo_id, False))
 
             def upload_folder(self, *, folder_path: str, repo_id: str, **options: Any) -> Any:
                 from types import SimpleNamespace

@@ -192,10 +192,11 @@ def _write_workflow(args: argparse.Namespace) -> int:
     )
     path = write_workflow(schedule, args.write_workflow)
     if args.json:
-        write_json(
-            {"workflow": str(path), "cron": schedule.cron, "run": schedule.command(), "cache": schedule.work}, "-"
-        )
+        workflow = {"workflow": str(path), "cron": schedule.cron, "run": schedule.command(), "cache": schedule.work}
+        write_json({**workflow, "notes": list(schedule.notes)}, "-")
         return 0
     print(f"wrote {path}: runs `{schedule.command()}` at cron {schedule.cron!r} (UTC)")
     print(f"  caches {schedule.work}/ between runs; set the secrets HF_TOKEN, {', '.join(schedule.key_envs)}")
+    for note in schedule.notes:
+        print(f"  note: {note}")
     return 0

@@ -116,6 +116,8 @@ def drift_report(
                 "old": snapshot_info(old_manifest["topics"].get(name, {})),
                 "new": snapshot_info(new_entry),
             },
+            # how many of the new snapshot's questions are embargoed and until when (`pipeline.embargo`), never which
+            "embargo": new_entry.get("embargo"),
             "answerability": answerability(old_topic, new_topic, new_entry),
             "documents": fates.as_json(),
             "systems": {s.name: s.as_json() for s in scores},

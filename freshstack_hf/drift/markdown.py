@@ -12,6 +12,7 @@ from typing import Any
 
 from freshstack_hf.drift.fate import CLASSES, UNKNOWN
 from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.repo.card_build import embargo_sentence
 
 DOC_ROWS = 200  # per-document rows shown in the Markdown (all of them are in the JSON)
 MEASURE_NAMES = {m.id: m.name for m in HEADLINE}
@@ -53,6 +54,7 @@ def topic_markdown(name: str, topic: Mapping[str, Any]) -> list[str]:
     """One topic's sections: snapshots, answerability, judged documents, systems and their agreement."""
     lines = [f"## {name}", ""]
     lines += _snapshots(topic["snapshot"])
+    lines += embargo_lines(topic.get("embargo"))
     lines += _answerability(topic["answerability"])
     lines += _documents(topic["documents"])
     lines += _systems(topic)
@@ -69,6 +71,13 @@ def _snapshots(snap: Mapping[str, Any]) -> list[str]:
                 f"- {side}: snapshot of {info.get('date', 'unknown date')}" + (f"; {commits}" if commits else "")
             )
     return (["### Snapshots", "", *rows, ""]) if rows else []
+
+
+def embargo_lines(embargo: Mapping[str, Any] | None) -> list[str]:
+    """The embargo of the new snapshot, as counts and a date only: which questions is never said publicly."""
+    if not embargo:
+        return []
+    return [embargo_sentence(embargo), ""]
 
 
 def _answerability(a: Mapping[str, Any]) -> list[str]:

@@ -70,9 +70,15 @@ def read_chunks(ctx: StageContext, columns: list[str] | None = None) -> Any:
     return read_table(CHUNKS.path(ctx.work), columns)
 
 
-def read_topic(ctx: StageContext) -> Topic:
+def read_topic(ctx: StageContext, *, embargoed: bool = False) -> Topic:
     """The topic the build keeps: the questions the filter kept, their nuggets and judgments, and the whole corpus
-    (distractors included), in the canonical order a reader rebuilds from the repo (`topic.canonical_order`)."""
+    (distractors included), in the canonical order a reader rebuilds from the repo (`topic.canonical_order`).
+
+    Under an embargo (`pipeline.embargo`) that is the public part: the kept questions asked before the embargo's
+    start; `embargoed=True` reads the others, the topic the private repo holds. Every stage after `filter` reads
+    the topic here, so the public candidate lists and their manifest record never see an embargoed question."""
+    from freshstack_hf.pipeline.embargo import embargo_of
+
     kept_file = KEPT.path(ctx.work)
     kept = json.loads(kept_file.read_text(encoding="utf-8"))["kept"]
     if not kept:
@@ -81,11 +87,19 @@ def read_topic(ctx: StageContext) -> Topic:
             "date window, add repositories to the corpus, or judge deeper pools (pooling.depth)"
         )
     keep = set(kept)
+    embargo = embargo_of(ctx.config)
     queries = [
         Query(r["query_id"], r["title"], r["body"], r["answer_id"], r["answer_text"], r["date"], tuple(r["tags"]))
         for r in read_table(QUESTIONS.path(ctx.work)).to_pylist()
-        if r["query_id"] in keep
+        if r["query_id"] in keep and (embargo is not None and embargo.holds(r["date"])) == embargoed
     ]
+    keep = {q.query_id for q in queries}
+    if not queries and not embargoed:
+        raise FreshStackError(
+            f"{kept_file}: every question kept at {ctx.config.snapshot.date} is embargoed (asked after "
+            f"{embargo.start if embargo else '?'}), so the public revision would hold none; shorten embargo_days "
+            f"({ctx.config.embargo_days}) or widen the question window"
+        )
     nuggets = [
         Nugget(nid, qid, text, importance)
         for qid, items in read_nuggets(ctx).items()

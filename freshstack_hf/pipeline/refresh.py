@@ -30,7 +30,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ from freshstack_hf.drift.svg import drift_svg
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.budget import BudgetExhausted, SpendCap
 from freshstack_hf.pipeline.choose import make_backend
+from freshstack_hf.pipeline.embargo import PrivateRepo, private_problems, private_targets, publish_private
 from freshstack_hf.pipeline.refresh_plan import (
     TopicPlan,
     budget_problems,
@@ -78,6 +79,7 @@ class RefreshResult:
     topics: dict[str, dict[str, Any]] = field(default_factory=dict)
     drift: list[str] = field(default_factory=list)
     drift_reports: list[dict[str, Any]] = field(default_factory=list, repr=False)
+    private: list[str] = field(default_factory=list)  # where the embargoed questions' revisions were published
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -85,6 +87,7 @@ class RefreshResult:
             "status": self.status,
             "repo": self.repo,
             "location": self.location,
+            "private": self.private,
             "budget_usd": self.budget_usd,
             "estimate_usd": self.estimate_usd,
             "spent_usd": self.spent_usd,
@@ -164,6 +167,7 @@ def _plan(
             plans.append(plan)
             problems += found
     problems += budget_problems(plans, budget_usd)
+    problems += private_problems(plans, target)
     if problems:
         raise ValidationError(problems, f"refresh of {definitions} at {date} refused; nothing was written")
     return plans
@@ -189,8 +193,9 @@ def _build_and_publish(
         cap = SpendCap(budget_usd, folder / LEDGER)
         if cap.spent:
             echo(f"resuming: ${cap.spent:.4f} spent at {date} by earlier runs counts against the budget")
+        private = private_targets(plans, target, folder, date)
         for plan in plans:
-            _build_topic(plan, staged, date, cap, show_progress, echo)
+            _build_topic(plan, staged, date, cap, show_progress, echo, private)
         reports = _drift(plans, staged, target.location(date), resamples, seed, echo)
         _record(plans, staged, date, cap, result, definitions, [r for r, _ in reports])
         problems = validate_repo(staged, [p.name for p in plans])
@@ -199,6 +204,7 @@ def _build_and_publish(
                 problems, f"the refreshed revision {date} ({staged}) is not valid; nothing was published"
             )
         topics = ", ".join(p.name for p in plans)
+        result.private = publish_private(private, target, date, echo)  # first: a public revision never names more
         result.location = target.publish(staged, date, f"freshstack-hf refresh: snapshot {date} of {topics}")
     totals = cap.totals()
     result.status = "published"
@@ -215,10 +221,20 @@ def _build_and_publish(
 
 
 def _build_topic(
-    plan: TopicPlan, staged: Path, date: str, cap: SpendCap, show_progress: bool, echo: Callable[[str], None]
+    plan: TopicPlan,
+    staged: Path,
+    date: str,
+    cap: SpendCap,
+    show_progress: bool,
+    echo: Callable[[str], None],
+    private: dict[str, PrivateRepo],
 ) -> None:
-    """Run (or resume) the topic's stages into the staged revision, its LLM calls held to the cap."""
+    """Run (or resume) the topic's stages into the staged revision, its LLM calls held to the cap; under an
+    embargo its embargoed questions go to the private repo's staged revision."""
     work = snapshot_work(plan.shared, date)
+    if plan.config.private_repo in private:
+        where_to = str(private[plan.config.private_repo].staged)
+        plan.dated = replace(plan.dated, snapshot=replace(plan.dated.snapshot, private=where_to))
     backend = None
     if plan.online:
         cache = StageContext(plan.dated, work, staged, shared_dir=plan.shared).llm_cache

@@ -43,7 +43,7 @@ from freshstack_hf._version import __version__
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.pipeline.snapshots import TODAY
-from freshstack_hf.pipeline.topic_config import load_definitions
+from freshstack_hf.pipeline.topic_config import TopicConfig, load_definitions
 from freshstack_hf.repo.targets import open_target
 
 DEFAULT_CRON = "0 6 1 * *"  # 06:00 UTC on the 1st of every month
@@ -69,6 +69,7 @@ class Schedule:
     install: str = INSTALL
     key_envs: tuple[str, ...] = ("OPENAI_API_KEY",)
     extra: tuple[str, ...] = ()  # further refresh options, as given (`--resamples N`, `--seed S`)
+    notes: tuple[str, ...] = ()  # what the maintainer should know and is allowed (an embargo outlasting a run)
 
     @property
     def keep_cache_cron(self) -> str:
@@ -224,6 +225,7 @@ def plan_schedule(
     if problems:
         raise ValidationError(problems, f"--write-workflow {path} refused; nothing was written")
     return Schedule(
+        notes=tuple(embargo_notes(configs, cron)),
         definitions=relative,
         repo=repo,
         budget_usd=budget_usd,
@@ -233,6 +235,36 @@ def plan_schedule(
         key_envs=tuple(sorted({c.llm.api_key_env for c in configs})) or ("OPENAI_API_KEY",),
         extra=extra,
     )
+
+
+def interval_days(cron: str) -> int | None:
+    """The fewest days between two runs of a plain daily, weekly or monthly cron line; None for anything else."""
+    fields = cron.split()
+    if len(fields) != 5:
+        return None
+    _, hour, dom, month, dow = fields
+    if month != "*" or not hour.isdigit():
+        return None
+    if dom.isdigit() and dow == "*":
+        return 28
+    if dom == "*" and dow.isdigit():
+        return 7
+    if dom == "*" and dow == "*":
+        return 1
+    return None
+
+
+def embargo_notes(configs: list[TopicConfig], cron: str) -> list[str]:
+    """A topic whose embargo is longer than the time between two scheduled refreshes: allowed (its questions stay
+    private across more than one refresh), and said, since a reader of the schedule may expect each run to release
+    what the one before held."""
+    days = interval_days(cron)
+    return [
+        f"topic {c.topic!r}: the embargo ({c.embargo_days} days) is longer than the {days} days or more between two "
+        "scheduled refreshes: allowed: questions stay private across more than one refresh"
+        for c in configs
+        if days is not None and c.embargo_days > days
+    ]
 
 
 def _check_workflow_file(path: Path, force: bool, problems: list[Problem]) -> Path:

@@ -31,7 +31,17 @@ from freshstack_hf.repo.revisions import revision_folder
 
 log = logging.getLogger(__name__)
 
-CONFIG_SECTIONS = ("topic", "questions", "corpus", "llm", "pooling", "judging", "snapshot")
+CONFIG_SECTIONS = (
+    "topic",
+    "questions",
+    "corpus",
+    "llm",
+    "pooling",
+    "judging",
+    "snapshot",
+    "embargo_days",
+    "private_repo",
+)
 
 
 def default_work_dir(out: Path, topic: str) -> Path:
@@ -111,6 +121,11 @@ def run_build(
     them already (the `build` command does, under its own flags) passes False.
     """
     out = Path(out)
+    if config.embargo_days and not config.snapshot.date:  # before any stage: nothing paid for a build refused
+        raise FreshStackError(
+            f"{config.path}: embargo_days: {config.embargo_days} counts back from a snapshot's date, and this build "
+            "has none; build dated snapshots (`snapshots:` or --snapshot DATE) or refresh, or set embargo_days: 0"
+        )
     if backend is None and llm_env:  # the overrides count in the fingerprints, as in the backend they pick
         from dataclasses import replace
 
@@ -199,6 +214,7 @@ def run_snapshots(
     """Build (or, with `dry_run`, plan) each snapshot in date order; returns {date: stage records or plan}.
 
     A plan writes nothing: the clones it needs and the work folder lacks go to a folder removed afterwards."""
+    from freshstack_hf.pipeline.embargo import private_base
     from freshstack_hf.pipeline.inputs import REPO_CACHE
     from freshstack_hf.pipeline.snapshots import check_snapshots, previous_revision, snapshot_config
 
@@ -210,8 +226,11 @@ def run_snapshots(
         dates = sorted(dates)
         previous = previous_revision(out, config.topic, dates[0])
         for date in dates:
-            dated = snapshot_config(config, date, previous)
             target = revision_folder(out, date)
+            private = None
+            if config.embargo_days:  # the embargoed questions' revision (`pipeline.embargo`)
+                private = revision_folder(private_base(config.private_repo, Path(out)), date)
+            dated = snapshot_config(config, date, previous, private)
             echo(f"snapshot {date}: {target}" + (f" (carrying over {previous.name})" if previous else ""))
             if scratch is not None:
                 from freshstack_hf.pipeline.snapshot_plan import plan_snapshot  # it imports this module

@@ -25,6 +25,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.accounting import Price, StageEstimate, StagePlan
 from freshstack_hf.pipeline.backends import QA
 from freshstack_hf.pipeline.build_prompts import nugget_messages
+from freshstack_hf.pipeline.embargo import embargo_of, plan_notes
 from freshstack_hf.pipeline.inputs import CHUNKS, QUESTIONS, read_qas
 from freshstack_hf.pipeline.plan_facts import PlanFacts, Previous, read_repositories, work_facts
 from freshstack_hf.pipeline.runner import snapshot_work
@@ -49,6 +50,7 @@ class SnapshotPlan:
     repositories: dict[str, dict[str, Any]]
     stages: tuple[StagePlan, ...]
     carried_cached: bool = True  # the carried questions' requests cost nothing (false: the work folder lacks them)
+    embargo: dict[str, Any] | None = None  # `pipeline.embargo.plan_notes`: the split, until when, the notes
 
     @property
     def estimate(self) -> StageEstimate:
@@ -89,6 +91,8 @@ class SnapshotPlan:
         }
         if self.price.usd is None:
             out["no_price"] = self.price.reason
+        if self.embargo is not None:
+            out["embargo"] = self.embargo
         return out
 
     def summary(self) -> str:
@@ -105,7 +109,20 @@ class SnapshotPlan:
             f"LLM requests: about {sent} ({for_carried} for carried questions' changed documents), {tokens}"
             + (f", ~${round(self.price.usd, 2)}" if self.price.usd else "")
             + (" (offline backend: no paid call)" if e.offline else "")
+            + self._embargo_lines()
         )
+
+    def _embargo_lines(self) -> str:
+        """The embargo's lines of the plan: the split of the questions taken, then each note."""
+        if self.embargo is None:
+            return ""
+        m = self.embargo
+        until = f" until {m['until']}" if m["until"] else ""
+        lines = [
+            f"\n  embargo: {m['days']} days: of the {self.questions} questions taken, {m['questions']} (asked after "
+            f"{m['start']}) go to the private repo {m['private_repo']}{until} and {m['public']} to the public revision"
+        ]
+        return "".join(lines + [f"\n  note: {note}" for note in m["notes"]])
 
 
 def scan_questions(config: TopicConfig) -> tuple[list[QA], dict[str, str], str]:
@@ -145,8 +162,10 @@ def plan_snapshot(
         carried_cached = config.llm.offline or all(
             facts.answered(qa.query_id, nugget_messages(qa)) for qa in qas if qa.query_id in carried
         )
+    embargo = embargo_of(config)
+    notes = plan_notes(embargo, list(dates.values()), previous_date, config.private_repo) if embargo else None
     plan = SnapshotPlan(
-        config.snapshot.date, previous_date, len(qas), len(carried), newest, repositories, stages, carried_cached
+        config.snapshot.date, previous_date, len(qas), len(carried), newest, repositories, stages, carried_cached, notes
     )
     echo(plan.summary())
     return plan

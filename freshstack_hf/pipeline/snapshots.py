@@ -60,8 +60,9 @@ def snapshot_dates(config: TopicConfig, flags: list[str] | None) -> list[str]:
     return list(dates)
 
 
-def snapshot_config(config: TopicConfig, date: str, previous: Path | None) -> TopicConfig:
-    """`config` cut at `date`: every repository at its last commit on or before it, questions up to it."""
+def snapshot_config(config: TopicConfig, date: str, previous: Path | None, private: Path | None = None) -> TopicConfig:
+    """`config` cut at `date`: every repository at its last commit on or before it, questions up to it; `private`
+    is where its embargoed questions are written (`pipeline.embargo`; a refresh stages them before publishing)."""
     repos = tuple(replace(r, snapshot_date=date, commit="") for r in config.corpus.repositories)
     until = min(config.questions.until, date) if config.questions.until else date
     return replace(
@@ -69,7 +70,9 @@ def snapshot_config(config: TopicConfig, date: str, previous: Path | None) -> To
         corpus=replace(config.corpus, repositories=repos),
         questions=replace(config.questions, until=until),
         snapshots=(),
-        snapshot=SnapshotConfig(date=date, previous=str(previous) if previous else ""),
+        snapshot=SnapshotConfig(
+            date=date, previous=str(previous) if previous else "", private=str(private) if private else ""
+        ),
     )
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +82,7 @@ class SnapshotConfig:
 
     date: str = ""
     previous: str = ""  # the earlier revision folder whose questions are carried over ("" = none)
+    private: str = ""  # with an embargo: the folder the embargoed questions' topic is written to (`pipeline.embargo`)
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,8 @@ class TopicConfig:
     path: str = ""  # the YAML file this came from
     snapshots: tuple[str, ...] = ()  # dated snapshots to build (ISO dates, sorted)
     snapshot: SnapshotConfig = field(default_factory=SnapshotConfig)
+    embargo_days: int = 0  # questions asked within this many days before a snapshot's date stay private
+    private_repo: str = ""  # where they go: a local folder (absolute once read) or a Hub dataset id
 
     def fingerprint(self, section: str) -> str:
         """A short hash of one section: a stage re-runs when the part of the config it reads changes.
@@ -124,7 +127,11 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
             [Problem(path, "the file must hold a mapping with `topic:`, `questions:`, `corpus:`")],
             f"{path} is not a topic definition",
         )
-    r.unknown(data, {"topic", "description", "questions", "corpus", "llm", "pooling", "judging", "snapshots"}, "")
+    r.unknown(
+        data,
+        {"topic", "description", "questions", "corpus", "llm", "pooling", "judging", "snapshots", *EMBARGO_KEYS},
+        "",
+    )
     name = r.get(data, "topic", str, "", "", required=True)
     if name and not TOPIC_NAME_RE.match(name):
         r.problem("topic", f"invalid topic name {name!r}", "a lowercase slug such as `laravel` or `my_topic`")
@@ -132,12 +139,50 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     corpus = _read_corpus(r, r.section(data, "corpus", ""), base)
     llm, pooling, judging = _read_model_sections(r, data)
     snapshots = _read_snapshots(r, data, corpus)
+    days, private = read_embargo(r, data, base)
     if r.problems:
         raise ValidationError(r.problems, f"{path}: invalid topic definition")
     description = r.get(data, "description", str, "", "")
     return TopicConfig(
-        name, questions, corpus, llm, pooling, judging, description=description, path=path, snapshots=snapshots
+        name,
+        questions,
+        corpus,
+        llm,
+        pooling,
+        judging,
+        description=description,
+        path=path,
+        snapshots=snapshots,
+        embargo_days=days,
+        private_repo=private,
     )
+
+
+EMBARGO_KEYS = ("embargo_days", "private_repo")
+
+
+def read_embargo(r: YamlReader, data: dict, base: Path, default: tuple[int, str] = (0, "")) -> tuple[int, str]:
+    """`embargo_days:` and `private_repo:` (a topic's, or a refresh's definitions list's for all its topics): a
+    number of days >= 0, and where the embargoed questions go, required with an embargo. A `private_repo` that
+    names no local folder and reads `ORG/NAME` is a Hub dataset id; anything else is a folder, taken from the
+    YAML's folder like every other path (so its dated revisions sit beside it, as `refresh --repo`'s do)."""
+    days = r.get(data, "embargo_days", int, "", default[0])
+    if days is not None and days < 0:
+        r.problem("embargo_days", f"must be 0 or more days, got {days}", "give the days a question stays private")
+    value = r.get(data, "private_repo", str, "", default[1]) or ""
+    if value and value != default[1]:
+        from freshstack_hf.repo.targets import HUB_ID
+
+        local = Path(value).expanduser() if Path(value).expanduser().is_absolute() else base / value
+        if not (HUB_ID.match(value) and not local.exists() and not local.parent.is_dir()):
+            value = str(local.resolve())
+    if days and not value:
+        r.problem(
+            "private_repo",
+            f"embargo_days: {days} needs a private repo for the embargoed questions",
+            "add `private_repo:` (a local folder, or a private Hub dataset ORG/NAME), or set embargo_days: 0",
+        )
+    return days or 0, value
 
 
 def _read_questions(r: YamlReader, q: dict, base: Path) -> QuestionsConfig:
@@ -342,6 +387,9 @@ def load_definitions(path: str | Path) -> list[TopicConfig]:
     if isinstance(data, dict) and "topic" in data:
         return [load_topic_config(path)]
     items = data.get("topics") if isinstance(data, dict) else None
+    listing = YamlReader(str(path))
+    if isinstance(data, dict):
+        listing.unknown(data, {"topics", *EMBARGO_KEYS}, "")
     if not isinstance(items, list) or not items or not all(isinstance(i, str) and i.strip() for i in items):
         raise FreshStackError(
             f"{path}: expected a topic definition (with `topic:`) or `topics:` listing definition files, e.g.\n"
@@ -360,6 +408,16 @@ def load_definitions(path: str | Path) -> list[TopicConfig]:
             )
         seen.setdefault(config.topic, i)
         configs.append(config)
+    if isinstance(data, dict) and any(k in data for k in EMBARGO_KEYS):
+        configs = [_listing_embargo(listing, data, path, c) for c in configs]
+    problems += listing.problems
     if problems:
         raise ValidationError(problems, f"{path}: invalid definitions list")
     return configs
+
+
+def _listing_embargo(r: YamlReader, data: dict, path: Path, config: TopicConfig) -> TopicConfig:
+    """A definitions list's `embargo_days:` / `private_repo:` set (or override) the embargo of every topic it
+    lists: one private repo for a refresh, whatever each definition says; a key it leaves out keeps the topic's."""
+    days, private = read_embargo(r, data, path.resolve().parent, (config.embargo_days, config.private_repo))
+    return replace(config, embargo_days=days, private_repo=private)

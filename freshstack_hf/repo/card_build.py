@@ -6,6 +6,7 @@ the manifest, so the offline backend's judgments are called heuristic in plain w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,8 @@ def _snapshot(entry: dict[str, Any]) -> list[str]:
             f"{reuse.get('judgment_pairs_reused', 0):,} judged (nugget, document) pairs; "
             f"{reuse.get('calls_saved', 0):,} LLM calls saved, {reuse.get('calls_made', 0):,} made."
         )
+    if entry.get("embargo"):
+        lines[0] += " " + embargo_sentence(entry["embargo"])
     carried = entry.get("carryover")
     if carried:
         lines[0] += (
@@ -151,3 +154,23 @@ def _flat_usage(usage: dict[str, Any]) -> dict[str, float]:
 
     walk(usage)
     return total
+
+
+def embargo_sentence(embargo: Mapping[str, Any]) -> str:
+    """One sentence for the card and the drift report: the embargo's length, how many questions, until when."""
+    n, days = embargo["questions"], embargo["days"]
+    if "ends" in embargo:  # the private repo's own entry (`stages.write`), which may say which
+        return (
+            f"Embargo: {days} days; this private revision holds the {n} questions of snapshot {embargo['snapshot']} "
+            f"asked within {days} days before it, embargoed until {embargo['until']} (each until its own date, "
+            f"`manifest.json`); the public revision {embargo['public_revision']} holds the others."
+        )
+    if not n:
+        return f"Embargo: {days} days; no question of this snapshot is embargoed."
+    return (
+        f"Embargo: {days} days; {n} question{'s' if n != 1 else ''} asked within {days} days before this snapshot "
+        f"{'are' if n != 1 else 'is'} embargoed until {embargo['until']} (held in a private repo, scored only "
+        "there, and published by the first snapshot after the embargo ends); "
+        + ("they are" if n != 1 else "it is")
+        + " not in this revision."
+    )

@@ -86,6 +86,7 @@ class LocalTarget:
         folder = revision_folder(self.base, date)
         if folder.exists():
             raise FreshStackError(f"{folder} exists already: a revision is written once; refresh at a later --date")
+        folder.parent.mkdir(parents=True, exist_ok=True)  # a first revision of a repo whose folder is new
         staged.rename(folder)
         return str(folder)
 
@@ -98,6 +99,7 @@ class HubTarget:
     repo_id: str
     base: Path
     local: bool = field(default=False, init=False)
+    private: bool = False  # an embargo's private repo: created private, and refused when the Hub says it is public
     _tags: list[str] | None = field(default=None, repr=False)
 
     @property
@@ -158,7 +160,7 @@ class HubTarget:
     def publish(self, staged: Path, date: str, message: str) -> str:
         """The same commit-and-tag as `freshstack-hf publish REPO@DATE --repo-id ID`; the folder then becomes the
         local mirror's revision."""
-        url = publish(plan_publish(staged, self.repo_id, tag=date, message=message), staged)
+        url = publish(plan_publish(staged, self.repo_id, private=self.private, tag=date, message=message), staged)
         mirror = revision_folder(self.base, date)
         if not mirror.exists():
             staged.rename(mirror)

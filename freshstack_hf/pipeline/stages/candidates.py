@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from freshstack_hf.pipeline.plan_facts import PlanFacts
 
 NAME = "candidates"
-READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter")
+READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "embargo_days")
 VERSION = 1
 OUTPUTS = tuple(CANDIDATE_LISTS.values())
 

@@ -9,6 +9,7 @@ it was.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.errors import FreshStackError, ValidationError
@@ -20,8 +21,11 @@ if TYPE_CHECKING:
     from freshstack_hf.pipeline.plan_facts import PlanFacts
 
 NAME = "write"
-READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "candidates", "snapshot")
-VERSION = 3  # 2: a snapshot records its commits, window, reuse and carry-over; 3: candidates are a stage's
+READS = (
+    *("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "candidates", "snapshot"),
+    *("embargo_days", "private_repo"),
+)
+VERSION = 4  # 2: a snapshot records its commits, window, reuse and carry-over; 3: candidates are a stage's; 4: embargo
 OUTPUTS = ()  # the dataset repo at `ctx.out`, committed atomically by the writer, not a work-folder file
 
 
@@ -67,8 +71,11 @@ def run(ctx: StageContext) -> dict[str, Any]:
             f"`freshstack-hf build {ctx.config.path} --out {ctx.out} --stages candidates,write` (or without --stages)"
         )
     tables = {stem: candidates_table(table) for stem, table in lists.items()}
+    private = _write_private(ctx, source, entry)
+    if private is not None:
+        entry["embargo"] = private
     write_topics(ctx.out, [topic], source=source, extra_tables={topic.name: tables}, extra_manifest={topic.name: entry})
-    return {
+    record = {
         "repo": str(ctx.out),
         "topic": topic.name,
         "queries": len(topic.queries),
@@ -77,6 +84,30 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "judgments": len(topic.judgments),
         "candidate_quality": entry["candidates"]["quality"],
     }
+    if private is not None:
+        record["embargo"] = private
+    return record
+
+
+def _write_private(ctx: StageContext, source: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any] | None:
+    """Under an embargo, the embargoed questions' topic (the same configs, corpus included, so the private revision
+    is a repo that `evaluate` reads as is; no candidate lists) into `snapshot.private`, written before the public
+    revision; returns what the public manifest may say of it (how many, until when: `Embargo.public_summary`)."""
+    from freshstack_hf.pipeline.embargo import embargo_of
+    from freshstack_hf.repo.writer import write_topics
+
+    embargo = embargo_of(ctx.config)
+    if embargo is None:  # no embargo (a plain build with one is refused by `runner.run_build`)
+        return None
+    private = read_topic(ctx, embargoed=True)
+    asked = [q.date for q in private.queries]
+    summary = embargo.public_summary(asked)
+    if private.queries:
+        ends = {q.query_id: embargo.ends(q.date) for q in private.queries}
+        extra = {k: v for k, v in entry.items() if k != "candidates"}  # the public lists' record is not its
+        extra["embargo"] = {**summary, "snapshot": embargo.date, "public_revision": embargo.date, "ends": ends}
+        write_topics(Path(ctx.config.snapshot.private), [private], source=source, extra_manifest={private.name: extra})
+    return summary
 
 
 def summary(record: dict[str, Any]) -> str:
