@@ -23,7 +23,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
-from leaderboard.scoring import ranking_blobs, score_for_store
+from leaderboard.scoring import score_for_store
 from leaderboard.store.audit import board_entry
 from leaderboard.store.records import ResultMeta, SystemState
 from leaderboard.store.store import Store
@@ -122,12 +122,14 @@ def compute_runs(
 
 @dataclass(frozen=True)
 class ScoredBaseline:
-    """One row's scores, ready for the store, and the ranking the store keeps behind it."""
+    """One row's scores, ready for the store, and the ranking the store keeps behind it (as the store keeps it:
+    `blobs`, encoded while the row was scored)."""
 
     results: dict[str, Any]
     meta: ResultMeta
     size: int | None
     archived: dict[str, Any]
+    blobs: dict[str, Any]
 
 
 def score_baseline(
@@ -145,7 +147,7 @@ def score_baseline(
         "seconds": {t: r.seconds for t, r in made[method].items()},
     }
     meta = ResultMeta(dataset.revision, __version__, params)
-    return ScoredBaseline(scored.results, meta, size_of(plan, method), scored.archived)
+    return ScoredBaseline(scored.results, meta, size_of(plan, method), scored.archived, scored.blobs())
 
 
 def size_of(plan: BaselinePlan, method: str) -> int | None:
@@ -193,7 +195,7 @@ def compute_baselines(
         row = score_baseline(dataset, plan, method, made, resamples)
         stored = found[method]
         if stored is not None:  # a row a worker failed to compute: its scores now
-            store.save_results(stored.id, row.results, row.meta, replace=True, blobs=ranking_blobs(row.archived))
+            store.save_results(stored.id, row.results, row.meta, replace=True, blobs=row.blobs)
             system, created = store.get_system(stored.id) or stored, False
         else:
             system, created = store.add_system(
@@ -204,7 +206,7 @@ def compute_baselines(
                 size=row.size,
                 results=row.results,
                 meta=row.meta,
-                blobs=ranking_blobs(row.archived),
+                blobs=row.blobs,
                 audit=board_entry("baseline", "scored", f"baseline '{plan.names[method]}' computed and stored"),
             )
         say(f"baselines: stored {plan.names[method]} as system #{system.id}")
