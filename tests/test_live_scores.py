@@ -266,30 +266,40 @@ def test_a_reranker_is_scored_live_on_the_private_candidates(tmp_path):
     assert record["measures"] == rounded_evaluate(tmp_path, private.folder, {q: dict(h) for q, h in ranked.items()})
 
 
-def test_an_uploaded_run_is_never_scored_live(store):
+def test_the_store_reads_each_systems_live_record_in_one_query(store_on_each_backend):
+    """On SQLite and PostgreSQL: the live record a worker stored with a model's results, an uploaded run's reason
+    (it records nothing), nothing for a baseline; hidden systems and other revisions' rows left out."""
     from leaderboard.store.records import ResultMeta
 
-    scores = {"alpha": {"metrics": {"alpha_ndcg@10": 0.5}}}
-    run, _ = store.add_system(name="r", kind="run", content_hash="r", results=scores, meta=ResultMeta("rev-1"))
-    store.add_system(name="b", kind="baseline", content_hash="b", results=scores, meta=ResultMeta("rev-1"))
+    store = store_on_each_backend
+    scores = {"alpha": {"metrics": {"alpha_ndcg@10": 0.5}}, "beta": {"metrics": {"alpha_ndcg@10": 0.4}}}
+    measured = {"status": "measured", "snapshot": DATE, "questions": 12, "measures": {"alpha_ndcg@10": {"value": 0.41}}}
+
+    def add(name: str, kind: str, revision: str = "rev-1", **params: Any) -> int:
+        meta = ResultMeta(revision, parameters={"job": kind, **params})
+        return store.add_system(name=name, kind=kind, content_hash=name, results=scores, meta=meta)[0].id
+
+    model, run = add("m", "model", live=measured), add("r", "run")
+    add("b", "baseline")
+    add("old", "model", revision="rev-0", live=NO_ACCESS)
+    store.moderation.hide_system(add("h", "model", live=measured), reason="a test", by="admin")
     assert store.live_scores("rev-1") == {
-        run.id: {"status": "uploaded_run", "message": "an uploaded run cannot be scored live: its queries are private"}
-    }  # the baseline recorded nothing: left out
+        model: measured,
+        run: {"status": "uploaded_run", "message": "an uploaded run cannot be scored live: its queries are private"},
+    }
 
 
-def test_a_private_hub_repo_is_read_with_the_token(tmp_path, monkeypatch):
-    """`--private-repo ORG/NAME`: the worker reads the tag named by the job's snapshot through `Dataset`, i.e.
-    `huggingface_hub.snapshot_download` with the token in HF_TOKEN, as `evaluate` would for a user; answered here
-    from a folder by a Hub that refuses a private repo to a request without a token."""
+def private_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, revision: Path) -> tuple[Path, list[str | None]]:
+    """`huggingface_hub.snapshot_download` answered as the Hub answers for the private dataset `me/held` holding
+    `revision` as its tag DATE: a request without the reader's token finds no repo, another tag no revision. Returns
+    the download's folder (the Hub cache's layout) and the token of each request."""
     import shutil
 
     import huggingface_hub
     from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
 
-    public, held, _ = split_snapshot(tmp_path, public=12, held=10)
-    commit = "ab" * 20
-    snapshot = tmp_path / "hub" / "datasets--me--held" / "snapshots" / commit
-    shutil.copytree(f"{held}@{DATE}", snapshot)
+    snapshot = tmp_path / "hub" / "datasets--me--held" / "snapshots" / ("ab" * 20)
+    shutil.copytree(revision, snapshot)
     asked: list[str | None] = []
     answer = SimpleNamespace(headers={}, request=None)
 
@@ -305,6 +315,14 @@ def test_a_private_hub_repo_is_read_with_the_token(tmp_path, monkeypatch):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
     monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    return snapshot, asked
+
+
+def test_a_private_hub_repo_is_read_with_the_token(tmp_path, monkeypatch):
+    """`--private-repo ORG/NAME`: the worker reads the tag named by the job's snapshot through `Dataset`, i.e.
+    `huggingface_hub.snapshot_download` with the token in HF_TOKEN, as `evaluate` would for a user."""
+    public, held, _ = split_snapshot(tmp_path, public=12, held=10)
+    snapshot, asked = private_hub(monkeypatch, tmp_path, Path(f"{held}@{DATE}"))
     payload = payload_dataset(Dataset(public))
     assert private_split("me/held", payload) == NO_ACCESS  # no token: the Hub hides a private repo
     monkeypatch.setenv("HF_TOKEN", "hf_reader")
@@ -316,6 +334,31 @@ def test_a_private_hub_repo_is_read_with_the_token(tmp_path, monkeypatch):
         "snapshot": "2026-04-30",
     }
     assert asked == [None, "hf_reader", "hf_reader"]
+
+
+@pytest.mark.slow
+def test_an_isolated_job_is_scored_live_from_a_private_hub_repo_without_the_token(tmp_path, monkeypatch):
+    """The worker (this process, with HF_TOKEN) reads the private Hub repo; the job process, which drops every
+    secret-looking variable, scores the model live from the folder it was handed."""
+    pytest.importorskip("sentence_transformers")
+    import functools
+
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
+
+    public, held, _ = split_snapshot(tmp_path, public=12, held=10)
+    _, asked = private_hub(monkeypatch, tmp_path, Path(f"{held}@{DATE}"))
+    monkeypatch.setenv("HF_TOKEN", "hf_reader")
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        system = queue_model(store, public, "m")
+        evaluate = functools.partial(evaluate_job, device="cpu")
+        stats = run_worker(store, evaluate, once=True, isolate=True, private_repo="me/held")
+        assert stats.done == 1, store.queue.list_jobs()[0].error
+        record = store.live_scores()[system]
+    assert asked == ["hf_reader"]  # one read, by the worker
+    assert (record["status"], record["questions"]) == ("measured", 10)
+    assert record["measures"] == expected_live(tmp_path, Path(f"{held}@{DATE}"))
 
 
 def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store):
