@@ -63,14 +63,14 @@ def live_aggregates(private: Dataset, runs: Mapping[str, Run], snapshot: str, *,
     """The live record of `runs` (topic -> ranking of the embargoed questions) on the private revision `private`:
     the headline measures' all-topics averages and intervals, rounded, and the question count; `too_few` under
     `pipeline.embargo.MIN_QUESTIONS` (10). The per-query scores are computed (a mean needs them) and dropped here."""
-    scores = private.score(
-        dict(runs), by_topic=True, measures=HEADLINE, interval_measures=HEADLINE, resamples=resamples, seed=SEED
-    )
     from freshstack_hf.pipeline.embargo import MIN_QUESTIONS
 
     count = sum(len(private.qrels(name).query_ids) for name in runs)
     if count < MIN_QUESTIONS:
-        return too_few(count, snapshot)
+        return too_few(count, snapshot)  # nothing scored: no number exists to leak
+    scores = private.score(
+        dict(runs), by_topic=True, measures=HEADLINE, interval_measures=HEADLINE, resamples=resamples, seed=SEED
+    )
     intervals = scores.intervals.get(AVERAGE, {})
     measures = {}
     for measure in HEADLINE:

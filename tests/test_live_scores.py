@@ -361,7 +361,7 @@ def test_an_isolated_job_is_scored_live_from_a_private_hub_repo_without_the_toke
     assert record["measures"] == expected_live(tmp_path, Path(f"{held}@{DATE}"))
 
 
-def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store):
+def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store, monkeypatch):
     """What the job process receives: the private revision's folder in a model job's payload, nothing in a baseline
     job's (its kind is not scored live); the payload stored in the queue never holds it."""
     from leaderboard.worker.worker import with_private_split
@@ -372,6 +372,8 @@ def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store):
     handed = with_private_split(job, str(held))
     assert handed.payload[PRIVATE] == {"folder": str(Path(f"{held}@{DATE}")), "snapshot": DATE}
     assert PRIVATE not in store.queue.list_jobs()[0].payload
+    monkeypatch.setenv("FRESHSTACK_PRIVATE_REPO", str(held))  # the option's variable
+    assert with_private_split(job, None).payload[PRIVATE] == handed.payload[PRIVATE]
     assert PRIVATE not in with_private_split(dataclasses.replace(job, kind="baseline"), str(held)).payload
     manifest = Path(f"{held}@{DATE}") / "manifest.json"
     record = json.loads(manifest.read_text(encoding="utf-8"))

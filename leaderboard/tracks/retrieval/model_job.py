@@ -89,12 +89,12 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
             return from_ranked(ranked), stats, [d.text for d in docs]
 
         def rank_live(private: Dataset, name: str) -> Run:
-            try:
-                return rank(private, name)[0]
-            except FreshStackError as exc:
-                if track == "nano":  # a private revision has no candidate lists to pool
+            if track == "nano":
+                try:
+                    private.candidates(name)  # the pool of the embargoed questions' candidates
+                except FreshStackError as exc:
                     raise NoCandidates(name) from exc
-                raise
+            return rank(private, name)[0]
 
         runs = {}
         meter, query_texts = EfficiencyMeter(), []
