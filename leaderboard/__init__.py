@@ -6,17 +6,18 @@
   (`schema`) and the records the store hands out (`records`); what a blob is (`blobs`, `ranking_blob`); bringing an
   older store up to date (`migrations`) and opening a store with an older runs folder (`archive`).
 * `worker/`: the evaluation worker (`worker`, `job_process`), what a track's job is given and returns
-  (`job_contract`), the registry of job kinds (`jobs`), model vetting (`vetting`) and the LLM endpoint jobs send
-  text to (`judge_endpoint`).
+  (`job_contract`), the registry of job kinds (`jobs`), model vetting (`vetting`), the LLM endpoint jobs send
+  text to (`judge_endpoint`) and the embargo's private split a worker reads for live scores (`private_split`).
 * `page/`: the Gradio page. `app` assembles the tabs registered in `tabs`, which share a `page.Page`; what the tabs
   share (`display`, `paging`, `store_frame`, the Computing line `computing`, `sign_in`, the plain `first_paint`)
   and the Admin tab (`admin_tab`).
 * `export/`: a board's store as a Hugging Face dataset folder and back (`board_export`, `board_import`,
   `board_format`, `board_card`). `deploy/`: a Space folder (`space`) and what its `app.py` runs (`space_app`).
 * At the top: the board's `defaults` (where the store lives, the upload cap, the rate limit), what every
-  submission goes through (`submission`, `sanitize`), scoring through the library (`scoring`), what every baseline
-  row shares (`baseline_key`), hole fills of stored systems (`fills`), the test-only fault points
-  (`fault_points`), and the commands (`cli_app`, `cli_worker`, `cli_admin`, `cli_drift`, `cli_fill`, `cli_space`).
+  submission goes through (`submission`, `sanitize`), scoring through the library (`scoring`), live scores on the
+  embargoed questions (`live_scores`), what every baseline row shares (`baseline_key`), hole fills of stored
+  systems (`fills`), the test-only fault points (`fault_points`), and the commands (`cli_app`, `cli_worker`,
+  `cli_admin`, `cli_drift`, `cli_fill`, `cli_space`).
 * `tracks/retrieval` (runs, models, rerankers, baselines; the Leaderboard, Reranking, After cutoff, Reference,
   Detail, Plots, Drift, Holes, Submit and About tabs) and `tracks/answers` (the RAG track, the Answers tab). Shared
   code knows the tracks only through three registries: the kinds of systems (`store.schema`), the job kinds

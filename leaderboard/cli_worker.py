@@ -15,10 +15,16 @@ processes drop every secret-looking variable; the LLM jobs keep only FRESHSTACK_
 endpoint's key. A corpus is encoded on every visible GPU when there are several (sentence-transformers'
 multi-process pool); --devices names them, a --device naming one (cuda:1) keeps the worker on it.
 
+Live scores: with --private-repo (or $FRESHSTACK_PRIVATE_REPO) naming the private repo of an embargo (a local folder,
+or a private Hub dataset read with HF_TOKEN), `model` and `reranker` jobs are also scored on the embargoed questions
+of their snapshot, and only rounded aggregates are stored; the token is used by this process alone, never by a job
+process. Without it, their live columns record "not measured: no access to the private split".
+
 Example:
   freshstack-hf worker --store sqlite:///lb/leaderboard.db --dataset out/freshstack
   freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --lease-seconds 120 --device cuda
   freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --devices cuda:0,cuda:1
+  HF_TOKEN=hf_... freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --private-repo me/held
   python -m leaderboard.cli_worker --store sqlite:///lb/leaderboard.db --once --json
 """
 
@@ -62,6 +68,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "several, unless --device names one)",
     )
     p.add_argument("--cache-dir", help="embedding cache, so a retried or repeated job re-encodes nothing")
+    p.add_argument(
+        "--private-repo",
+        metavar="PATH_OR_HUB_ID",
+        help="the embargo's private repo (a folder, or a private Hub dataset read with HF_TOKEN): model and reranker "
+        "jobs are also scored live on its embargoed questions ($FRESHSTACK_PRIVATE_REPO)",
+    )
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument("--worker-id", help="name in the job table (default: host:pid:random)")
     p.add_argument(
@@ -109,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
 
     evaluate = _evaluator(args)
     loop = {"worker_id": args.worker_id, "once": args.once, "max_idle_seconds": args.exit_when_idle}
+    loop["private_repo"] = args.private_repo
     timing = {k: getattr(args, k) for k in ("poll_seconds", "lease_seconds", "time_cap_seconds")}
     with open_store(args.store, args.runs_dir, announce=True) as store:
         stats = run_worker(store, evaluate, isolate=not args.in_process, **loop, **timing)

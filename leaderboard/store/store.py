@@ -24,6 +24,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.defaults import default_store_url
 from leaderboard.fault_points import POINTS
+from leaderboard.live_scores import UPLOADED_RUN, status
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.store.audit import AuditEntry, AuditLog
 from leaderboard.store.blob_store import BlobStore, blob_refs
@@ -37,6 +38,7 @@ from leaderboard.store.records import LeaderboardRow, ResultMeta, Score, SystemR
 from leaderboard.store.schema import HIDDEN, LISTED, SYSTEM_KINDS, insert_results, jobs, results, systems
 
 MEASURED_KINDS = ("model", "baseline")  # systems whose efficiency a worker or a corpus encoding measures
+UPLOADED_KINDS = ("run", "reranked_run")  # systems scored from an uploaded file: never scored live
 
 
 class Store:
@@ -250,6 +252,31 @@ class Store:
         listed = results.c.system_id.in_(select(systems.c.id).where(LISTED))
         with self.db.read() as conn:
             return [tuple(r) for r in conn.execute(select(*cols).where(results.c.measure == measure, listed))]
+
+    def live_scores(self, dataset_revision: str | None = None) -> dict[int, dict[str, Any]]:
+        """{system id: its live record} of the listed systems scored on `dataset_revision` (default: any), the one
+        entry point of the board's live columns (`leaderboard.live_scores` has the record's form): the aggregates
+        a worker recorded on the embargoed questions, or why there are none ("not measured: no access to the
+        private split", "too few questions ..."); for an uploaded run, that it cannot be scored live. A system with
+        no record (a baseline, a row scored before live scoring) is left out.
+
+        One query: the `live` key of each system's first result row (the same on every row of a result set), as
+        `efficiency` is read."""
+        first = select(func.min(results.c.id)).join(systems, systems.c.id == results.c.system_id).where(LISTED)
+        if dataset_revision is not None:
+            first = first.where(results.c.dataset_revision == dataset_revision)
+        cols = (results.c.system_id, systems.c.kind, results.c.parameters["live"])
+        query = select(*cols).join(systems, systems.c.id == results.c.system_id)
+        query = query.where(results.c.id.in_(first.group_by(results.c.system_id)))
+        with self.db.read() as conn:
+            found = conn.execute(query).all()
+        live: dict[int, dict[str, Any]] = {}
+        for sid, kind, record in found:
+            if kind in UPLOADED_KINDS:
+                live[sid] = status(UPLOADED_RUN)
+            elif isinstance(record, Mapping) and record:
+                live[sid] = dict(record)
+        return live
 
     # ---- what changed ---------------------------------------------------------------------------------------
     def change_marker(self) -> tuple[Any, ...]:

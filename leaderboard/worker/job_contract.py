@@ -3,7 +3,9 @@ tracks (the registry itself is `leaderboard.worker.jobs`).
 
 A handler takes a job's payload (JSON, written by the app) and the worker's `JobOptions`, and returns a
 `JobOutput` (below). It runs in the worker's job process, which never sees the store nor any
-secret-looking environment variable, except those its `JobKind.keeps`. What it needs from the store (the
+secret-looking environment variable, except those its `JobKind.keeps`. A kind scored `live` is handed the
+private split the worker read for it (`worker.private_split`: a local folder, or why there is none), never the
+token the worker read it with. What it needs from the store (the
 ranking a fill starts from, the answers a judge reads) its `JobKind.inputs` names: the worker reads those blobs
 of the job's system, verified, and hands them over in the payload (`job_inputs`), so a job runs on any machine
 that can reach the store, with no folder shared with the app.
@@ -67,6 +69,7 @@ class JobKind:
     handler: Handler
     keeps: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()  # roles of the system's blobs the worker reads for the job (`BlobStore.system_blob`)
+    live: bool = False  # scored live too: the worker hands it the private split (`worker.private_split`)
 
 
 INPUTS = "stored_inputs"  # the payload key under which a handler finds its inputs: {role: bytes}

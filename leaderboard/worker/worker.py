@@ -35,6 +35,7 @@ from leaderboard.worker.job_contract import INPUTS, JobOutput
 from leaderboard.worker.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
 from leaderboard.worker.jobs import JOB_KINDS, kept_secrets
 from leaderboard.worker.jobs import evaluate_job as default_evaluate_job
+from leaderboard.worker.private_split import PRIVATE, private_split
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,15 @@ def with_inputs(store: Store, job: JobRecord) -> JobRecord:
     return dataclasses.replace(job, payload={**job.payload, INPUTS: found})
 
 
+def with_private_split(job: JobRecord, private_repo: str | None) -> JobRecord:
+    """`job` with the private split of its snapshot (`worker.private_split`) in its payload when its kind is scored
+    live: read here, with this process's token, so the job process never holds it."""
+    kind = JOB_KINDS.get(job.kind)
+    if kind is None or not kind.live:
+        return job
+    return dataclasses.replace(job, payload={**job.payload, PRIVATE: private_split(private_repo, job.payload)})
+
+
 def run_job(
     store: Store,
     job: JobRecord,
@@ -117,16 +127,25 @@ def run_job(
     time_cap_seconds: float = 3600.0,
     isolate: bool = True,
     abort: threading.Event | None = None,
+    private_repo: str | None = None,
 ) -> str:
     """Run one claimed job to its end; returns the outcome: done, failed, released or lost.
 
-    The run a job returns (`JobOutput.runs`) is stored with its results, as the system's ranking blob.
+    The run a job returns (`JobOutput.runs`) is stored with its results, as the system's ranking blob. A kind scored
+    live is first handed the private split of `private_repo` (else $FRESHSTACK_PRIVATE_REPO); reading it may
+    download a revision, after which the lease is renewed.
     """
     try:
         job = with_inputs(store, job)
     except FreshStackError as exc:
         store.queue.fail_job(job.id, worker_id, str(exc))
         return "failed"
+    live = with_private_split(job, private_repo)
+    if live is not job:
+        job = live
+        if not _heartbeat(store, job, worker_id, lease_seconds):
+            log.warning("job %d: lease lost while reading the private split; dropping it", job.id)
+            return "lost"
     runner = ProcessRun(evaluate_job, job, KIND_SECRETS.get(job.kind, ())) if isolate else ThreadRun(evaluate_job, job)
     started = time.monotonic()
     beat_every = max(lease_seconds / 3.0, 0.05)
@@ -191,11 +210,13 @@ def run_worker(
     stop: threading.Event | None = None,
     kinds: tuple[str, ...] | None = None,
     kind_time_caps: Mapping[str, float] | None = None,
+    private_repo: str | None = None,
 ) -> WorkerStats:
     """Claim and run jobs until stopped (signal or `stop`), after one job with `once`, or when idle too long.
 
     `kinds` limits the worker to those job kinds (the leaderboard's own baseline worker); default: every kind.
-    `kind_time_caps` gives some kinds a time cap of their own (the app's baselines, which encode whole corpora)."""
+    `kind_time_caps` gives some kinds a time cap of their own (the app's baselines, which encode whole corpora).
+    `private_repo` (else $FRESHSTACK_PRIVATE_REPO) is the private repo live-scored jobs read (`private_split`)."""
     evaluate_job = evaluate_job or default_evaluate_job
     worker_id = worker_id or default_worker_id()
     flags = _Flags(stop or threading.Event(), threading.Event())
@@ -224,6 +245,7 @@ def run_worker(
                 time_cap_seconds=(kind_time_caps or {}).get(job.kind, time_cap_seconds),
                 isolate=isolate,
                 abort=flags.abort,
+                private_repo=private_repo,
             )
             log.info("job %d: %s", job.id, outcome)
             stats.record(outcome)

@@ -15,10 +15,17 @@ where the submitter typed none.
 
 Measures are the leaderboard's (`MEASURES`, alpha included in each measure), whatever the payload asks: a row must
 be comparable with the others.
+
+Live scores (`leaderboard.live_scores`): when the worker handed the job the private split of its snapshot, the same
+model ranks the embargoed questions over the private revision's corpus, which is the public one: its documents are
+encoded once, the second pass reads them from the embedding cache (the worker's `--cache-dir`, else one kept for
+the job's length). Only the rounded aggregates are recorded (`live` in the results' parameters).
 """
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,14 +33,26 @@ from freshstack_hf._version import __version__
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
-from freshstack_hf.runs import from_ranked
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs import Run, from_ranked
+from leaderboard.live_scores import NoCandidates, score_live
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
 from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.tracks.retrieval.efficiency import EfficiencyMeter
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
+from leaderboard.worker.private_split import PRIVATE
 from leaderboard.worker.vetting import check_model_dir, model_dir
+
+
+def _corpus(data: Dataset, name: str, track: str) -> list[Any]:
+    """The documents a model searches on one topic: the whole corpus, or for the Nano track its candidates' pool."""
+    docs = data.topic(name).docs
+    if track == "nano":
+        pool = {d for ids in data.candidates(name).values() for d in ids}
+        docs = [d for d in docs if d.doc_id in pool]
+    return docs
 
 
 def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
@@ -54,27 +73,39 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
     k = int(payload.get("k") or max(100, *(m.k for m in MEASURES)))
     settings = {"batch_size": int(payload.get("batch_size", 32)), "max_seq_length": payload.get("max_seq_length")}
     devices = list(options.devices) if options.devices is not None else None  # None: every GPU when several
-    retriever = DenseRetriever(
-        str(folder), cache_dir=options.cache_dir, device=options.device, devices=devices, **settings
-    )
-    runs = {}
-    meter, query_texts = EfficiencyMeter(), []
-    for name in data.topics:
-        topic = data.topic(name)
-        docs = topic.docs
-        if track == "nano":
-            pool = {d for ids in data.candidates(name).values() for d in ids}
-            docs = [d for d in docs if d.doc_id in pool]
-        queries = topic.queries
-        ranked, stats = retriever.retrieve(
-            [d.doc_id for d in docs], [d.text for d in docs], [q.query_id for q in queries], [q.text for q in queries],
-            k=min(k, len(docs)),
-        )  # fmt: skip
-        runs[name] = from_ranked(ranked)
-        meter.add(stats, [d.text for d in docs])
-        query_texts += [q.text for q in queries]
-    resamples = int(payload.get("resamples", RESAMPLES))
-    scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
+    split = payload.get(PRIVATE)
+    with contextlib.ExitStack() as stack:
+        cache_dir = options.cache_dir
+        if cache_dir is None and split and "folder" in split:  # the live pass reads the corpus's vectors from it
+            cache_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="freshstack-live-"))
+        retriever = DenseRetriever(str(folder), cache_dir=cache_dir, device=options.device, devices=devices, **settings)
+
+        def rank(source: Dataset, name: str) -> tuple[Run, Any, list[str]]:
+            docs, queries = _corpus(source, name, track), source.topic(name).queries
+            ranked, stats = retriever.retrieve(
+                [d.doc_id for d in docs], [d.text for d in docs], [q.query_id for q in queries],
+                [q.text for q in queries], k=min(k, len(docs)),
+            )  # fmt: skip
+            return from_ranked(ranked), stats, [d.text for d in docs]
+
+        def rank_live(private: Dataset, name: str) -> Run:
+            if track == "nano":
+                try:
+                    private.candidates(name)  # the pool of the embargoed questions' candidates
+                except FreshStackError as exc:
+                    raise NoCandidates(name) from exc
+            return rank(private, name)[0]
+
+        runs = {}
+        meter, query_texts = EfficiencyMeter(), []
+        for name in data.topics:
+            runs[name], stats, doc_texts = rank(data, name)
+            meter.add(stats, doc_texts)
+            query_texts += [q.text for q in data.topic(name).queries]
+        resamples = int(payload.get("resamples", RESAMPLES))
+        scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
+        live = score_live(split, data.topics, rank_live, resamples=resamples)
+        efficiency = meter.report(retriever, query_texts, options.device)  # the public split's costs alone
     meta = {
         "job": "model",
         "model": str(payload["model"]),
@@ -92,9 +123,11 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
         **scored.parameters,
     }
     meta["card_cutoff"] = card_cutoff(folder)
-    meta["efficiency"] = meter.report(retriever, query_texts, options.device)
+    meta["efficiency"] = efficiency
+    meta["live"] = live
     output = ResultMeta(data.revision, __version__, meta)
     return JobOutput(scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"])
 
 
-JOB_KINDS = {MODEL_JOB_KIND: JobKind(evaluate_model)}  # what the worker runs for this track (`leaderboard.worker.jobs`)
+# what the worker runs for this track (`leaderboard.worker.jobs`); scored live when the worker reads the private split
+JOB_KINDS = {MODEL_JOB_KIND: JobKind(evaluate_model, live=True)}

@@ -18,6 +18,10 @@ soon as every (query, doc) pair gets the very float MTEB gets; this job feeds th
 The run behind the row is archived by the worker, as for every row. Payload (JSON, written by `rerank_submit`):
 {"model": "org/name" or a path, "revision", "topics", "batch_size", "dataset", "dataset_revision"}. Measures are
 the leaderboard's (`MEASURES`), scored by `leaderboard.scoring` like every row.
+
+Live scores (`leaderboard.live_scores`): when the worker handed the job the private split of its snapshot, the same
+model reranks the embargoed questions' candidates (`T-top_ranked` of the private revision) in the same way; a
+private revision without candidate lists (what `build` writes today) records "not measured" with that reason.
 """
 
 from __future__ import annotations
@@ -29,12 +33,14 @@ from freshstack_hf._version import __version__
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
-from freshstack_hf.runs import from_ranked
+from freshstack_hf.runs import Run, from_ranked
+from leaderboard.live_scores import NoCandidates, score_live
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
+from leaderboard.worker.private_split import PRIVATE
 from leaderboard.worker.vetting import check_cross_encoder_dir, model_dir
 
 RERANK_BATCH_SIZE = 32  # pairs per model call: MTEB's default batch (`mteb run` without --batch-size)
@@ -70,17 +76,29 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
     data = open_job_dataset(payload, options.dataset, payload.get("topics"))
     batch = int(payload.get("batch_size") or RERANK_BATCH_SIZE)
     model = load_cross_encoder(folder, device=options.device, precision="fp32")
-    runs, pairs = {}, 0
-    for name in data.topics:
-        queries, candidates, texts = reranking_inputs(data, name)
+
+    def rank(source: Dataset, name: str) -> tuple[Run, int]:
+        queries, candidates, texts = reranking_inputs(source, name)
         ranked = rerank(
             model, queries, candidates, texts,
             top_k=None, batch_size=batch, pairs_per_call=batch, query_order=list(queries),
         )  # fmt: skip
-        runs[name] = from_ranked(ranked)
-        pairs += sum(len(ids) for ids in candidates.values())
+        return from_ranked(ranked), sum(len(ids) for ids in candidates.values())
+
+    def rank_live(private: Dataset, name: str) -> Run:
+        try:
+            private.candidates(name)
+        except FreshStackError as exc:
+            raise NoCandidates(name) from exc
+        return rank(private, name)[0]
+
+    runs, pairs = {}, 0
+    for name in data.topics:
+        runs[name], count = rank(data, name)
+        pairs += count
     resamples = int(payload.get("resamples", RESAMPLES))
     scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
+    live = score_live(payload.get(PRIVATE), data.topics, rank_live, resamples=resamples)
     meta = {
         "job": RERANK_JOB_KIND,
         "model": str(payload["model"]),
@@ -96,9 +114,10 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
         **scored.parameters,
     }
     meta["card_cutoff"] = card_cutoff(folder)
+    meta["live"] = live
     output = ResultMeta(data.revision, __version__, meta)
     return JobOutput(scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"])
 
 
-# what the worker runs for reranking (`leaderboard.worker.jobs`)
-JOB_KINDS = {RERANK_JOB_KIND: JobKind(evaluate_reranker)}
+# what the worker runs for reranking (`leaderboard.worker.jobs`); scored live when the worker reads the private split
+JOB_KINDS = {RERANK_JOB_KIND: JobKind(evaluate_reranker, live=True)}

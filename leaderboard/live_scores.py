@@ -1,0 +1,115 @@
+"""Live scores: a model's or reranker's numbers on the embargoed questions of the snapshot it was scored on.
+
+A snapshot's newest questions sit in a private repo until their embargo ends (`freshstack_hf.pipeline.embargo`), so
+no model can have been trained on them. A worker that can read that repo (`freshstack-hf worker --private-repo`,
+`leaderboard.worker.private_split`) runs the submitted model on them too, scores the ranking with the library's
+`Dataset.score` as every row is scored, and keeps **aggregates only**: per headline measure the all-topics average
+`freshstack-hf evaluate` prints for the private revision (with one topic: the mean over its embargoed questions)
+and its 95% bootstrap interval, each rounded to two decimals, and the number of questions. Nothing per query (no
+id, text, value or ranking) is kept in the results, blobs, logs or archive: what probing with crafted models could
+learn from a score is what two decimals of a mean over at least `pipeline.embargo.MIN_QUESTIONS` (10) questions tell.
+
+What a row records under its results' parameters (`live`), read back by `Store.live_scores`:
+
+* measured: {"status": "measured", "snapshot", "questions", "measures": {measure id: {"value", "ci_low", "ci_high"}}};
+* otherwise {"status": code, "message": what the board says}, never a zero: `NO_ACCESS` (no `--private-repo`, or
+  the worker could not read it), `TOO_FEW` (fewer than 10 embargoed questions: not shown, the count kept),
+  `NONE_HELD` (nothing embargoed at this snapshot), `NO_CANDIDATES` (the private revision has no candidate lists
+  for a reranker or a Nano-track model to start from), `FAILED`. An uploaded run records nothing: its reason
+  (`UPLOADED_RUN`) is what `Store.live_scores` says of it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from freshstack_hf.defaults import SEED
+from freshstack_hf.metrics import AVERAGE, HEADLINE
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs import Run
+
+log = logging.getLogger(__name__)
+
+DECIMALS = 2  # what a live score shows: coarse on purpose (the issue's rule against probing)
+MEASURED = "measured"
+NO_ACCESS = ("no_access", "not measured: no access to the private split")
+NONE_HELD = ("none_held", "not measured: no question is embargoed at this snapshot")
+NO_CANDIDATES = ("no_candidates", "not measured: the private split has no candidate lists to rerank")
+UPLOADED_RUN = ("uploaded_run", "an uploaded run cannot be scored live: its queries are private")
+FAILED = ("failed", "not measured: live scoring failed on the worker")
+TOO_FEW = "too_few"
+
+
+def status(code: tuple[str, str], snapshot: str = "") -> dict[str, Any]:
+    """A live record that says why there is no number (`NO_ACCESS`, ...): never a zero a column could show."""
+    found = {"status": code[0], "message": code[1]}
+    return {**found, "snapshot": snapshot} if snapshot else found
+
+
+def too_few(count: int, snapshot: str) -> dict[str, Any]:
+    from freshstack_hf.pipeline.embargo import MIN_QUESTIONS  # the embargo's own floor (its plan warns below it)
+
+    message = f"too few questions ({count} < {MIN_QUESTIONS}): not shown"
+    return {"status": TOO_FEW, "message": message, "snapshot": snapshot, "questions": count}
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(float(value), DECIMALS)
+
+
+def live_aggregates(private: Dataset, runs: Mapping[str, Run], snapshot: str, *, resamples: int) -> dict[str, Any]:
+    """The live record of `runs` (topic -> ranking of the embargoed questions) on the private revision `private`:
+    the headline measures' all-topics averages and intervals, rounded, and the question count; `too_few` under
+    `pipeline.embargo.MIN_QUESTIONS` (10). The per-query scores are computed (a mean needs them) and dropped here."""
+    from freshstack_hf.pipeline.embargo import MIN_QUESTIONS
+
+    count = sum(len(private.qrels(name).query_ids) for name in runs)
+    if count < MIN_QUESTIONS:
+        return too_few(count, snapshot)  # nothing scored: no number exists to leak
+    scores = private.score(
+        dict(runs), by_topic=True, measures=HEADLINE, interval_measures=HEADLINE, resamples=resamples, seed=SEED
+    )
+    intervals = scores.intervals.get(AVERAGE, {})
+    measures = {}
+    for measure in HEADLINE:
+        interval = intervals.get(measure.id)
+        measures[measure.id] = {
+            "value": _rounded(scores.average[measure.id]),
+            "ci_low": _rounded(interval.low if interval else None),
+            "ci_high": _rounded(interval.high if interval else None),
+        }
+    return {"status": MEASURED, "snapshot": snapshot, "questions": count, "measures": measures}
+
+
+Rank = Callable[[Dataset, str], Run]  # a job's model on one topic of the private revision: its ranking
+
+
+def score_live(split: Mapping[str, Any] | None, topics: list[str], rank: Rank, *, resamples: int) -> dict[str, Any]:
+    """The live record of a job: `split` is what the worker handed it (`worker.private_split`: the private
+    revision's folder, or a status), `rank` ranks one topic's embargoed questions with the job's model. A topic
+    with nothing embargoed has no private part and is left out.
+
+    A failure records `FAILED` and logs its type only: its message could quote an embargoed question's id."""
+    if not split:
+        return status(NO_ACCESS)  # a job not run by a worker that read the split
+    if "folder" not in split:
+        return dict(split)
+    snapshot = str(split.get("snapshot") or "")
+    try:
+        private = Dataset(str(split["folder"]))
+        names = [name for name in topics if name in private.topics]
+        if not names:
+            return status(NONE_HELD, snapshot)
+        runs = {name: rank(private, name) for name in names}
+        return live_aggregates(private, runs, snapshot, resamples=resamples)
+    except NoCandidates:
+        return status(NO_CANDIDATES, snapshot)
+    except Exception as exc:
+        log.warning("live scoring failed (%s); recorded as not measured", type(exc).__name__)
+        return status(FAILED, snapshot)
+
+
+class NoCandidates(Exception):
+    """Raised by a `Rank` that starts from candidate lists the private revision does not have."""

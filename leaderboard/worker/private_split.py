@@ -1,0 +1,89 @@
+"""The private split a worker reads for live scores (`leaderboard.live_scores`): the revision of the private repo
+that holds the embargoed questions of the snapshot a job is scored on.
+
+`freshstack-hf worker --private-repo REPO` (or $FRESHSTACK_PRIVATE_REPO) names the private repo: a local folder
+whose `REPO@DATE` revisions a refresh or `build --snapshot` wrote, or a private Hub dataset tagged by date. A job's
+snapshot is the date its dataset revision is named by (the served folder `freshstack@DATE`, or the tag the board
+was started on, as the Over time view labels it); the private revision read is the one at that date, and its
+manifest must name that date as its public revision (`public.revision`, which a refresh's `publish_private` writes,
+else each topic's `embargo.public_revision`, which `build --snapshot` writes).
+
+The read is `Dataset(REPO, DATE)`, what `freshstack-hf evaluate REPO --revision DATE` runs for a user with a
+network: a Hub dataset is downloaded by `huggingface_hub` with the token in HF_TOKEN. It happens in the worker's
+own process (`worker.run_job`), before the job process starts: that process, which loads a submitted model, drops
+every secret-looking variable (HF_TOKEN included) and is handed only the local folder the read produced. A worker
+that cannot read the repo (none named, no token, no permission, the Hub unreachable) gives its jobs the status
+"not measured: no access to the private split", which the row records instead of a number.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.manifest import read_manifest
+from freshstack_hf.repo.revisions import is_date, is_local, list_revisions, revision_of
+from leaderboard.live_scores import NO_ACCESS, NONE_HELD, status
+
+log = logging.getLogger(__name__)
+
+PRIVATE_REPO_ENV = "FRESHSTACK_PRIVATE_REPO"
+PRIVATE = "private_split"  # the payload key under which a live-scored job finds {"folder"} or a live status
+
+
+def job_snapshot(payload: Mapping[str, Any]) -> str:
+    """The dated snapshot a queued job is scored on ("" when its revision is not one): the date the served folder's
+    name carries (`freshstack@2025-10-31`), else the revision the board was asked for (a Hub tag)."""
+    named = str(payload.get("dataset") or "")
+    found = revision_of(named) if named and Path(named).is_absolute() else ""
+    found = found or str(payload.get("requested_revision") or "")
+    return found if is_date(found) else ""
+
+
+def _missing_revision(repo: str, date: str, exc: FreshStackError) -> bool:
+    """Whether a failed read means the repo is readable and has no revision at `date` (nothing embargoed then)."""
+    if is_local(repo):
+        return date not in list_revisions(repo)
+    return type(exc.__cause__).__name__ == "RevisionNotFoundError"
+
+
+def public_revision(manifest: Mapping[str, Any]) -> str:
+    """The public revision a private revision belongs to, as its manifest names it ("" when it names none or
+    several)."""
+    named = (manifest.get("public") or {}).get("revision")
+    if named:
+        return str(named)
+    found = {
+        str((entry.get("embargo") or {}).get("public_revision") or "") for entry in manifest.get("topics", {}).values()
+    }
+    return found.pop() if len(found) == 1 else ""
+
+
+def private_split(repo: str | None, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """What a live-scored job is handed: {"folder": the private revision's local folder, "snapshot"}, or a live
+    status ({"status", "message"}) saying why there is nothing to score (see the module docstring)."""
+    repo = repo or os.environ.get(PRIVATE_REPO_ENV) or None
+    snapshot = job_snapshot(payload)
+    if not repo:
+        return status(NO_ACCESS, snapshot)
+    if not snapshot:
+        return status(NONE_HELD)  # a revision that is not a dated snapshot has no embargo
+    try:
+        private = Dataset(repo, snapshot)
+        public = public_revision(read_manifest(Path(private.folder)))
+    except Exception as exc:  # any failure to read is no access: the job still scores the public split
+        if isinstance(exc, FreshStackError) and _missing_revision(repo, snapshot, exc):
+            return status(NONE_HELD, snapshot)
+        log.warning("live scores: the private repo %s could not be read at %s: %s", repo, snapshot, exc)
+        return status(NO_ACCESS, snapshot)
+    if public != snapshot:
+        log.warning(
+            "live scores: %s at %s names the public revision %r, not %s: not used", repo, snapshot, public, snapshot
+        )
+        return status(NO_ACCESS, snapshot)
+    return {"folder": str(private.folder), "snapshot": snapshot}

