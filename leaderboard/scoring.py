@@ -101,6 +101,10 @@ class RunInChild:
     max_depth: int
     max_bytes: int | None
 
+    def read(self, dataset: Dataset) -> ReadRun:
+        """`read_for_store` of the file this key names, with its limits (in the child)."""
+        return read_for_store(dataset, self.path, list(self.topics), max_depth=self.max_depth, max_bytes=self.max_bytes)
+
 
 @dataclass(frozen=True, slots=True)
 class ReadRun:
@@ -310,9 +314,7 @@ def _dataset_in_child(opened: tuple[str, tuple[str, ...]]) -> None:
 
 def _read_in_child(opened: tuple[str, tuple[str, ...]], key: RunInChild) -> ReadRun:
     """`read_for_store` in the child (`ScoringApart.read`): the ranking stays here under `key`."""
-    read = read_for_store(
-        _open_in_child(opened), key.path, list(key.topics), max_depth=key.max_depth, max_bytes=key.max_bytes
-    )
+    read = key.read(_open_in_child(opened))
     _CHILD_RUNS[key.key] = read.run  # type: ignore[assignment]  (read here: the ranking itself)
     while len(_CHILD_RUNS) > KEPT_RUNS:
         _CHILD_RUNS.popitem(last=False)
@@ -332,10 +334,6 @@ def _score_in_child(
     dataset = _open_in_child(opened)
     if isinstance(run, RunInChild):
         kept = _CHILD_RUNS.pop(run.key, None)
-        if kept is None:
-            kept = read_for_store(
-                dataset, run.path, list(run.topics), max_depth=run.max_depth, max_bytes=run.max_bytes
-            ).run
-        run = kept
+        run = kept if kept is not None else run.read(dataset).run
     scored = score_for_store(dataset, run, topics, by_topic=by_topic, resamples=resamples, seed=seed)
     return dataclasses.replace(scored, archived={}, encoded=scored.blobs())  # the archive travels as its blob

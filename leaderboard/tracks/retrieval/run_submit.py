@@ -66,8 +66,6 @@ class RunUpload(Upload):
     label: str = ""  # the file's name as uploaded, for messages
     read: ReadRun | None = None  # the run kept to `ARCHIVE_DEPTH`, once parsed (by the scorer: here or its child)
     refusal: SubmitOutcome | None = None  # the parser's, told once the rate limit has counted the upload
-    ranking_sha256: str = ""
-    kept_bytes: int = 0
 
 
 class RunSubmitter(BaseSubmitter[RunUpload]):
@@ -169,8 +167,9 @@ class RunSubmitter(BaseSubmitter[RunUpload]):
         """The canonical ranking kept (`canonical_ranking`), with the scope and dataset revision, looked up."""
         if upload.read is None:
             return None  # refused: told after the rate limit
-        upload.ranking_sha256, upload.kept_bytes = upload.read.ranking_sha256, upload.read.kept_bytes
-        upload.content_hash = run_content_hash(upload.ranking_sha256, upload.scope, self.dataset.revision, self.kind)
+        upload.content_hash = run_content_hash(
+            upload.read.ranking_sha256, upload.scope, self.dataset.revision, self.kind
+        )
         return self.dedupe(upload)
 
     def refuse_unparsed(self, upload: RunUpload) -> SubmitOutcome | None:
@@ -179,10 +178,11 @@ class RunSubmitter(BaseSubmitter[RunUpload]):
 
     def cap_kept_ranking(self, upload: RunUpload) -> SubmitOutcome | None:
         """The cap applies to what the board keeps of the run: its top `ARCHIVE_DEPTH` per query."""
-        if upload.kept_bytes <= self.max_file_bytes:
+        kept = upload.read.kept_bytes if upload.read is not None else 0
+        if kept <= self.max_file_bytes:
             return None
         return refused(
-            f"run {upload.label}: its top {ARCHIVE_DEPTH} per query, what the board keeps, is {upload.kept_bytes:,} "
+            f"run {upload.label}: its top {ARCHIVE_DEPTH} per query, what the board keeps, is {kept:,} "
             f"bytes, over the {self.max_file_bytes:,}-byte cap (--max-file-mb)"
         )
 
@@ -203,7 +203,7 @@ class RunSubmitter(BaseSubmitter[RunUpload]):
         params = {
             "job": self.kind,
             "file_sha256": upload.file_sha256,
-            "ranking_sha256": upload.ranking_sha256,
+            "ranking_sha256": read.ranking_sha256,
             "format": read.fmt,
             "scope": upload.scope,
             "topics": topics,
