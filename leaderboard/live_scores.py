@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from freshstack_hf.defaults import SEED
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import AVERAGE, HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run
@@ -113,3 +114,12 @@ def score_live(split: Mapping[str, Any] | None, topics: list[str], rank: Rank, *
 
 class NoCandidates(Exception):
     """Raised by a `Rank` that starts from candidate lists the private revision does not have."""
+
+
+def require_candidates(private: Dataset, name: str) -> None:
+    """`NoCandidates` unless the private revision has candidate lists for topic `name` (a reranker's input, a
+    Nano-track model's pool)."""
+    try:
+        private.candidates(name)
+    except FreshStackError as exc:
+        raise NoCandidates(name) from exc

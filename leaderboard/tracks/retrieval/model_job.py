@@ -35,7 +35,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, from_ranked
-from leaderboard.live_scores import NoCandidates, score_live
+from leaderboard.live_scores import require_candidates, score_live
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
@@ -90,10 +90,7 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
 
         def rank_live(private: Dataset, name: str) -> Run:
             if track == "nano":
-                try:
-                    private.candidates(name)  # the pool of the embargoed questions' candidates
-                except FreshStackError as exc:
-                    raise NoCandidates(name) from exc
+                require_candidates(private, name)  # the pool of the embargoed questions' candidates
             return rank(private, name)[0]
 
         runs = {}

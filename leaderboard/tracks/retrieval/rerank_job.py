@@ -34,7 +34,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, from_ranked
-from leaderboard.live_scores import NoCandidates, score_live
+from leaderboard.live_scores import require_candidates, score_live
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
@@ -86,10 +86,7 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
         return from_ranked(ranked), sum(len(ids) for ids in candidates.values())
 
     def rank_live(private: Dataset, name: str) -> Run:
-        try:
-            private.candidates(name)
-        except FreshStackError as exc:
-            raise NoCandidates(name) from exc
+        require_candidates(private, name)
         return rank(private, name)[0]
 
     runs, pairs = {}, 0
