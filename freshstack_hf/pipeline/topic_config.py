@@ -171,10 +171,10 @@ def read_embargo(r: YamlReader, data: dict, base: Path, default: tuple[int, str]
         r.problem("embargo_days", f"must be 0 or more days, got {days}", "give the days a question stays private")
     value = r.get(data, "private_repo", str, "", default[1]) or ""
     if value and value != default[1]:
-        from freshstack_hf.repo.targets import HUB_ID
+        from freshstack_hf.repo.targets import names_hub_dataset
 
         local = Path(value).expanduser() if Path(value).expanduser().is_absolute() else base / value
-        if not (HUB_ID.match(value) and not local.exists() and not local.parent.is_dir()):
+        if not names_hub_dataset(value, local):
             value = str(local.resolve())
     if days and not value:
         r.problem(

@@ -167,11 +167,16 @@ class HubTarget:
         return url
 
 
+def names_hub_dataset(repo: str, path: Path) -> bool:
+    """Whether `repo`, a folder at `path` if it were one, names a Hub dataset: it reads `ORG/NAME` and no local
+    repo `ORG/NAME` nor folder `ORG` is there (the rule of `--repo`, and of a definition's `private_repo`)."""
+    return bool(HUB_ID.match(repo)) and not is_local(path) and not path.parent.is_dir()
+
+
 def open_target(repo: str, out: str | None = None) -> Target:
     """`--repo`: a Hub id `ORG/NAME` (no local folder `ORG` or `ORG/NAME`), else a local dataset repo folder."""
     path = Path(repo).expanduser()
-    hub = HUB_ID.match(repo) and not is_local(path) and not path.parent.is_dir()
-    if not hub:
+    if not names_hub_dataset(repo, path):
         if out:
             raise FreshStackError(f"--out is for a Hub --repo; {repo} is a local folder, its revisions sit beside it")
         return LocalTarget(path)
