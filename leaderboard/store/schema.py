@@ -37,6 +37,7 @@ from leaderboard.tracks import answers, retrieval
 
 # The kinds of systems the store accepts: each track declares its own (figures published elsewhere are never stored).
 SYSTEM_KINDS = (*retrieval.SYSTEM_KINDS, *answers.SYSTEM_KINDS)
+UPLOADED_KINDS = retrieval.UPLOADED_KINDS  # scored from a file as uploaded (`Store.live_scores`)
 # The job kinds that leave files, not scores (a hole fill): each track declares its own; the queue never shows their
 # state on their system's row (`queue.JobQueue`).
 SIDE_JOB_KINDS = (*retrieval.SIDE_JOB_KINDS, *answers.SIDE_JOB_KINDS)

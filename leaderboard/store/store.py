@@ -35,10 +35,18 @@ from leaderboard.store.moderation import Moderation
 from leaderboard.store.queue import JobQueue
 from leaderboard.store.rate_limit import RateLimit
 from leaderboard.store.records import LeaderboardRow, ResultMeta, Score, SystemRecord, SystemState, system_record
-from leaderboard.store.schema import HIDDEN, LISTED, SYSTEM_KINDS, insert_results, jobs, results, systems
+from leaderboard.store.schema import (
+    HIDDEN,
+    LISTED,
+    SYSTEM_KINDS,
+    UPLOADED_KINDS,
+    insert_results,
+    jobs,
+    results,
+    systems,
+)
 
 MEASURED_KINDS = ("model", "baseline")  # systems whose efficiency a worker or a corpus encoding measures
-UPLOADED_KINDS = ("run", "reranked_run")  # systems scored from an uploaded file: never scored live
 
 
 class Store:

@@ -10,6 +10,8 @@ Declares the kinds of systems this track stores and the kinds of jobs it queues,
 # Rows of the Reranking tab: limited to each query's candidates, so never ranked beside full retrieval rows.
 RERANK_KINDS = ("reranked_run", "reranker")  # an uploaded reranked run, a submitted CrossEncoder
 SYSTEM_KINDS = ("baseline", "run", "model", *RERANK_KINDS)  # also: the project's baselines, runs, models
+# Rows scored from an uploaded file: never run again (re-scored from the archive), never scored live.
+UPLOADED_KINDS = ("run", "reranked_run")
 MODEL_JOB_KIND = "model"  # a submitted model, retrieved and scored by a worker
 RERANK_JOB_KIND = "reranker"  # a submitted CrossEncoder, reranking the candidates in a worker
 BASELINE_JOB_KIND = "baseline"  # a project baseline row (BM25, dense, hybrid, reranked), computed and scored

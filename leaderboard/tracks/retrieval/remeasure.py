@@ -35,11 +35,11 @@ from leaderboard.store.audit import board_entry
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.submission import SubmitOutcome, SubmitStatus
-from leaderboard.tracks.retrieval import RERANK_JOB_KIND, RESCORE_JOB_KIND
+from leaderboard.tracks.retrieval import RERANK_JOB_KIND, RESCORE_JOB_KIND, UPLOADED_KINDS
 from leaderboard.worker.job_contract import payload_dataset
 
 MEASURED_AGAIN = ("model", "reranker")  # submitted again: a worker runs the model on the new corpus
-RESCORED = ("run", "reranked_run")  # files cannot be re-run: their archived ranking is scored as it is
+RESCORED = UPLOADED_KINDS  # files cannot be re-run: their archived ranking is scored as it is
 RESCORED_MARK = " (re-scored)"
 
 
