@@ -70,13 +70,41 @@ class BaselineRun:
         return from_ranked(self.run)
 
 
-def bm25(topic: Searched, k: int = FIRST_STAGE_DEPTH, *, show_progress: bool = False) -> BaselineRun:
+@dataclass
+class CorpusMemo:
+    """What methods make from a corpus alone (BM25's index, the dense document vectors), kept for one corpus, so a
+    second set of questions over it (a snapshot's embargoed questions beside its public ones, in the `candidates`
+    stage) searches what the first made instead of making it again. A corpus of other ids or texts empties it first:
+    it never holds more than one corpus's."""
+
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    made: dict[str, Any] = field(default_factory=dict)
+
+    def get(self, key: str, docs: Sequence[Document], make: Callable[[], Any]) -> tuple[Any, bool]:
+        """(what `make` makes of `docs` under `key`, whether this call made it rather than reusing it)."""
+        ids, texts = [d.doc_id for d in docs], [d.text for d in docs]
+        if ids != self.ids or texts != self.texts:
+            self.ids, self.texts, self.made = ids, texts, {}
+        if key in self.made:
+            return self.made[key], False
+        self.made[key] = make()
+        return self.made[key], True
+
+
+def bm25(
+    topic: Searched, k: int = FIRST_STAGE_DEPTH, *, show_progress: bool = False, memo: CorpusMemo | None = None
+) -> BaselineRun:
+    """BM25 top-k; with `memo`, the index of a corpus it holds is searched as is (its `index` seconds then time only
+    the look-up)."""
     from freshstack_hf.retrieval.bm25 import BM25Index
 
+    def build() -> BM25Index:
+        ids, texts = [d.doc_id for d in topic.docs], [d.text for d in topic.docs]
+        return BM25Index.build(ids, texts, k1=BM25_K1, b=BM25_B, show_progress=show_progress)
+
     start = time.perf_counter()
-    index = BM25Index.build(
-        [d.doc_id for d in topic.docs], [d.text for d in topic.docs], k1=BM25_K1, b=BM25_B, show_progress=show_progress
-    )
+    index = memo.get("bm25", topic.docs, build)[0] if memo is not None else build()
     built = time.perf_counter()
     hits = index.search([q.text for q in topic.queries], k=k, show_progress=show_progress)
     done = time.perf_counter()
@@ -96,19 +124,25 @@ def dense(
     max_seq_length: int | None = None,
     show_progress: bool = False,
     retriever: Any = None,
+    memo: CorpusMemo | None = None,
 ) -> BaselineRun:
-    """Dense top-k; pass `retriever` to reuse one loaded model across topics."""
+    """Dense top-k; pass `retriever` to reuse one loaded model across topics, and `memo` to encode a corpus once for
+    several sets of questions (a `DenseRetriever`'s vectors; the reused ones count as neither encoded nor cached)."""
     from freshstack_hf.defaults import dense_retriever
+    from freshstack_hf.retrieval.encoding import EncodeStats
 
     retriever = retriever or dense_retriever(
         model, cache_dir=cache_dir, batch_size=batch_size, max_seq_length=max_seq_length, show_progress=show_progress
     )
+    doc_ids, doc_texts = [d.doc_id for d in topic.docs], [d.text for d in topic.docs]
+    settings: dict[str, Any] = {}
+    if memo is not None:
+        model = f"{retriever.dense.model_id}@{retriever.dense.revision}"
+        key = f"dense {model} {retriever.max_seq_length} {retriever.doc_prompt!r}"  # what the vectors depend on
+        (vectors, encoded), made = memo.get(key, topic.docs, lambda: retriever.encode(doc_texts))
+        settings["doc_vectors"] = (vectors, encoded if made else EncodeStats(texts=len(doc_texts)))
     run, stats = retriever.retrieve(
-        [d.doc_id for d in topic.docs],
-        [d.text for d in topic.docs],
-        [q.query_id for q in topic.queries],
-        [q.text for q in topic.queries],
-        k=k,
+        doc_ids, doc_texts, [q.query_id for q in topic.queries], [q.text for q in topic.queries], k=k, **settings
     )
     params = {
         "k": k,
@@ -164,6 +198,7 @@ class Resources:
     show_progress: bool = False
     say: Callable[[str], None] = lambda _msg: None
     retriever: Any = None
+    corpus: CorpusMemo | None = None  # set: BM25's index and the dense vectors are made once per corpus (`CorpusMemo`)
 
     def dense_retriever(self) -> Any:
         if self.retriever is None:
@@ -333,14 +368,14 @@ def _rerank(topic: Searched, inputs: Mapping[str, BaselineRun], resources: Resou
 
 def _bm25(topic: Searched, _inputs: Mapping[str, BaselineRun], resources: Resources, k: int | None) -> BaselineRun:
     resources.say(f"baselines: {topic.name}: BM25 over {len(topic.docs):,} docs")
-    return bm25(topic, k or FIRST_STAGE_DEPTH, show_progress=resources.show_progress)
+    return bm25(topic, k or FIRST_STAGE_DEPTH, show_progress=resources.show_progress, memo=resources.corpus)
 
 
 def _dense(topic: Searched, _inputs: Mapping[str, BaselineRun], resources: Resources, k: int | None) -> BaselineRun:
     retriever = resources.dense_retriever()
     model = resources.setup.dense_id or retriever.dense.model_id
     resources.say(f"baselines: {topic.name}: dense ({model}) over {len(topic.docs):,} docs")
-    return dense(topic, k=k or FIRST_STAGE_DEPTH, retriever=retriever)
+    return dense(topic, k=k or FIRST_STAGE_DEPTH, retriever=retriever, memo=resources.corpus)
 
 
 def _hybrid(_topic: Searched, inputs: Mapping[str, BaselineRun], _resources: Resources, k: int | None) -> BaselineRun:

@@ -45,13 +45,17 @@ def topic_candidates(
     retriever: Any = None,
     cache_dir: str | Path | None = None,
     show_progress: bool = False,
+    resources: baselines.Resources | None = None,
 ) -> tuple[dict[str, dict[str, list[str]]], dict[str, Any]]:
     """Candidate lists (file stem -> query -> doc ids) and the manifest record for one topic, from the methods of
-    `baselines.METHODS` that the board's baseline rows and `retrieve` run too."""
+    `baselines.METHODS` that the board's baseline rows and `retrieve` run too. `resources` (which then stand for
+    the other settings) are shared by a caller making lists for two sets of questions over one corpus: with a
+    `baselines.CorpusMemo` the second searches the first's BM25 index and document vectors."""
     from freshstack_hf.retrieval.fusion import apply_safeguard, minmax_fusion
 
-    setup = baselines.Setup(dense_model=dense_model or None)
-    resources = baselines.Resources(setup, cache_dir=cache_dir, show_progress=show_progress, retriever=retriever)
+    if resources is None:
+        setup = baselines.Setup(dense_model=dense_model or None)
+        resources = baselines.Resources(setup, cache_dir=cache_dir, show_progress=show_progress, retriever=retriever)
     runs = baselines.compute(topic, ["hybrid"], resources)  # the registry's hybrid and the two lists it fuses
     bm25, dense, hybrid = runs["bm25"], runs["dense"], runs["hybrid"]
     guarded = apply_safeguard(hybrid.run, positives(topic), depth=baselines.HYBRID_DEPTH, inputs=[bm25.run, dense.run])

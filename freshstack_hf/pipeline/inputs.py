@@ -47,6 +47,10 @@ BM25_LIST = StageFile("candidates", "bm25.parquet")  # the candidate lists, in t
 DENSE_LIST = StageFile("candidates", "dense.parquet")
 TOP_RANKED_LIST = StageFile("candidates", "top_ranked.parquet")
 CANDIDATE_LISTS = {"bm25": BM25_LIST, "dense": DENSE_LIST, "top_ranked": TOP_RANKED_LIST}  # by the repo's file stem
+# Under an embargo, the same lists of the embargoed questions, and their record, apart: the private revision's.
+EMBARGOED_CANDIDATES = StageFile("candidates", "private")
+EMBARGOED_CANDIDATE_LISTS = {stem: StageFile("candidates", f"private/{f.name}") for stem, f in CANDIDATE_LISTS.items()}
+EMBARGOED_CANDIDATES_RECORD = StageFile("candidates", "private/record.json")
 # Shared by a topic's snapshots (under `ctx.shared`): what a later snapshot reuses instead of redoing.
 CHUNK_MEMO = StageFile("memo", "chunks.sqlite")
 JUDGMENT_MEMO = StageFile("memo", "judgments.sqlite")
@@ -121,10 +125,11 @@ def read_topic(ctx: StageContext, *, embargoed: bool = False) -> Topic:
     return canonical_order(Topic(ctx.config.topic, queries=queries, nuggets=nuggets, docs=docs, judgments=judgments))
 
 
-def read_candidate_lists(ctx: StageContext) -> dict[str, dict[str, list[str]]]:
-    """The `candidates` stage's lists: repo file stem -> query id -> ranked corpus ids."""
+def read_candidate_lists(ctx: StageContext, *, embargoed: bool = False) -> dict[str, dict[str, list[str]]]:
+    """The `candidates` stage's lists: repo file stem -> query id -> ranked corpus ids; `embargoed=True` reads
+    those of the embargoed questions (`read_topic(ctx, embargoed=True)`), which only the private revision gets."""
     lists = {}
-    for stem, file in CANDIDATE_LISTS.items():
+    for stem, file in (EMBARGOED_CANDIDATE_LISTS if embargoed else CANDIDATE_LISTS).items():
         table = read_table(file.path(ctx.work))
         lists[stem] = dict(
             zip(table.column("query-id").to_pylist(), table.column("corpus-ids").to_pylist(), strict=True)

@@ -120,11 +120,15 @@ class DenseRetriever:
         query_ids: Sequence[str],
         query_texts: Sequence[str],
         k: int = 500,
+        *,
+        doc_vectors: tuple[np.ndarray, EncodeStats] | None = None,
     ) -> tuple[dict[str, list[tuple[str, float]]], DenseStats]:
-        """Top-k documents per query as (doc_id, cosine score), best first, ties to the earlier document."""
+        """Top-k documents per query as (doc_id, cosine score), best first, ties to the earlier document.
+        `doc_vectors`: the documents' vectors as `encode` made them (and what making them cost), for a caller that
+        searches one corpus with several sets of questions (`baselines.CorpusMemo`)."""
         _check_ids("document", doc_ids, doc_texts)
         _check_ids("query", query_ids, query_texts)
-        doc_emb, doc_stats = self.encode(doc_texts)
+        doc_emb, doc_stats = doc_vectors if doc_vectors is not None else self.encode(doc_texts)
         query_emb, query_stats = self.encode(query_texts, queries=True)
         start = time.perf_counter()
         scores, index = exact_search(query_emb, doc_emb, k)

@@ -14,11 +14,21 @@ from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.pipeline.accounting import StagePlan, snapshot_account
-from freshstack_hf.pipeline.inputs import CARRYOVER, read_candidate_lists, read_topic
+from freshstack_hf.pipeline.inputs import (
+    CANDIDATE_LISTS,
+    CARRYOVER,
+    EMBARGOED_CANDIDATE_LISTS,
+    EMBARGOED_CANDIDATES_RECORD,
+    read_candidate_lists,
+    read_topic,
+)
 from freshstack_hf.pipeline.stage import StageContext
 
 if TYPE_CHECKING:
+    import pyarrow as pa
+
     from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.topic import Topic
 
 NAME = "write"
 READS = (
@@ -55,22 +65,15 @@ def manifest_entry(ctx: StageContext) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
-    from freshstack_hf.repo.tables import candidates_table
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.topic_check import validate_topic
 
     source, entry = manifest_entry(ctx)
-    lists = read_candidate_lists(ctx)
     topic = read_topic(ctx)
     problems = validate_topic(topic)
     if problems:
         raise ValidationError(problems, f"topic {topic.name!r} built in {ctx.work} is not valid; nothing was written")
-    if any(list(table) != topic.query_ids for table in lists.values()):  # made before the last `filter`
-        raise FreshStackError(
-            f"{ctx.work / 'candidates'}: the candidate lists are not those of the kept questions; run "
-            f"`freshstack-hf build {ctx.config.path} --out {ctx.out} --stages candidates,write` (or without --stages)"
-        )
-    tables = {stem: candidates_table(table) for stem, table in lists.items()}
+    tables = candidate_tables(ctx, topic)
     private = _write_private(ctx, source, entry)
     if private is not None:
         entry["embargo"] = private
@@ -89,10 +92,32 @@ def run(ctx: StageContext) -> dict[str, Any]:
     return record
 
 
+def candidate_tables(ctx: StageContext, topic: Topic, *, embargoed: bool = False) -> dict[str, pa.Table]:
+    """The `candidates` stage's lists of `topic` (the kept questions, or with `embargoed` the embargoed ones) as the
+    repo's tables, refused unless they are that topic's questions in its order: lists made before the last
+    `filter`, or missing, are made again by the stage, never published stale."""
+    from freshstack_hf.repo.tables import candidates_table
+
+    files = (
+        [*EMBARGOED_CANDIDATE_LISTS.values(), EMBARGOED_CANDIDATES_RECORD] if embargoed else CANDIDATE_LISTS.values()
+    )
+    made = all(file.path(ctx.work).is_file() for file in files)
+    lists = read_candidate_lists(ctx, embargoed=embargoed) if made else None
+    if lists is None or any(list(table) != topic.query_ids for table in lists.values()):
+        which = "embargoed" if embargoed else "kept"
+        raise FreshStackError(
+            f"{ctx.work / 'candidates'}: the candidate lists are not those of the {which} questions; run "
+            f"`freshstack-hf build {ctx.config.path} --out {ctx.out} --stages candidates,write` (or without --stages)"
+        )
+    return {stem: candidates_table(table) for stem, table in lists.items()}
+
+
 def _write_private(ctx: StageContext, source: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any] | None:
     """Under an embargo, the embargoed questions' topic (the same configs, corpus included, so the private revision
-    is a repo that `evaluate` reads as is; no candidate lists) into `snapshot.private`, written before the public
-    revision; returns what the public manifest may say of it (how many, until when: `Embargo.public_summary`)."""
+    is a repo that `evaluate` reads as is) with their candidate lists, made by the `candidates` stage as the public
+    ones are and written as they are (the manifest's `candidates` their record), into `snapshot.private`, before the
+    public revision; returns what the public manifest may say of it (how many, until when:
+    `Embargo.public_summary`)."""
     from freshstack_hf.pipeline.embargo import embargo_of
     from freshstack_hf.repo.writer import write_topics
 
@@ -103,10 +128,20 @@ def _write_private(ctx: StageContext, source: dict[str, Any], entry: dict[str, A
     asked = [q.date for q in private.queries]
     summary = embargo.public_summary(asked)
     if private.queries:
+        tables = candidate_tables(ctx, private, embargoed=True)
         ends = {q.query_id: embargo.ends(q.date) for q in private.queries}
-        extra = {k: v for k, v in entry.items() if k != "candidates"}  # the public lists' record is not its
+        extra = {
+            **entry,
+            "candidates": json.loads(EMBARGOED_CANDIDATES_RECORD.path(ctx.work).read_text(encoding="utf-8")),
+        }
         extra["embargo"] = {**summary, "snapshot": embargo.date, "public_revision": embargo.date, "ends": ends}
-        write_topics(Path(ctx.config.snapshot.private), [private], source=source, extra_manifest={private.name: extra})
+        write_topics(
+            Path(ctx.config.snapshot.private),
+            [private],
+            source=source,
+            extra_tables={private.name: tables},
+            extra_manifest={private.name: extra},
+        )
     return summary
 
 
