@@ -15,7 +15,8 @@ What a row records under its results' parameters (`live`), read back by `Store.l
 * otherwise {"status": code, "message": what the board says}, never a zero: `NO_ACCESS` (no `--private-repo`, or
   the worker could not read it), `TOO_FEW` (fewer than 10 embargoed questions: not shown, the count kept),
   `NONE_HELD` (nothing embargoed at this snapshot), `NO_CANDIDATES` (the private revision has no candidate lists
-  for a reranker or a Nano-track model to start from), `FAILED`. An uploaded run records nothing: its reason
+  for a reranker or a Nano-track model to start from: `build` writes them into every private revision, so only
+  one written before it did), `FAILED`. An uploaded run records nothing: its reason
   (`UPLOADED_RUN`) is what `Store.live_scores` says of it.
 """
 

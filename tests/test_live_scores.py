@@ -187,8 +187,9 @@ def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, ca
 @pytest.mark.slow
 def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
     """A real `build --snapshot` with an embargo (the refresh tests' topic: one question embargoed at D2), scored
-    by a worker that reads its private folder: a model's live record says too few, with no number; a reranker's,
-    that the private revision (which `build` writes without candidate lists) has nothing to rerank."""
+    by a worker that reads its private folder: a model's live record says too few, with no number; so do a
+    reranker's and a Nano-track model's, which start from the candidate lists `build` writes into the private
+    revision (without them they would record that there is nothing to rerank)."""
     pytest.importorskip("sentence_transformers")
     import functools
 
@@ -215,21 +216,15 @@ def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
         rer, _ = store.add_system(
             name="r", kind="reranker", content_hash="r", job=("reranker", {"model": str(reranker), **served})
         )
+        nano_job = {"model": MODEL, "max_seq_length": 32, "track": "nano", **served}
+        nano, _ = store.add_system(name="n", kind="model", content_hash="n", job=("model", nano_job))
         evaluate = functools.partial(evaluate_job, device="cpu")
         stats = run_worker(store, evaluate, isolate=False, private_repo=str(private), max_idle_seconds=0)
-        assert stats.done == 2, [j.error for j in store.queue.list_jobs()]
+        assert stats.done == 3, [j.error for j in store.queue.list_jobs()]
         live = store.live_scores(Dataset(public).revision)
-    assert live[model.id] == {
-        "status": "too_few",
-        "message": "too few questions (1 < 10): not shown",
-        "snapshot": D2,
-        "questions": 1,
-    }
-    assert live[rer.id] == {
-        "status": "no_candidates",
-        "message": "not measured: the private split has no candidate lists to rerank",
-        "snapshot": D2,
-    }
+    too_few = {"status": "too_few", "message": "too few questions (1 < 10): not shown", "snapshot": D2, "questions": 1}
+    assert live[model.id] == live[rer.id] == live[nano.id] == too_few
+    assert Dataset(Path(f"{private}@{D2}")).candidates("laravel")  # what the reranker and the Nano model started from
 
 
 @pytest.mark.slow

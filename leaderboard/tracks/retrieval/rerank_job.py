@@ -20,8 +20,9 @@ The run behind the row is archived by the worker, as for every row. Payload (JSO
 the leaderboard's (`MEASURES`), scored by `leaderboard.scoring` like every row.
 
 Live scores (`leaderboard.live_scores`): when the worker handed the job the private split of its snapshot, the same
-model reranks the embargoed questions' candidates (`T-top_ranked` of the private revision) in the same way; a
-private revision without candidate lists (what `build` writes today) records "not measured" with that reason.
+model reranks the embargoed questions' candidates (`T-top_ranked` of the private revision, which `build` makes as
+it makes the public ones) in the same way; a private revision without candidate lists (one written before `build`
+made them) records "not measured" with that reason.
 """
 
 from __future__ import annotations
