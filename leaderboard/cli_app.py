@@ -53,7 +53,7 @@ EPHEMERAL_NOTICE = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from freshstack_hf.baselines import METHODS, board_methods
-    from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, RUNS_DIR_HELP
+    from leaderboard.defaults import LIVE_SCORES_PER_WEEK, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, RUNS_DIR_HELP
 
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
     p.add_argument(
@@ -97,6 +97,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         default=RATE_LIMIT_PER_HOUR,
         help="submissions per hour per identity, 0 = off (default: %(default)s)",
+    )
+    p.add_argument(
+        "--live-per-week",
+        type=int,
+        default=LIVE_SCORES_PER_WEEK,
+        metavar="N",
+        help="models and rerankers per identity scored live on the embargoed questions in any 7 days (each live "
+        "score tells a prober two decimals of a mean; later submissions are scored on the public questions only); "
+        "0 = no submission is scored live (default: %(default)s)",
     )
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument(
@@ -185,8 +194,8 @@ def run(args: argparse.Namespace) -> int:
     from freshstack_hf.repo.dataset import Dataset
     from leaderboard.store.archive import open_store
 
-    if args.max_file_mb <= 0 or args.rate_limit < 0:
-        raise FreshStackError("--max-file-mb must be > 0 and --rate-limit >= 0")
+    if args.max_file_mb <= 0 or args.rate_limit < 0 or args.live_per_week < 0:
+        raise FreshStackError("--max-file-mb must be > 0, --rate-limit and --live-per-week >= 0")
     if args.admin and not args.oauth:
         raise FreshStackError("--admin needs --oauth: admins are recognised by their Hugging Face sign-in")
     if args.oauth:
@@ -218,6 +227,7 @@ def run(args: argparse.Namespace) -> int:
             reported_path=args.reported,
             max_file_mb=args.max_file_mb,
             rate_limit=args.rate_limit,
+            live_per_week=args.live_per_week,
             model_roots=args.model_root,
             oauth=args.oauth,
             drift_reports=args.drift,

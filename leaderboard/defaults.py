@@ -1,7 +1,8 @@
-"""The board's defaults, each named once: where its store lives, the upload cap and rate limit a board starts
-with (`freshstack-hf leaderboard --max-file-mb / --rate-limit`, `build_app`, `launch_app` and the submitters all
-read them from here), how many of its events run at once (`leaderboard.page.page.READ` / `WRITE`) and how many
-rendered views it keeps (`$FRESHSTACK_READ_CONCURRENCY` and `$FRESHSTACK_VIEW_CACHE` tune those two).
+"""The board's defaults, each named once: where its store lives, the upload cap, rate limit and live-scoring quota a
+board starts with (`freshstack-hf leaderboard --max-file-mb / --rate-limit / --live-per-week`, `build_app`,
+`launch_app` and the submitters all read them from here), how many of its events run at once
+(`leaderboard.page.page.READ` / `WRITE`) and how many rendered views it keeps (`$FRESHSTACK_READ_CONCURRENCY` and
+`$FRESHSTACK_VIEW_CACHE` tune those two).
 """
 
 from __future__ import annotations
@@ -14,6 +15,13 @@ STORE_ENV = "FRESHSTACK_STORE"
 DATA_DIR_ENV = "FRESHSTACK_DATA_DIR"
 MAX_UPLOAD_MB = 20.0  # the cap: an answers file as uploaded; a run's part the board keeps (its top 100 per query)
 RATE_LIMIT_PER_HOUR = 10  # accepted submissions per identity in any hour; 0 or None turns it off
+# Live scorings (a model's or reranker's scores on the embargoed questions, `leaderboard.live_scores`) per identity
+# in any 7 days. Each live score tells a prober at most two decimals of a mean over 10 or more hidden questions;
+# three a week per identity keeps learning those questions by crafted models slow. A submission past it is still
+# accepted and scored on the public questions; its live columns say the quota was used up. 0: no submission is
+# scored live; the board's own re-measuring of a stored model on a new snapshot is never counted.
+LIVE_SCORES_PER_WEEK = 3
+LIVE_WINDOW_SECONDS = 7 * 24 * 3600.0
 GZIP_RATIO = 25  # an upload may hold this many times the cap as text (a run read to its kept depth; gzip bombs)
 READ_CONCURRENCY_ENV = "FRESHSTACK_READ_CONCURRENCY"
 VIEW_CACHE_ENV = "FRESHSTACK_VIEW_CACHE"

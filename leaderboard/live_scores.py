@@ -16,8 +16,10 @@ What a row records under its results' parameters (`live`), read back by `Store.l
   the worker could not read it), `TOO_FEW` (fewer than 10 embargoed questions: not shown, the count kept),
   `NONE_HELD` (nothing embargoed at this snapshot), `NO_CANDIDATES` (the private revision has no candidate lists
   for a reranker or a Nano-track model to start from: `build` writes them into every private revision, so only
-  one written before it did), `FAILED`. An uploaded run records nothing: its reason
-  (`UPLOADED_RUN`) is what `Store.live_scores` says of it.
+  one written before it did), `FAILED`, `RATE_LIMITED` (the submitter's live scorings in the last 7 days were used
+  up when it submitted: `quota_used_up`, decided by the board at the door and carried in the job's payload, so the
+  worker does not read the private split for it). An uploaded run records nothing: its reason (`UPLOADED_RUN`) is
+  what `Store.live_scores` says of it.
 """
 
 from __future__ import annotations
@@ -42,12 +44,21 @@ NO_CANDIDATES = ("no_candidates", "not measured: the private split has no candid
 UPLOADED_RUN = ("uploaded_run", "an uploaded run cannot be scored live: its queries are private")
 FAILED = ("failed", "not measured: live scoring failed on the worker")
 TOO_FEW = "too_few"
+RATE_LIMITED = "rate_limited"
 
 
 def status(code: tuple[str, str], snapshot: str = "") -> dict[str, Any]:
     """A live record that says why there is no number (`NO_ACCESS`, ...): never a zero a column could show."""
     found = {"status": code[0], "message": code[1]}
     return {**found, "snapshot": snapshot} if snapshot else found
+
+
+def quota_used_up(per_week: int) -> tuple[str, str]:
+    """The live status (for `status`) of a submission past its submitter's quota of `per_week` live scorings in 7
+    days (`leaderboard.defaults.LIVE_SCORES_PER_WEEK`; 0: the board scores no submission live)."""
+    if per_week <= 0:
+        return RATE_LIMITED, "not measured: this board scores no submission live"
+    return RATE_LIMITED, f"not measured: this submitter's live scorings are used up ({per_week} per 7 days)"
 
 
 def too_few(count: int, snapshot: str) -> dict[str, Any]:

@@ -17,7 +17,10 @@ row and never scored twice), then the per-identity rate limit (`rate_limit`: it 
 stands after every dedupe of its list, so a duplicate is never counted), and only then the expensive part: the
 kind's strict parser (every problem listed with its line; nothing is stored on any problem) and scoring, or the
 queueing of a worker's job. A parser's refusal is counted: its list puts the rate limit before the parse (answers),
-or tells the refusal once the rate limit has counted it (a run, whose dedupe key is its parsed ranking's).
+or tells the refusal once the rate limit has counted it (a run, whose dedupe key is its parsed ranking's). The kinds a
+worker also scores live on the embargoed questions (models, rerankers) then count the submission against the
+identity's live scorings in the last 7 days (`live_quota`): past that quota it is still queued and scored on the
+public questions, and its job carries the live status that says why there is no live score.
 
 The store's unique content hash settles races between identical submissions arriving together (`raced`); a content
 hash a moderator deleted stays in the store as a tombstone, so the same content is refused, naming the reason,
@@ -39,6 +42,7 @@ import os
 from collections.abc import Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -47,14 +51,23 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.metrics import parse_measure
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import GZIP_RATIO, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, upload_bytes
+from leaderboard.defaults import (
+    GZIP_RATIO,
+    LIVE_SCORES_PER_WEEK,
+    LIVE_WINDOW_SECONDS,
+    MAX_UPLOAD_MB,
+    RATE_LIMIT_PER_HOUR,
+    upload_bytes,
+)
 from leaderboard.fault_points import POINTS
+from leaderboard.live_scores import quota_used_up, status
 from leaderboard.sanitize import SubmissionText, escape_markdown
 from leaderboard.scoring import HERE, Scorer
 from leaderboard.store.audit import BOARD, BOARD_ACTS, SUBMISSION, AuditEntry, board_entry, kind_of
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.store.schema import DELETED, HIDDEN
 from leaderboard.store.store import Store
+from leaderboard.worker.private_split import DECIDED
 
 MAX_PROBLEMS = 100  # listed back to the submitter; the rest are counted
 
@@ -264,6 +277,19 @@ def gzip_bomb(path: str | Path, what: str, max_file_bytes: int) -> SubmitOutcome
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class LiveWithheld:
+    """A submission's live scoring withheld at the door (`BaseSubmitter.live_quota`): the live status its row
+    records, which its job carries to the worker (`worker.private_split.DECIDED`), and what its submitter is told."""
+
+    record: dict[str, Any]
+    told: str
+
+    def payload(self) -> dict[str, Any]:
+        """What the job's payload carries: the worker hands the job this status instead of the private split."""
+        return {DECIDED: self.record}
+
+
 @dataclass(kw_only=True)
 class Upload:
     """What one submission's checks have learnt so far, handed from step to step: who sends it, and once known its
@@ -273,6 +299,11 @@ class Upload:
     identity: str
     content_hash: str | None = None
     file_sha256: str | None = None
+    live_withheld: LiveWithheld | None = None  # its live score will not be measured (`BaseSubmitter.live_quota`)
+
+    def live_payload(self) -> dict[str, Any]:
+        """What its job's payload adds for the worker's live pass: the withheld status, or nothing."""
+        return self.live_withheld.payload() if self.live_withheld else {}
 
 
 U = TypeVar("U", bound=Upload)
@@ -290,11 +321,13 @@ class BaseSubmitter(Generic[U]):
         *,
         max_file_bytes: int = upload_bytes(MAX_UPLOAD_MB),
         rate_limit: int | None = RATE_LIMIT_PER_HOUR,
+        live_per_week: int | None = LIVE_SCORES_PER_WEEK,
         resamples: int = RESAMPLES,
         scorer: Scorer = HERE,
     ) -> None:
         self.store, self.dataset = store, dataset
         self.max_file_bytes, self.rate_limit_per_hour, self.resamples = max_file_bytes, rate_limit, resamples
+        self.live_per_week = live_per_week  # None: nothing counted (the board's own acts, `remeasure`)
         self.scorer = scorer  # what scores an uploaded ranking: in this process, or a served board's child
 
     def checks(self) -> tuple[Check[U], ...]:
@@ -345,6 +378,39 @@ class BaseSubmitter(Generic[U]):
         message = f"rate limit: {decision.limit} submissions per hour; retry in {wait} min"
         return SubmitOutcome(SubmitStatus.RATE_LIMITED, message)
 
+    def live_quota(self, upload: U) -> SubmitOutcome | None:
+        """Count the upload against its identity's live scorings in the last 7 days (`live_per_week`, counted apart
+        from its hourly submissions, under `live:<identity>`); it never refuses: past the quota (or with a quota of
+        0) the upload's live score is withheld (`Upload.live_withheld`), and it is scored on the public questions
+        as usual. Only the kinds a worker scores live list this step, after their rate limit, so a refused or
+        duplicate submission spends nothing."""
+        per_week = self.live_per_week
+        if per_week is None:
+            return None
+        if per_week > 0:
+            decision = self.store.rate_limit.check(
+                f"live:{upload.identity}", per_week, window_seconds=LIVE_WINDOW_SECONDS
+            )
+            if decision:
+                return None
+            told = (
+                f"its live score will not be measured: {per_week} live scorings per 7 days per submitter are used "
+                f"up; the next one from {_available_at(decision.retry_after_seconds)}"
+            )
+        else:
+            told = "its live score will not be measured: this board scores no submission live"
+        upload.live_withheld = LiveWithheld(status(quota_used_up(per_week)), told)
+        return None
+
+    def told_live(self, upload: U, outcome: SubmitOutcome) -> SubmitOutcome:
+        """`outcome` of a queued live-scored kind, with, where its live score was withheld, that it will not be
+        measured, why, and when the submitter's next live scoring is available."""
+        withheld = upload.live_withheld
+        if withheld is None:
+            return outcome
+        details = {**outcome.details, "live": withheld.record["message"]}
+        return dataclasses.replace(outcome, message=f"{outcome.message}; {withheld.told}", details=details)
+
     def within_cap(self, size: int, what: str) -> None:
         """Refuse an uploaded file (`what`) over the size cap."""
         if size > self.max_file_bytes:
@@ -373,3 +439,11 @@ class BaseSubmitter(Generic[U]):
     def raced(self, upload: U, system: SystemRecord) -> SubmitOutcome:
         """The outcome when the same content was stored by another submission while this one was checked."""
         return self.dedupe(upload) or SubmitOutcome(SubmitStatus.DUPLICATE, "already submitted", system.id)
+
+
+def _available_at(seconds: float) -> str:
+    """When a slot that frees in `seconds` is free, to the minute after (UTC), as the submitter is told it."""
+    at = datetime.now(UTC) + timedelta(seconds=seconds)
+    if at.second or at.microsecond:
+        at = at.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return at.strftime("%Y-%m-%d %H:%M UTC")

@@ -27,7 +27,7 @@ RUN_CHECKS = [
     "require_a_query",
     "score_and_store",
 ]
-MODEL_CHECKS = ["check_reference", "dedupe", "rate_limit", "queue"]
+MODEL_CHECKS = ["check_reference", "dedupe", "rate_limit", "live_quota", "queue"]  # scored live: the quota last
 ANSWER_CHECKS = ["check_fields", "dedupe", "rate_limit", "gzip_bomb", "parse", "score_and_store"]
 
 
@@ -43,6 +43,7 @@ def test_each_kind_declares_its_checks_in_one_order(store, lb_dataset):
     assert names(AnswerSubmitter(store, lb_dataset)) == ANSWER_CHECKS
     for checks in (RUN_CHECKS, MODEL_CHECKS, ANSWER_CHECKS):  # every dedupe stands before the rate limit
         assert max(i for i, name in enumerate(checks) if name.startswith("dedupe")) < checks.index("rate_limit")
+    assert MODEL_CHECKS.index("rate_limit") < MODEL_CHECKS.index("live_quota")  # a refusal spends no live scoring
 
 
 class Toy(BaseSubmitter[Upload]):

@@ -19,7 +19,14 @@ import gradio as gr
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import EVENT_THREADS, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, WRITE_CONCURRENCY, transfer_bytes
+from leaderboard.defaults import (
+    EVENT_THREADS,
+    LIVE_SCORES_PER_WEEK,
+    MAX_UPLOAD_MB,
+    RATE_LIMIT_PER_HOUR,
+    WRITE_CONCURRENCY,
+    transfer_bytes,
+)
 from leaderboard.page import first_paint, gradio_costs, tabs
 from leaderboard.page.page import Page, Settings
 from leaderboard.page.sign_in import sign_in_row
@@ -42,6 +49,7 @@ def build_app(
     reported_path: str | Path | None = None,
     max_file_mb: float = MAX_UPLOAD_MB,
     rate_limit: int | None = RATE_LIMIT_PER_HOUR,
+    live_per_week: int = LIVE_SCORES_PER_WEEK,
     model_roots: Sequence[str | Path] = (),
     oauth: bool = False,
     resamples: int = RESAMPLES,
@@ -57,6 +65,7 @@ def build_app(
     from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
     A `notice` (plain text, e.g. `leaderboard.cli_app.EPHEMERAL_NOTICE`) heads the page, above the title and the
     tabs, so whichever tab or address a visitor opens says it; `launch_app` puts it in the served HTML too.
+    `live_per_week`: the models and rerankers one identity may have scored live in any 7 days (0: none).
     """
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
@@ -64,7 +73,9 @@ def build_app(
     roots = tuple(Path(p) for p in model_roots)
     drift = tuple(Path(p) for p in drift_reports)
     names = tuple(name.strip() for name in admins if name and name.strip())
-    settings = Settings(reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, names, score_apart)
+    settings = Settings(
+        reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, names, score_apart, live_per_week
+    )
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         if notice:
             gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)

@@ -27,7 +27,14 @@ import gradio as gr
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, READ_CONCURRENCY, WRITE_CONCURRENCY, upload_bytes
+from leaderboard.defaults import (
+    LIVE_SCORES_PER_WEEK,
+    MAX_UPLOAD_MB,
+    RATE_LIMIT_PER_HOUR,
+    READ_CONCURRENCY,
+    WRITE_CONCURRENCY,
+    upload_bytes,
+)
 from leaderboard.scoring import HERE, Scorer, ScoringApart
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.store import Store
@@ -65,6 +72,7 @@ class Settings:
     drift_reports: tuple[str | Path, ...] = ()  # `--drift` reports, shown in the Drift tab
     admins: tuple[str, ...] = ()  # `--admin` Hugging Face users: the Admin tab's moderators (OAuth only)
     score_apart: bool = False  # score submissions in a child process (`scoring.ScoringApart`): a served board
+    live_per_week: int = LIVE_SCORES_PER_WEEK  # `--live-per-week`: live scorings per identity in 7 days
 
     @property
     def max_file_bytes(self) -> int:
@@ -88,11 +96,13 @@ class Page:
 
     def submitter_options(self) -> dict[str, Any]:
         """The settings every submitter of this page is built with (`submission.BaseSubmitter`): one upload cap,
-        one rate limit, one resample count and one scorer for runs, models, rerankers and answers alike."""
+        one rate limit, one resample count and one scorer for runs, models, rerankers and answers alike, and the
+        live quota the kinds scored live count."""
         settings = self.settings
         return {
             "max_file_bytes": settings.max_file_bytes,
             "rate_limit": settings.rate_limit,
+            "live_per_week": settings.live_per_week,
             "resamples": settings.resamples,
             "scorer": self.scorer,
         }

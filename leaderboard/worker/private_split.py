@@ -14,6 +14,10 @@ own process (`worker.run_job`), before the job process starts: that process, whi
 every secret-looking variable (HF_TOKEN included) and is handed only the local folder the read produced. A worker
 that cannot read the repo (none named, no token, no permission, the Hub unreachable) gives its jobs the status
 "not measured: no access to the private split", which the row records instead of a number.
+
+A job whose submitter had used up its live scorings when it submitted (`submission.BaseSubmitter.live_quota`)
+carries that decision in its payload (`DECIDED`): it is handed that status as it is, and the private split is not
+read for it.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ log = logging.getLogger(__name__)
 
 PRIVATE_REPO_ENV = "FRESHSTACK_PRIVATE_REPO"
 PRIVATE = "private_split"  # the payload key under which a live-scored job finds {"folder"} or a live status
+DECIDED = "live_decided"  # the payload key of a live status the board decided when it queued the job
 
 
 def job_snapshot(payload: Mapping[str, Any]) -> str:
@@ -69,6 +74,9 @@ def private_split(repo: str | None, payload: Mapping[str, Any]) -> dict[str, Any
     status ({"status", "message"}) saying why there is nothing to score (see the module docstring)."""
     repo = repo or os.environ.get(PRIVATE_REPO_ENV) or None
     snapshot = job_snapshot(payload)
+    decided = payload.get(DECIDED)
+    if isinstance(decided, Mapping) and decided.get("status"):  # its status and message only: never a folder
+        return status((str(decided["status"]), str(decided.get("message") or "")), snapshot)
     if not repo:
         return status(NO_ACCESS, snapshot)
     if not snapshot:

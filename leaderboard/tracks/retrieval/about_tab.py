@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import gradio as gr
 
 from freshstack_hf.metrics import MEASURES
+from leaderboard.defaults import LIVE_SCORES_PER_WEEK
 from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import published as reference
 from leaderboard.tracks.retrieval import retrieval_page
@@ -21,10 +22,18 @@ def about(
     revision: str,
     published: bool,
     oauth: bool = False,
+    live_per_week: int = LIVE_SCORES_PER_WEEK,
 ) -> str:
     measures = "\n".join(f"| {m.name} | {m.description} |" for m in MEASURES)
     who = "signed-in Hugging Face user" if oauth else "client address"
     limit = f"{rate_limit} per hour per {who}" if rate_limit else "off"
+    live = (
+        f"at most {live_per_week} models or rerankers per {who} in any 7 days are scored live on the embargoed "
+        "questions (where workers hold them); later ones are scored on the public questions only, their live "
+        "columns saying why"
+        if live_per_week > 0
+        else "no submission is scored live on the embargoed questions"
+    )
     signed = " Submitting needs a Hugging Face sign-in." if oauth else ""
     elsewhere = (
         f" Figures published elsewhere are in the **{reference.REFERENCE_TAB}** tab only (source: {reference.SOURCE}):"
@@ -49,7 +58,7 @@ docs per query; the board keeps each query's top 100, at most {max_file_mb:g} MB
 (sentence-transformers, safetensors only, no custom code) are queued and scored by an evaluation worker. The same
 ranking (as TREC or JSON, gzipped or not, in any line order), or the same model and revision, is never scored
 twice.
-Rate limit: {limit}.{signed}
+Rate limit: {limit}. Live scores: {live}.{signed}
 
 **What is logged.** Every submission (accepted, duplicate or refused, with the reason), every evaluation job's
 outcome (done, failed, handed back) and every moderation action is one row of an append-only audit log: the
@@ -70,5 +79,13 @@ class AboutTab(PageTab):
     def layout(self, page: Page) -> None:
         ctx, settings = page.dataset, page.settings
         published = retrieval_page.published(page) is not None
-        text = about(ctx.topics, settings.max_file_mb, settings.rate_limit, ctx.revision, published, settings.oauth)
+        text = about(
+            ctx.topics,
+            settings.max_file_mb,
+            settings.rate_limit,
+            ctx.revision,
+            published,
+            settings.oauth,
+            settings.live_per_week,
+        )
         gr.Markdown(text)

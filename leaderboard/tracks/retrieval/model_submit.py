@@ -5,7 +5,8 @@ the reranking track's CrossEncoders share (`rerank_submit.RerankerSubmitter`).
 
 `ModelSubmitter.checks` is the one order a model goes through: the cheap refusals (the reference, the track, the
 text fields, the cutoff, where the model comes from), the dedupe on the model, its revision and the dataset
-revision, the rate limit, and the queueing of its job with the row, in one transaction.
+revision, the rate limit, the live quota (a submission past it is queued all the same, its live score withheld),
+and the queueing of its job with the row, in one transaction.
 """
 
 from __future__ import annotations
@@ -165,7 +166,7 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         return self.checked(upload)
 
     def checks(self) -> tuple[Check[ModelUpload], ...]:
-        return (self.check_reference, self.dedupe, self.rate_limit, self.queue)
+        return (self.check_reference, self.dedupe, self.rate_limit, self.live_quota, self.queue)
 
     def check_reference(self, upload: ModelUpload) -> SubmitOutcome | None:
         """The cheap refusals: no model, an unknown track (nano needs every topic's candidates), unusable text, a
@@ -212,7 +213,7 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
 
     def queue(self, upload: ModelUpload) -> SubmitOutcome:
         """Stored with its `model` job (and its track), in one transaction; a local folder's card gives the cutoff
-        when none was typed."""
+        when none was typed; the job carries its live status when the live quota withheld its live score."""
         assert upload.text is not None
         payload = {
             "model": upload.reference,
@@ -220,6 +221,7 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
             "track": upload.track,
             **payload_dataset(self.dataset),
             "topics": list(self.dataset.topics),
+            **upload.live_payload(),
         }
         day = upload.day
         if day is None and Path(upload.reference).is_dir():
@@ -230,6 +232,6 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         def told(system: SystemRecord) -> SubmitOutcome:
             message = f"queued: system #{system.id} '{system.name}' ({upload.track} track) waits for an evaluation"
             message += " worker"
-            return SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details=details)
+            return self.told_live(upload, SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details=details))
 
         return self.add(upload, upload.text, "model", told, **stored)

@@ -7,7 +7,8 @@ again on it, by the same workers:
 
 * models and rerankers are submitted again on the revision, with the same reference, model revision, track, name,
   description, submitter and cutoff (`model_submit.ModelSubmitter`, `rerank_submit.RerankerSubmitter`): a worker
-  downloads and scores each, as any submission. The reference is the one the board stored when it accepted the model
+  downloads and scores each, as any submission, live too (the board's act counts against no submitter's rate limit
+  or live quota). The reference is the one the board stored when it accepted the model
   (`model_submit.Accepted`): a folder under the board's model roots is measured again, whoever re-measures (the
   board's start, `remeasure`, `refresh --store`: none of them needs the roots), while its weights' hash still gives
   the stored row's key. A model that cannot be measured again (its folder gone or changed) keeps its earlier rows and
@@ -93,8 +94,8 @@ def remeasure(store: Any, dataset: Dataset) -> Remeasured:
     rows = _rows(store)
     here = {lineage(r.system, payloads.get(r.system.id)) for r in rows if r.dataset_revision == dataset.revision}
     submitters = {
-        "model": ModelSubmitter(store, dataset, rate_limit=None),
-        "reranker": RerankerSubmitter(store, dataset, rate_limit=None),
+        "model": ModelSubmitter(store, dataset, rate_limit=None, live_per_week=None),  # the board's act: not counted
+        "reranker": RerankerSubmitter(store, dataset, rate_limit=None, live_per_week=None),
     }
     counted: set[str] = set()
     for row in rows:

@@ -7,7 +7,8 @@ refuses the whole upload, the line named. A reranked run is a run of the reranki
 in a run's order (`run_submit.RunSubmitter.checks`), its parser held to the candidates and its rows stored under
 the reranking kinds, which only the Reranking tab shows. A CrossEncoder's checks are a model's
 (`model_submit.ModelSubmitter.checks`): the cheap refusals (a local folder is vetted here: safetensors only, no code,
-one output), the dedupe on the model, its revision and the dataset revision, the rate limit, then its job.
+one output), the dedupe on the model, its revision and the dataset revision, the rate limit, the live quota, then its
+job.
 """
 
 from __future__ import annotations
@@ -127,7 +128,7 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
         return self.checked(upload)
 
     def checks(self) -> tuple[Check[RerankerUpload], ...]:
-        return (self.check_reference, self.dedupe, self.rate_limit, self.queue)
+        return (self.check_reference, self.dedupe, self.rate_limit, self.live_quota, self.queue)
 
     def check_reference(self, upload: RerankerUpload) -> SubmitOutcome | None:
         """The cheap refusals: no model, a dataset without every topic's candidates, unusable text, a model from
@@ -160,7 +161,8 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
         return local or (*hub_model_source(upload.model, upload.revision), None)
 
     def queue(self, upload: RerankerUpload) -> SubmitOutcome:
-        """Stored with its `reranker` job, in one transaction."""
+        """Stored with its `reranker` job, in one transaction (carrying its live status when the live quota withheld
+        its live score)."""
         assert upload.text is not None
         payload = {
             "model": upload.reference,
@@ -168,11 +170,13 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
             **payload_dataset(self.dataset),
             "topics": list(self.dataset.topics),
             "batch_size": RERANK_BATCH_SIZE,
+            **upload.live_payload(),
         }
         stored = {"size": upload.params, "job": (RERANK_JOB_KIND, payload)}
 
         def told(system: SystemRecord) -> SubmitOutcome:
             message = f"queued: system #{system.id} '{system.name}' (reranker) waits for an evaluation worker"
-            return SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details={"revision": upload.resolved})
+            outcome = SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details={"revision": upload.resolved})
+            return self.told_live(upload, outcome)
 
         return self.add(upload, upload.text, "reranker", told, **stored)

