@@ -14,6 +14,13 @@ own process (`worker.run_job`), before the job process starts: that process, whi
 every secret-looking variable (HF_TOKEN included) and is handed only the local folder the read produced. A worker
 that cannot read the repo (none named, no token, no permission, the Hub unreachable) gives its jobs the status
 "not measured: no access to the private split", which the row records instead of a number.
+
+`--live-runs DIR` (or $FRESHSTACK_LIVE_RUNS; default: none kept) keeps each live-scored job's ranking of the
+embargoed questions as one TREC run, `DIR/SNAPSHOT/system-<id>-job-<id>.trec` (`kept_run_path`), which
+`freshstack-hf evaluate REPO --revision SNAPSHOT --run FILE` scores to the row's live numbers before their
+rounding: the way an operator checks a live score. It names embargoed query ids, so it stays on the worker's disk
+(the folder is made readable by its owner alone) and goes nowhere else: not to the store, its blobs, the archive or
+the log.
 """
 
 from __future__ import annotations
@@ -33,6 +40,7 @@ from leaderboard.live_scores import NO_ACCESS, NONE_HELD, status
 log = logging.getLogger(__name__)
 
 PRIVATE_REPO_ENV = "FRESHSTACK_PRIVATE_REPO"
+LIVE_RUNS_ENV = "FRESHSTACK_LIVE_RUNS"
 PRIVATE = "private_split"  # the payload key under which a live-scored job finds {"folder"} or a live status
 
 
@@ -87,3 +95,33 @@ def private_split(repo: str | None, payload: Mapping[str, Any]) -> dict[str, Any
         )
         return status(NO_ACCESS, snapshot)
     return {"folder": str(private.folder), "snapshot": snapshot}
+
+
+def live_runs_folder(folder: str | os.PathLike[str] | None) -> Path | None:
+    """The folder live rankings are kept in (`folder`, else $FRESHSTACK_LIVE_RUNS; None: none kept), made now and
+    readable by its owner alone, as the token is: refused with the fix when it cannot be written, before any job
+    is claimed, rather than a job finding out after scoring."""
+    named = folder or os.environ.get(LIVE_RUNS_ENV) or None
+    if named is None:
+        return None
+    found = Path(named).expanduser().resolve()
+    try:
+        found.mkdir(mode=0o700, parents=True, exist_ok=True)
+        found.chmod(0o700)  # an existing folder too: it will hold embargoed query ids
+    except OSError as exc:
+        raise FreshStackError(
+            f"--live-runs {named}: the folder cannot be made or secured ({exc.strerror or exc}); name a folder this "
+            "worker's user can write, or leave the option out to keep no live ranking"
+        ) from exc
+    if not os.access(found, os.W_OK | os.X_OK):
+        raise FreshStackError(
+            f"--live-runs {named}: this worker's user cannot write there; name a folder it can write, or leave the "
+            "option out to keep no live ranking"
+        )
+    return found
+
+
+def kept_run_path(folder: str | os.PathLike[str], snapshot: str, system_id: int, job_id: int) -> Path:
+    """Where a job keeps its live ranking: by snapshot (the `--revision` to evaluate it at), then by the row it
+    scored (`Store.live_scores` is keyed by system id) and the job that ran it (a row scored again keeps both)."""
+    return Path(folder) / snapshot / f"system-{system_id}-job-{job_id}.trec"
