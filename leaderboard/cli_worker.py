@@ -21,8 +21,8 @@ of their snapshot, and only rounded aggregates are stored; the token is used by 
 process. Without it, their live columns record "not measured: no access to the private split". With --live-runs DIR
 (or $FRESHSTACK_LIVE_RUNS) each such job also keeps its ranking of the embargoed questions as one TREC run,
 DIR/SNAPSHOT/system-ID-job-ID.trec, for `freshstack-hf evaluate PRIVATE_REPO --revision SNAPSHOT --run FILE` to check
-the live score with; it names embargoed questions, so the folder (made readable by its owner alone) stays on this
-machine, as private as the token: nothing of it reaches the store, the log or the board.
+the live score with; it names embargoed questions, so it stays on this machine (each snapshot's folder in DIR readable
+by the worker's user alone), as private as the token: nothing of it reaches the store, the log or the board.
 
 Example:
   freshstack-hf worker --store sqlite:///lb/leaderboard.db --dataset out/freshstack

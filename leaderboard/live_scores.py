@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from freshstack_hf.defaults import SEED
@@ -104,7 +105,11 @@ def keep_ranking(path: str, runs: Mapping[str, Run], tag: str) -> None:
     merged: dict[str, Mapping[str, float]] = {}
     for run in runs.values():
         merged.update(run)
+    folder = Path(path).parent
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)  # it names embargoed questions: as private as the token, whatever the umask
     write_run(merged, path, tag=tag, fmt="trec")
+    Path(path).chmod(0o600)
 
 
 def score_live(

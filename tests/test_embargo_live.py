@@ -137,7 +137,8 @@ def test_a_live_score_is_evaluate_on_the_private_repo_of_the_kept_ranking(refres
 
     kept = kept_dir / D2 / f"system-{system.id}-job-{job.id}.trec"
     assert sorted(p for p in kept_dir.rglob("*") if p.is_file()) == [kept]  # one file, nothing half-written
-    assert stat.S_IMODE(os.stat(kept_dir).st_mode) == 0o700  # as private as the token
+    modes = [stat.S_IMODE(os.stat(path).st_mode) for path in (kept_dir, kept.parent, kept)]
+    assert modes == [0o700, 0o700, 0o600]  # as private as the token
     lines = kept.read_text(encoding="utf-8").splitlines()
     assert {line.split()[0] for line in lines} == hidden and {line.split()[5] for line in lines} == {MODEL}
     assert set(load_run(kept).run) == hidden
@@ -174,7 +175,7 @@ def test_an_unwritable_live_runs_folder_stops_the_worker_before_it_claims(tmp_pa
         assert [j.state for j in store.queue.list_jobs()] == ["queued"]
     assert code == 2
     err = capsys.readouterr().err
-    assert f"--live-runs {blocker / 'runs'}: the folder cannot be made or secured" in err
+    assert f"--live-runs {blocker / 'runs'}: the folder cannot be made" in err
     assert "leave the option out to keep no live ranking" in err
 
 

@@ -19,8 +19,8 @@ that cannot read the repo (none named, no token, no permission, the Hub unreacha
 embargoed questions as one TREC run, `DIR/SNAPSHOT/system-<id>-job-<id>.trec` (`kept_run_path`), which
 `freshstack-hf evaluate REPO --revision SNAPSHOT --run FILE` scores to the row's live numbers before their
 rounding: the way an operator checks a live score. It names embargoed query ids, so it stays on the worker's disk
-(the folder is made readable by its owner alone) and goes nowhere else: not to the store, its blobs, the archive or
-the log.
+(each snapshot's folder of it readable by its owner alone) and goes nowhere else: not to the store, its blobs, the
+archive or the log.
 """
 
 from __future__ import annotations
@@ -98,20 +98,20 @@ def private_split(repo: str | None, payload: Mapping[str, Any]) -> dict[str, Any
 
 
 def live_runs_folder(folder: str | os.PathLike[str] | None) -> Path | None:
-    """The folder live rankings are kept in (`folder`, else $FRESHSTACK_LIVE_RUNS; None: none kept), made now and
-    readable by its owner alone, as the token is: refused with the fix when it cannot be written, before any job
-    is claimed, rather than a job finding out after scoring."""
+    """The folder live rankings are kept in (`folder`, else $FRESHSTACK_LIVE_RUNS; None: none kept), made now
+    (readable by its owner alone when this makes it; each snapshot's folder in it always is, `keep_ranking`):
+    refused with the fix when it cannot be written, before any job is claimed, rather than a job finding out after
+    scoring."""
     named = folder or os.environ.get(LIVE_RUNS_ENV) or None
     if named is None:
         return None
     found = Path(named).expanduser().resolve()
     try:
         found.mkdir(mode=0o700, parents=True, exist_ok=True)
-        found.chmod(0o700)  # an existing folder too: it will hold embargoed query ids
     except OSError as exc:
         raise FreshStackError(
-            f"--live-runs {named}: the folder cannot be made or secured ({exc.strerror or exc}); name a folder this "
-            "worker's user can write, or leave the option out to keep no live ranking"
+            f"--live-runs {named}: the folder cannot be made ({exc.strerror or exc}); name a folder this worker's "
+            "user can write, or leave the option out to keep no live ranking"
         ) from exc
     if not os.access(found, os.W_OK | os.X_OK):
         raise FreshStackError(
