@@ -18,13 +18,18 @@ multi-process pool); --devices names them, a --device naming one (cuda:1) keeps 
 Live scores: with --private-repo (or $FRESHSTACK_PRIVATE_REPO) naming the private repo of an embargo (a local folder,
 or a private Hub dataset read with HF_TOKEN), `model` and `reranker` jobs are also scored on the embargoed questions
 of their snapshot, and only rounded aggregates are stored; the token is used by this process alone, never by a job
-process. Without it, their live columns record "not measured: no access to the private split".
+process. Without it, their live columns record "not measured: no access to the private split". With --live-runs DIR
+(or $FRESHSTACK_LIVE_RUNS) each such job also keeps its ranking of the embargoed questions as one TREC run,
+DIR/SNAPSHOT/system-ID-job-ID.trec, for `freshstack-hf evaluate PRIVATE_REPO --revision SNAPSHOT --run FILE` to check
+the live score with; it names embargoed questions, so it stays on this machine (each snapshot's folder in DIR readable
+by the worker's user alone), as private as the token: nothing of it reaches the store, the log or the board.
 
 Example:
   freshstack-hf worker --store sqlite:///lb/leaderboard.db --dataset out/freshstack
   freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --lease-seconds 120 --device cuda
   freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --devices cuda:0,cuda:1
   HF_TOKEN=hf_... freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --private-repo me/held
+  freshstack-hf worker --store sqlite:///lb/leaderboard.db --private-repo out/held --live-runs lb/live-runs
   python -m leaderboard.cli_worker --store sqlite:///lb/leaderboard.db --once --json
 """
 
@@ -74,6 +79,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the embargo's private repo (a folder, or a private Hub dataset read with HF_TOKEN): model and reranker "
         "jobs are also scored live on its embargoed questions ($FRESHSTACK_PRIVATE_REPO)",
     )
+    p.add_argument(
+        "--live-runs",
+        metavar="DIR",
+        help="keep each job's live ranking of the embargoed questions as a TREC run in DIR/SNAPSHOT/, to check a live "
+        "score with `evaluate` on the private repo; keep DIR as private as the token ($FRESHSTACK_LIVE_RUNS; "
+        "default: none kept)",
+    )
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument("--worker-id", help="name in the job table (default: host:pid:random)")
     p.add_argument(
@@ -121,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
 
     evaluate = _evaluator(args)
     loop = {"worker_id": args.worker_id, "once": args.once, "max_idle_seconds": args.exit_when_idle}
-    loop["private_repo"] = args.private_repo
+    loop["private_repo"], loop["live_runs"] = args.private_repo, args.live_runs
     timing = {k: getattr(args, k) for k in ("poll_seconds", "lease_seconds", "time_cap_seconds")}
     with open_store(args.store, args.runs_dir, announce=True) as store:
         stats = run_worker(store, evaluate, isolate=not args.in_process, **loop, **timing)

@@ -20,19 +20,24 @@ What a row records under its results' parameters (`live`), read back by `Store.l
   up when it submitted: `quota_used_up`, decided by the board at the door and carried in the job's payload, so the
   worker does not read the private split for it). An uploaded run records nothing: its reason (`UPLOADED_RUN`) is
   what `Store.live_scores` says of it.
+
+The one exception is the worker's own disk: a worker started with `--live-runs DIR` names, in the split it hands a
+job (`KEPT_RUN`), a file where the job keeps its live ranking of every topic as one TREC run (`keep_ranking`), so
+that the operator can check a live score with `freshstack-hf evaluate` on the private repo. Nothing else reads it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import AVERAGE, HEADLINE
 from freshstack_hf.repo.dataset import Dataset
-from freshstack_hf.runs import Run
+from freshstack_hf.runs import Run, write_run
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +50,7 @@ UPLOADED_RUN = ("uploaded_run", "an uploaded run cannot be scored live: its quer
 FAILED = ("failed", "not measured: live scoring failed on the worker")
 TOO_FEW = "too_few"
 RATE_LIMITED = "rate_limited"
+KEPT_RUN = "kept_run"  # the split's key naming the file a job keeps its live ranking in (`worker.private_split`)
 
 
 def status(code: tuple[str, str], snapshot: str = "") -> dict[str, Any]:
@@ -99,10 +105,32 @@ def live_aggregates(private: Dataset, runs: Mapping[str, Run], snapshot: str, *,
 Rank = Callable[[Dataset, str], Run]  # a job's model on one topic of the private revision: its ranking
 
 
-def score_live(split: Mapping[str, Any] | None, topics: list[str], rank: Rank, *, resamples: int) -> dict[str, Any]:
+def run_tag(model: str) -> str:
+    """The TREC run tag of a kept live ranking: the model's name (a Hub id, or a path), as one word."""
+    return "_".join(str(model).split()) or "model"
+
+
+def keep_ranking(path: str, runs: Mapping[str, Run], tag: str) -> None:
+    """Every topic's live ranking written as ONE TREC run at `path` (atomically), the file `freshstack-hf evaluate
+    PRIVATE_REPO --revision SNAPSHOT --run FILE` reads: a dataset's query ids are unique across its topics, so the
+    evaluator finds each query's topic by its id, as for any run of the whole dataset."""
+    merged: dict[str, Mapping[str, float]] = {}
+    for run in runs.values():
+        merged.update(run)
+    folder = Path(path).parent
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    folder.chmod(0o700)  # it names embargoed questions: as private as the token, whatever the umask
+    write_run(merged, path, tag=tag, fmt="trec")
+    Path(path).chmod(0o600)
+
+
+def score_live(
+    split: Mapping[str, Any] | None, topics: list[str], rank: Rank, *, resamples: int, tag: str
+) -> dict[str, Any]:
     """The live record of a job: `split` is what the worker handed it (`worker.private_split`: the private
     revision's folder, or a status), `rank` ranks one topic's embargoed questions with the job's model. A topic
-    with nothing embargoed has no private part and is left out.
+    with nothing embargoed has no private part and is left out. When the split names a file (`KEPT_RUN`, the
+    worker's `--live-runs`), the ranking is kept there under the run tag `tag` (`run_tag` of the model).
 
     A failure records `FAILED` and logs its type only: its message could quote an embargoed question's id."""
     if not split:
@@ -116,6 +144,8 @@ def score_live(split: Mapping[str, Any] | None, topics: list[str], rank: Rank, *
         if not names:
             return status(NONE_HELD, snapshot)
         runs = {name: rank(private, name) for name in names}
+        if split.get(KEPT_RUN):
+            keep_ranking(str(split[KEPT_RUN]), runs, tag)
         return live_aggregates(private, runs, snapshot, resamples=resamples)
     except NoCandidates:
         return status(NO_CANDIDATES, snapshot)

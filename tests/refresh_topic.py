@@ -12,6 +12,7 @@ import re
 import signal
 import threading
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from freshstack_hf.cli.main import main
 from freshstack_hf.pipeline import build_prompts
 
 D1, D2, D3 = "2024-02-29", "2024-06-30", "2024-08-31"
+BEFORE_D2_COMMIT = "2024-06-10T12:00:00+00:00"  # between the second commit and D2 (`make_three_commits`)
 THIRD_COMMIT = "2024-08-10T12:00:00+00:00"
 THIRD = {  # the third commit: one file changed, one added
     "scheduling.md": "Commands scheduled in routes/console.php run when the scheduler is invoked every minute by cron "
@@ -38,9 +40,15 @@ PAID = (build_prompts.NUGGETS_SYSTEM, build_prompts.SUBQUESTIONS_SYSTEM, build_p
 # ---- helpers -------------------------------------------------------------------------------------------------------
 
 
-def make_three_commits(root: Path) -> Path:
-    """The snapshot tests' docs repository (commits of 2024-01-15 and 2024-06-01) and a third commit on 2024-08-10."""
+def make_three_commits(root: Path, before_d2: Mapping[str, str] | None = None) -> Path:
+    """The snapshot tests' docs repository (commits of 2024-01-15 and 2024-06-01) and a third commit on 2024-08-10;
+    with `before_d2` ({file name: text}), those files are added by a commit of 2024-06-10, in D2's corpus."""
     repo = make_history(root)
+    if before_d2:
+        for name, text in before_d2.items():
+            (repo / name).write_text(marked(name, text), encoding="utf-8")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", "before D2", date=BEFORE_D2_COMMIT)
     for name, text in THIRD.items():
         (repo / name).write_text(marked(name, text), encoding="utf-8")
     git(repo, "add", "-A")

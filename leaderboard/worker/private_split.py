@@ -18,6 +18,13 @@ that cannot read the repo (none named, no token, no permission, the Hub unreacha
 A job whose submitter had used up its live scorings when it submitted (`submission.BaseSubmitter.live_quota`)
 carries that decision in its payload (`DECIDED`): it is handed that status as it is, and the private split is not
 read for it.
+
+`--live-runs DIR` (or $FRESHSTACK_LIVE_RUNS; default: none kept) keeps each live-scored job's ranking of the
+embargoed questions as one TREC run, `DIR/SNAPSHOT/system-<id>-job-<id>.trec` (`kept_run_path`), which
+`freshstack-hf evaluate REPO --revision SNAPSHOT --run FILE` scores to the row's live numbers before their
+rounding: the way an operator checks a live score. It names embargoed query ids, so it stays on the worker's disk
+(each snapshot's folder of it readable by its owner alone) and goes nowhere else: not to the store, its blobs, the
+archive or the log.
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from leaderboard.live_scores import NO_ACCESS, NONE_HELD, status
 log = logging.getLogger(__name__)
 
 PRIVATE_REPO_ENV = "FRESHSTACK_PRIVATE_REPO"
+LIVE_RUNS_ENV = "FRESHSTACK_LIVE_RUNS"
 PRIVATE = "private_split"  # the payload key under which a live-scored job finds {"folder"} or a live status
 DECIDED = "live_decided"  # the payload key of a live status the board decided when it queued the job
 
@@ -95,3 +103,33 @@ def private_split(repo: str | None, payload: Mapping[str, Any]) -> dict[str, Any
         )
         return status(NO_ACCESS, snapshot)
     return {"folder": str(private.folder), "snapshot": snapshot}
+
+
+def live_runs_folder(folder: str | os.PathLike[str] | None) -> Path | None:
+    """The folder live rankings are kept in (`folder`, else $FRESHSTACK_LIVE_RUNS; None: none kept), made now
+    (readable by its owner alone when this makes it; each snapshot's folder in it always is, `keep_ranking`):
+    refused with the fix when it cannot be written, before any job is claimed, rather than a job finding out after
+    scoring."""
+    named = folder or os.environ.get(LIVE_RUNS_ENV) or None
+    if named is None:
+        return None
+    found = Path(named).expanduser().resolve()
+    try:
+        found.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError as exc:
+        raise FreshStackError(
+            f"--live-runs {named}: the folder cannot be made ({exc.strerror or exc}); name a folder this worker's "
+            "user can write, or leave the option out to keep no live ranking"
+        ) from exc
+    if not os.access(found, os.W_OK | os.X_OK):
+        raise FreshStackError(
+            f"--live-runs {named}: this worker's user cannot write there; name a folder it can write, or leave the "
+            "option out to keep no live ranking"
+        )
+    return found
+
+
+def kept_run_path(folder: str | os.PathLike[str], snapshot: str, system_id: int, job_id: int) -> Path:
+    """Where a job keeps its live ranking: by snapshot (the `--revision` to evaluate it at), then by the row it
+    scored (`Store.live_scores` is keyed by system id) and the job that ran it (a row scored again keeps both)."""
+    return Path(folder) / snapshot / f"system-{system_id}-job-{job_id}.trec"

@@ -28,6 +28,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from freshstack_hf.errors import FreshStackError
+from leaderboard.live_scores import KEPT_RUN
 from leaderboard.scoring import ranking_blobs
 from leaderboard.store.records import JobRecord
 from leaderboard.store.store import Store
@@ -35,7 +36,7 @@ from leaderboard.worker.job_contract import INPUTS, JobOutput
 from leaderboard.worker.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
 from leaderboard.worker.jobs import JOB_KINDS, kept_secrets
 from leaderboard.worker.jobs import evaluate_job as default_evaluate_job
-from leaderboard.worker.private_split import PRIVATE, private_split
+from leaderboard.worker.private_split import LIVE_RUNS_ENV, PRIVATE, kept_run_path, live_runs_folder, private_split
 
 log = logging.getLogger(__name__)
 
@@ -108,13 +109,18 @@ def with_inputs(store: Store, job: JobRecord) -> JobRecord:
     return dataclasses.replace(job, payload={**job.payload, INPUTS: found})
 
 
-def with_private_split(job: JobRecord, private_repo: str | None) -> JobRecord:
+def with_private_split(job: JobRecord, private_repo: str | None, live_runs: str | None = None) -> JobRecord:
     """`job` with the private split of its snapshot (`worker.private_split`) in its payload when its kind is scored
-    live: read here, with this process's token, so the job process never holds it."""
+    live: read here, with this process's token, so the job process never holds it. With `live_runs` (else
+    $FRESHSTACK_LIVE_RUNS) the split also names the file the job keeps its live ranking in (`kept_run_path`)."""
     kind = JOB_KINDS.get(job.kind)
     if kind is None or not kind.live:
         return job
-    return dataclasses.replace(job, payload={**job.payload, PRIVATE: private_split(private_repo, job.payload)})
+    split = private_split(private_repo, job.payload)
+    live_runs = live_runs or os.environ.get(LIVE_RUNS_ENV) or None
+    if live_runs and "folder" in split:
+        split[KEPT_RUN] = str(kept_run_path(live_runs, split["snapshot"], job.system_id, job.id))
+    return dataclasses.replace(job, payload={**job.payload, PRIVATE: split})
 
 
 def run_job(
@@ -128,19 +134,20 @@ def run_job(
     isolate: bool = True,
     abort: threading.Event | None = None,
     private_repo: str | None = None,
+    live_runs: str | None = None,
 ) -> str:
     """Run one claimed job to its end; returns the outcome: done, failed, released or lost.
 
     The run a job returns (`JobOutput.runs`) is stored with its results, as the system's ranking blob. A kind scored
     live is first handed the private split of `private_repo` (else $FRESHSTACK_PRIVATE_REPO); reading it may
-    download a revision, after which the lease is renewed.
+    download a revision, after which the lease is renewed. With `live_runs` the job keeps its live ranking there.
     """
     try:
         job = with_inputs(store, job)
     except FreshStackError as exc:
         store.queue.fail_job(job.id, worker_id, str(exc))
         return "failed"
-    live = with_private_split(job, private_repo)
+    live = with_private_split(job, private_repo, live_runs)
     if live is not job:
         job = live
         if not _heartbeat(store, job, worker_id, lease_seconds):
@@ -211,13 +218,17 @@ def run_worker(
     kinds: tuple[str, ...] | None = None,
     kind_time_caps: Mapping[str, float] | None = None,
     private_repo: str | None = None,
+    live_runs: str | None = None,
 ) -> WorkerStats:
     """Claim and run jobs until stopped (signal or `stop`), after one job with `once`, or when idle too long.
 
     `kinds` limits the worker to those job kinds (the leaderboard's own baseline worker); default: every kind.
     `kind_time_caps` gives some kinds a time cap of their own (the app's baselines, which encode whole corpora).
-    `private_repo` (else $FRESHSTACK_PRIVATE_REPO) is the private repo live-scored jobs read (`private_split`)."""
+    `private_repo` (else $FRESHSTACK_PRIVATE_REPO) is the private repo live-scored jobs read (`private_split`);
+    `live_runs` (else $FRESHSTACK_LIVE_RUNS) the folder they keep their live rankings in (`live_runs_folder`: made
+    and checked here, before any job is claimed; none kept by default)."""
     evaluate_job = evaluate_job or default_evaluate_job
+    kept = live_runs_folder(live_runs)
     worker_id = worker_id or default_worker_id()
     flags = _Flags(stop or threading.Event(), threading.Event())
     restore = _install_signal_handlers(flags)
@@ -246,6 +257,7 @@ def run_worker(
                 isolate=isolate,
                 abort=flags.abort,
                 private_repo=private_repo,
+                live_runs=str(kept) if kept else None,
             )
             log.info("job %d: %s", job.id, outcome)
             stats.record(outcome)

@@ -35,7 +35,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, from_ranked
-from leaderboard.live_scores import require_candidates, score_live
+from leaderboard.live_scores import require_candidates, run_tag, score_live
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
@@ -101,7 +101,7 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
             query_texts += [q.text for q in data.topic(name).queries]
         resamples = int(payload.get("resamples", RESAMPLES))
         scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
-        live = score_live(split, data.topics, rank_live, resamples=resamples)
+        live = score_live(split, data.topics, rank_live, resamples=resamples, tag=run_tag(payload["model"]))
         efficiency = meter.report(retriever, query_texts, options.device)  # the public split's costs alone
     meta = {
         "job": "model",

@@ -35,7 +35,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, from_ranked
-from leaderboard.live_scores import require_candidates, score_live
+from leaderboard.live_scores import require_candidates, run_tag, score_live
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
@@ -96,7 +96,7 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
         pairs += count
     resamples = int(payload.get("resamples", RESAMPLES))
     scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
-    live = score_live(payload.get(PRIVATE), data.topics, rank_live, resamples=resamples)
+    live = score_live(payload.get(PRIVATE), data.topics, rank_live, resamples=resamples, tag=run_tag(payload["model"]))
     meta = {
         "job": RERANK_JOB_KIND,
         "model": str(payload["model"]),
