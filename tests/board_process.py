@@ -25,11 +25,15 @@ class Board:
         self.url, self.dataset, self.home = url, dataset, home
         self.folders = [home / "runs", home / "data", home / "cache"]  # everything local the app writes
         self.proc: subprocess.Popen | None = None
+        self.log: Path | None = None
         self.address = ""
         self.client = None
 
-    def start(self, *extra: str, pause: str | None = None, env: dict[str, str] | None = None) -> None:
-        """Serve (`extra`: more command-line options; `pause`: `FRESHSTACK_TEST_PAUSE`; `env`: more variables)."""
+    def start(
+        self, *extra: str, pause: str | None = None, env: dict[str, str] | None = None, log: Path | None = None
+    ) -> None:
+        """Serve (`extra`: more command-line options; `pause`: `FRESHSTACK_TEST_PAUSE`; `env`: more variables;
+        `log`: a file that gets everything the app prints, stdout and stderr, as an operator's console would)."""
         for folder in self.folders:
             folder.mkdir(parents=True, exist_ok=True)
         port = free_port()
@@ -45,13 +49,16 @@ class Board:
         }
         cmd = [EXE, "leaderboard", "--dataset", str(self.dataset), "--store", self.url, "--port", str(port)]
         cmd += ["--runs-dir", str(self.home / "runs"), "--no-baselines", "--rate-limit", "0", *extra]
-        self.proc = subprocess.Popen(
-            cmd, cwd=self.home, env=variables, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-        )
+        self.log = log
+        printed = log.open("a", encoding="utf-8") if log else None
+        out, err = (printed, subprocess.STDOUT) if printed else (subprocess.DEVNULL, subprocess.PIPE)
+        self.proc = subprocess.Popen(cmd, cwd=self.home, env=variables, stdout=out, stderr=err)
+        if printed:
+            printed.close()  # the app holds its own copy of the file
         address = f"http://127.0.0.1:{port}/"
         start = time.monotonic()
         while True:
-            assert self.proc.poll() is None, self.proc.communicate(timeout=10)[1][-3000:]
+            assert self.proc.poll() is None, self.printed()[-3000:]
             try:
                 if httpx.get(address, timeout=2).status_code == 200:
                     break
@@ -63,6 +70,13 @@ class Board:
 
         self.address = address
         self.client = Client(address, verbose=False)
+
+    def printed(self) -> str:
+        """What the app printed: its log file, else (an exited app's) stderr."""
+        assert self.proc is not None
+        if self.log is not None:
+            return self.log.read_text(encoding="utf-8", errors="replace")
+        return self.proc.communicate(timeout=10)[1].decode(errors="replace")
 
     def kill_and_wipe(self) -> None:
         """SIGKILL, then delete every local folder the app used: only the store remains."""
