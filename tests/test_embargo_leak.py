@@ -55,6 +55,7 @@ import httpx
 import pyarrow.parquet as pq
 import pytest
 from board_process import EXE, Board
+from browser_checks import CHROMIUM, TABLE_TEXT, headless_chromium
 from ports import free_port
 from submission_files import write_trec
 from test_embargo import every_text
@@ -383,6 +384,20 @@ class Collected:
     stored: dict[int, dict[str, PerQuery]]  # system id -> measure -> query -> value, public questions
     embargoed: dict[int, PerQuery] = field(default_factory=dict)
     recomputed: dict[int, PerQuery] = field(default_factory=dict)  # the public questions
+    drawn: list[list[str]] | None = None  # the Leaderboard table as Chromium drew it (headers first); None: no Chromium
+
+
+def drawn_table(address: str) -> list[list[str]]:
+    """The Leaderboard table as a visitor's Chromium draws it, once the workers' rows are on it."""
+    from playwright.sync_api import expect
+
+    with headless_chromium() as browser:
+        page = browser.new_page(viewport={"width": 1600, "height": 900})
+        page.goto(address)
+        table = page.locator("#leaderboard-table")
+        expect(table.get_by_text("MiniLM, 64 tokens", exact=True).first).to_be_attached(timeout=60_000)
+        expect(table.get_by_text("live note").first).to_be_attached(timeout=30_000)
+        return page.evaluate(TABLE_TEXT, "#leaderboard-table")
 
 
 @pytest.fixture(scope="module")
@@ -434,6 +449,7 @@ def collected(tmp_path_factory) -> Collected:
                 downloads.append(found.get("orig_name") or found["url"])
                 material.add(f"download {downloads[-1]}", readable(found["url"], body))
 
+        drawn = drawn_table(board.address) if CHROMIUM.is_file() else None
         info = httpx.get(f"{board.address}gradio_api/info", timeout=30).json()
         table = next(e for e in page.events if e["api_name"] == "table")
         names = [p["parameter_name"] for p in info["named_endpoints"]["/table"]["parameters"]]
@@ -469,6 +485,7 @@ def collected(tmp_path_factory) -> Collected:
     found = Collected(
         material, page, info, routes, downloads, public, Path(f"{held}@{DATE}"), hidden, systems, live, stored
     )
+    found.drawn = drawn
     for name, model in (("packaged", packaged_model_dir()), ("short", short)):
         found.embargoed[systems[name]] = per_query(found.private, model, cache)
         found.recomputed[systems[name]] = per_query(public, model, cache)
@@ -600,3 +617,28 @@ def test_the_searches_find_the_public_questions_and_planted_leaks(collected):
         "a value cut to 5 decimals",
     }
     assert shown_values(f"{round(secret[-1], 3):.3f}", set(secret)) == set()  # three decimals: not searched
+
+
+def test_a_visitor_reads_each_model_s_live_scores_and_gap_in_chromium(collected):
+    """The Leaderboard as Chromium draws it: each live-scored model's live values (two decimals, as stored), its gap
+    to its public average (signed), its intervals and question count; the uploaded run says it cannot be scored
+    live."""
+    if collected.drawn is None:
+        pytest.skip(f"Debian's chromium is not installed at {CHROMIUM} (apt-get install chromium)")
+    headers, *rows = collected.drawn
+    by_id = {row[headers.index("id")]: row for row in rows}
+    for name in ("packaged", "short"):
+        system = collected.systems[name]
+        row, record = by_id[str(system)], collected.live[system]
+        for measure in HEADLINE:
+            live = row[headers.index(f"{measure.name} live")]
+            assert live == f"{record['measures'][measure.id]['value']:.2f}", (name, measure.id)
+            public = float(row[headers.index(f"average {measure.name}")])  # shown with three decimals
+            gap = row[headers.index(f"{measure.name} gap")]
+            assert re.fullmatch(r"[+-]\d\.\d\d", gap), gap
+            assert abs(float(live) - public - float(gap)) <= 0.0056, (name, measure.id, live, public, gap)
+        note = row[headers.index("live note")]
+        assert note.startswith("95% CI ") and note.endswith(f"{HELD} questions"), note
+    uploaded = by_id[str(collected.systems["run"])]
+    assert uploaded[headers.index("live note")] == "an uploaded run cannot be scored live: its queries are private"
+    assert all(uploaded[headers.index(f"{m.name} live")] == "" for m in HEADLINE)

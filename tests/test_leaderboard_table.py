@@ -200,6 +200,10 @@ def test_board_source_rebuilds_only_when_the_store_changes():
             self.reads += 1
             return [row(1, "BM25", {"alpha": 0.3, "beta": 0.2}, "baseline")]
 
+        def live_scores(self, revision=None):
+            assert revision == "rev1"  # the live records of the served revision, read in the same rebuild
+            return {}
+
     fake = FakeStore()
     board = tbl.BoardSource(fake, TOPICS, "rev1")
     first = board.frame()

@@ -314,7 +314,7 @@ class LeaderboardTab(PageTab):
             interactive=False, elem_id="leaderboard-table", max_height=640, wrap=False, pinned_columns=2, label=" "
         )
         pager = Pager.laid_out()
-        gr.Markdown(f"{legend()}. {tbl.EFFICIENCY_LEGEND}. {paging_legend()} {rank_legend()}")
+        gr.Markdown(f"{legend()}. {tbl.EFFICIENCY_LEGEND}. {tbl.LIVE_LEGEND}. {paging_legend()} {rank_legend()}")
         self.tables, self.controls, self.pager, self.table, self.snapshot = tables, controls, pager, table, snapshot
         self.render = takes_filters(tables.render)  # the `/table` API, and what refreshes the table
         self._load(page, notice)

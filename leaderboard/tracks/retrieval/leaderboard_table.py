@@ -18,6 +18,13 @@ text cells; the only Markdown cell is the link, built from an already validated 
 After the measures come a model row's efficiency columns (`EFFICIENCY`, then `HARDWARE`), as the worker that
 scored it measured them (`efficiency`); they are blank for rows nobody measured (runs, most baselines), and
 never bold: faster is not better on its own, it is the trade-off the Plots tab shows.
+
+Between the measures and the efficiency columns, a board whose snapshot holds embargoed questions shows each row's
+live score (`leaderboard.live_scores`, read once per build with `Store.live_scores`): per headline measure the live
+value (`live_column`) and its gap to the row's public average (`gap_column`, live minus public, so a model that does
+worse on questions nobody could have trained on has a negative gap), both with two decimals as they are stored,
+and a `LIVE_NOTE` with the intervals and the question count, or why there is no number (no access, too few
+questions, an uploaded run ...). A board where no worker recorded a live score has none of these columns.
 """
 
 from __future__ import annotations
@@ -38,6 +45,7 @@ import pandas as pd
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
+from leaderboard.live_scores import MEASURED, UPLOADED_RUN
 from leaderboard.page.display import link_cell, sort_frame
 from leaderboard.page.store_frame import StoreFrame
 from leaderboard.store.records import LeaderboardRow, Score, SystemState
@@ -71,6 +79,28 @@ EFFICIENCY_LEGEND = (
 )
 
 
+LIVE_NOTE = "live note"
+LIVE_LEGEND = (
+    "**… live**: the score on the snapshot's embargoed questions (private until their embargo ends, so no model "
+    "was trained on them), measured by a worker, rounded to two decimals over at least 10 questions; **… gap**: "
+    "live minus the public average; **live note**: the 95% intervals and the question count, or why there is no "
+    "live score (an uploaded run cannot be scored live: its queries are private)"
+)
+
+
+def live_column(measure: Measure) -> str:
+    """The live value's column: the measure's name first, so no reader takes it for a topic's measure column."""
+    return f"{measure.name} live"
+
+
+def gap_column(measure: Measure) -> str:
+    return f"{measure.name} gap"
+
+
+def live_columns() -> list[str]:
+    return [*(live_column(m) for m in HEADLINE), *(gap_column(m) for m in HEADLINE), LIVE_NOTE]
+
+
 def column(scope: str, measure: Measure) -> str:
     return f"{scope} {measure.name}"
 
@@ -89,13 +119,15 @@ def build_frame(
     types: Mapping[str, str] = TYPES,
     extra: Sequence[dict[str, Any]] = (),
     jobs: Mapping[int, Mapping[str, Any]] | None = None,
+    live: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
     """Every row and column, unfiltered and unsorted; the topic columns are the dataset's `topics` only.
 
     `types` (kind -> shown type) are the kinds of this table: the Reranking tab builds its own table of the
     reranking kinds the same way; `extra` are rows that are no stored system (`row_record`s: its reference line).
     `jobs` (system id -> its first job's payload, `Queue.first_payloads`) place the rows not scored yet on their
-    job's revision (see the module docstring).
+    job's revision (see the module docstring). `live` (system id -> its live record, `Store.live_scores`) adds the
+    live columns when a worker recorded any (`add_live_columns`).
     """
     records: list[dict[str, Any]] = list(extra)
     for row in rows:
@@ -124,7 +156,43 @@ def build_frame(
         frame[column(AVERAGE, m)] = topic_averages(matrix)
     frame.attrs["topics"] = list(topics)
     frame.attrs["formats"] = {name: fmt for name, (_, _, fmt) in EFFICIENCY.items()}  # `leaderboard.page.display`
+    return add_live_columns(frame, live or {})
+
+
+def add_live_columns(frame: pd.DataFrame, live: Mapping[int, Mapping[str, Any]]) -> pd.DataFrame:
+    """`frame` with the live columns (module docstring) when a row has a record a worker stored; unchanged when
+    the only records are the uploaded runs' reason (nothing was scored live on this board)."""
+    found = [live.get(int(key)) if str(key).isdigit() else None for key in frame["id"]]
+    if not any(record and record.get("status") != UPLOADED_RUN[0] for record in found):
+        return frame
+    measured = [record if record and record.get("status") == MEASURED else None for record in found]
+    for m in HEADLINE:
+        values = np.array([_live_value(record, m.id, "value") for record in measured], dtype="float64")
+        frame[live_column(m)] = values
+        frame[gap_column(m)] = np.round(values - frame[column(AVERAGE, m)].to_numpy(dtype="float64"), 2)
+    frame[LIVE_NOTE] = [live_note(record) for record in found]
+    formats = {live_column(m): "{:.2f}" for m in HEADLINE} | {gap_column(m): "{:+.2f}" for m in HEADLINE}
+    frame.attrs["formats"] = {**frame.attrs.get("formats", {}), **formats}
     return frame
+
+
+def _live_value(record: Mapping[str, Any] | None, measure: str, key: str) -> float:
+    value = ((record or {}).get("measures") or {}).get(measure, {}).get(key)
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else math.nan
+
+
+def live_note(record: Mapping[str, Any] | None) -> str:
+    """The live note of one row: a measured record's intervals (in the measures' order) and question count, or the
+    record's own message; blank for a row with no record (a baseline)."""
+    if not record:
+        return ""
+    if record.get("status") != MEASURED:
+        return str(record.get("message") or "")
+    spans = []
+    for m in HEADLINE:
+        low, high = _live_value(record, m.id, "ci_low"), _live_value(record, m.id, "ci_high")
+        spans.append("n/a" if math.isnan(low) or math.isnan(high) else f"{low:.2f}–{high:.2f}")
+    return f"95% CI {' · '.join(spans)} · {record.get('questions', 0)} questions"
 
 
 def _of_revision(row: LeaderboardRow, revision: str, jobs: Mapping[int, Mapping[str, Any]]) -> bool:
@@ -286,7 +354,8 @@ class Filters:
 def view_frame(frame: pd.DataFrame, topic: str | None = None) -> pd.DataFrame:
     """The displayed columns: all scopes, or one topic's (a `?topic=` view); internal columns dropped."""
     topics = frame.attrs.get("topics", [])
-    return frame[[*INFO, *metric_columns(topics, topic), *EFFICIENCY_COLUMNS, *TAIL]]
+    live = [c for c in live_columns() if c in frame.columns]
+    return frame[[*INFO, *metric_columns(topics, topic), *live, *EFFICIENCY_COLUMNS, *TAIL]]
 
 
 def default_sort(topic: str | None = None) -> str:
@@ -369,6 +438,7 @@ class BoardSource(StoreFrame):
             rows = s.leaderboard_rows(measures=measures, efficiency=True)
             # The jobs' payloads only place rows not scored yet: one query saved on a board where every row is done.
             pending = revision is not None and any(not row.scores for row in rows)
-            return build_frame(rows, topics, revision=revision, jobs=s.queue.first_payloads() if pending else None)
+            jobs = s.queue.first_payloads() if pending else None
+            return build_frame(rows, topics, revision=revision, jobs=jobs, live=s.live_scores(revision))
 
         super().__init__(store, build)

@@ -68,10 +68,12 @@ def build_rerank_frame(
     *,
     revision: str | None = None,
     reference: Mapping[str, Mapping[str, float]] | None = None,
+    live: Mapping[int, Mapping[str, Any]] | None = None,
 ) -> pd.DataFrame:
-    """Every reranker row, and the reference line when `reference` has scores; unsorted."""
+    """Every reranker row, and the reference line when `reference` has scores; unsorted. `live`: the rerankers'
+    live records (`Store.live_scores`), shown as on the Leaderboard."""
     extra = [reference_record(reference)] if reference else []
-    return build_frame(rows, topics, revision=revision, types=RERANK_TYPES, extra=extra)
+    return build_frame(rows, topics, revision=revision, types=RERANK_TYPES, extra=extra, live=live)
 
 
 def sorted_view(frame: pd.DataFrame) -> pd.DataFrame:
@@ -100,7 +102,8 @@ class RerankSource(StoreFrame):
         def build(s: Any) -> pd.DataFrame:
             stored = s.leaderboard_rows(kinds=RERANK_KINDS, measures=measures)
             topics = list(dataset.topics)
-            return build_rerank_frame(stored, topics, revision=dataset.revision, reference=self.reference())
+            live = s.live_scores(dataset.revision)
+            return build_rerank_frame(stored, topics, revision=dataset.revision, reference=self.reference(), live=live)
 
         super().__init__(store, build)
 
