@@ -50,6 +50,7 @@ UPLOADED_RUN = ("uploaded_run", "an uploaded run cannot be scored live: its quer
 FAILED = ("failed", "not measured: live scoring failed on the worker")
 TOO_FEW = "too_few"
 RATE_LIMITED = "rate_limited"
+DECIDED = "live_decided"  # the job payload's key of a live status the board decided when it queued the job
 KEPT_RUN = "kept_run"  # the split's key naming the file a job keeps its live ranking in (`worker.private_split`)
 
 

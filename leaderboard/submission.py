@@ -60,14 +60,13 @@ from leaderboard.defaults import (
     upload_bytes,
 )
 from leaderboard.fault_points import POINTS
-from leaderboard.live_scores import quota_used_up, status
+from leaderboard.live_scores import DECIDED, quota_used_up, status
 from leaderboard.sanitize import SubmissionText, escape_markdown
 from leaderboard.scoring import HERE, Scorer
 from leaderboard.store.audit import BOARD, BOARD_ACTS, SUBMISSION, AuditEntry, board_entry, kind_of
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.store.schema import DELETED, HIDDEN
 from leaderboard.store.store import Store
-from leaderboard.worker.private_split import DECIDED
 
 MAX_PROBLEMS = 100  # listed back to the submitter; the rest are counted
 
@@ -280,7 +279,8 @@ def gzip_bomb(path: str | Path, what: str, max_file_bytes: int) -> SubmitOutcome
 @dataclass(frozen=True, slots=True)
 class LiveWithheld:
     """A submission's live scoring withheld at the door (`BaseSubmitter.live_quota`): the live status its row
-    records, which its job carries to the worker (`worker.private_split.DECIDED`), and what its submitter is told."""
+    records, which its job carries to the worker (`live_scores.DECIDED`, read by `worker.private_split`), and
+    what its submitter is told."""
 
     record: dict[str, Any]
     told: str

@@ -25,12 +25,13 @@ from test_live_scores import DATE, MODEL, split_snapshot
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
+from leaderboard.live_scores import DECIDED
 from leaderboard.store.rate_limit import rate_events
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.remeasure import remeasure
 from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
-from leaderboard.worker.private_split import DECIDED, PRIVATE
+from leaderboard.worker.private_split import PRIVATE
 
 USED_UP = "not measured: this submitter's live scorings are used up ({} per 7 days)"
 NEXT = re.compile(r"the next one from (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")

@@ -39,14 +39,13 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.revisions import is_date, is_local, list_revisions, revision_of
-from leaderboard.live_scores import NO_ACCESS, NONE_HELD, status
+from leaderboard.live_scores import DECIDED, NO_ACCESS, NONE_HELD, status
 
 log = logging.getLogger(__name__)
 
 PRIVATE_REPO_ENV = "FRESHSTACK_PRIVATE_REPO"
 LIVE_RUNS_ENV = "FRESHSTACK_LIVE_RUNS"
 PRIVATE = "private_split"  # the payload key under which a live-scored job finds {"folder"} or a live status
-DECIDED = "live_decided"  # the payload key of a live status the board decided when it queued the job
 
 
 def job_snapshot(payload: Mapping[str, Any]) -> str:
