@@ -98,3 +98,55 @@ def test_a_hub_datasets_dated_tags_are_its_snapshots(tmp_path, monkeypatch):
 
     monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_refs", unreachable)
     assert [s.label for s in snapshots_of(served)] == [DATES[1]]  # the served revision alone
+
+
+class WithLive:
+    """The board's store, its live read answering `records` ({dataset revision: {system id: live record}}): the
+    records a worker stores for models (`tests/test_live_scores.py` proves that read against a real worker); this
+    board's rows are uploaded runs, which the store says cannot be scored live."""
+
+    def __init__(self, store, records):
+        self.store, self.records = store, records
+
+    def __getattr__(self, name):
+        return getattr(self.store, name)
+
+    def live_scores(self, revision=None):
+        return self.records.get(revision, {})
+
+
+def test_a_live_value_and_its_gap_sit_beside_the_public_one_on_the_snapshot_scored_live(board):
+    from leaderboard.live_scores import NO_ACCESS, status
+    from leaderboard.tracks.retrieval.over_time import LIVE_SERIES, live_column, live_gap_column
+    from leaderboard.tracks.retrieval.over_time_tab import shown_table, summary
+    from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK
+
+    snapshots = snapshots_of(board["datasets"][-1])
+    middle = snapshots[1]
+    found = {
+        row.system.name.removesuffix(RESCORED_MARK): row.system.id
+        for row in board["store"].leaderboard_rows()
+        if row.dataset_revision == middle.dataset.revision
+    }
+    measured = {"status": "measured", "questions": 12, "measures": {HEADLINE[0].id: {"value": 0.42}}}
+    records = {middle.dataset.revision: {found["early run"]: measured, found["later run"]: status(NO_ACCESS)}}
+    view = over_time(WithLive(board["store"], records), snapshots)
+    table = view.table.set_index("system")
+    assert view.live == [middle.label]
+    assert table.loc["early run", live_column(middle.label)] == 0.42
+    gap = table.loc["early run", live_gap_column(middle.label)]
+    assert gap == round(0.42 - table.loc["early run", middle.label], 2)
+    assert table[live_column(middle.label)].isna()["later run"]  # no access: no number
+    assert all(live_column(s.label) not in table for s in (snapshots[0], snapshots[2]))
+    live_rows = view.long[view.long["system"] == "early run" + LIVE_SERIES]
+    assert live_rows[["snapshot", "value"]].values.tolist() == [[middle.label, 0.42]] and len(view.long) == 7
+    shown = shown_table(view.table).set_index("system")
+    assert shown.loc["early run", live_column(middle.label)] == "0.42"
+    assert shown.loc["early run", live_gap_column(middle.label)] == f"{gap:+.2f}"
+    assert f"**Live** on {middle.label}" in summary(view)
+    plain = over_time(WithLive(board["store"], {}), snapshots)
+    assert (
+        plain.live == []
+        and "**Live**" not in summary(plain)
+        and list(plain.table.columns) == [c for c in view.table.columns if " live" not in c]
+    )

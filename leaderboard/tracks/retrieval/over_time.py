@@ -12,6 +12,11 @@ equals what `freshstack-hf evaluate --revision` gives that system's ranking on t
 A system that stops (a model whose folder is gone, a Hub id deleted) keeps its earlier values, and `stopped` says
 why, from its lineage's failed row on the first later snapshot it lacks: the reason `remeasure` stored there, or the
 worker's error.
+
+On a snapshot with an embargo, a system a worker scored live there (`leaderboard.live_scores`: the snapshot's
+embargoed questions, two decimals) has its live value and its gap to the public one beside them (`live_column`,
+`live_gap_column`), and the chart draws its live values as a series of their own ("NAME (live)"); snapshots nobody
+scored live add nothing.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_averag
 from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import dated_revisions, is_date, is_local, revision_folder, revision_of
+from leaderboard.live_scores import MEASURED
 from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
 from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage
 from leaderboard.tracks.retrieval.window_table import build_window_frame
@@ -96,6 +102,7 @@ class OverTime:
     taus: list[tuple[str, str, float | None, int]]
     gap: pd.DataFrame
     stopped: list[str] = field(default_factory=list)
+    live: list[str] = field(default_factory=list)  # the snapshots with a live value of the measure (`live_column`)
 
 
 def rank_column(label: str) -> str:
@@ -104,6 +111,28 @@ def rank_column(label: str) -> str:
 
 def after_column(label: str) -> str:
     return f"{label} after cutoff"
+
+
+def live_column(label: str) -> str:
+    return f"{label} live"
+
+
+def live_gap_column(label: str) -> str:
+    return f"{label} live gap"
+
+
+LIVE_SERIES = " (live)"  # a system's live values in the chart: a series of their own, named after it
+
+
+def _live_values(store: Any, snapshot: Snapshot, measure: Measure) -> dict[int, float]:
+    """system id -> its live value of `measure` on `snapshot` (`leaderboard.live_scores`: the embargoed questions,
+    two decimals), for the rows a worker measured live there."""
+    found = {}
+    for system_id, record in store.live_scores(snapshot.dataset.revision).items():
+        value = ((record.get("measures") or {}).get(measure.id) or {}).get("value")
+        if record.get("status") == MEASURED and isinstance(value, int | float):
+            found[system_id] = float(value)
+    return found
 
 
 def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HEADLINE[0]) -> OverTime:
@@ -162,10 +191,20 @@ def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HE
         frame[after_column(snapshot.label)] = [
             after.get(ids[k].get(snapshot.label, -1), np.nan) if names[k][2] else np.nan for k in keys
         ]
+    live_labels, live_points = [], []
+    for snapshot in snapshots:  # live values beside the public ones, on the snapshots a worker scored live
+        label, live = snapshot.label, _live_values(store, snapshot, chosen)
+        found = [live.get(ids[k].get(label, -1), np.nan) for k in keys]
+        if all(math.isnan(v) for v in found):
+            continue
+        live_labels.append(label)
+        frame[live_column(label)] = found
+        frame[live_gap_column(label)] = (frame[live_column(label)] - frame[label]).round(2)
+        live_points += [(label, names[k][0] + LIVE_SERIES, v) for k, v in zip(keys, found, strict=True) if v == v]
     frame = frame.sort_values([labels[-1], "system"], ascending=[False, True], na_position="last")
     long = pd.DataFrame(
         [{"snapshot": label, "system": names[k][0], "value": v[label]} for k, v in values.items() for label in labels
-         if label in v],
+         if label in v] + [{"snapshot": a, "system": b, "value": c} for a, b, c in live_points],
         columns=["snapshot", "system", "value"],
     )  # fmt: skip
     taus = []
@@ -174,7 +213,7 @@ def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HE
         taus.append((a, b, kendall_tau_b([values[k][a] for k in both], [values[k][b] for k in both]), len(both)))
     gap = frame[frame["change"].notna()][["system", "type", "change"]].sort_values(["change", "system"])
     stopped = _stopped(labels, values, names, failed)
-    return OverTime(labels, frame.reset_index(drop=True), long, taus, gap.reset_index(drop=True), stopped)
+    return OverTime(labels, frame.reset_index(drop=True), long, taus, gap.reset_index(drop=True), stopped, live_labels)
 
 
 def _stopped(

@@ -45,6 +45,12 @@ def summary(view: OverTime) -> str:
         lines.append("**Lost the most** (last snapshot minus first, of systems on two or more): " + " · ".join(lost))
     if view.stopped:
         lines.append("**Not measured again**: " + " · ".join(view.stopped))
+    if view.live:
+        lines.append(
+            f"**Live** on {', '.join(view.live)}: the score on the snapshot's embargoed questions (private when it was "
+            "measured, rounded to two decimals) and its gap to the public one, in the table's `live` columns and as "
+            "each system's `(live)` series in the chart"
+        )
     lines.append(
         "Models and rerankers are measured again by the workers on each new snapshot; an uploaded run cannot be "
         "re-run, so its archived ranking is re-scored as it is (*re-scored on*: documents that changed read as "
@@ -95,11 +101,13 @@ def chart(view: OverTime, y_title: str) -> AltairPlotData | None:
 
 
 def shown_table(table: pd.DataFrame) -> pd.DataFrame:
-    """The table as the page shows it: scores with 3 decimals, blanks for what a system has no value of."""
+    """The table as the page shows it: scores with 3 decimals, live values with the two they are stored with (a
+    gap signed), blanks for what a system has no value of."""
     shown = table.copy()
     for name in shown.columns:
         if shown[name].dtype == "float64":
-            shown[name] = [("" if pd.isna(v) else f"{v:.3f}") for v in shown[name]]
+            shape = "{:+.2f}" if name.endswith(" live gap") else "{:.2f}" if name.endswith(" live") else "{:.3f}"
+            shown[name] = [("" if pd.isna(v) else shape.format(v)) for v in shown[name]]
         elif str(shown[name].dtype) == "Int64":
             shown[name] = [("" if pd.isna(v) else str(int(v))) for v in shown[name]]
     return shown
