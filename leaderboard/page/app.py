@@ -1,11 +1,9 @@
 """The Gradio page: the tabs registered in `leaderboard.page.tabs`, each laid out and wired by its own module.
 
 Nothing here lays out a component of a tab nor computes, filters or formats a number: the tabs do, through their
-track's plain functions (tested without Gradio). Every event has an `api_name`, so the page's API (`/load`,
-`/table` (one page), `/export` (every row), `/computing`, `/detail`, `/plots`, `/draw`, `/speed`, `/submit_run`,
-`/submit_model`, for the Reranking tab `/rerank_table`, `/submit_rerank_run`, `/submit_reranker`, and for the
-Answers tab `/answers_table`, `/submit_answers`) is what the tests and `gradio_client` users drive. Gradio refuses
-a file over `GZIP_RATIO` times the upload cap (`max_file_size`); the submitter applies the cap to what it keeps."""
+track's plain functions (tested without Gradio). Every event has an `api_name` (`/table`, `/submit_model`, ...: the
+page's API, which the tests and `gradio_client` users drive; `/gradio_api/info` lists them all). Gradio refuses a
+file over `GZIP_RATIO` times the upload cap; the submitter applies the cap to what it keeps."""
 
 from __future__ import annotations
 
@@ -19,14 +17,7 @@ import gradio as gr
 
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.defaults import (
-    EVENT_THREADS,
-    LIVE_SCORES_PER_WEEK,
-    MAX_UPLOAD_MB,
-    RATE_LIMIT_PER_HOUR,
-    WRITE_CONCURRENCY,
-    transfer_bytes,
-)
+from leaderboard import defaults
 from leaderboard.page import first_paint, gradio_costs, tabs
 from leaderboard.page.page import Page, Settings
 from leaderboard.page.sign_in import sign_in_row
@@ -47,9 +38,9 @@ def build_app(
     store: Store,
     *,
     reported_path: str | Path | None = None,
-    max_file_mb: float = MAX_UPLOAD_MB,
-    rate_limit: int | None = RATE_LIMIT_PER_HOUR,
-    live_per_week: int = LIVE_SCORES_PER_WEEK,
+    max_file_mb: float = defaults.MAX_UPLOAD_MB,
+    rate_limit: int | None = defaults.RATE_LIMIT_PER_HOUR,
+    live_per_week: int = defaults.LIVE_SCORES_PER_WEEK,
     model_roots: Sequence[str | Path] = (),
     oauth: bool = False,
     resamples: int = RESAMPLES,
@@ -64,18 +55,16 @@ def build_app(
     With `oauth`, the page shows the Hugging Face sign-in button and who is signed in, and takes submissions
     from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
     A `notice` (plain text, e.g. `leaderboard.cli_app.EPHEMERAL_NOTICE`) heads the page, above the title and the
-    tabs, so whichever tab or address a visitor opens says it; `launch_app` puts it in the served HTML too.
-    `live_per_week`: the models and rerankers one identity may have scored live in any 7 days (0: none).
+    tabs, so whichever tab or address a visitor opens says it; `launch_app` puts it in the served HTML too. One
+    identity may have `live_per_week` models and rerankers scored live in any 7 days.
     """
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
-    roots = tuple(Path(p) for p in model_roots)
-    drift = tuple(Path(p) for p in drift_reports)
+    roots, drift = (tuple(Path(p) for p in found) for found in (model_roots, drift_reports))
     names = tuple(name.strip() for name in admins if name and name.strip())
-    settings = Settings(
-        reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, names, score_apart, live_per_week
-    )
+    options = (reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, names, score_apart)
+    settings = Settings(*options, live_per_week)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         if notice:
             gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)
@@ -92,7 +81,7 @@ def build_app(
         page.chain_load()
         for tab in shown:
             tab.wire(page)
-    gradio_costs.queue(demo, default_concurrency_limit=WRITE_CONCURRENCY)  # each event names its own (`page.READ`)
+    gradio_costs.queue(demo, default_concurrency_limit=defaults.WRITE_CONCURRENCY)  # each event names its own
     demo.first_paint_rows = page.first_paint_rows  # served by launch_app (see leaderboard.page.first_paint)
     demo.first_paint_notice = notice
     return demo
@@ -103,7 +92,7 @@ def launch_app(
     *,
     host: str = "127.0.0.1",
     port: int | None = None,
-    max_file_mb: float = MAX_UPLOAD_MB,
+    max_file_mb: float = defaults.MAX_UPLOAD_MB,
     prevent_thread_lock: bool = False,
     quiet: bool = False,
 ) -> Any:
@@ -111,11 +100,11 @@ def launch_app(
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     gradio_costs.install()
     launched = demo.launch(
-        max_threads=EVENT_THREADS,
+        max_threads=defaults.EVENT_THREADS,
         theme=theme(),
         server_name=host,
         server_port=port,
-        max_file_size=transfer_bytes(max_file_mb),
+        max_file_size=defaults.transfer_bytes(max_file_mb),
         prevent_thread_lock=True,  # the first paint is installed on the started app, then we block if asked
         quiet=quiet,
         show_error=True,

@@ -39,7 +39,10 @@ if TYPE_CHECKING:
 NAME = "candidates"
 READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "embargo_days")
 VERSION = 2  # 2: under an embargo, the embargoed questions' lists too
-OUTPUTS = tuple(CANDIDATE_LISTS.values())  # the embargoed questions' lists only exist under an embargo: `write` checks
+OUTPUTS = tuple(CANDIDATE_LISTS.values())
+# What it writes under an embargo only (the embargoed questions' lists and record): not in `OUTPUTS`, which every
+# build must have before it resumes past this stage; `write` checks these where an embargo asks for them.
+EMBARGO_OUTPUTS = (EMBARGOED_CANDIDATES, EMBARGOED_CANDIDATES_RECORD)
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
