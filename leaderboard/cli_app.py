@@ -53,7 +53,14 @@ EPHEMERAL_NOTICE = (
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     from freshstack_hf.baselines import METHODS, board_methods
-    from leaderboard.defaults import LIVE_SCORES_PER_WEEK, MAX_UPLOAD_MB, RATE_LIMIT_PER_HOUR, RUNS_DIR_HELP
+    from leaderboard.defaults import (
+        LIVE_RELEASE,
+        LIVE_RELEASES,
+        LIVE_SCORES_PER_WEEK,
+        MAX_UPLOAD_MB,
+        RATE_LIMIT_PER_HOUR,
+        RUNS_DIR_HELP,
+    )
 
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
     p.add_argument(
@@ -106,6 +113,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="models and rerankers per identity scored live on the embargoed questions in any 7 days (each live "
         "score tells a prober two decimals of a mean; later submissions are scored on the public questions only); "
         "0 = no submission is scored live (default: %(default)s)",
+    )
+    p.add_argument(
+        "--live-release",
+        choices=LIVE_RELEASES,
+        default=LIVE_RELEASE,
+        help="when a live score is shown: hold = once the embargo of its questions has ended, so probing with "
+        "crafted models learns nothing of them; open = as soon as it is measured, which lets a submitter with "
+        "several identities read the embargoed judgments back (default: %(default)s)",
     )
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument(
@@ -204,6 +219,9 @@ def run(args: argparse.Namespace) -> int:
         _say(f"sign-in: {check_sign_in()}")
     dataset = Dataset(args.dataset, args.revision)  # user errors first, before anything is created
     _say(f"dataset: {dataset.source} ({', '.join(dataset.topics)}; revision {dataset.revision})")
+    from leaderboard.live_release import release_plan
+
+    _say(f"live scores: {release_plan(args.live_release)}")
     from leaderboard.page.page import Settings
     from leaderboard.page.tabs import check_inputs
 
@@ -228,6 +246,7 @@ def run(args: argparse.Namespace) -> int:
             max_file_mb=args.max_file_mb,
             rate_limit=args.rate_limit,
             live_per_week=args.live_per_week,
+            live_release=args.live_release,
             model_roots=args.model_root,
             oauth=args.oauth,
             drift_reports=args.drift,

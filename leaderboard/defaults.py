@@ -1,8 +1,8 @@
-"""The board's defaults, each named once: where its store lives, the upload cap, rate limit and live-scoring quota a
-board starts with (`freshstack-hf leaderboard --max-file-mb / --rate-limit / --live-per-week`, `build_app`,
-`launch_app` and the submitters all read them from here), how many of its events run at once
-(`leaderboard.page.page.READ` / `WRITE`) and how many rendered views it keeps (`$FRESHSTACK_READ_CONCURRENCY` and
-`$FRESHSTACK_VIEW_CACHE` tune those two).
+"""The board's defaults, each named once: where its store lives, the upload cap, rate limit, live-scoring quota and
+live release rule a board starts with (`freshstack-hf leaderboard --max-file-mb / --rate-limit / --live-per-week /
+--live-release`, `build_app`, `launch_app` and the submitters all read them from here), how many of its events run
+at once (`leaderboard.page.page.READ` / `WRITE`) and how many rendered views it keeps
+(`$FRESHSTACK_READ_CONCURRENCY` and `$FRESHSTACK_VIEW_CACHE` tune those two).
 """
 
 from __future__ import annotations
@@ -22,6 +22,11 @@ RATE_LIMIT_PER_HOUR = 10  # accepted submissions per identity in any hour; 0 or 
 # scored live; the board's own re-measuring of a stored model on a new snapshot is never counted.
 LIVE_SCORES_PER_WEEK = 3
 LIVE_WINDOW_SECONDS = 7 * 24 * 3600.0
+# When a live value is shown (`leaderboard.live_release`): "hold" (once the embargo of its questions has ended: no
+# feedback on a private question reaches anyone), or "open" (at once: a prober with many identities reads the
+# judgments back).
+LIVE_RELEASES = ("hold", "open")
+LIVE_RELEASE = LIVE_RELEASES[0]
 GZIP_RATIO = 25  # an upload may hold this many times the cap as text (a run read to its kept depth; gzip bombs)
 READ_CONCURRENCY_ENV = "FRESHSTACK_READ_CONCURRENCY"
 VIEW_CACHE_ENV = "FRESHSTACK_VIEW_CACHE"

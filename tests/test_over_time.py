@@ -116,6 +116,7 @@ class WithLive:
 
 
 def test_a_live_value_and_its_gap_sit_beside_the_public_one_on_the_snapshot_scored_live(board):
+    from leaderboard.live_release import HOLD, OPEN, LiveRelease
     from leaderboard.live_scores import NO_ACCESS, status
     from leaderboard.tracks.retrieval.over_time import LIVE_SERIES, live_column, live_gap_column
     from leaderboard.tracks.retrieval.over_time_tab import shown_table, summary
@@ -130,7 +131,9 @@ def test_a_live_value_and_its_gap_sit_beside_the_public_one_on_the_snapshot_scor
     }
     measured = {"status": "measured", "questions": 12, "measures": {HEADLINE[0].id: {"value": 0.42}}}
     records = {middle.dataset.revision: {found["early run"]: measured, found["later run"]: status(NO_ACCESS)}}
-    view = over_time(WithLive(board["store"], records), snapshots)
+    held = over_time(WithLive(board["store"], records), snapshots, live_of=lambda _: LiveRelease(HOLD))
+    assert held.live == []  # a record without the end of its embargo stays held under the default rule
+    view = over_time(WithLive(board["store"], records), snapshots, live_of=lambda _: LiveRelease(OPEN))
     table = view.table.set_index("system")
     assert view.live == [middle.label]
     assert table.loc["early run", live_column(middle.label)] == 0.42

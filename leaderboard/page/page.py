@@ -28,6 +28,7 @@ import gradio as gr
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import (
+    LIVE_RELEASE,
     LIVE_SCORES_PER_WEEK,
     MAX_UPLOAD_MB,
     RATE_LIMIT_PER_HOUR,
@@ -73,6 +74,7 @@ class Settings:
     admins: tuple[str, ...] = ()  # `--admin` Hugging Face users: the Admin tab's moderators (OAuth only)
     score_apart: bool = False  # score submissions in a child process (`scoring.ScoringApart`): a served board
     live_per_week: int = LIVE_SCORES_PER_WEEK  # `--live-per-week`: live scorings per identity in 7 days
+    live_release: str = LIVE_RELEASE  # `--live-release`: when a live value is shown (`leaderboard.live_release`)
 
     @property
     def max_file_bytes(self) -> int:

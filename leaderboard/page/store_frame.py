@@ -29,8 +29,15 @@ class StoreFrame:
     and the first render after a write is computed once, by whichever asks first, while the others wait for it.
     """
 
-    def __init__(self, store: Any, build: Callable[[Any], pd.DataFrame], views: int = VIEW_CACHE_ENTRIES):
+    def __init__(
+        self,
+        store: Any,
+        build: Callable[[Any], pd.DataFrame],
+        views: int = VIEW_CACHE_ENTRIES,
+        depends: Callable[[], Hashable] | None = None,
+    ):
         self.store, self._build = store, build
+        self._depends = depends  # what the frame reads besides the store (the day a held live value is released)
         self._lock = threading.Lock()
         self._frame: pd.DataFrame | None = None
         self._marker: Any = None
@@ -43,6 +50,8 @@ class StoreFrame:
         # instead of taking turns, each its own read, behind the lock (fifty visitors at once waited there most of
         # their first paint). Read before the rows: a write in between forces a rebuild.
         marker = self.store.change_marker()
+        if self._depends is not None:
+            marker = (marker, self._depends())
         with self._lock:
             if self._frame is None or marker != self._marker:
                 self._frame = self._build(self.store)

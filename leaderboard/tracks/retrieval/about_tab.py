@@ -9,7 +9,8 @@ from collections.abc import Sequence
 import gradio as gr
 
 from freshstack_hf.metrics import MEASURES
-from leaderboard.defaults import LIVE_SCORES_PER_WEEK
+from leaderboard.defaults import LIVE_RELEASE, LIVE_SCORES_PER_WEEK
+from leaderboard.live_release import release_plan
 from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import published as reference
 from leaderboard.tracks.retrieval import retrieval_page
@@ -23,6 +24,7 @@ def about(
     published: bool,
     oauth: bool = False,
     live_per_week: int = LIVE_SCORES_PER_WEEK,
+    live_release: str = LIVE_RELEASE,
 ) -> str:
     measures = "\n".join(f"| {m.name} | {m.description} |" for m in MEASURES)
     who = "signed-in Hugging Face user" if oauth else "client address"
@@ -34,6 +36,7 @@ def about(
         if live_per_week > 0
         else "no submission is scored live on the embargoed questions"
     )
+    live += f"; live values are {release_plan(live_release)}"
     signed = " Submitting needs a Hugging Face sign-in." if oauth else ""
     elsewhere = (
         f" Figures published elsewhere are in the **{reference.REFERENCE_TAB}** tab only (source: {reference.SOURCE}):"
@@ -87,5 +90,6 @@ class AboutTab(PageTab):
             published,
             settings.oauth,
             settings.live_per_week,
+            settings.live_release,
         )
         gr.Markdown(text)

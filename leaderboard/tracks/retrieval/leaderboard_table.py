@@ -45,6 +45,7 @@ import pandas as pd
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
+from leaderboard.live_release import LiveRelease
 from leaderboard.live_scores import MEASURED, UPLOADED_RUN
 from leaderboard.page.display import link_cell, sort_frame
 from leaderboard.page.store_frame import StoreFrame
@@ -82,9 +83,10 @@ EFFICIENCY_LEGEND = (
 LIVE_NOTE = "live note"
 LIVE_LEGEND = (
     "**… live**: the score on the snapshot's embargoed questions (private until their embargo ends, so no model "
-    "was trained on them), measured by a worker, rounded to two decimals over at least 10 questions; **… gap**: "
-    "live minus the public average; **live note**: the 95% intervals and the question count, or why there is no "
-    "live score (an uploaded run cannot be scored live: its queries are private)"
+    "was trained on them), measured by a worker, rounded to two decimals over at least 10 questions of each topic "
+    "counted; **… gap**: live minus the public average; **live note**: the 95% intervals and the question count, "
+    "or why there is no live score yet (held until the embargo ends, so that no crafted model can read the private "
+    "questions back through it) or at all (an uploaded run cannot be scored live: its queries are private)"
 )
 
 
@@ -429,9 +431,10 @@ def _plain_link(cell: str) -> str:
 
 
 class BoardSource(StoreFrame):
-    """The full retrieval board (`build_frame` of the headline measures) for one dataset revision."""
+    """The full retrieval board (`build_frame` of the headline measures) for one dataset revision; its live columns
+    as `live` releases them (`leaderboard.live_release`; None: the snapshot has no embargo, so no live column)."""
 
-    def __init__(self, store: Any, topics: Sequence[str], revision: str | None):
+    def __init__(self, store: Any, topics: Sequence[str], revision: str | None, live: LiveRelease | None = None):
         measures = tuple(m.id for m in HEADLINE)
 
         def build(s: Any) -> pd.DataFrame:
@@ -439,6 +442,7 @@ class BoardSource(StoreFrame):
             # The jobs' payloads only place rows not scored yet: one query saved on a board where every row is done.
             pending = revision is not None and any(not row.scores for row in rows)
             jobs = s.queue.first_payloads() if pending else None
-            return build_frame(rows, topics, revision=revision, jobs=jobs, live=s.live_scores(revision))
+            records = live.records(s, revision) if live is not None else None
+            return build_frame(rows, topics, revision=revision, jobs=jobs, live=records)
 
-        super().__init__(store, build)
+        super().__init__(store, build, depends=live.marker if live is not None else None)

@@ -14,15 +14,16 @@ why, from its lineage's failed row on the first later snapshot it lacks: the rea
 worker's error.
 
 On a snapshot with an embargo, a system a worker scored live there (`leaderboard.live_scores`: the snapshot's
-embargoed questions, two decimals) has its live value and its gap to the public one beside them (`live_column`,
-`live_gap_column`), and the chart draws its live values as a series of their own ("NAME (live)"); snapshots nobody
-scored live add nothing.
+embargoed questions, two decimals), once the board's release rule shows it (`leaderboard.live_release`), has its
+live value and its gap to the public one beside them (`live_column`, `live_gap_column`), and the chart draws its
+live values as a series of their own ("NAME (live)"); snapshots with no live value shown add nothing.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,6 +37,7 @@ from freshstack_hf.metrics import HEADLINE, Measure, parse_measure, topic_averag
 from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import dated_revisions, is_date, is_local, revision_folder, revision_of
+from leaderboard.live_release import LiveRelease
 from leaderboard.live_scores import MEASURED
 from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
 from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage
@@ -124,19 +126,28 @@ def live_gap_column(label: str) -> str:
 LIVE_SERIES = " (live)"  # a system's live values in the chart: a series of their own, named after it
 
 
-def _live_values(store: Any, snapshot: Snapshot, measure: Measure) -> dict[int, float]:
+LiveOf = Callable[[Dataset], LiveRelease | None]  # how a snapshot's live values are released (None: not at all)
+
+
+def _live_values(store: Any, snapshot: Snapshot, measure: Measure, live_of: LiveOf) -> dict[int, float]:
     """system id -> its live value of `measure` on `snapshot` (`leaderboard.live_scores`: the embargoed questions,
-    two decimals), for the rows a worker measured live there."""
+    two decimals), for the rows a worker measured live there and the board's release rule shows."""
+    live = live_of(snapshot.dataset)
+    if live is None:
+        return {}
     found = {}
-    for system_id, record in store.live_scores(snapshot.dataset.revision).items():
+    for system_id, record in live.records(store, snapshot.dataset.revision).items():
         value = ((record.get("measures") or {}).get(measure.id) or {}).get("value")
         if record.get("status") == MEASURED and isinstance(value, int | float):
             found[system_id] = float(value)
     return found
 
 
-def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HEADLINE[0]) -> OverTime:
-    """Every listed, scored system of the main board's kinds on every snapshot (see the module docstring)."""
+def over_time(
+    store: Any, snapshots: list[Snapshot], measure: str | Measure = HEADLINE[0], live_of: LiveOf = lambda _: None
+) -> OverTime:
+    """Every listed, scored system of the main board's kinds on every snapshot (see the module docstring); live
+    values as `live_of` releases each snapshot's (`leaderboard.live_release`; by default none)."""
     chosen = parse_measure(measure) if isinstance(measure, str) else measure
     labels = [s.label for s in snapshots]
     by_revision = {s.dataset.revision: s for s in snapshots}
@@ -193,7 +204,7 @@ def over_time(store: Any, snapshots: list[Snapshot], measure: str | Measure = HE
         ]
     live_labels, live_points = [], []
     for snapshot in snapshots:  # live values beside the public ones, on the snapshots a worker scored live
-        label, live = snapshot.label, _live_values(store, snapshot, chosen)
+        label, live = snapshot.label, _live_values(store, snapshot, chosen, live_of)
         found = [live.get(ids[k].get(label, -1), np.nan) for k in keys]
         if all(math.isnan(v) for v in found):
             continue

@@ -13,6 +13,7 @@ browser test finds what was drawn.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any
 
@@ -118,14 +119,16 @@ class OverTimeTab(PageTab):
 
     def layout(self, page: Page) -> None:
         snapshots = retrieval_page.snapshots(page)  # listed once for the page, as the Leaderboard's selector
-        cache = StoreFrame(page.store, lambda _store: pd.DataFrame())  # its views: one per store state and measure
+        live_of = functools.partial(retrieval_page.live, page)  # each snapshot's live values, as the board shows them
+        # its views: one per store state, day and measure (a held live value is shown from the day its embargo ends)
+        cache = StoreFrame(page.store, lambda _store: pd.DataFrame(), depends=retrieval_page.release(page).marker)
         picker = gr.Dropdown([(m.name, m.id) for m in HEADLINE], value=HEADLINE[0].id, label="Measure")
         plot = gr.Plot(label="Average over the snapshot's topics", elem_id="over-time-plot")
         table = gr.Dataframe(interactive=False, wrap=False, max_height=480, elem_id="over-time-table")
         text = gr.Markdown(elem_id="over-time-summary")
 
         def draw(measure: str) -> Any:
-            view = cache.view(measure, lambda _frame: over_time(page.store, snapshots, measure))
+            view = cache.view(measure, lambda _frame: over_time(page.store, snapshots, measure, live_of))
             return chart(view, parse_measure(measure).name), shown_table(view.table), summary(view)
 
         page.on_load(draw, [picker], [plot, table, text], api_name="over_time")

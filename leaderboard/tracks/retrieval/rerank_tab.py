@@ -17,6 +17,7 @@ import gradio as gr
 
 from leaderboard.page.page import READ, SCORING, Page, PageTab, Path_, Profile
 from leaderboard.sanitize import escape_markdown
+from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter, missing_candidates
 from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
 
@@ -47,7 +48,7 @@ class RerankTab(PageTab):
         models = RerankerSubmitter(
             page.store, page.dataset, model_roots=page.settings.model_roots, **page.submitter_options()
         )
-        source = RerankSource(page.store, page.dataset)
+        source = RerankSource(page.store, page.dataset, retrieval_page.live(page, page.dataset))
         gr.Markdown(INTRO)
         if missing := missing_candidates(page.dataset):
             gr.Markdown(missing_candidates_note(missing), elem_id="rerank-missing")

@@ -23,6 +23,7 @@ import pandas as pd
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import from_ids
+from leaderboard.live_release import LiveRelease
 from leaderboard.page.display import datatypes, display, sort_frame
 from leaderboard.page.store_frame import StoreFrame
 from leaderboard.scoring import score_for_store
@@ -93,7 +94,7 @@ class RerankSource(StoreFrame):
     """The Reranking table from the store (rebuilt when the store changes), with the reference line, whose
     scores are computed once, when the table is first asked for."""
 
-    def __init__(self, store: Any, dataset: Dataset) -> None:
+    def __init__(self, store: Any, dataset: Dataset, live: LiveRelease | None = None) -> None:
         self.dataset = dataset
         self._reference: dict[str, dict[str, float]] | None = None
         self._reference_lock = threading.Lock()
@@ -102,10 +103,11 @@ class RerankSource(StoreFrame):
         def build(s: Any) -> pd.DataFrame:
             stored = s.leaderboard_rows(kinds=RERANK_KINDS, measures=measures)
             topics = list(dataset.topics)
-            live = s.live_scores(dataset.revision)
-            return build_rerank_frame(stored, topics, revision=dataset.revision, reference=self.reference(), live=live)
+            records = live.records(s, dataset.revision) if live is not None else None
+            reference = self.reference()
+            return build_rerank_frame(stored, topics, revision=dataset.revision, reference=reference, live=records)
 
-        super().__init__(store, build)
+        super().__init__(store, build, depends=live.marker if live is not None else None)
 
     def reference(self) -> dict[str, dict[str, float]]:
         with self._reference_lock:

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from freshstack_hf.repo.dataset import Dataset
+from leaderboard.live_release import LiveRelease, has_embargo
 from leaderboard.page.page import Page
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.over_time import Snapshot, snapshots_of
@@ -26,9 +27,22 @@ from leaderboard.tracks.retrieval.rank_column import RankSource
 Picker = tuple[Any, Callable[[pd.DataFrame, list[tuple[str, str]]], Any]]
 
 
+def release(page: Page) -> LiveRelease:
+    """The board's release rule of live values (`leaderboard.live_release`: `--live-release`), judged against the
+    snapshots the page lists."""
+    rule = page.settings.live_release
+    return page.shared("retrieval.release", lambda: LiveRelease(rule, published=lambda: snapshot_labels(page)))
+
+
+def live(page: Page, dataset: Dataset) -> LiveRelease | None:
+    """How `dataset`'s live values are released on this board; None when the snapshot holds no embargoed question,
+    so its tables have no live column."""
+    return release(page) if has_embargo(dataset) else None
+
+
 def board(page: Page) -> BoardSource:
     def make() -> BoardSource:
-        source = BoardSource(page.store, page.dataset.topics, page.dataset.revision)
+        source = BoardSource(page.store, page.dataset.topics, page.dataset.revision, live(page, page.dataset))
         source.frame()  # built now, so the first visitor does not wait for it
         return source
 
@@ -67,6 +81,10 @@ def snapshots(page: Page) -> list[Snapshot]:
     return page.shared("retrieval.snapshots", lambda: snapshots_of(page.dataset))
 
 
+def snapshot_labels(page: Page) -> list[str]:
+    return [snap.label for snap in snapshots(page)]
+
+
 def snapshot_boards(page: Page) -> dict[str, SnapshotBoard]:
     """{snapshot name: its board}, oldest first. Made together while the page is built (no frame is read yet, but
     the newest's), so requests never race to make them; the served snapshot shares the page's board, which a
@@ -78,7 +96,7 @@ def snapshot_boards(page: Page) -> dict[str, SnapshotBoard]:
             if snap.dataset is page.dataset:
                 made[snap.label] = SnapshotBoard(snap.label, snap.dataset, board(page), ranks(page))
             else:
-                source = BoardSource(page.store, snap.dataset.topics, snap.dataset.revision)
+                source = BoardSource(page.store, snap.dataset.topics, snap.dataset.revision, live(page, snap.dataset))
                 made[snap.label] = SnapshotBoard(
                     snap.label, snap.dataset, source, RankSource(page.store, snap.dataset, source)
                 )
