@@ -78,9 +78,9 @@ class Topic:
     relevant: set[str]
 
 
-def private_topics(root: Path) -> list[Topic]:
+def private_topics(root: Path, sizes: dict[str, int] = TOPICS) -> list[Topic]:
     made = []
-    for seed, (name, count) in enumerate(TOPICS.items()):
+    for seed, (name, count) in enumerate(sizes.items()):
         topic = synth_topic(name, SynthConfig(queries=count, docs=DOCS, seed=11 + seed, min_nuggets=2, max_nuggets=5))
         folder = root / name
         write_topics(folder, [topic], source={"kind": "synthetic", "note": "probe bench: embargoed questions"})
@@ -94,8 +94,8 @@ class LiveBoard:
     """What one scoring of a submitted ranking returns to its submitter: the worker's live record on the private
     revision, then the board's release rule on `today` (None: nothing shown)."""
 
-    def __init__(self, topic: Topic, rule: str) -> None:
-        self.topic, self.rule, self.resamples = topic, rule, RESAMPLES
+    def __init__(self, topic: Topic, rule: str, resamples: int = RESAMPLES) -> None:
+        self.topic, self.rule, self.resamples = topic, rule, resamples
         self.scorings = 0
 
     def submit(self, ranked: list[str], today: str) -> float | None:

@@ -142,3 +142,22 @@ def test_today_is_a_utc_date():
     from leaderboard.live_release import today_utc
 
     assert datetime.strptime(today_utc(), "%Y-%m-%d")
+
+
+def test_the_probe_benchs_adversary_reads_judgments_back_when_values_are_open_and_nothing_under_hold(
+    tmp_path, monkeypatch
+):
+    """`python -m benchmarks probe`'s adversary is a real one: through the worker's `live_aggregates` and the
+    release rule, with the values open it names most relevant documents of 12 embargoed questions, each truly
+    relevant; under `hold` it names none, whatever it submits (fewer resamples than the worker's: the value, the
+    only thing it reads, does not depend on them)."""
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parent.parent))  # the checkout's `benchmarks`
+    from benchmarks.bench_probe import LiveBoard, private_topics, probe, scorings_allowed
+
+    (topic,) = private_topics(tmp_path, {"twelve": 12})
+    days = scorings_allowed(3)[:450]
+    opened = LiveBoard(topic, OPEN, resamples=0)
+    named = probe(opened, topic.pool, days)
+    assert len(named & topic.relevant) >= 0.8 * len(topic.relevant) and named <= topic.relevant
+    held = LiveBoard(topic, HOLD, resamples=0)
+    assert probe(held, topic.pool, days) == set() and held.scorings == len(days)
