@@ -21,6 +21,8 @@ from pathlib import Path
 import pytest
 from drift_repos import new_topic, old_topic, write_snapshot
 from hub_models import COMMIT
+from over_time_board import DATES as OVER_TIME
+from over_time_board import third_topic
 from sqlalchemy import select, update
 from test_live_scores import DATE, MODEL, split_snapshot
 
@@ -231,6 +233,34 @@ def test_a_remeasure_counts_against_its_owners_live_quota(store_on_each_backend,
     assert remeasure(store, second, live_per_week=1).present == 2
     assert {who: live_events(store, f"live:{who}") for who in again} == events
     assert {carol, dave} <= {r.system.id for r in store.leaderboard_rows()}
+
+
+def test_remeasure_and_refresh_take_the_boards_quota(store, tmp_path, capsys):
+    """`freshstack-hf remeasure --live-per-week N`, and `refresh --store --live-per-week N` through the same
+    command, count what they queue again against the quota the board runs with: with 0, nothing re-measured is
+    scored live, and the command says so; a negative quota, or one without --store, is refused (exit 2)."""
+    from freshstack_hf.cli.main import main
+    from freshstack_hf.cli.refresh import _tell_the_board
+
+    for date, topic in zip(OVER_TIME, (old_topic(), new_topic(), third_topic()), strict=True):
+        write_snapshot(tmp_path / f"freshstack@{date}", topic, QUALITY)
+    base = tmp_path / "freshstack"
+    scored_model(store, Dataset(base, OVER_TIME[0]), "org/embedder", "user:carol", per_week=3)
+    none_live = {"status": "rate_limited", "message": "not measured: this board scores no submission live"}
+
+    command = ["remeasure", "--store", store.url, "--dataset", str(base), "--revision", OVER_TIME[1]]
+    assert main([*command, "--live-per-week", "-1"]) == 2
+    assert "--live-per-week must be >= 0" in capsys.readouterr().err
+    assert main([*command, "--live-per-week", "0"]) == 0
+    assert "its live score will not be measured: this board scores no submission live" in capsys.readouterr().out
+    _tell_the_board(store.url, str(base), OVER_TIME[2], quiet=True, live_per_week=0)  # what refresh --store runs
+    again = [j for j in store.queue.list_jobs(state="queued") if j.kind == "model"]
+    assert [j.payload[DECIDED] for j in again] == [none_live, none_live]
+    assert live_events(store, "live:user:carol")[1:] == []  # the first submission's unit only
+
+    refresh = ["refresh", str(tmp_path / "topics.yaml"), "--repo", str(base), "--budget-usd", "1"]
+    assert main([*refresh, "--live-per-week", "1"]) == 2
+    assert "--live-per-week N: only with --store" in capsys.readouterr().err
 
 
 def test_a_rescored_run_is_never_scored_live(store, tmp_path):
