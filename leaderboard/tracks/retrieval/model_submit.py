@@ -53,6 +53,7 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 _REVISION = re.compile(r"^[A-Za-z0-9][\w./-]{0,99}$")
 COMMIT = re.compile(r"^[0-9a-f]{40}$")  # a Hub commit id: the one kind of revision nobody can move
 RETRY_LATER = "retry_later"  # an outcome's detail: the Hub could not be asked; nothing is wrong with the model
+HUB_TIMEOUT_SECONDS = 20.0  # one question to the Hub per model: a board learning a snapshot must not hang on it
 
 
 def model_content_hash(track: str, model: str, revision: str, dataset_revision: str) -> str:
@@ -161,7 +162,7 @@ def _hub_commit(model: str, revision: str) -> str:
 
     asked = revision or "its default branch"
     try:
-        sha = HfApi().model_info(model, revision=revision or None).sha
+        sha = HfApi().model_info(model, revision=revision or None, timeout=HUB_TIMEOUT_SECONDS).sha
     except RevisionNotFoundError as exc:
         raise FreshStackError(
             f"revision {revision or '(default branch)'} of {model} is not on the Hugging Face Hub (gone, or never was)"
