@@ -10,8 +10,9 @@ stops; --no-baseline-worker leaves them to the workers sharing the store (`fresh
 e.g. GPU machines on a PostgreSQL store), and --worker runs one full worker here (submissions included).
 
 Every system the store holds for another dataset revision is measured on the served one too (`worker.jobs.measure_on`):
-models and rerankers are queued again for the workers, uploaded runs' archived rankings re-scored by the built-in
-worker, each once, so one store serves every published snapshot with every system on each.
+models and rerankers are queued again for the workers (each live scoring counted against its owner's
+--live-per-week, as a submission's), uploaded runs' archived rankings re-scored by the built-in worker, each once,
+so one store serves every published snapshot with every system on each.
 
 Reported figures (--reported, e.g. the official leaderboard's JSON) are shown in a tab of their own, "Reference
 (published)", never in the main table, and never stored. Model submissions are queued for evaluation workers:
@@ -110,9 +111,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=int,
         default=LIVE_SCORES_PER_WEEK,
         metavar="N",
-        help="models and rerankers per identity scored live on the embargoed questions in any 7 days (each live "
-        "score tells a prober two decimals of a mean; later submissions are scored on the public questions only); "
-        "0 = no submission is scored live (default: %(default)s)",
+        help="models and rerankers per identity scored live on the embargoed questions in any 7 days, the board's "
+        "re-measuring of a stored one on a new snapshot included (each live score tells a prober two decimals of a "
+        "mean; later ones are scored on the public questions only); 0 = nothing is scored live (default: "
+        "%(default)s)",
     )
     p.add_argument(
         "--live-release",
@@ -235,7 +237,9 @@ def run(args: argparse.Namespace) -> int:
             _queue_baselines(args, store, dataset)
         from leaderboard.worker.jobs import measure_on
 
-        measure_on(store, dataset, say=lambda line: _say(f"other revisions' systems: {line}"))
+        measure_on(
+            store, dataset, live_per_week=args.live_per_week, say=lambda line: _say(f"other revisions' systems: {line}")
+        )
         from leaderboard.page.app import build_app, launch_app
         from leaderboard.worker.jobs import APP_JOB_KINDS
 

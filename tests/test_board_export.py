@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import yaml
+from hub_models import COMMIT
 from sqlalchemy import update
 from sqlalchemy.engine import make_url
 from store_rows import META, topic_scores
@@ -105,7 +106,7 @@ def build_board(store: Store, dataset, runs, folder: Path) -> dict[str, int]:
         .system_id
     )
     reranker = RerankerSubmitter(store, dataset, **options).submit(
-        "org/tiny-reranker", name="a reranker", identity="user:bob"
+        "org/tiny-reranker", revision=COMMIT, name="a reranker", identity="user:bob"
     )
     ids["reranker"] = reranker.system_id
 

@@ -21,6 +21,7 @@ from types import SimpleNamespace
 import httpx
 import pytest
 from app_client import ALL_SIZES, ALL_TYPES, submit, system_count, table
+from hub_models import COMMIT
 from ports import free_port
 from shared_paths import OFFICIAL_LEADERBOARD
 from submission_files import merged, write_trec
@@ -298,13 +299,13 @@ def test_the_server_refuses_a_file_over_25_times_the_cap(app, tmp_path):
 
 def test_a_model_submission_is_queued_for_a_worker(app):
     message, status = app.client.predict(
-        "org/some-embedder", "v1", "full", "", "", "https://hf.co/org/some-embedder", api_name="/submit_model"
+        "org/some-embedder", COMMIT, "full", "", "", "https://hf.co/org/some-embedder", api_name="/submit_model"
     )
     assert status["status"] == "queued", message
     (job,) = [j for j in app.store.queue.list_jobs() if j.system_id == status["system_id"]]
     assert job.kind == "model" and job.payload["model"] == "org/some-embedder"
     assert table(app.client)[str(status["system_id"])]["type"] == "submitted model (queued)"
-    _, again = app.client.predict("org/some-embedder", "v1", "full", "x", "", "", api_name="/submit_model")
+    _, again = app.client.predict("org/some-embedder", COMMIT, "full", "x", "", "", api_name="/submit_model")
     assert again["status"] == "duplicate"
 
 

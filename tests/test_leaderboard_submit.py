@@ -7,6 +7,7 @@ runs are real BM25 runs written as TREC files, so every number is checked agains
 from __future__ import annotations
 
 import pytest
+from hub_models import COMMIT, HubCache
 from submission_files import merged, write_trec
 
 from freshstack_hf import baselines
@@ -125,21 +126,39 @@ def test_size_cap_and_text_fields(store, lb_dataset, bm25_runs, tmp_path):
 
 def test_model_submissions_are_queued_once(store, lb_dataset, tmp_path):
     submitter = ModelSubmitter(store, lb_dataset, rate_limit=10)
-    outcome = submitter.submit("org/embedder", revision="v1", track="nano", link="https://hf.co/org/embedder")
+    outcome = submitter.submit("org/embedder", revision=COMMIT, track="nano", link="https://hf.co/org/embedder")
     assert outcome.status == "queued", outcome
     (job,) = store.queue.list_jobs()
     assert job.kind == "model" and job.system_id == outcome.system_id
     assert job.payload["model"] == "org/embedder" and job.payload["track"] == "nano"
+    assert job.payload["revision"] == COMMIT  # the worker loads that commit
     assert job.payload["dataset_revision"] == lb_dataset.revision and job.payload["topics"] == lb_dataset.topics
     system = store.get_system(outcome.system_id)
     assert system.name == "org/embedder" and system.status == "queued"
-    assert system.content_hash == model_content_hash("nano", "org/embedder", "v1", lb_dataset.revision)
-    assert submitter.submit("org/embedder", revision="v1", track="nano").status == "duplicate"
-    assert submitter.submit("org/embedder", revision="v1", track="full").status == "queued"  # another track
+    assert system.content_hash == model_content_hash("nano", "org/embedder", COMMIT, lb_dataset.revision)
+    assert submitter.submit("org/embedder", revision=COMMIT, track="nano").status == "duplicate"
+    assert submitter.submit("org/embedder", revision=COMMIT, track="full").status == "queued"  # another track
     assert len(store.queue.list_jobs()) == 2
     for model, revision in [("../../etc/passwd", ""), ("a b/c", ""), ("/etc", ""), ("org/x", "bad rev"), ("", "")]:
         assert submitter.submit(model, revision=revision).status == "refused", model
     assert submitter.submit("org/x", track="tiny").status == "refused"
+
+
+def test_an_uncached_hub_branch_is_refused_offline_with_the_fix(store, lb_dataset, tmp_path, monkeypatch):
+    """Offline, a Hub model the board's cache lacks cannot be pinned to a commit (`model_submit.pinned_commit`):
+    refused, naming the commit id or a download as the fix, and nothing stored; a commit id is its own pin."""
+    HubCache(tmp_path / "hub", monkeypatch)  # empty
+    submitter = ModelSubmitter(store, lb_dataset, rate_limit=10)
+    for revision in ("", "v1", "main"):
+        refused = submitter.submit("org/embedder", revision=revision)
+        assert refused.status == "refused" and refused.message == (
+            f"model org/embedder at {revision or 'its default branch'} is not in this board's Hugging Face cache "
+            "and the Hub is offline (HF_HUB_OFFLINE), so the board cannot pin the commit it would measure: give "
+            "that commit's full id (40 hex digits) as the revision, or download the model into the board's cache "
+            "(hf download org/embedder)"
+        )
+    assert store.leaderboard_rows() == [] and store.queue.list_jobs() == []
+    assert submitter.submit("org/embedder", revision=COMMIT).status == "queued"
 
 
 def test_local_models_only_under_the_operators_roots(store, lb_dataset, tmp_path):

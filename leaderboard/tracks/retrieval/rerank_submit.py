@@ -7,8 +7,8 @@ refuses the whole upload, the line named. A reranked run is a run of the reranki
 in a run's order (`run_submit.RunSubmitter.checks`), its parser held to the candidates and its rows stored under
 the reranking kinds, which only the Reranking tab shows. A CrossEncoder's checks are a model's
 (`model_submit.ModelSubmitter.checks`): the cheap refusals (a local folder is vetted here: safetensors only, no code,
-one output), the dedupe on the model, its revision and the dataset revision, the rate limit, the live quota, then its
-job.
+one output; a Hub id is pinned to its commit), the dedupe on the model, its revision and the dataset revision, the
+rate limit, the live quota, then its job.
 """
 
 from __future__ import annotations
@@ -23,14 +23,17 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.records import SystemRecord
-from leaderboard.submission import BaseSubmitter, Check, SubmitOutcome, SubmitStatus, Upload, audited, refused
+from leaderboard.submission import BaseSubmitter, Check, SubmitOutcome, SubmitStatus, Upload, audited
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.model_submit import (
     Accepted,
     accepted_folder_source,
+    accepted_hub_source,
     hub_model_source,
     is_folder_reference,
+    job_revision,
     local_model_source,
+    refused_source,
 )
 from leaderboard.tracks.retrieval.rerank_job import RERANK_BATCH_SIZE
 from leaderboard.tracks.retrieval.run_submit import AUTO, RunSubmitter, RunUpload
@@ -142,23 +145,29 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
             upload.text = sanitize_submission(*upload.given)
             upload.reference, upload.resolved, upload.params = self._model_source(upload)
         except FreshStackError as exc:
-            return refused(str(exc))
+            return refused_source(exc)
         upload.content_hash = reranker_content_hash(upload.reference, upload.resolved, self.dataset.revision)
         return None
 
     def _model_source(self, upload: RerankerUpload) -> tuple[str, str, int | None]:
-        """(model reference for the worker, revision for the dedupe key, parameter count if known): the folder the
-        board accepted when re-measuring, else a folder under the model roots, else a Hub id."""
-        accepted = upload.accepted
-        if accepted is not None and is_folder_reference(upload.model):
+        """(model reference for the worker, revision for the dedupe key, parameter count if known): the folder or
+        commit the board accepted when re-measuring, else a folder under the model roots, else a Hub id pinned to
+        its commit (`model_submit.pinned_commit`)."""
+        model, revision, accepted = upload.model, upload.revision, upload.accepted
+        if accepted is not None:
             key, on = accepted.content_hash, accepted.dataset_revision
-            return accepted_folder_source(
-                upload.model,
-                lambda found: reranker_content_hash(upload.model, found, on) == key,
-                check_cross_encoder_dir,
-            )
-        local = local_model_source(upload.model, self.model_roots, check_cross_encoder_dir)
-        return local or (*hub_model_source(upload.model, upload.revision), None)
+
+            def same_key(found: str) -> bool:
+                return reranker_content_hash(model, found, on) == key
+
+            if is_folder_reference(model):
+                return accepted_folder_source(model, same_key, check_cross_encoder_dir)
+        local = local_model_source(model, self.model_roots, check_cross_encoder_dir)
+        if local is not None:
+            return local
+        if accepted is not None:
+            return (*accepted_hub_source(model, revision, same_key), None)
+        return (*hub_model_source(model, revision), None)
 
     def queue(self, upload: RerankerUpload) -> SubmitOutcome:
         """Stored with its `reranker` job, in one transaction (carrying its live status when the live quota withheld
@@ -166,7 +175,7 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
         assert upload.text is not None
         payload = {
             "model": upload.reference,
-            "revision": upload.revision or None,
+            "revision": job_revision(upload.resolved),
             **payload_dataset(self.dataset),
             "topics": list(self.dataset.topics),
             "batch_size": RERANK_BATCH_SIZE,

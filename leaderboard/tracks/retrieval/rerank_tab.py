@@ -66,7 +66,7 @@ class RerankTab(PageTab):
             with gr.Column():
                 gr.Markdown("### A CrossEncoder\nsentence-transformers, safetensors only; queued for a worker.")
                 model = gr.Textbox(label="Model (Hub id org/name)", elem_id="rerank-model")
-                revision = gr.Textbox(label="Revision (branch, tag or commit; default main)")
+                revision = gr.Textbox(label="Revision (branch, tag or commit; default main; pinned to its commit)")
                 model_name = gr.Textbox(label="Name (default: the model id)")
                 model_desc = gr.Textbox(label="Description", lines=2)
                 model_link = gr.Textbox(label="Link (http/https)")

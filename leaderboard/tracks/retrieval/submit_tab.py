@@ -38,7 +38,7 @@ class SubmitTab(PageTab):
             with gr.Column():
                 gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
                 model = gr.Textbox(label="Model (Hub id org/name)")
-                revision = gr.Textbox(label="Revision (branch, tag or commit; default main)")
+                revision = gr.Textbox(label="Revision (branch, tag or commit; default main; pinned to its commit)")
                 track = gr.Radio(["full", "nano"], value="full", label="Track (full corpora or nano pools)")
                 model_name = gr.Textbox(label="Name (default: the model id)")
                 model_desc = gr.Textbox(label="Description", lines=2)
