@@ -62,6 +62,7 @@ from leaderboard.defaults import (
     upload_bytes,
 )
 from leaderboard.fault_points import POINTS
+from leaderboard.live_release import has_embargo
 from leaderboard.live_scores import DECIDED, quota_used_up, status
 from leaderboard.sanitize import SubmissionText, escape_markdown
 from leaderboard.scoring import HERE, Scorer
@@ -386,7 +387,10 @@ class BaseSubmitter(Generic[U]):
         0) the upload's live score is withheld (`Upload.live_withheld`), and it is scored on the public questions
         as usual. Only the kinds a worker scores live list this step, after their rate limit, so a refused or
         duplicate submission spends nothing. The board's re-measuring (`board_act="remeasure"`) is counted the same
-        way, against the owner the stored system names."""
+        way, against the owner the stored system names. A snapshot that holds no embargoed question counts nothing:
+        no live scoring can happen there (`live_release.has_embargo`)."""
+        if not self._live_scored:
+            return None
         per_week = self.live_per_week
         if per_week > 0:
             decision = self.store.rate_limit.check(
@@ -402,6 +406,10 @@ class BaseSubmitter(Generic[U]):
             told = "its live score will not be measured: this board scores no submission live"
         upload.live_withheld = LiveWithheld(status(quota_used_up(per_week)), told)
         return None
+
+    @functools.cached_property
+    def _live_scored(self) -> bool:
+        return has_embargo(self.dataset)
 
     def told_live(self, upload: U, outcome: SubmitOutcome) -> SubmitOutcome:
         """`outcome` of a queued live-scored kind, with, where its live score was withheld, that it will not be

@@ -206,6 +206,25 @@ def lb_dataset(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def embargoed_lb_dataset(tmp_path_factory):
+    """`lb_dataset`'s repo as a snapshot with an embargo publishes it: its manifest says 12 questions of each topic
+    are embargoed for 60 days (how many and until when, as `pipeline.embargo.Embargo.public_summary` writes it), so
+    a board serving it scores submissions live and counts their live quota."""
+    from synthetic_repo import TOPICS, build_small_repo
+
+    from freshstack_hf.repo.dataset import Dataset
+    from freshstack_hf.repo.writer import transaction
+
+    folder = build_small_repo(tmp_path_factory.mktemp("lb-embargo") / "freshstack")
+    with transaction(folder) as staged:
+        for name in TOPICS:
+            staged.manifest["topics"][name]["embargo"] = {"days": 60, "questions": 12, "until": "2025-12-30"}
+    ctx = Dataset(folder)
+    ctx.warm()
+    return ctx
+
+
+@pytest.fixture(scope="session")
 def bm25_runs(lb_dataset) -> dict[str, dict[str, dict[str, float]]]:
     """{topic: BM25 run at depth 100} on `lb_dataset`; tests must not modify it (copy it first)."""
     from freshstack_hf import baselines

@@ -47,6 +47,7 @@ NEXT = re.compile(r"the next one from (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
 
 
 QUALITY = {"bm25": 1.0, "dense": 0.0, "top_ranked": 0.5}
+HELD = {"embargo": {"days": 60, "questions": 12, "until": "2025-12-30"}}  # a snapshot that holds embargoed questions
 
 
 def payload_of(store, system_id: int) -> dict:
@@ -77,12 +78,12 @@ def age_live_events(store, identity: str, by: timedelta) -> None:
             conn.execute(update(rate_events).where(rate_events.c.id == event_id).values(at=at - by))
 
 
-def test_past_the_quota_a_model_is_queued_without_its_live_score(store_on_each_backend, lb_dataset):
+def test_past_the_quota_a_model_is_queued_without_its_live_score(store_on_each_backend, embargoed_lb_dataset):
     """On SQLite and PostgreSQL: the fourth model of one identity in 7 days is queued and will be scored on the
     public questions, its job carrying the rate-limited live status and its submitter told when the next live
     scoring is available; a duplicate spends nothing; another identity is not affected."""
     store = store_on_each_backend
-    models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=3)
+    models = ModelSubmitter(store, embargoed_lb_dataset, rate_limit=100, live_per_week=3)
     first = [models.submit(f"org/embedder-{i}", revision=COMMIT, identity="ip:a") for i in range(3)]
     assert models.submit("org/embedder-0", revision=COMMIT, identity="ip:a").status == "duplicate"  # not counted
     before = datetime.now(UTC)
@@ -112,11 +113,11 @@ def test_past_the_quota_a_model_is_queued_without_its_live_score(store_on_each_b
     assert "its live score will not be measured" in audited.detail
 
 
-def test_models_and_rerankers_share_one_quota(store_on_each_backend, lb_dataset):
+def test_models_and_rerankers_share_one_quota(store_on_each_backend, embargoed_lb_dataset):
     """A reranker is scored live too: it counts against the same identity's quota as its models."""
     store = store_on_each_backend
-    models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=2)
-    rerankers = RerankerSubmitter(store, lb_dataset, rate_limit=100, live_per_week=2)
+    models = ModelSubmitter(store, embargoed_lb_dataset, rate_limit=100, live_per_week=2)
+    rerankers = RerankerSubmitter(store, embargoed_lb_dataset, rate_limit=100, live_per_week=2)
     assert models.submit("org/embedder", revision=COMMIT, identity="user:carol").status == "queued"
     assert rerankers.submit("org/cross-encoder", revision=COMMIT, identity="user:carol").status == "queued"
     late = rerankers.submit("org/other-cross-encoder", revision=COMMIT, identity="user:carol")
@@ -125,20 +126,20 @@ def test_models_and_rerankers_share_one_quota(store_on_each_backend, lb_dataset)
     assert store.queue.list_jobs()[-1].kind == "reranker"
 
 
-def test_a_refusal_spends_no_live_scoring(store, lb_dataset):
+def test_a_refusal_spends_no_live_scoring(store, embargoed_lb_dataset):
     """The hourly rate limit stands before the quota: a submission it refuses is not counted against the week."""
-    models = ModelSubmitter(store, lb_dataset, rate_limit=1, live_per_week=3)
+    models = ModelSubmitter(store, embargoed_lb_dataset, rate_limit=1, live_per_week=3)
     assert models.submit("org/embedder", revision=COMMIT, identity="ip:a").status == "queued"
     assert models.submit("org/embedder-2", revision=COMMIT, identity="ip:a").status == "rate_limited"
     assert models.submit("", identity="ip:a").status == "refused"
     assert len(live_events(store, "live:ip:a")) == 1
 
 
-def test_the_quota_window_slides_over_seven_days(store_on_each_backend, lb_dataset):
+def test_the_quota_window_slides_over_seven_days(store_on_each_backend, embargoed_lb_dataset):
     """The quota counts the last 7 days, not the hour the rate limit counts: a slot counted 6 days 23 hours ago is
     still spent (the next one said to be available within the hour), one counted 7 days ago is free again."""
     store = store_on_each_backend
-    models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=1)
+    models = ModelSubmitter(store, embargoed_lb_dataset, rate_limit=100, live_per_week=1)
     assert DECIDED not in payload_of(store, models.submit("org/a", revision=COMMIT, identity="ip:a").system_id)
     age_live_events(store, "live:ip:a", timedelta(days=6, hours=23))
     almost = models.submit("org/b", revision=COMMIT, identity="ip:a")
@@ -150,7 +151,7 @@ def test_the_quota_window_slides_over_seven_days(store_on_each_backend, lb_datas
     assert len(live_events(store, "live:ip:a")) == 1  # the old one dropped, this one counted
 
 
-def test_live_per_week_zero_scores_no_submission_live(store, lb_dataset, monkeypatch):
+def test_live_per_week_zero_scores_no_submission_live(store, embargoed_lb_dataset, monkeypatch):
     """`freshstack-hf leaderboard --live-per-week 0`: the option reaches the page's submitters, and every model is
     queued with the status that the board scores none live, counting nothing; a negative value is refused."""
     from leaderboard import cli_app
@@ -159,7 +160,7 @@ def test_live_per_week_zero_scores_no_submission_live(store, lb_dataset, monkeyp
 
     parser = argparse.ArgumentParser()
     cli_app.add_arguments(parser)
-    served = ["--dataset", str(lb_dataset.folder), "--store", store.url, "--no-baselines"]
+    served = ["--dataset", str(embargoed_lb_dataset.folder), "--store", store.url, "--no-baselines"]
     assert parser.parse_args(served).live_per_week == 3  # the default: `defaults.LIVE_SCORES_PER_WEEK`
     built: dict = {}
 
@@ -177,8 +178,8 @@ def test_live_per_week_zero_scores_no_submission_live(store, lb_dataset, monkeyp
     with pytest.raises(FreshStackError, match="--live-per-week >= 0"):
         cli_app.run(parser.parse_args([*served, "--live-per-week", "-1"]))
 
-    page = Page(None, None, lb_dataset, store, Settings(live_per_week=built["live_per_week"]))
-    outcome = ModelSubmitter(store, lb_dataset, **page.submitter_options()).submit(
+    page = Page(None, None, embargoed_lb_dataset, store, Settings(live_per_week=built["live_per_week"]))
+    outcome = ModelSubmitter(store, embargoed_lb_dataset, **page.submitter_options()).submit(
         "org/embedder", revision=COMMIT, identity="ip:a"
     )
     assert outcome.status == "queued"
@@ -187,6 +188,16 @@ def test_live_per_week_zero_scores_no_submission_live(store, lb_dataset, monkeyp
         "message": "not measured: this board scores no submission live",
     }
     assert outcome.message.endswith("its live score will not be measured: this board scores no submission live")
+    assert live_events(store, "live:ip:a") == []
+
+
+def test_a_snapshot_without_an_embargo_counts_no_live_scoring(store, lb_dataset):
+    """Nothing can be scored live where nothing is embargoed (`live_release.has_embargo`): past any quota a model
+    is queued as usual, its job carries no live status and its submitter reads nothing about live scores."""
+    models = ModelSubmitter(store, lb_dataset, rate_limit=100, live_per_week=1)
+    outcomes = [models.submit(f"org/embedder-{i}", revision=COMMIT, identity="ip:a") for i in range(3)]
+    assert [o.status for o in outcomes] == ["queued"] * 3
+    assert all(DECIDED not in payload_of(store, o.system_id) and "live" not in o.message for o in outcomes)
     assert live_events(store, "live:ip:a") == []
 
 
@@ -207,8 +218,8 @@ def test_a_remeasure_counts_against_its_owners_live_quota(store_on_each_backend,
     instead of the private split; Dave, whose scoring is 8 days old, gets a live scoring and spends his one unit.
     Learning the snapshot again queues and spends nothing."""
     store = store_on_each_backend
-    first = Dataset(write_snapshot(tmp_path / "freshstack@2024-10-31", old_topic(), QUALITY))
-    second = Dataset(write_snapshot(tmp_path / "freshstack@2025-10-31", new_topic(), QUALITY))
+    first = Dataset(write_snapshot(tmp_path / "freshstack@2024-10-31", old_topic(), QUALITY, HELD))
+    second = Dataset(write_snapshot(tmp_path / "freshstack@2025-10-31", new_topic(), QUALITY, HELD))
     carol = scored_model(store, first, "org/embedder", "user:carol", per_week=1)
     dave = scored_model(store, first, "org/other", "user:dave", per_week=1)
     age_live_events(store, "live:user:dave", timedelta(days=8))
@@ -243,7 +254,7 @@ def test_remeasure_and_refresh_take_the_boards_quota(store, tmp_path, capsys):
     from freshstack_hf.cli.refresh import _tell_the_board
 
     for date, topic in zip(OVER_TIME, (old_topic(), new_topic(), third_topic()), strict=True):
-        write_snapshot(tmp_path / f"freshstack@{date}", topic, QUALITY)
+        write_snapshot(tmp_path / f"freshstack@{date}", topic, QUALITY, HELD)
     base = tmp_path / "freshstack"
     scored_model(store, Dataset(base, OVER_TIME[0]), "org/embedder", "user:carol", per_week=3)
     none_live = {"status": "rate_limited", "message": "not measured: this board scores no submission live"}
@@ -267,8 +278,8 @@ def test_a_rescored_run_is_never_scored_live(store, tmp_path):
     """An uploaded run re-scored on a new snapshot (`rescore`) is not a live-scored kind: the worker hands its job
     no private split where it hands a model's one, it spends none of its owner's live scorings, and its row says an
     uploaded run cannot be scored live."""
-    first = Dataset(write_snapshot(tmp_path / "freshstack@2024-10-31", old_topic(), QUALITY))
-    second = Dataset(write_snapshot(tmp_path / "freshstack@2025-10-31", new_topic(), QUALITY))
+    first = Dataset(write_snapshot(tmp_path / "freshstack@2024-10-31", old_topic(), QUALITY, HELD))
+    second = Dataset(write_snapshot(tmp_path / "freshstack@2025-10-31", new_topic(), QUALITY, HELD))
     topic = first.topic("drifty")
     write_run({q: {d.doc_id: 1.0 + i for i, d in enumerate(topic.docs)} for q in topic.query_ids}, tmp_path / "r.trec")
     uploaded = RunSubmitter(store, first, rate_limit=None).submit(tmp_path / "r.trec", name="r", identity="ip:a")
