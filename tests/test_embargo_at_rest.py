@@ -311,6 +311,7 @@ def test_the_actions_cache_keeps_only_the_encrypted_work_folder_and_a_stopped_ru
     assert len(keys) == len(set(keys)) > first > 0, "a call paid before the save was paid again"
 
     held = hub.tags[(HUB_PRIVATE, D2)]
+    assert not_owner_only(project / f"secret-held@{D2}") == {}  # the private Hub repo's local mirror, too
     ids, fragments = secrets(held)
     assert ids and len(fragments) > 20
     for path in cached_paths(workflow):
