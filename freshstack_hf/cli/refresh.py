@@ -28,7 +28,9 @@ the GitHub Actions workflow that runs this refresh on a schedule (--cron, UTC, d
 the work folder kept by actions/cache so a stopped run resumes (a weekly job restores it, or GitHub evicts it
 after 7 days), one run at a time, secrets from the environment
 (HF_TOKEN, the topics' llm.api_key_env, FRESHSTACK_LLM_BASE_URL/MODEL). It needs a Hub --repo; an existing file
-is kept unless --force. On a machine of your own, a cron line does the same (see docs/refresh.md).
+is kept unless --force. A topic with an embargo needs --cache-key-secret NAME (a repository secret holding a long
+random key): its work folder holds the embargoed questions, so the cache keeps it only encrypted with that key; and
+its private_repo must be a Hub dataset. On a machine of your own, a cron line does the same (see docs/refresh.md).
 
 Example:
   freshstack-hf refresh scripts/topics/laravel.yaml --date 2025-10-31 --repo freshstack --budget-usd 40 --dry-run
@@ -83,6 +85,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the pip spec the workflow installs (default: this version from PyPI; `.[bm25,build,"
         "dense,llm]` for a workflow in this project's own repository)",
     )
+    schedule.add_argument(
+        "--cache-key-secret",
+        metavar="NAME",
+        help="the repository secret holding the key the workflow encrypts its cached work folder with (openssl, "
+        "AES-256); required when a topic has an embargo, since that folder holds the embargoed questions",
+    )
     schedule.add_argument("--force", action="store_true", help="replace an existing workflow file")
     p.add_argument(
         "--store",
@@ -112,9 +120,13 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError("--resamples must be >= 0 (0 leaves the drift intervals out)")
     if args.write_workflow:
         return _write_workflow(args)
-    unused = [
-        flag for flag, value in (("--cron", args.cron), ("--install", args.install), ("--force", args.force)) if value
-    ]
+    schedule_only = (
+        ("--cron", args.cron),
+        ("--install", args.install),
+        ("--cache-key-secret", args.cache_key_secret),
+        ("--force", args.force),
+    )
+    unused = [flag for flag, value in schedule_only if value]
     if unused:
         raise FreshStackError(f"{', '.join(unused)}: only with --write-workflow FILE")
     if args.live_per_week is not None and (args.store is None or args.live_per_week < 0):
@@ -202,14 +214,21 @@ def _write_workflow(args: argparse.Namespace) -> int:
         install=args.install or INSTALL,
         extra=tuple(a for flag, value, default in extra if value != default for a in (flag, str(value))),
         force=args.force,
+        cache_key_secret=args.cache_key_secret or "",
     )
     path = write_workflow(schedule, args.write_workflow)
     if args.json:
-        workflow = {"workflow": str(path), "cron": schedule.cron, "run": schedule.command(), "cache": schedule.work}
+        workflow = {"workflow": str(path), "cron": schedule.cron, "run": schedule.command(), "cache": schedule.cached}
         write_json({**workflow, "notes": list(schedule.notes)}, "-")
         return 0
     print(f"wrote {path}: runs `{schedule.command()}` at cron {schedule.cron!r} (UTC)")
-    print(f"  caches {schedule.work}/ between runs; set the secrets HF_TOKEN, {', '.join(schedule.key_envs)}")
+    if schedule.cache_key_secret:
+        print(
+            f"  caches {schedule.work}/ between runs, encrypted ({schedule.cached}); set the secrets HF_TOKEN, "
+            f"{', '.join(schedule.key_envs)}, {schedule.cache_key_secret} (a long random key)"
+        )
+    else:
+        print(f"  caches {schedule.work}/ between runs; set the secrets HF_TOKEN, {', '.join(schedule.key_envs)}")
     for note in schedule.notes:
         print(f"  note: {note}")
     return 0

@@ -11,7 +11,8 @@ paid for in the response cache.
 
 Each paid call is appended to a JSON-lines *ledger* before its answer is cached, so a later run (a resumed refresh,
 possibly with a larger budget) starts from what was really spent, across kills: a call killed between the two
-writes is paid again on resume and counted twice, which is what happened to the money.
+writes is paid again on resume and counted twice, which is what happened to the money. The ledger says which
+stage paid what and when, so it is readable by its owner alone, like the response cache beside it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.owner_only import OWNER_ONLY, OWNER_ONLY_DIR
 
 MESSAGE_OVERHEAD = 16  # tokens a chat template may add per message (role markers, separators), generously
 REQUEST_OVERHEAD = 16  # and per request (the assistant's reply header)
@@ -123,8 +125,8 @@ class SpendCap:
         with self._lock:
             self._held = max(0.0, self._held - held)
             self.spent += usd
-            self.ledger.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self.ledger.parent.mkdir(mode=OWNER_ONLY_DIR, parents=True, exist_ok=True)
+            fd = os.open(self.ledger, os.O_WRONLY | os.O_APPEND | os.O_CREAT, OWNER_ONLY)
             try:
                 os.write(fd, data)  # one small append: whole or, after a kill, absent
             finally:

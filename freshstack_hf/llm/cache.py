@@ -5,6 +5,10 @@ same call twice. Entries are keyed by the sha256 of the canonical JSON of the *w
 model, messages, every parameter), so changing a prompt, the model or the temperature is a miss while
 re-running the same build is all hits. Each `put` commits on its own in a WAL-mode SQLite file: a process killed
 with SIGKILL loses only the call that was in flight.
+
+The cache holds every prompt (with an embargo, the embargoed questions' texts and answers) and every paid answer,
+so it is made readable by its owner alone (`owner_only`), its folder too when this makes it; SQLite gives its
+`-wal` and `-shm` files the database file's mode.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.owner_only import OWNER_ONLY_DIR, private_file
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -51,9 +56,10 @@ class ResponseCache:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(mode=OWNER_ONLY_DIR, parents=True, exist_ok=True)
         self._lock = threading.Lock()
         try:
+            private_file(self.path)
             self._conn = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0, isolation_level=None)
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")  # durable against a killed process, fast enough

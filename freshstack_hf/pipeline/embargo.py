@@ -10,11 +10,15 @@ asked up to its date, so a released question is a carried one, judged against th
 judgment memo and the response cache, and pays no call twice.
 
 The public revision says how many questions are embargoed and until when (the manifest's `embargo`, the card, the
-drift report), never which: no id or text of an embargoed question is written there.
+drift report), never which: no id or text of an embargoed question is written there, its build account counts the
+public questions alone (`pipeline.public_account`), and "until when" is the snapshot's date plus the embargo's days,
+the day every one of them is released by, not the newest one's own end, which would date that question. An error
+about a private revision says how many problems it has and where, never what (the problems quote its ids).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date as Date
@@ -22,7 +26,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from freshstack_hf.errors import Problem, ValidationError
+from freshstack_hf.errors import FreshStackError, Problem
 from freshstack_hf.pipeline.topic_config import TopicConfig
 
 if TYPE_CHECKING:
@@ -51,14 +55,16 @@ class Embargo:
         """The day the embargo of a question asked on `asked` ends: the first snapshot on or after it publishes it."""
         return (Date.fromisoformat(asked[:10]) + timedelta(days=self.days)).isoformat()
 
-    def until(self, asked: list[str]) -> str:
-        """The latest end among the embargoed questions' dates ("" when none is embargoed)."""
-        return max((self.ends(a) for a in asked if self.holds(a)), default="")
+    @property
+    def until(self) -> str:
+        """The day every question of this snapshot's embargo is released by: the snapshot's date plus the days (a
+        question asked on A <= date ends on A + days). What the public revision says, whatever the questions' dates."""
+        return (Date.fromisoformat(self.date) + timedelta(days=self.days)).isoformat()
 
     def public_summary(self, asked: list[str]) -> dict[str, Any]:
-        """What the public revision may say: the length, how many questions, until when; never which."""
-        held = [a for a in asked if self.holds(a)]
-        return {"days": self.days, "questions": len(held), "until": self.until(held)}
+        """What the public revision may say: the length, how many questions, until when; never which, nor when any
+        one of them was asked."""
+        return {"days": self.days, "questions": sum(1 for a in asked if self.holds(a)), "until": self.until}
 
 
 def embargo_of(config: TopicConfig) -> Embargo | None:
@@ -213,10 +219,23 @@ def publish_private(
         topics = sorted(read_manifest(repo.staged)["topics"])
         problems = validate_repo(repo.staged, topics)
         if problems:
-            raise ValidationError(
-                problems, f"the private revision {date} ({repo.staged}) is not valid; nothing published"
+            raise FreshStackError(
+                f"the private revision {date} ({repo.staged}) is not valid; nothing published: {counted(problems)}. "
+                "They name embargoed questions, so they are not printed here, where a log may be public: read them "
+                f"on the machine that holds the folder with `freshstack-hf validate {repo.staged}`"
             )
         where_to = repo.target.publish(repo.staged, date, f"freshstack-hf refresh: embargoed questions at {date}")
         echo(f"embargo: published the embargoed questions of {', '.join(topics)} to {where_to} (private)")
         published.append(where_to)
     return published
+
+
+def counted(problems: list[Problem]) -> str:
+    """How many problems, and in which config or file of the repo (the kind of each), never what they say: a private
+    revision's problems quote its embargoed query ids and texts."""
+    where = Counter(p.where for p in problems)
+    return (
+        f"{len(problems)} problem{'s' if len(problems) != 1 else ''} ("
+        + ", ".join(f"{n} in {name}" for name, n in sorted(where.items()))
+        + ")"
+    )

@@ -42,8 +42,10 @@ from freshstack_hf.drift.markdown import markdown
 from freshstack_hf.drift.svg import drift_svg
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.budget import BudgetExhausted, SpendCap
+from freshstack_hf.owner_only import as_published, owner_only
 from freshstack_hf.pipeline.choose import make_backend
 from freshstack_hf.pipeline.embargo import PrivateRepo, private_problems, private_targets, publish_private
+from freshstack_hf.pipeline.public_account import without_paths
 from freshstack_hf.pipeline.refresh_plan import (
     TopicPlan,
     budget_problems,
@@ -189,15 +191,17 @@ def _build_and_publish(
     date, budget_usd = result.date, result.budget_usd
     folder = default_work_dir(target.base, f"refresh@{date}")  # beside the topics' (no topic name has an '@')
     staged = folder / f"{target.base.name}@{date}"
-    with work_lock(folder):
+    target.base.parent.mkdir(parents=True, exist_ok=True)  # the repo's folder: the user's, before the private block
+    with owner_only(), work_lock(folder):  # the work folder, its ledger and the private revisions: the owner's alone
         cap = SpendCap(budget_usd, folder / LEDGER)
         if cap.spent:
             echo(f"resuming: ${cap.spent:.4f} spent at {date} by earlier runs counts against the budget")
         private = private_targets(plans, target, folder, date)
         for plan in plans:
             _build_topic(plan, staged, date, cap, show_progress, echo, private)
-        reports = _drift(plans, staged, target.location(date), resamples, seed, echo)
-        _record(plans, staged, date, cap, result, definitions, [r for r, _ in reports])
+        with as_published():
+            reports = _drift(plans, staged, target.location(date), resamples, seed, echo)
+        _record(plans, staged, date, cap, result, definitions, [r for r, _ in reports], private)
         problems = validate_repo(staged, [p.name for p in plans])
         if problems:
             raise ValidationError(
@@ -205,7 +209,8 @@ def _build_and_publish(
             )
         topics = ", ".join(p.name for p in plans)
         result.private = publish_private(private, target, date, echo)  # first: a public revision never names more
-        result.location = target.publish(staged, date, f"freshstack-hf refresh: snapshot {date} of {topics}")
+        with as_published():
+            result.location = target.publish(staged, date, f"freshstack-hf refresh: snapshot {date} of {topics}")
     totals = cap.totals()
     result.status = "published"
     result.spent_usd = totals["usd"]
@@ -279,9 +284,12 @@ def _drift(
         if plan.previous is not None:
             groups.setdefault(plan.previous, []).append(plan.name)
     written = []
+    embargoed = {p.name for p in plans if p.config.embargo_days > 0}
     for previous, topics in groups.items():
         report = drift_report(previous, staged, topics=topics, resamples=resamples, seed=seed)
         report["new"]["path"] = location  # where the revision is published, not where it was staged
+        if embargoed & set(topics):  # a public revision of an embargo names no folder of the maintainer's machine
+            report = without_paths(report)
         relative = f"drift/{revision_of(previous) or previous.name}"
         folder = staged / relative
         write_json_file(folder / "drift.json", report)
@@ -301,37 +309,70 @@ def _record(
     result: RefreshResult,
     definitions: str | Path,
     drift: list[str],
+    private: dict[str, PrivateRepo],
 ) -> None:
     """The refresh's account in the manifest (and so the card): per topic what was planned and what was spent,
-    across every run of this refresh, and the whole; topics no longer in the definitions leave the revision."""
+    across every run of this refresh, and the whole; topics no longer in the definitions leave the revision.
+
+    A topic whose embargo holds questions spent on them too, and planned them: its public entry counts its public
+    questions and no money (the calls are not told apart per question), and the whole account, per topic and in
+    all, goes to the private revisions' manifests instead; the public revision then states no total either."""
     names = [p.name for p in plans]
     totals = cap.totals()
-    with transaction(staged) as st:
+    accounts = {plan.name: _topic_account(plan, date, cap) for plan in plans}
+    whole = {
+        "date": date,
+        "definitions": str(definitions),
+        "topics": names,
+        "budget_usd": result.budget_usd,
+        "estimate_usd": result.estimate_usd,
+        "spent_usd": totals["usd"],
+        "calls": totals["calls"],
+        "runs": totals["runs"],
+        "drift": drift,
+        "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    with as_published(), transaction(staged) as st:
         for topic in [t for t in st.manifest["topics"] if t not in names]:
             st.remove_topic(topic)
+        held = {p.name for p in plans if (st.manifest["topics"][p.name].get("embargo") or {}).get("questions")}
         for plan in plans:
-            planned = plan.plan.as_dict()
-            keys = ("calls", "requests", "est_input_tokens", "est_output_tokens", "est_cost_usd")
-            st.manifest["topics"][plan.name]["refresh"] = {
-                "date": date,
-                "previous": revision_of(plan.previous) if plan.previous else None,
-                "questions": {
-                    "total": planned["questions"],
-                    "carried": planned["questions_carried"],
-                    "new": planned["questions_new"],
-                },
-                "estimate": {k: planned[k] for k in keys},
-                "spent": cap.totals(topic=plan.name),
-            }
-        st.manifest["refresh"] = {
-            "date": date,
-            "definitions": str(definitions),
-            "topics": names,
-            "budget_usd": result.budget_usd,
-            "estimate_usd": result.estimate_usd,
-            "spent_usd": totals["usd"],
-            "calls": totals["calls"],
-            "runs": totals["runs"],
-            "drift": drift,
-            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
+            account = accounts[plan.name]
+            entry = st.manifest["topics"][plan.name]
+            entry["refresh"] = _public_account(account, plan) if plan.name in held else account
+        public = without_paths({k: v for k, v in whole.items() if k not in SPEND})
+        st.manifest["refresh"] = public if held else whole
+    for repo in private.values():  # private: the whole account
+        if (repo.staged / "manifest.json").is_file():
+            with transaction(repo.staged) as st:
+                for topic, entry in st.manifest["topics"].items():
+                    entry["refresh"] = accounts.get(topic, entry.get("refresh"))
+                st.manifest["refresh"] = whole
+
+
+SPEND = ("budget_usd", "estimate_usd", "spent_usd", "calls", "runs")  # the refresh's money, over every question
+
+
+def _topic_account(plan: TopicPlan, date: str, cap: SpendCap) -> dict[str, Any]:
+    """One topic's refresh account: its questions, what was planned and what was spent."""
+    planned = plan.plan.as_dict()
+    keys = ("calls", "requests", "est_input_tokens", "est_output_tokens", "est_cost_usd")
+    return {
+        "date": date,
+        "previous": revision_of(plan.previous) if plan.previous else None,
+        "questions": {
+            "total": planned["questions"],
+            "carried": planned["questions_carried"],
+            "new": planned["questions_new"],
+        },
+        "estimate": {k: planned[k] for k in keys},
+        "spent": cap.totals(topic=plan.name),
+    }
+
+
+def _public_account(account: dict[str, Any], plan: TopicPlan) -> dict[str, Any]:
+    """A topic's account as its public revision keeps it under an embargo: the questions taken that the embargo
+    does not hold (the plan's count, before filtering, as `questions.total` is), no estimate, no spend."""
+    public, carried = plan.plan.embargo["public"], account["questions"]["carried"]
+    questions = {"total": public, "carried": carried, "new": public - (carried or 0)}
+    return {"date": account["date"], "previous": account["previous"], "questions": questions}

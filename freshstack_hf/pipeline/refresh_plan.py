@@ -20,6 +20,7 @@ from pathlib import Path
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.registry import OPENAI, transport_kind
+from freshstack_hf.owner_only import owner_only
 from freshstack_hf.pipeline.choose import effective_config
 from freshstack_hf.pipeline.corpus.repos import update_clone
 from freshstack_hf.pipeline.inputs import REPO_CACHE
@@ -151,8 +152,9 @@ def plan_topic(
     if pinned:
         echo(f"  note: the definition pins {', '.join(pinned)}; a refresh reads every repository as of {date}")
     cache = REPO_CACHE.path(shared)
-    for repo in config.corpus.repositories:
-        update_clone(repo, cache)
+    with owner_only():  # a kept clone is the work folder's: what a fetch adds to it is its owner's alone too
+        for repo in config.corpus.repositories:
+            update_clone(repo, cache)
     check_snapshots(config, [date], cache, scratch=scratch)
     dated = snapshot_config(config, date, previous)
     out = revision_folder(target.base, date)

@@ -9,6 +9,12 @@ the LLM cache makes re-running a stage free of calls for every request it has se
 The runner holds the record of every stage it ran or found done, as stored, and hands a stage the records of
 the stages before it (`StageContext.records`): nothing under `pipeline/` needs to import the runner back.
 Dated snapshots (`run_snapshots`) are builds of one definition cut at several dates (`pipeline.snapshots`).
+
+A work folder is private (`freshstack_hf.owner_only`): whatever a build makes in it, the clones, stage outputs,
+memos, LLM cache and any private revision, is readable by its owner alone, with or without an embargo (it holds
+paid answers either way). Only the public revision is made as the user's umask says, and so is the folder the
+repo sits in, made before the private block starts so that it never ends up 0700 for having been made first for
+the work folder beside it.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.owner_only import owner_only
 from freshstack_hf.pipeline.stage import StageContext, write_json
 from freshstack_hf.pipeline.stages import ORDER, stage_module
 from freshstack_hf.pipeline.topic_config import TopicConfig
@@ -146,7 +153,8 @@ def run_build(
             echo(f"[{i}/{len(wanted)}] {name}: {_plan_line(results[name])}")
         return results
     done: dict[str, str] = {}
-    with work_lock(work):
+    out.parent.mkdir(parents=True, exist_ok=True)  # the repo's folder: the user's, before the private block
+    with owner_only(), work_lock(work):
         for i, name in enumerate(wanted, 1):
             module = stage_module(name)
             fp = fingerprint(ctx, name, done)
@@ -221,6 +229,9 @@ def run_snapshots(
     shared = Path(work_root) if work_root else default_work_dir(Path(out), config.topic)
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="freshstack-plan-"))) if dry_run else None
+        if scratch is None:  # the clones go into the work folder: private from their first file
+            Path(out).parent.mkdir(parents=True, exist_ok=True)
+            stack.enter_context(owner_only())
         check_snapshots(config, dates, REPO_CACHE.path(shared), scratch=scratch)
         results: dict[str, Any] = {}
         dates = sorted(dates)

@@ -1,7 +1,9 @@
 """The dataset card's account of a built topic: sources and commits, who made each stage, what filtering kept.
 
 A reader of the card must be able to tell a GPT-4o-judged topic from a heuristically judged one without opening
-the manifest, so the offline backend's judgments are called heuristic in plain words, first.
+the manifest, so the offline backend's judgments are called heuristic in plain words, first. A public revision
+with embargoed questions accounts for its public questions only (`pipeline.public_account`): the card shows the
+counts its manifest keeps and says that the LLM usage, which no question tells apart, is the private revision's.
 """
 
 from __future__ import annotations
@@ -38,19 +40,7 @@ def build_lines(manifest: dict[str, Any]) -> list[str]:
         lines += _questions(stages.get("questions", {}))
         lines += _corpus(stages.get("corpus", {}))
         lines += _pools(stages.get("pools", {}), stages.get("judgments", {}))
-        lines += [
-            "",
-            "| stage | made by | calls | cache hits | input tokens | output tokens | cost (USD) |",
-            "|---|---|---:|---:|---:|---:|---:|",
-        ]
-        for name in LLM_STAGES:
-            record = stages.get(name)
-            if record:
-                u = _flat_usage(record.get("usage") or {})
-                lines.append(
-                    f"| {name} | {record.get('backend', '?')} | {u['calls']:,} | {u['cache_hits']:,} "
-                    f"| {u['prompt_tokens']:,} | {u['completion_tokens']:,} | {u['cost']:.2f} |"
-                )
+        lines += _usage(stages, entry)
         f = stages.get("filter")
         if f:
             lines += [
@@ -61,6 +51,36 @@ def build_lines(manifest: dict[str, Any]) -> list[str]:
                 "questions with any unsupported nugget.",
             ]
         lines.append("")
+    return lines
+
+
+def public_only(entry: Mapping[str, Any]) -> bool:
+    """Whether a topic's account is its public questions' only: a public revision with embargoed questions."""
+    embargo = entry.get("embargo") or {}
+    return bool(embargo.get("questions")) and "ends" not in embargo
+
+
+def _usage(stages: Mapping[str, Any], entry: Mapping[str, Any]) -> list[str]:
+    """The LLM stages' calls, tokens and cost; for a public revision with embargoed questions, where they are."""
+    if public_only(entry):
+        return [
+            "",
+            "The counts above are those of this revision's questions. The LLM calls, tokens and cost of this snapshot "
+            "also paid for its embargoed questions, so they are recorded with them, in the private revision.",
+        ]
+    lines = [
+        "",
+        "| stage | made by | calls | cache hits | input tokens | output tokens | cost (USD) |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in LLM_STAGES:
+        record = stages.get(name)
+        if record:
+            u = _flat_usage(record.get("usage") or {})
+            lines.append(
+                f"| {name} | {record.get('backend', '?')} | {u['calls']:,} | {u['cache_hits']:,} "
+                f"| {u['prompt_tokens']:,} | {u['completion_tokens']:,} | {u['cost']:.2f} |"
+            )
     return lines
 
 
@@ -78,7 +98,9 @@ def _snapshot(entry: dict[str, Any]) -> list[str]:
         f"{window.get('since') or 'any time'} to {window.get('until')}.",
     ]
     reuse = entry.get("reuse") or {}
-    if reuse:
+    if reuse and public_only(entry):  # what was judged and called again counts the embargoed questions too
+        lines[0] += f" Reused from earlier snapshots: the chunks of {reuse.get('files_reused', 0):,} unchanged files."
+    elif reuse:
         lines[0] += (
             f" Reused from earlier snapshots: the chunks of {reuse.get('files_reused', 0):,} unchanged files, "
             f"{reuse.get('judgment_pairs_reused', 0):,} judged (nugget, document) pairs; "
@@ -106,8 +128,9 @@ def _pools(p: dict[str, Any], j: dict[str, Any]) -> list[str]:
         f"{p.get('pooled_docs', 0):,} pooled documents."
     )
     if j:
+        calls = f"{j['calls_planned']:,} calls" if "calls_planned" in j else "blocks"  # a public account has no calls
         text += (
-            f" Judged in {j.get('calls_planned', 0):,} calls of at most {j.get('docs_per_call', '?')} documents "
+            f" Judged in {calls} of at most {j.get('docs_per_call', '?')} documents "
             f"against all of a question's nuggets: {j.get('pairs', 0):,} judgments, "
             f"{j.get('supported_pairs', 0):,} supported."
         )

@@ -12,10 +12,14 @@ new corpus and is named, not silently dropped (the filter keeps only fully suppo
 so the record is the one place it shows). A supporting document of the previous snapshot whose exact text now
 lives under another path or repository is a *migration* (the "Still Fresh?" study found LangChain's documentation
 moving between repositories): found by content, not by name, with the drift report's rule (`drift.fate`).
+Carried questions are the previous public revision's, so the carry-over is public as it is; under an embargo the
+filter's counts are a public revision's of its public questions alone (`public_record`, by `tally`'s rule).
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +36,7 @@ NAME = "filter"
 READS = ("judgments", "snapshot")
 VERSION = 2  # 2: a snapshot build records its carry-over (the previous snapshot's questions, re-judged)
 OUTPUTS = (KEPT, CARRYOVER)
+CARRIED = ("previous", "carried", "answerable", "unanswerable", "missing", "migrations")  # the carry-over's account
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
@@ -53,21 +58,38 @@ def run(ctx: StageContext) -> dict[str, Any]:
     write_json(KEPT.path(ctx.work), {"kept": all_support, "dropped": dropped})
     carried = carryover(ctx)
     write_json(CARRYOVER.path(ctx.work), carried)
-    n = len(questions)
     extra = {}
     if carried["previous"]:
-        extra = {k: carried[k] for k in ("previous", "carried", "answerable", "unanswerable", "missing")}
+        extra = {k: carried[k] for k in CARRIED if k != "migrations"}
         extra["migrations"] = len(carried["migrations"])
+    return {**extra, **tally(questions, with_nuggets, some_support, all_support)}
+
+
+def tally(
+    questions: Collection[str], with_nuggets: Collection[str], some_support: Collection[str], kept: Collection[str]
+) -> dict[str, Any]:
+    """The record's counts of each step: the one rule for a build's record and for what a public revision says of
+    its public questions alone."""
+    n, nuggets, some = len(questions), len(with_nuggets), len(some_support)
     return {
-        **extra,
         "questions": n,
-        "with_nuggets": len(with_nuggets),
-        "after_no_support_filter": len(some_support),
-        "after_unsupported_nugget_filter": len(all_support),
-        "kept": len(all_support),
-        "dropped_no_support_pct": round(100 * (len(with_nuggets) - len(some_support)) / n, 1) if n else 0.0,
-        "dropped_unsupported_nugget_pct": round(100 * (len(some_support) - len(all_support)) / n, 1) if n else 0.0,
+        "with_nuggets": nuggets,
+        "after_no_support_filter": some,
+        "after_unsupported_nugget_filter": len(kept),
+        "kept": len(kept),
+        "dropped_no_support_pct": round(100 * (nuggets - some) / n, 1) if n else 0.0,
+        "dropped_unsupported_nugget_pct": round(100 * (some - len(kept)) / n, 1) if n else 0.0,
     }
+
+
+def public_record(ctx: StageContext, record: dict[str, Any], public: Collection[str]) -> dict[str, Any]:
+    """The filter's steps for the questions `public` alone, from the lists of what each step dropped; the
+    carry-over (the previous public revision's questions) as recorded."""
+    dropped = json.loads(KEPT.path(ctx.work).read_text(encoding="utf-8"))["dropped"]
+    with_nuggets = set(public) - set(dropped["no_nuggets"])
+    some_support = with_nuggets - set(dropped["no_supported_nugget"])
+    kept = some_support - set(dropped["unsupported_nugget"])
+    return {**{k: record[k] for k in CARRIED if k in record}, **tally(public, with_nuggets, some_support, kept)}
 
 
 def summary(record: dict[str, Any]) -> str:

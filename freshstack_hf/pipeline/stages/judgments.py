@@ -4,10 +4,13 @@ A question's pool is judged in calls of at most `docs_per_call` documents, each 
 question's nuggets (the paper's n+k batching instead of n*k). Every pair gets a row, 0s included, because a
 judged non-relevant document is information the evaluator uses. A killed build loses nothing: the online
 backend caches each finished call as it arrives, so the next run replays them and calls only what is left.
+Under an embargo a public revision counts the public questions' judgments alone (`public_record`), by the rule
+the record counts all of them (`tally`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -35,6 +38,7 @@ NAME = "judgments"
 READS = ("topic", "llm", "judging", "pools")
 VERSION = 1
 OUTPUTS = (JUDGMENTS,)
+PUBLIC = ("docs_per_call",)  # what a public record keeps as is: no question changes it
 
 SCHEMA = pa.schema(
     [("query_id", pa.string()), ("nugget_id", pa.string()), ("doc_id", pa.string()), ("relevance", pa.int64())]
@@ -140,7 +144,6 @@ def run(ctx: StageContext) -> dict[str, Any]:
                 rows["doc_id"].append(doc)
                 rows["relevance"].append(yes)
     write_table(JUDGMENTS.path(ctx.work), pa.table(rows, schema=SCHEMA))
-    positive = sum(rows["relevance"])
     reuse = {}
     if memo is not None:
         full = sum(-(-len(docs) // per_call) for q, docs in by_query.items() if nuggets.get(q))
@@ -148,10 +151,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     return {
         "calls_planned": len(tasks),
         "docs_per_call": per_call,
-        "questions": len({q for q, docs in by_query.items() if docs and nuggets.get(q)}),
-        "pairs": len(rows["relevance"]),
-        "supported_pairs": positive,
-        "support_rate": round(positive / len(rows["relevance"]), 4) if rows["relevance"] else 0.0,
+        **tally(rows["query_id"], rows["relevance"]),
         **reuse,
         **backend_record(backend, before),
     }
@@ -160,6 +160,28 @@ def run(ctx: StageContext) -> dict[str, Any]:
 def _judge_identity(ctx: StageContext, backend: Any) -> str:
     """Who judged: a verdict is reused only from the same judge (backend, model, temperature) and prompt."""
     return content_key(backend.name, ctx.config.fingerprint("llm"), build_prompts.JUDGE_SYSTEM, str(VERSION))
+
+
+def tally(query_ids: Sequence[str], relevance: Sequence[int]) -> dict[str, Any]:
+    """The record's counts of the judgment rows (`query_ids[i]`, `relevance[i]`; a question with nuggets and a
+    pool has rows): the one rule for a build's record and for what a public revision says of its public questions
+    alone."""
+    positive = sum(relevance)
+    return {
+        "questions": len(set(query_ids)),
+        "pairs": len(relevance),
+        "supported_pairs": positive,
+        "support_rate": round(positive / len(relevance), 4) if relevance else 0.0,
+    }
+
+
+def public_record(ctx: StageContext, record: dict[str, Any], public: Collection[str]) -> dict[str, Any]:
+    """The judgments of the questions `public` alone: how many pairs, how many supported. The calls and what an
+    earlier snapshot's memo answered are not told apart per question, so they are left to the private revision."""
+    table = read_table(JUDGMENTS.path(ctx.work), ["query_id", "relevance"]).to_pydict()
+    rows = [(q, r) for q, r in zip(table["query_id"], table["relevance"], strict=True) if q in public]
+    counts = tally([q for q, _ in rows], [r for _, r in rows])
+    return {**{k: record[k] for k in PUBLIC if k in record}, **counts}
 
 
 def summary(record: dict[str, Any]) -> str:

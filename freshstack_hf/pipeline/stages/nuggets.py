@@ -2,11 +2,13 @@
 
 Nugget ids are `{query_id}_{k}` in generation order, the form the evaluator and the official release use. A
 question for which the backend produced nothing keeps no nugget here; the `filter` stage drops it later and
-counts it, so nothing disappears silently.
+counts it, so nothing disappears silently. Under an embargo a public revision counts the public questions' nuggets alone
+(`public_record`), by the rule the record counts all of them (`tally`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -14,7 +16,7 @@ import pyarrow as pa
 from freshstack_hf.pipeline import build_prompts
 from freshstack_hf.pipeline.accounting import StageEstimate, StagePlan, backend_record, made_by, stage_plan
 from freshstack_hf.pipeline.inputs import NUGGETS, QUESTIONS, read_qas
-from freshstack_hf.pipeline.stage import StageContext, write_table
+from freshstack_hf.pipeline.stage import StageContext, read_table, write_table
 
 if TYPE_CHECKING:
     from freshstack_hf.pipeline.plan_facts import PlanFacts
@@ -37,27 +39,37 @@ def run(ctx: StageContext) -> dict[str, Any]:
     before = backend.stats()
     generated = backend.nuggets(items)
     rows: dict[str, list] = {name: [] for name in SCHEMA.names}
-    empty = 0
     for qa, nuggets in zip(items, generated, strict=True):
         texts = [n for n in nuggets if n.text.strip()]
-        empty += not texts
         for k, nugget in enumerate(texts):
             rows["query_id"].append(qa.query_id)
             rows["nugget_id"].append(f"{qa.query_id}_{k}")
             rows["text"].append(nugget.text.strip())
             rows["importance"].append(nugget.importance)
     write_table(NUGGETS.path(ctx.work), pa.table(rows, schema=SCHEMA))
-    total = len(rows["nugget_id"])
-    graded = sum(1 for i in rows["importance"] if i)
+    return {**tally([qa.query_id for qa in items], rows), **backend_record(backend, before)}
+
+
+def tally(questions: Collection[str], rows: Mapping[str, Sequence[Any]]) -> dict[str, Any]:
+    """The record's counts of the nuggets `rows` (columns `query_id`, `importance`) of the questions `questions`:
+    the one rule for a build's record and for what a public revision says of its public questions alone."""
+    keep = set(questions)
+    importance = [i for q, i in zip(rows["query_id"], rows["importance"], strict=True) if q in keep]
+    with_nuggets = {q for q in rows["query_id"] if q in keep}
+    n = len(keep)
     return {
-        "questions": len(items),
-        "nuggets": total,
-        "nuggets_per_question": round(total / len(items), 3) if items else 0.0,
-        "questions_without_nuggets": empty,
-        "vital": sum(1 for i in rows["importance"] if i == "vital"),
-        "graded": graded,
-        **backend_record(backend, before),
+        "questions": n,
+        "nuggets": len(importance),
+        "nuggets_per_question": round(len(importance) / n, 3) if n else 0.0,
+        "questions_without_nuggets": n - len(with_nuggets),
+        "vital": sum(1 for i in importance if i == "vital"),
+        "graded": sum(1 for i in importance if i),
     }
+
+
+def public_record(ctx: StageContext, record: dict[str, Any], public: Collection[str]) -> dict[str, Any]:
+    """The counts of the questions `public` alone (the record's other fields are its backend's: kept by the caller)."""
+    return tally(public, read_table(NUGGETS.path(ctx.work), ["query_id", "importance"]).to_pydict())
 
 
 def summary(record: dict[str, Any]) -> str:

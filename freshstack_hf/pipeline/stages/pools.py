@@ -7,12 +7,16 @@ the retrieval registry, `baselines.METHODS`, by its name), the retrievers' top l
 min-max score fusion, and the top `depth` (20) fused documents of every technique join the pool. Diversity is
 the point: oracle queries find what the answer used, inference queries what a system would find, and the
 question keeps the pool free of holes a plain retriever would fall into.
+
+Under an embargo a public revision says how the public questions' pools came out alone (`public_record`), by the
+rule the record counts every pool (`tally`): the documents the pools file holds, after any `max_pool_docs` cap.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +27,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline import build_prompts
 from freshstack_hf.pipeline.accounting import StageEstimate, StagePlan, backend_record, made_by, stage_plan
 from freshstack_hf.pipeline.inputs import CHUNKS, POOL_QUERIES, POOLS, QUESTIONS, read_chunks, read_nuggets, read_qas
-from freshstack_hf.pipeline.stage import StageContext, write_table
+from freshstack_hf.pipeline.stage import StageContext, read_table, write_table
 from freshstack_hf.records import Doc
 from freshstack_hf.runs.run import RankedList
 
@@ -35,6 +39,7 @@ NAME = "pools"
 READS = ("topic", "llm", "pooling", "questions", "corpus", "nuggets")
 VERSION = 1
 OUTPUTS = (POOL_QUERIES, POOLS)
+PUBLIC = ("techniques", "retrievers", "dense_model", "fusion", "depth", "retrieval_depth")  # no question changes
 
 POOL_SCHEMA = pa.schema(
     [
@@ -116,7 +121,6 @@ def run(ctx: StageContext) -> dict[str, Any]:
         ),
     )
     write_table(POOLS.path(ctx.work), pa.table(rows, schema=POOL_SCHEMA))
-    sizes = [len(v) for v in pool.values()]
     return {
         "techniques": list(queries),
         "retrievers": list(cfg.retrievers),
@@ -124,13 +128,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "fusion": "min-max normalised score sum (the paper's fusion)",
         "depth": cfg.depth,
         "retrieval_depth": cfg.retrieval_depth,
-        "questions": len(pool),
-        "pooled_docs": sum(sizes),
-        "pool_size": {
-            "min": min(sizes, default=0),
-            "max": max(sizes, default=0),
-            "mean": round(sum(sizes) / len(sizes), 2) if sizes else 0.0,
-        },
+        **tally(list(Counter(rows["query_id"]).values())),
         "questions_capped": capped,
         "seconds": seconds,
         **backend_record(backend, before),
@@ -254,6 +252,26 @@ def _id_key(qid: str) -> tuple[int, str]:
 
 def summary(record: dict[str, Any]) -> str:
     return f"{record['pooled_docs']} pooled docs for {record['questions']} questions{made_by(record)}"
+
+
+def tally(sizes: Collection[int]) -> dict[str, Any]:
+    """The record's counts of pools of `sizes` documents (one per question with a pooled document): the one rule
+    for a build's record and for what a public revision says of its public questions alone."""
+    return {
+        "questions": len(sizes),
+        "pooled_docs": sum(sizes),
+        "pool_size": {
+            "min": min(sizes, default=0),
+            "max": max(sizes, default=0),
+            "mean": round(sum(sizes) / len(sizes), 2) if sizes else 0.0,
+        },
+    }
+
+
+def public_record(ctx: StageContext, record: dict[str, Any], public: Collection[str]) -> dict[str, Any]:
+    """The pools of the questions `public` alone, beside the settings that made every pool."""
+    pooled = Counter(q for q in read_table(POOLS.path(ctx.work), ["query_id"]).column(0).to_pylist() if q in public)
+    return {**{k: record[k] for k in PUBLIC if k in record}, **tally(list(pooled.values()))}
 
 
 # A plan's allowance for one answer when no earlier snapshot measured it: a few sub-questions as a JSON list; a

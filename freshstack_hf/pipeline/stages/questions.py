@@ -5,6 +5,9 @@ config's date window and an optional cap. Only candidate questions and the answe
 memory, so a 100 GB dump costs one pass of lxml over the file (plus, rarely, a second pass restricted to the
 few accepted answers that appeared before their question). HTML is converted only for the questions kept.
 The tag co-occurrence report is what the paper used to choose each topic's GitHub repositories.
+
+Under an embargo a public revision says what this stage found of the public questions alone (`public_record`):
+how many it took and their tags, beside what no question changes (the source, its size in posts and tagged posts).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Collection, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.pipeline.accounting import StagePlan
@@ -20,7 +24,7 @@ from freshstack_hf.pipeline.sources.html_text import has_code, html_to_text
 from freshstack_hf.pipeline.sources.posts import Post, ScanStats
 from freshstack_hf.pipeline.sources.reader import QuestionReader
 from freshstack_hf.pipeline.sources.registry import open_source
-from freshstack_hf.pipeline.stage import StageContext, write_json, write_table
+from freshstack_hf.pipeline.stage import StageContext, read_table, write_json, write_table
 
 if TYPE_CHECKING:
     from freshstack_hf.pipeline.plan_facts import PlanFacts
@@ -29,6 +33,8 @@ NAME = "questions"
 READS = ("topic", "questions")
 VERSION = 1
 OUTPUTS = (QUESTIONS, COOCCURRENCE)
+PUBLIC = ("source", "format", "newest_post", "files")  # what a public record keeps as is: no question changes it
+UNWINDOWED = ("rows_scanned", "questions", "with_topic_tag")  # counts of the source, before the date window
 log = logging.getLogger(__name__)
 
 COLUMNS = (
@@ -130,7 +136,7 @@ def run(ctx: StageContext) -> dict[str, Any]:
     seconds = time.perf_counter() - start
 
     write_table(QUESTIONS.path(ctx.work), _table(kept, answers))
-    cooc = cooccurrence(kept, q.tags, q.cooccurrence_top_k)
+    cooc = cooccurrence((p.tags for p in kept), q.tags, q.cooccurrence_top_k)
     write_json(COOCCURRENCE.path(ctx.work), cooc)
     if not kept:
         log.warning("questions: no question of %s kept; check questions.tags / since / until", src.path)
@@ -161,6 +167,21 @@ def run(ctx: StageContext) -> dict[str, Any]:
 
 def summary(record: dict[str, Any]) -> str:
     return f"{record.get('kept', record.get('questions', '?'))} questions kept"
+
+
+def public_record(ctx: StageContext, record: dict[str, Any], public: Collection[str]) -> dict[str, Any]:
+    """What the record says of the questions `public` alone, as a build of only them would: how many were taken and
+    their tags; of the source's counts only those the date window does not cut."""
+    rows = read_table(QUESTIONS.path(ctx.work), ["query_id", "tags"]).to_pylist()
+    tags = [r["tags"] for r in rows if r["query_id"] in public]
+    q = ctx.config.questions
+    counts = {k: record["counts"][k] for k in UNWINDOWED if k in record.get("counts", {})}
+    return {
+        **{k: record[k] for k in PUBLIC if k in record},
+        "kept": len(tags),
+        "counts": {**counts, "kept": len(tags)},
+        "cooccurrence_top10": cooccurrence(tags, q.tags, q.cooccurrence_top_k)["cooccurring"][:10],
+    }
 
 
 def _table(kept: list[Post], answers: dict[int, Post]):
@@ -198,10 +219,12 @@ def _table(kept: list[Post], answers: dict[int, Post]):
     return pa.table(rows, schema=schema)
 
 
-def cooccurrence(kept: list[Post], topic_tags: tuple[str, ...], top_k: int) -> dict[str, Any]:
-    """Tags seen with the topic's tags on kept questions: count and share of questions, most frequent first."""
-    n = len(kept)
-    counter = Counter(t for p in kept for t in set(p.tags))
+def cooccurrence(tags: Iterable[Sequence[str]], topic_tags: tuple[str, ...], top_k: int) -> dict[str, Any]:
+    """Tags seen with the topic's tags on kept questions (`tags`: each one's): count and share of questions, most
+    frequent first."""
+    per_question = [set(t) for t in tags]
+    n = len(per_question)
+    counter = Counter(t for question in per_question for t in question)
 
     def entry(tag: str) -> dict[str, Any]:
         return {"tag": tag, "count": counter[tag], "share": round(counter[tag] / n, 4) if n else 0.0}

@@ -3,7 +3,9 @@
 It reads what the earlier stages left (`inputs.read_topic`, the `candidates` stage's lists, the stage records
 the runner hands over), validates the topic in memory, and only then lands topic, candidates and account in one
 atomic commit of the repo writer. An interrupted or failed build therefore leaves the previous repo exactly as
-it was.
+it was. The repo is public: it is written as the user's umask says (`owner_only.as_published`), while an
+embargo's private revision, like everything else of a build, is readable by its owner alone. Under an embargo the
+public manifest keeps the account of the public questions only (`pipeline.public_account`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.errors import FreshStackError, ValidationError
+from freshstack_hf.owner_only import as_published
 from freshstack_hf.pipeline.accounting import StagePlan, snapshot_account
+from freshstack_hf.pipeline.embargo import embargo_of
 from freshstack_hf.pipeline.inputs import (
     CANDIDATE_LISTS,
     CARRYOVER,
@@ -22,6 +26,7 @@ from freshstack_hf.pipeline.inputs import (
     read_candidate_lists,
     read_topic,
 )
+from freshstack_hf.pipeline.public_account import public_entry
 from freshstack_hf.pipeline.stage import StageContext
 
 if TYPE_CHECKING:
@@ -76,8 +81,11 @@ def run(ctx: StageContext) -> dict[str, Any]:
     tables = candidate_tables(ctx, topic)
     private = _write_private(ctx, source, entry)
     if private is not None:
+        source, entry = public_entry(ctx, source, entry, embargo_of(ctx.config), private["questions"])
         entry["embargo"] = private
-    write_topics(ctx.out, [topic], source=source, extra_tables={topic.name: tables}, extra_manifest={topic.name: entry})
+    with as_published():
+        extra = {topic.name: tables}
+        write_topics(ctx.out, [topic], source=source, extra_tables=extra, extra_manifest={topic.name: entry})
     record = {
         "repo": str(ctx.out),
         "topic": topic.name,
@@ -118,7 +126,6 @@ def _write_private(ctx: StageContext, source: dict[str, Any], entry: dict[str, A
     ones are and written as they are (the manifest's `candidates` their record), into `snapshot.private`, before the
     public revision; returns what the public manifest may say of it (how many, until when:
     `Embargo.public_summary`)."""
-    from freshstack_hf.pipeline.embargo import embargo_of
     from freshstack_hf.repo.writer import write_topics
 
     embargo = embargo_of(ctx.config)
