@@ -201,17 +201,17 @@ def test_the_worker_hands_a_withheld_job_its_status_without_reading_the_split(tm
     """The private split is not read for a job whose live score the quota withheld: even with no repo to read,
     the job is handed its rate-limited status (with the snapshot), never "no access"; and a folder placed in that
     payload key is never handed on."""
-    from leaderboard.worker.worker import with_private_split
+    from leaderboard.worker.live_pass import live_pass
 
     public, _, _ = split_snapshot(tmp_path, public=12, held=10)
     outcome = ModelSubmitter(store, Dataset(public), live_per_week=0).submit(MODEL, identity="ip:a")
     (job,) = store.queue.list_jobs()
     assert job.system_id == outcome.system_id
-    handed = with_private_split(job, str(tmp_path / "no-such-repo"))
+    handed = live_pass(job, str(tmp_path / "no-such-repo")).job(job)
     expected = {"status": "rate_limited", "message": "not measured: this board scores no submission live"}
     assert handed.payload[PRIVATE] == {**expected, "snapshot": DATE}
-    forged = {**job.payload, DECIDED: {**expected, "folder": str(tmp_path)}}
-    assert "folder" not in with_private_split(dataclasses.replace(job, payload=forged), None).payload[PRIVATE]
+    forged = dataclasses.replace(job, payload={**job.payload, DECIDED: {**expected, "folder": str(tmp_path)}})
+    assert "folder" not in live_pass(forged, None).job(forged).payload[PRIVATE]
 
 
 @pytest.mark.slow

@@ -199,7 +199,13 @@ def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, ca
         live = store.live_scores(Dataset(public).revision)
         assert live[blind_id] == NO_ACCESS
         record = live[live_id]
-        assert (record["status"], record["snapshot"], record["questions"]) == ("measured", DATE, 12)
+        assert {k: v for k, v in record.items() if k != "measures"} == {
+            "status": "measured",
+            "snapshot": DATE,
+            "until": UNTIL,
+            "questions": 12,
+            "topics": {"alpha": 12},
+        }
         assert record["measures"] == expected_live(tmp_path, Path(f"{held}@{DATE}"))
         assert store.live_scores("local-other") == {}  # another revision's rows are not this snapshot's
         stored = everything_stored(store)
@@ -213,9 +219,10 @@ def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, ca
 @pytest.mark.slow
 def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
     """A real `build --snapshot` with an embargo (the refresh tests' topic: one question embargoed at D2), scored
-    by a worker that reads its private folder: a model's live record says too few, with no number; so do a
-    reranker's and a Nano-track model's, which start from the candidate lists `build` writes into the private
-    revision (without them they would record that there is nothing to rerank)."""
+    by a worker that reads its private folder (each job in its sealed process): a model's live record says too few,
+    with no number, and names the topic left out; so do a reranker's and a Nano-track model's, which start from the
+    candidate lists `build` writes into the private revision (without them they would record that there is nothing
+    to rerank)."""
     pytest.importorskip("sentence_transformers")
     import functools
 
@@ -245,18 +252,24 @@ def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
         nano_job = {"model": MODEL, "max_seq_length": 32, "track": "nano", **served}
         nano, _ = store.add_system(name="n", kind="model", content_hash="n", job=("model", nano_job))
         evaluate = functools.partial(evaluate_job, device="cpu")
-        stats = run_worker(store, evaluate, isolate=False, private_repo=str(private), max_idle_seconds=0)
+        stats = run_worker(store, evaluate, isolate=True, private_repo=str(private), max_idle_seconds=0)
         assert stats.done == 3, [j.error for j in store.queue.list_jobs()]
         live = store.live_scores(Dataset(public).revision)
-    too_few = {"status": "too_few", "message": "too few questions (1 < 10): not shown", "snapshot": D2, "questions": 1}
+    too_few = {
+        "status": "too_few",
+        "message": "too few questions (1 < 10): not shown",
+        "snapshot": D2,
+        "questions": 1,
+        "left_out": {"laravel": 1},
+    }
     assert live[model.id] == live[rer.id] == live[nano.id] == too_few
     assert Dataset(Path(f"{private}@{D2}")).candidates("laravel")  # what the reranker and the Nano model started from
 
 
 @pytest.mark.slow
 def test_a_reranker_is_scored_live_on_the_private_candidates(tmp_path):
-    """A reranker job reranks the private revision's candidates with the same CrossEncoder; its live record is what
-    `evaluate` gives on the private revision for that reranking, rounded."""
+    """A reranker job (in its sealed process) reranks the embargoed questions' candidates it was handed with the same
+    CrossEncoder; its live record is what `evaluate` gives on the private revision for that reranking, rounded."""
     import functools
 
     from cross_encoders import tiny_cross_encoder
@@ -273,7 +286,7 @@ def test_a_reranker_is_scored_live_on_the_private_candidates(tmp_path):
         payload = {"model": str(model), "topics": ["alpha"], **payload_dataset(Dataset(public))}
         system, _ = store.add_system(name="r", kind="reranker", content_hash="r", job=("reranker", payload))
         evaluate = functools.partial(evaluate_job, device="cpu")
-        stats = run_worker(store, evaluate, once=True, isolate=False, private_repo=str(held))
+        stats = run_worker(store, evaluate, once=True, isolate=True, private_repo=str(held))
         assert stats.done == 1, store.queue.list_jobs()[0].error
         record = store.live_scores()[system.id]
         assert found_ids(everything_stored(store), hidden) == []
@@ -396,21 +409,27 @@ def test_an_isolated_job_is_scored_live_from_a_private_hub_repo_without_the_toke
 
 
 def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store, monkeypatch):
-    """What the job process receives: the private revision's folder in a model job's payload, nothing in a baseline
-    job's (its kind is not scored live); the payload stored in the queue never holds it."""
-    from leaderboard.worker.worker import with_private_split
+    """What the job process receives: a job folder of the embargoed questions in a model job's payload (the private
+    revision itself never), nothing in a baseline job's (its kind is not scored live); the payload stored in the
+    queue never holds it; a private revision of another snapshot is never scored against this one."""
+    from leaderboard.worker.live_pass import live_pass
 
     public, held, _ = split_snapshot(tmp_path, public=12, held=10)
     queue_model(store, public, "m")
     (job,) = store.queue.list_jobs()
-    handed = with_private_split(job, str(held))
-    assert handed.payload[PRIVATE] == {"folder": str(Path(f"{held}@{DATE}")), "snapshot": DATE}
+    live = live_pass(job, str(held))
+    handed = live.job(job).payload[PRIVATE]
+    assert handed["snapshot"] == DATE and Path(handed["folder"]).is_dir()
+    assert not Path(handed["folder"]).is_relative_to(held.parent)  # a folder of its own, not the revision
+    live.close()
     assert PRIVATE not in store.queue.list_jobs()[0].payload
     monkeypatch.setenv("FRESHSTACK_PRIVATE_REPO", str(held))  # the option's variable
-    assert with_private_split(job, None).payload[PRIVATE] == handed.payload[PRIVATE]
-    assert PRIVATE not in with_private_split(dataclasses.replace(job, kind="baseline"), str(held)).payload
+    again = live_pass(job, None)
+    assert again.job(job).payload[PRIVATE]["snapshot"] == DATE and again.private == str(Path(f"{held}@{DATE}"))
+    again.close()
+    assert PRIVATE not in live_pass(dataclasses.replace(job, kind="baseline"), str(held)).job(job).payload
     manifest = Path(f"{held}@{DATE}") / "manifest.json"
     record = json.loads(manifest.read_text(encoding="utf-8"))
     record["public"]["revision"] = "2025-09-30"  # a private revision of another snapshot: never scored against this one
     manifest.write_text(json.dumps(record), encoding="utf-8")
-    assert with_private_split(job, str(held)).payload[PRIVATE] == NO_ACCESS
+    assert live_pass(job, str(held)).job(job).payload[PRIVATE] == NO_ACCESS

@@ -5,9 +5,10 @@ A model job loads code it does not trust (a submitted model, its tokenizer, what
 do), and a live job is then handed the embargoed questions (`worker.live_pass`). The seal is what keeps those in:
 
 * **seccomp** (`SECCOMP_FILTER_FLAG_TSYNC`: every thread of the process, and every process it starts): `socket()`
-  makes only `AF_UNIX` stream sockets, `connect()` fails for every family, `io_uring_setup` (whose requests no
-  socket filter sees) fails, and so do `ptrace`, `process_vm_readv`/`process_vm_writev`, `pidfd_getfd` and
-  `open_by_handle_at`; a system call of another architecture (x32, i386 through `int 0x80`) fails too.
+  makes only `AF_UNIX` stream sockets, `connect()` and `listen()` fail for every family (nothing out, nothing in),
+  `io_uring_setup` (whose requests no socket filter sees) fails, and so do `ptrace`,
+  `process_vm_readv`/`process_vm_writev`, `pidfd_getfd` and `open_by_handle_at`; a system call of another
+  architecture (x32, i386 through `int 0x80`) fails too.
   `prctl(PR_SET_NO_NEW_PRIVS)` comes first: no set-uid program run later regains what the seal took away.
 * **Landlock** (ABI >= 4): a ruleset that handles every filesystem access the kernel's ABI knows, and TCP bind and
   connect with no rule (so none is allowed), allowing reads (and execution) beneath the Python install and the
@@ -23,12 +24,12 @@ What it does not stop: anything done before the seal (a model's code runs while 
 and kept, a file read then, stay with the process; network sockets found open at the seal are replaced with
 /dev/null, unix ones are kept); threads started before the seal run outside Landlock (Landlock binds the calling
 thread and the threads it starts later, not earlier ones: the seal refuses when a Python thread other than the
-job's own is alive, but native threads that a library started, such as torch's pools, are not checked; seccomp
-covers them all); whatever the job's ranking itself carries back (a model can encode what it read into the order of
-its documents: the ranking is the one output a job has); files the job may read that its user may read anyway (run
-the worker as an unprivileged user: for root, /etc/shadow is a file under /etc); and a kernel without Landlock or
-seccomp (another OS, Linux before 6.7, a container that forbids them), where `unavailable()` says why and the
-worker hands no embargoed input at all.
+job's own is alive, tqdm's progress monitor being stopped first, but native threads that a library started, such
+as torch's pools, are not checked; seccomp covers them all); whatever the job's ranking itself carries back (a
+model can encode what it read into the order of its documents: the ranking is the one output a job has); files
+the job may read that its user may read anyway (run the worker as an unprivileged user: for root, /etc/shadow is a
+file under /etc); and a kernel without Landlock or seccomp (another OS, Linux before 6.7, a container that forbids
+them), where `unavailable()` says why and the worker hands no embargoed input at all.
 
 Only a job process seals itself (`mark_job_process`, called by `worker.job_process` in the spawned child): a job
 run in a thread of the worker (`isolate=False`) must never seal the worker, so `seal_job` there only says why not.
@@ -95,7 +96,7 @@ _ARCHES = {
     "x86_64": _Arch(
         0xC000003E,
         317,
-        {"socket": 41, "connect": 42, "ptrace": 101, "open_by_handle_at": 304, "process_vm_readv": 310,
+        {"socket": 41, "connect": 42, "listen": 50, "ptrace": 101, "open_by_handle_at": 304, "process_vm_readv": 310,
          "process_vm_writev": 311, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
          "pidfd_getfd": 438},
         x32=True,
@@ -103,7 +104,7 @@ _ARCHES = {
     "aarch64": _Arch(
         0xC00000B7,
         277,
-        {"socket": 198, "connect": 203, "ptrace": 117, "open_by_handle_at": 265, "process_vm_readv": 270,
+        {"socket": 198, "listen": 201, "connect": 203, "ptrace": 117, "open_by_handle_at": 265, "process_vm_readv": 270,
          "process_vm_writev": 271, "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
          "pidfd_getfd": 438},
     ),
@@ -328,11 +329,14 @@ def _close_network_sockets() -> int:
             try:
                 if fd == null or not stat.S_ISSOCK(os.fstat(fd).st_mode):
                     continue
+            except OSError:
+                continue  # closed since it was listed
+            try:
                 with socket.socket(fileno=os.dup(fd)) as probe:
                     if probe.family == socket.AF_UNIX:
                         continue
             except OSError:
-                continue
+                pass  # a family Python does not know: closed as well
             os.dup2(null, fd)
             closed += 1
     finally:
