@@ -15,10 +15,12 @@ do), and a live job is then handed the embargoed questions (`worker.live_pass`).
   folders of the modules already imported, /usr, /lib, /lib64, /bin, /sbin, /etc, /sys, /proc's own entries (the
   job's own /proc/PID, not the kernel's memory nor another process's folder), a few devices (null, random, the
   GPU's), the model's folder, the public dataset's folder and the job folder; reads and writes beneath the job's
-  own temporary folder and the embedding cache it may write. Nothing else: not the Hub token file, the Hub cache
-  (but the model's and the public dataset's own files in it), the private repo, the store, another user's files.
-  With ABI >= 6 the job cannot signal a process outside its domain, nor reach an abstract unix socket. Landlock's
-  ptrace rule keeps the job out of every process outside it: /proc/WORKER/environ, mem and maps cannot be opened.
+  own temporary folder and the embedding cache it may write; removing (not reading) files in /dev/shm, where the
+  process's own semaphores are named (all of /dev/shm for a pool of encoding processes). Nothing else: not the Hub
+  token file, the Hub cache (but the model's and the public dataset's own files in it), the private repo, the
+  store, another user's files. With ABI >= 6 the job cannot signal a process outside its domain, nor reach an
+  abstract unix socket. Landlock's ptrace rule keeps the job out of every process outside it: /proc/WORKER/environ,
+  mem and maps cannot be opened.
 
 What it does not stop: anything done before the seal (a model's code runs while it is loaded: a connection made then
 and kept, a file read then, stay with the process; network sockets found open at the seal are replaced with
@@ -247,18 +249,21 @@ def _proc_paths() -> list[Path]:
     return [Path(f"/proc/{os.getpid()}"), *entries]
 
 
-def _device_paths(shared_memory: bool) -> list[Path]:
-    """The devices a model needs (null, random, the GPU's), and /dev/shm only for a pool of encoding processes."""
+def _device_paths() -> list[Path]:
+    """The devices a model needs (null, random, the GPU's)."""
     found = [Path("/dev") / name for name in _DEVICES]
-    found += [Path("/dev") / name for name in os.listdir("/dev") if name.startswith("nvidia") and name[6:].isdigit()]
-    return found + [Path("/dev/shm")] * shared_memory
+    return found + [
+        Path("/dev") / name for name in os.listdir("/dev") if name.startswith("nvidia") and name[6:].isdigit()
+    ]
 
 
 def _rights(names: Iterable[str], abi: int) -> int:
     return sum(_FS[name][0] for name in set(names) if _FS[name][1] <= abi)
 
 
-def _landlock(read: Iterable[Path], write: Iterable[Path], devices: Iterable[Path], abi: int) -> None:
+def _landlock(
+    read: Iterable[Path], write: Iterable[Path], devices: Iterable[Path], unlink: Iterable[Path], abi: int
+) -> None:
     handled = _rights(_FS, abi)
     attr = _RulesetAttr(handled, _NET_BIND_TCP | _NET_CONNECT_TCP if abi >= 4 else 0, 0)
     if abi >= 6:
@@ -269,6 +274,7 @@ def _landlock(read: Iterable[Path], write: Iterable[Path], devices: Iterable[Pat
         file_rights = _rights(_FILE_RIGHTS, abi)
         grants = [(p, _rights(_READ, abi)) for p in read] + [(p, _rights(_WRITE, abi)) for p in write]
         grants += [(p, _rights(_DEVICE, abi)) for p in devices] + [(Path("/dev"), _rights(["read_dir"], abi))]
+        grants += [(p, _rights(["remove_file"], abi)) for p in unlink]
         for path, rights in grants:
             try:
                 fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
@@ -400,7 +406,11 @@ def seal(
     try:
         if _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
             raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS)")
-        _landlock([*system, *readable], granted, _device_paths(shared_memory), landlock_abi())
+        # /dev/shm names the semaphores this process made (tqdm's lock): it unlinks them when it exits; with a pool
+        # of encoding processes, which make more, it is theirs to write
+        shm = [Path("/dev/shm")]
+        writable, unlink = ([*granted, *shm], []) if shared_memory else (granted, shm)
+        _landlock([*system, *readable], writable, _device_paths(), unlink, landlock_abi())
         _seccomp(arch)
     except OSError as exc:
         raise SealError(f"the kernel refused the seal: {exc}") from exc
