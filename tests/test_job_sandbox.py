@@ -13,7 +13,6 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import functools
-import json
 import logging
 import multiprocessing
 import os
@@ -31,6 +30,7 @@ from test_live_scores import (
     DATE,
     MODEL,
     UNTIL,
+    evaluated_live,
     everything_stored,
     found_ids,
     private_hub,
@@ -38,7 +38,6 @@ from test_live_scores import (
     split_snapshot,
 )
 
-from freshstack_hf.cli.main import main
 from freshstack_hf.errors import Problem, ValidationError
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
@@ -194,18 +193,8 @@ def test_the_worker_scores_the_ranking_per_topic_and_keeps_no_vector_of_an_embar
         "left_out": {"beta": 1},
     }
     assert set(load_run(sealed.kept).run) == sealed.hidden  # both topics ranked, only alpha scored
-    out = tmp_path / "evaluated.json"
-    command = ["evaluate", str(sealed.held), "--revision", DATE, "--topic", "alpha", "--run", str(sealed.kept)]
-    assert main([*command, "--json", str(out)]) == 0
-    average = json.loads(out.read_text(encoding="utf-8"))["average"]
-    assert record["measures"] == {
-        m.id: {
-            "value": round(average["metrics"][m.id], 2),
-            "ci_low": round(average["ci95"][m.id][0], 2),
-            "ci_high": round(average["ci95"][m.id][1], 2),
-        }
-        for m in HEADLINE
-    }
+    command = [str(sealed.held), "--revision", DATE, "--topic", "alpha", "--run", str(sealed.kept)]
+    assert record["measures"] == evaluated_live(tmp_path, command)
 
     private, public = Dataset(Path(f"{sealed.held}@{DATE}")), Dataset(sealed.public)
     keys = cache_keys(sealed.cache)

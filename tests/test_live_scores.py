@@ -155,8 +155,14 @@ def rounded_evaluate(tmp_path: Path, private: Path, ranking: dict[str, dict[str,
     to two decimals as live scores are."""
     run = tmp_path / "held.json"
     run.write_text(json.dumps(ranking), encoding="utf-8")
+    return evaluated_live(tmp_path, [str(private), "--run", str(run)])
+
+
+def evaluated_live(tmp_path: Path, args: list[str]) -> dict[str, Any]:
+    """`freshstack-hf evaluate ARGS --json`'s headline averages and intervals, rounded to two decimals as live scores
+    are: what a live record's `measures` must be."""
     out = tmp_path / "held-scores.json"
-    assert main(["evaluate", str(private), "--run", str(run), "--json", str(out)]) == 0
+    assert main(["evaluate", *args, "--json", str(out)]) == 0
     average = json.loads(out.read_text(encoding="utf-8"))["average"]
     return {
         m.id: {

@@ -56,7 +56,7 @@ from leaderboard.live_scores import (
 from leaderboard.store.records import JobRecord
 from leaderboard.worker.job_contract import JobOutput
 from leaderboard.worker.jobs import JOB_KINDS
-from leaderboard.worker.private_split import LIVE_RUNS_ENV, PRIVATE, kept_run_path, private_split
+from leaderboard.worker.private_split import LIVE_RUNS_ENV, PRIVATE, kept_run_path, private_split, public_topics
 from leaderboard.worker.sandbox import unavailable
 
 log = logging.getLogger(__name__)
@@ -198,8 +198,8 @@ def live_pass(
         return LivePass(live=True, handed=split)
     snapshot = str(split["snapshot"])
     private = Dataset(str(split["folder"]))
-    wanted = job.payload.get("topics")
-    topics = tuple(name for name in private.topics if not wanted or name in wanted)
+    wanted = public_topics(job.payload)  # each one handed is scored: a topic the job ranks not scores 0
+    topics = tuple(name for name in private.topics if wanted is None or name in wanted)
     found = LivePass(live=True, private=str(private.folder), snapshot=snapshot, topics=topics)
     refused = "the job runs in the worker's own thread" if not isolate else unavailable()
     if not topics:

@@ -107,6 +107,14 @@ def _public_manifest(payload: Mapping[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def public_topics(payload: Mapping[str, Any]) -> list[str] | None:
+    """The topics a job is scored on: those its payload names, else the public revision's (None: unknown here)."""
+    if payload.get("topics"):
+        return list(payload["topics"])
+    found = list((_public_manifest(payload) or {}).get("topics") or {})
+    return found or None
+
+
 def embargoes(payload: Mapping[str, Any]) -> bool:
     """Whether the public revision a job is scored on embargoes any question of its topics (the manifest's per-topic
     `embargo` summary counts more than 0); True when that cannot be read, so the row still says there was no access."""
