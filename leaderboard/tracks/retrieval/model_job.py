@@ -40,6 +40,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.retrieval.encoding import visible_gpus
 from freshstack_hf.runs import Run, from_ranked
 from leaderboard.live_scores import rank_embargoed, require_candidates
 from leaderboard.scoring import score_for_store
@@ -64,8 +65,6 @@ def _corpus(data: Dataset, name: str, track: str) -> list[Any]:
 
 def _may_pool(retriever: Any) -> bool:
     """Whether encoding may start sentence-transformers' pool of processes (several GPUs): it needs /dev/shm."""
-    from freshstack_hf.retrieval.encoding import visible_gpus
-
     return len(retriever.devices) >= 2 if retriever.devices is not None else visible_gpus() > 1
 
 
