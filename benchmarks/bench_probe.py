@@ -83,7 +83,9 @@ def private_topics(root: Path, sizes: dict[str, int] = TOPICS) -> list[Topic]:
     for seed, (name, count) in enumerate(sizes.items()):
         topic = synth_topic(name, SynthConfig(queries=count, docs=DOCS, seed=11 + seed, min_nuggets=2, max_nuggets=5))
         folder = root / name
-        write_topics(folder, [topic], source={"kind": "synthetic", "note": "probe bench: embargoed questions"})
+        held = {"embargo": {"days": EMBARGO_DAYS, "snapshot": SNAPSHOT, "public_revision": SNAPSHOT}}
+        source = {"kind": "synthetic", "note": "probe bench: embargoed questions"}
+        write_topics(folder, [topic], source=source, extra_manifest={name: held})  # as a private revision's
         pool = sorted({j.doc_id for j in topic.judgments})
         relevant = {j.doc_id for j in topic.judgments if j.relevance > 0}
         made.append(Topic(name, Dataset(folder), [q.query_id for q in topic.queries], pool, relevant))
@@ -103,7 +105,6 @@ class LiveBoard:
         scores = {doc: float(len(ranked) - i) for i, doc in enumerate(ranked)}
         run = {query: dict(scores) for query in self.topic.queries}
         record = live_aggregates(self.topic.private, {self.topic.name: run}, SNAPSHOT, resamples=self.resamples)
-        record.setdefault("until", UNTIL)  # the worker records the end of the snapshot's embargo
         listed = [SNAPSHOT, UNTIL] if today >= UNTIL else [SNAPSHOT]
         seen = shown(record, self.rule, listed, today)
         if seen.get("status") != MEASURED:

@@ -7,7 +7,9 @@
   older store up to date (`migrations`) and opening a store with an older runs folder (`archive`).
 * `worker/`: the evaluation worker (`worker`, `job_process`), what a track's job is given and returns
   (`job_contract`), the registry of job kinds (`jobs`), model vetting (`vetting`), the LLM endpoint jobs send
-  text to (`judge_endpoint`) and the embargo's private split a worker reads for live scores (`private_split`).
+  text to (`judge_endpoint`), the embargo's private split a worker reads for live scores (`private_split`), what a
+  live job is handed of it and what becomes of its ranking (`live_pass`), and the seal of a job process
+  (`sandbox`).
 * `page/`: the Gradio page. `app` assembles the tabs registered in `tabs`, which share a `page.Page`; what the tabs
   share (`display`, `paging`, `store_frame`, the Computing line `computing`, `sign_in`, the plain `first_paint`)
   and the Admin tab (`admin_tab`).

@@ -16,9 +16,13 @@ endpoint's key. A corpus is encoded on every visible GPU when there are several 
 multi-process pool); --devices names them, a --device naming one (cuda:1) keeps the worker on it.
 
 Live scores: with --private-repo (or $FRESHSTACK_PRIVATE_REPO) naming the private repo of an embargo (a local folder,
-or a private Hub dataset read with HF_TOKEN), `model` and `reranker` jobs are also scored on the embargoed questions
-of their snapshot, and only rounded aggregates are stored; the token is used by this process alone, never by a job
-process. Without it, their live columns record "not measured: no access to the private split". With --live-runs DIR
+or a private Hub dataset read with HF_TOKEN, and still private on the Hub), `model` and `reranker` jobs are also
+scored on the embargoed questions of their snapshot, and only rounded aggregates are stored; the token and the
+private revision are used by this process alone: a job process is handed the questions' texts and the documents,
+seals itself once its model is loaded (Landlock and seccomp: no network, no file beyond what ranking needs) and
+returns a ranking, which this process scores. A worker that cannot seal (not Linux, an old kernel, --in-process)
+hands no embargoed question to its jobs. Without --private-repo, their live columns record "not measured: no access
+to the private split" (nothing, on a snapshot whose public revision embargoes nothing). With --live-runs DIR
 (or $FRESHSTACK_LIVE_RUNS) each such job also keeps its ranking of the embargoed questions as one TREC run,
 DIR/SNAPSHOT/system-ID-job-ID.trec, for `freshstack-hf evaluate PRIVATE_REPO --revision SNAPSHOT --run FILE` to check
 the live score with; it names embargoed questions, so it stays on this machine (each snapshot's folder in DIR readable
@@ -93,7 +97,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="MODULE:FUNCTION",
         help="evaluate function taking a JobRecord and returning a JobOutput (default: leaderboard.worker.jobs)",
     )
-    p.add_argument("--in-process", action="store_true", help="run jobs in a thread (no isolation, no hard cap)")
+    p.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run jobs in a thread (no isolation, no seal, no live score, no hard cap)",
+    )
     p.add_argument("--json", action="store_true", help="print job counts as JSON on exit")
 
 

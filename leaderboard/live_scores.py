@@ -2,41 +2,52 @@
 
 A snapshot's newest questions sit in a private repo until their embargo ends (`freshstack_hf.pipeline.embargo`), so
 no model can have been trained on them. A worker that can read that repo (`freshstack-hf worker --private-repo`,
-`leaderboard.worker.private_split`) runs the submitted model on them too, scores the ranking with the library's
-`Dataset.score` as every row is scored, and keeps **aggregates only**: per headline measure the all-topics average
-`freshstack-hf evaluate` prints for the private revision (with one topic: the mean over its embargoed questions)
-and its 95% bootstrap interval, each rounded to two decimals, and the number of questions. Nothing per query (no
-id, text, value or ranking) is kept in the results, blobs, logs or archive: what probing with crafted models could
-learn from a score is what two decimals of a mean over at least `pipeline.embargo.MIN_QUESTIONS` (10) questions tell.
+`leaderboard.worker.private_split`) hands a sealed job process (`leaderboard.worker.sandbox`) the embargoed questions'
+texts and the documents, nothing else (`leaderboard.worker.live_pass`); the job ranks them with the submitted model
+and returns the ranking (`rank_embargoed`), and the worker scores it against the private judgments itself with the
+library's `Dataset.score`, as every row is scored, keeping **aggregates only** (`live_aggregates`): per headline
+measure the average over the topics that reach the floor of `pipeline.embargo.MIN_QUESTIONS` (10) embargoed
+questions, each topic weighing the same (so no question weighs more than a tenth of a value), its 95% bootstrap
+interval, each rounded to two decimals, and the number of questions. A topic under the floor is left out and named
+with its count. Nothing per query (no id, text, value or ranking) is kept in the results, blobs, logs or archive.
 
 What a row records under its results' parameters (`live`), read back by `Store.live_scores`:
 
-* measured: {"status": "measured", "snapshot", "questions", "measures": {measure id: {"value", "ci_low", "ci_high"}}};
+* measured: {"status": "measured", "snapshot", "until", "questions", "topics": {topic: questions},
+  "left_out": {topic: questions} (only when a topic was under the floor),
+  "measures": {measure id: {"value", "ci_low", "ci_high"}}}; `until` is the snapshot's date plus the longest
+  embargo among the scored topics (the private revision's manifest), the day every question scored is public;
 * otherwise {"status": code, "message": what the board says}, never a zero: `NO_ACCESS` (no `--private-repo`, or
-  the worker could not read it), `TOO_FEW` (fewer than 10 embargoed questions: not shown, the count kept),
-  `NONE_HELD` (nothing embargoed at this snapshot), `NO_CANDIDATES` (the private revision has no candidate lists
-  for a reranker or a Nano-track model to start from: `build` writes them into every private revision, so only
-  one written before it did), `FAILED`, `RATE_LIMITED` (the submitter's live scorings in the last 7 days were used
-  up when it submitted: `quota_used_up`, decided by the board at the door and carried in the job's payload, so the
-  worker does not read the private split for it). An uploaded run records nothing: its reason (`UPLOADED_RUN`) is
-  what `Store.live_scores` says of it.
+  the worker could not read it, or the Hub no longer reports it private), `TOO_FEW` (no topic with 10 embargoed
+  questions: not shown; the count and each topic's kept as "questions" and "left_out"), `NONE_HELD` (nothing
+  embargoed at this snapshot), `NO_CANDIDATES` (the private revision has no candidate lists for a reranker or a
+  Nano-track model to start from: `build` writes them into every private revision, so only one written before it
+  did), `CANNOT_SEAL` (the worker cannot seal the job process: it hands no embargoed input then), `FAILED`,
+  `RATE_LIMITED` (the submitter's live scorings in the last 7 days were used up when it submitted:
+  `quota_used_up`, decided by the board at the door and carried in the job's payload, so the worker does not read
+  the private split for it). An uploaded run records nothing: its reason (`UPLOADED_RUN`) is what
+  `Store.live_scores` says of it. A worker without `--private-repo` on a snapshot whose public revision embargoes
+  nothing records no `live` key at all.
 
-The one exception is the worker's own disk: a worker started with `--live-runs DIR` names, in the split it hands a
-job (`KEPT_RUN`), a file where the job keeps its live ranking of every topic as one TREC run (`keep_ranking`), so
-that the operator can check a live score with `freshstack-hf evaluate` on the private repo. Nothing else reads it.
+The one exception is the worker's own disk: a worker started with `--live-runs DIR` keeps each job's live ranking
+of every topic as one TREC run (`keep_ranking`, `KEPT_RUN`), so that the operator can check a live score with
+`freshstack-hf evaluate` on the private repo. Nothing else reads it.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import AVERAGE, HEADLINE
+from freshstack_hf.pipeline.embargo import MIN_QUESTIONS
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.runs import Run, write_run
 
 log = logging.getLogger(__name__)
@@ -46,12 +57,17 @@ MEASURED = "measured"
 NO_ACCESS = ("no_access", "not measured: no access to the private split")
 NONE_HELD = ("none_held", "not measured: no question is embargoed at this snapshot")
 NO_CANDIDATES = ("no_candidates", "not measured: the private split has no candidate lists to rerank")
+CANNOT_SEAL = (
+    "cannot_seal",
+    "not measured: this worker cannot seal the job process (Linux with Landlock ABI >= 4 and seccomp needed)",
+)
 UPLOADED_RUN = ("uploaded_run", "an uploaded run cannot be scored live: its queries are private")
 FAILED = ("failed", "not measured: live scoring failed on the worker")
 TOO_FEW = "too_few"
 RATE_LIMITED = "rate_limited"
 DECIDED = "live_decided"  # the job payload's key of a live status the board decided when it queued the job
-KEPT_RUN = "kept_run"  # the split's key naming the file a job keeps its live ranking in (`worker.private_split`)
+KEPT_RUN = "kept_run"  # where the worker keeps a job's live ranking (`worker.private_split.kept_run_path`)
+JOB_STATUSES = {code[0]: code for code in (NO_CANDIDATES, CANNOT_SEAL, FAILED)}  # what a job may say it could not do
 
 
 def status(code: tuple[str, str], snapshot: str = "") -> dict[str, Any]:
@@ -68,29 +84,48 @@ def quota_used_up(per_week: int) -> tuple[str, str]:
     return RATE_LIMITED, f"not measured: this submitter's live scorings are used up ({per_week} per 7 days)"
 
 
-def too_few(count: int, snapshot: str) -> dict[str, Any]:
-    from freshstack_hf.pipeline.embargo import MIN_QUESTIONS  # the embargo's own floor (its plan warns below it)
-
-    message = f"too few questions ({count} < {MIN_QUESTIONS}): not shown"
-    return {"status": TOO_FEW, "message": message, "snapshot": snapshot, "questions": count}
+def too_few(count: int, snapshot: str, left_out: Mapping[str, int] | None = None) -> dict[str, Any]:
+    """The record of a live pass where no topic reaches `MIN_QUESTIONS`: the count and each topic's, no number."""
+    left_out = dict(left_out or {})
+    if len(left_out) > 1:
+        counts = ", ".join(f"{name} {n}" for name, n in left_out.items())
+        message = f"too few questions (fewer than {MIN_QUESTIONS} in each topic: {counts}): not shown"
+    else:
+        message = f"too few questions ({count} < {MIN_QUESTIONS}): not shown"
+    return {"status": TOO_FEW, "message": message, "snapshot": snapshot, "questions": count, "left_out": left_out}
 
 
 def _rounded(value: float | None) -> float | None:
     return None if value is None else round(float(value), DECIMALS)
 
 
-def live_aggregates(private: Dataset, runs: Mapping[str, Run], snapshot: str, *, resamples: int) -> dict[str, Any]:
-    """The live record of `runs` (topic -> ranking of the embargoed questions) on the private revision `private`:
-    the headline measures' all-topics averages and intervals, rounded, and the question count; `too_few` under
-    `pipeline.embargo.MIN_QUESTIONS` (10). The per-query scores are computed (a mean needs them) and dropped here."""
-    from freshstack_hf.pipeline.embargo import MIN_QUESTIONS
+def embargo_until(private: Dataset, topics: list[str], snapshot: str) -> str:
+    """The day every embargoed question of `topics` is public: the snapshot's date plus the longest embargo among
+    them (each topic's `embargo.days` in the private revision's manifest), else the latest `until` it records; ""
+    when it records neither, which the board's release rule reads as "held until the embargo ends", never as
+    "ended" (`live_release.shown`)."""
+    entries = read_manifest(Path(private.folder)).get("topics", {})
+    embargoes = [(entries.get(name) or {}).get("embargo") or {} for name in topics]
+    days = [int(e["days"]) for e in embargoes if isinstance(e.get("days"), int)]
+    if days and snapshot:
+        return (date.fromisoformat(snapshot) + timedelta(days=max(days))).isoformat()
+    return max((str(e["until"]) for e in embargoes if e.get("until")), default="")
 
-    count = sum(len(private.qrels(name).query_ids) for name in runs)
-    if count < MIN_QUESTIONS:
-        return too_few(count, snapshot)  # nothing scored: no number exists to leak
+
+def live_aggregates(private: Dataset, runs: Mapping[str, Run], snapshot: str, *, resamples: int) -> dict[str, Any]:
+    """The live record of `runs` (topic -> ranking of its embargoed questions) on the private revision `private`:
+    the headline measures' averages over the topics with at least `MIN_QUESTIONS` embargoed questions and their
+    intervals, rounded, with the counts; a topic under the floor is left out (`left_out`), and with none left
+    `too_few`. The per-query scores are computed (a mean needs them) and dropped here."""
+    counts = {name: len(private.qrels(name).query_ids) for name in runs}
+    scored = {name: n for name, n in counts.items() if n >= MIN_QUESTIONS}
+    left_out = {name: n for name, n in counts.items() if n < MIN_QUESTIONS}
+    if not scored:
+        return too_few(sum(counts.values()), snapshot, left_out)  # nothing scored: no number exists to leak
     scores = private.score(
-        dict(runs), by_topic=True, measures=HEADLINE, interval_measures=HEADLINE, resamples=resamples, seed=SEED
-    )
+        {name: runs[name] for name in scored}, by_topic=True, measures=HEADLINE, interval_measures=HEADLINE,
+        resamples=resamples, seed=SEED,
+    )  # fmt: skip
     intervals = scores.intervals.get(AVERAGE, {})
     measures = {}
     for measure in HEADLINE:
@@ -100,10 +135,19 @@ def live_aggregates(private: Dataset, runs: Mapping[str, Run], snapshot: str, *,
             "ci_low": _rounded(interval.low if interval else None),
             "ci_high": _rounded(interval.high if interval else None),
         }
-    return {"status": MEASURED, "snapshot": snapshot, "questions": count, "measures": measures}
+    record: dict[str, Any] = {
+        "status": MEASURED,
+        "snapshot": snapshot,
+        "until": embargo_until(private, list(scored), snapshot),
+        "questions": sum(scored.values()),
+        "topics": scored,
+    }
+    if left_out:
+        record["left_out"] = left_out
+    return {**record, "measures": measures}
 
 
-Rank = Callable[[Dataset, str], Run]  # a job's model on one topic of the private revision: its ranking
+Rank = Callable[[Dataset, str], Run]  # a job's model on one topic of the folder it was handed: its ranking
 
 
 def run_tag(model: str) -> str:
@@ -125,44 +169,39 @@ def keep_ranking(path: str, runs: Mapping[str, Run], tag: str) -> None:
     Path(path).chmod(0o600)
 
 
-def score_live(
-    split: Mapping[str, Any] | None, topics: list[str], rank: Rank, *, resamples: int, tag: str
-) -> dict[str, Any]:
-    """The live record of a job: `split` is what the worker handed it (`worker.private_split`: the private
-    revision's folder, or a status), `rank` ranks one topic's embargoed questions with the job's model. A topic
-    with nothing embargoed has no private part and is left out. When the split names a file (`KEPT_RUN`, the
-    worker's `--live-runs`), the ranking is kept there under the run tag `tag` (`run_tag` of the model).
+def rank_embargoed(
+    split: Mapping[str, Any] | None, topics: list[str], rank: Rank
+) -> tuple[dict[str, Run] | None, dict[str, Any] | None]:
+    """The job's side of a live pass: `split` is what the worker handed it (`worker.live_pass`: the job folder of
+    the embargoed questions' texts and the documents, or a status), as `sandbox.seal_job` let it through; `rank`
+    ranks one topic of that folder with the job's model. Returns (topic -> ranking, None), or (None, the status the
+    job has to report: `NO_CANDIDATES`, `CANNOT_SEAL`, `FAILED`); (None, None) when it was handed nothing to rank.
+    The job never scores: it holds no judgment to score with.
 
-    A failure records `FAILED` and logs its type only: its message could quote an embargoed question's id."""
+    A failure logs its type only: its message could quote an embargoed question's id."""
     if not split:
-        return status(NO_ACCESS)  # a job not run by a worker that read the split
+        return None, None
     if "folder" not in split:
-        return dict(split)
+        return None, dict(split) if split.get("status") in JOB_STATUSES else None
     snapshot = str(split.get("snapshot") or "")
     try:
-        private = Dataset(str(split["folder"]))
-        names = [name for name in topics if name in private.topics]
-        if not names:
-            return status(NONE_HELD, snapshot)
-        runs = {name: rank(private, name) for name in names}
-        if split.get(KEPT_RUN):
-            keep_ranking(str(split[KEPT_RUN]), runs, tag)
-        return live_aggregates(private, runs, snapshot, resamples=resamples)
+        handed = Dataset(str(split["folder"]))
+        return {name: rank(handed, name) for name in topics if name in handed.topics}, None
     except NoCandidates:
-        return status(NO_CANDIDATES, snapshot)
+        return None, status(NO_CANDIDATES, snapshot)
     except Exception as exc:
-        log.warning("live scoring failed (%s); recorded as not measured", type(exc).__name__)
-        return status(FAILED, snapshot)
+        log.warning("ranking the embargoed questions failed (%s); recorded as not measured", type(exc).__name__)
+        return None, status(FAILED, snapshot)
 
 
 class NoCandidates(Exception):
-    """Raised by a `Rank` that starts from candidate lists the private revision does not have."""
+    """Raised by a `Rank` that starts from candidate lists the job folder does not have."""
 
 
-def require_candidates(private: Dataset, name: str) -> None:
-    """`NoCandidates` unless the private revision has candidate lists for topic `name` (a reranker's input, a
+def require_candidates(handed: Dataset, name: str) -> None:
+    """`NoCandidates` unless the folder a job was handed has candidate lists for topic `name` (a reranker's input, a
     Nano-track model's pool)."""
     try:
-        private.candidates(name)
+        handed.candidates(name)
     except FreshStackError as exc:
         raise NoCandidates(name) from exc

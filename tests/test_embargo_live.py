@@ -180,22 +180,30 @@ def test_an_unwritable_live_runs_folder_stops_the_worker_before_it_claims(tmp_pa
 
 
 def test_the_worker_names_the_kept_file_only_when_asked_and_only_with_a_split(tmp_path, store, monkeypatch):
-    """The split a job is handed names `DIR/SNAPSHOT/system-ID-job-ID.trec` with --live-runs (or its variable), and
-    nothing without it or when there is no private revision to rank."""
+    """The worker keeps a job's live ranking at `DIR/SNAPSHOT/system-ID-job-ID.trec` with --live-runs (or its
+    variable), and nowhere without it or when there is no private revision to rank; the job process is never told
+    where (it writes nothing of it: the worker does)."""
     from test_live_scores import DATE, queue_model, split_snapshot
 
     from leaderboard.live_scores import KEPT_RUN
+    from leaderboard.worker.live_pass import live_pass
     from leaderboard.worker.private_split import PRIVATE
-    from leaderboard.worker.worker import with_private_split
 
     public, held, _ = split_snapshot(tmp_path, public=12, held=10)
     system = queue_model(store, public, "m")
     (job,) = store.queue.list_jobs()
     monkeypatch.delenv("FRESHSTACK_LIVE_RUNS", raising=False)
-    assert KEPT_RUN not in with_private_split(job, str(held)).payload[PRIVATE]
+
+    def kept(*args: str | None) -> str | None:
+        live = live_pass(job, *args)
+        live.close()
+        assert KEPT_RUN not in (live.job(job).payload.get(PRIVATE) or {})
+        return live.kept_run
+
+    assert kept(str(held)) is None
     expected = str(tmp_path / "kept" / DATE / f"system-{system}-job-{job.id}.trec")
-    assert with_private_split(job, str(held), str(tmp_path / "kept")).payload[PRIVATE][KEPT_RUN] == expected
+    assert kept(str(held), str(tmp_path / "kept")) == expected
     monkeypatch.setenv("FRESHSTACK_LIVE_RUNS", str(tmp_path / "kept"))  # the option's variable
-    assert with_private_split(job, str(held)).payload[PRIVATE][KEPT_RUN] == expected
-    assert KEPT_RUN not in with_private_split(job, str(tmp_path / "no-such-repo")).payload[PRIVATE]  # no access
+    assert kept(str(held)) == expected
+    assert kept(str(tmp_path / "no-such-repo")) is None  # no access
     assert KEPT_RUN not in store.queue.list_jobs()[0].payload.get(PRIVATE, {})  # the queue never holds it

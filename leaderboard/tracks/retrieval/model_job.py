@@ -16,10 +16,15 @@ where the submitter typed none.
 Measures are the leaderboard's (`MEASURES`, alpha included in each measure), whatever the payload asks: a row must
 be comparable with the others.
 
-Live scores (`leaderboard.live_scores`): when the worker handed the job the private split of its snapshot, the same
-model ranks the embargoed questions over the private revision's corpus, which is the public one: its documents are
-encoded once, the second pass reads them from the embedding cache (the worker's `--cache-dir`, else one kept for
-the job's length). Only the rounded aggregates are recorded (`live` in the results' parameters).
+Once the model is loaded and the public dataset opened, the job seals its process (`worker.sandbox.seal_job`: no
+network, nothing readable but the model, the datasets it was given and the Python install) before it ranks anything.
+
+Live scores (`leaderboard.live_scores`): when the worker handed the job a folder of its snapshot's embargoed questions
+(`worker.live_pass`: their texts and the documents, never a judgment) and the seal held, the same model ranks those
+questions over that corpus, which is the public one, and the job returns the ranking (`JobOutput.live_runs`) for the
+worker to score. The documents are encoded once: the second pass reads their vectors from the embedding cache (the
+worker's `--cache-dir`, else one kept for the job's length); the embargoed questions are encoded with no cache at
+all, so no vector of theirs, nor the hash of their text, is left anywhere once the job ends.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from freshstack_hf._version import __version__
@@ -34,8 +40,9 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.retrieval.encoding import visible_gpus
 from freshstack_hf.runs import Run, from_ranked
-from leaderboard.live_scores import require_candidates, run_tag, score_live
+from leaderboard.live_scores import rank_embargoed, require_candidates
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
@@ -43,6 +50,7 @@ from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.tracks.retrieval.efficiency import EfficiencyMeter
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 from leaderboard.worker.private_split import PRIVATE
+from leaderboard.worker.sandbox import seal_job
 from leaderboard.worker.vetting import check_model_dir, model_dir
 
 
@@ -53,6 +61,11 @@ def _corpus(data: Dataset, name: str, track: str) -> list[Any]:
         pool = {d for ids in data.candidates(name).values() for d in ids}
         docs = [d for d in docs if d.doc_id in pool]
     return docs
+
+
+def _may_pool(retriever: Any) -> bool:
+    """Whether encoding may start sentence-transformers' pool of processes (several GPUs): it needs /dev/shm."""
+    return len(retriever.devices) >= 2 if retriever.devices is not None else visible_gpus() > 1
 
 
 def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
@@ -78,7 +91,14 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
         cache_dir = options.cache_dir
         if cache_dir is None and split and "folder" in split:  # the live pass reads the corpus's vectors from it
             cache_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="freshstack-live-"))
+        elif cache_dir is not None:
+            Path(cache_dir).mkdir(parents=True, exist_ok=True)  # made before the seal, which lets it be written only
         retriever = DenseRetriever(str(folder), cache_dir=cache_dir, device=options.device, devices=devices, **settings)
+        split = seal_job(split, read=[folder, data.folder], write=[cache_dir], shared_memory=_may_pool(retriever))
+        uncached = DenseRetriever(
+            retriever.dense, query_prompt=retriever.query_prompt, doc_prompt=retriever.doc_prompt,
+            max_seq_length=retriever.max_seq_length, batch_size=retriever.batch_size, devices=retriever.devices,
+        )  # fmt: skip  # the embargoed questions' encoder: it keeps no vector of them
 
         def rank(source: Dataset, name: str) -> tuple[Run, Any, list[str]]:
             docs, queries = _corpus(source, name, track), source.topic(name).queries
@@ -88,10 +108,16 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
             )  # fmt: skip
             return from_ranked(ranked), stats, [d.text for d in docs]
 
-        def rank_live(private: Dataset, name: str) -> Run:
+        def rank_live(handed: Dataset, name: str) -> Run:
             if track == "nano":
-                require_candidates(private, name)  # the pool of the embargoed questions' candidates
-            return rank(private, name)[0]
+                require_candidates(handed, name)  # the pool of the embargoed questions' candidates
+            docs, queries = _corpus(handed, name, track), handed.topic(name).queries
+            texts = [d.text for d in docs]
+            ranked, _ = uncached.retrieve(
+                [d.doc_id for d in docs], texts, [q.query_id for q in queries], [q.text for q in queries],
+                k=min(k, len(docs)), doc_vectors=retriever.encode(texts),
+            )  # fmt: skip
+            return from_ranked(ranked)
 
         runs = {}
         meter, query_texts = EfficiencyMeter(), []
@@ -101,7 +127,7 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
             query_texts += [q.text for q in data.topic(name).queries]
         resamples = int(payload.get("resamples", RESAMPLES))
         scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
-        live = score_live(split, data.topics, rank_live, resamples=resamples, tag=run_tag(payload["model"]))
+        live_runs, live = rank_embargoed(split, data.topics, rank_live)
         efficiency = meter.report(retriever, query_texts, options.device)  # the public split's costs alone
     meta = {
         "job": "model",
@@ -121,9 +147,12 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
     }
     meta["card_cutoff"] = card_cutoff(folder)
     meta["efficiency"] = efficiency
-    meta["live"] = live
+    if live is not None:  # why it ranked nothing; the worker writes the live record itself
+        meta["live"] = live
     output = ResultMeta(data.revision, __version__, meta)
-    return JobOutput(scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"])
+    return JobOutput(
+        scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"], live_runs=live_runs
+    )
 
 
 # what the worker runs for this track (`leaderboard.worker.jobs`); scored live when the worker reads the private split

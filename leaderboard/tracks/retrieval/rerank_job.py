@@ -19,10 +19,15 @@ The run behind the row is archived by the worker, as for every row. Payload (JSO
 {"model": "org/name" or a path, "revision", "topics", "batch_size", "dataset", "dataset_revision"}. Measures are
 the leaderboard's (`MEASURES`), scored by `leaderboard.scoring` like every row.
 
-Live scores (`leaderboard.live_scores`): when the worker handed the job the private split of its snapshot, the same
-model reranks the embargoed questions' candidates (`T-top_ranked` of the private revision, which `build` makes as
-it makes the public ones) in the same way; a private revision without candidate lists (one written before `build`
-made them) records "not measured" with that reason.
+Once the CrossEncoder is loaded and the public dataset opened, the job seals its process (`worker.sandbox.seal_job`)
+before it reranks anything.
+
+Live scores (`leaderboard.live_scores`): when the worker handed the job a folder of its snapshot's embargoed questions
+(`worker.live_pass`: their texts, the documents and their candidates, `T-top_ranked` of the private revision, which
+`build` makes as it makes the public ones; never a judgment) and the seal held, the same model reranks those
+candidates in the same way, and the job returns the ranking for the worker to score. The folder holds only the
+questions a score counts (those with judgments), so every one with candidates is reranked; a private revision
+without candidate lists (one written before `build` made them) records "not measured" with that reason.
 """
 
 from __future__ import annotations
@@ -35,13 +40,14 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, from_ranked
-from leaderboard.live_scores import require_candidates, run_tag, score_live
+from leaderboard.live_scores import rank_embargoed, require_candidates
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.cutoff import card_cutoff
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 from leaderboard.worker.private_split import PRIVATE
+from leaderboard.worker.sandbox import seal_job
 from leaderboard.worker.vetting import check_cross_encoder_dir, model_dir
 
 RERANK_BATCH_SIZE = 32  # pairs per model call: MTEB's default batch (`mteb run` without --batch-size)
@@ -49,12 +55,13 @@ RERANK_BATCH_SIZE = 32  # pairs per model call: MTEB's default batch (`mteb run`
 Inputs = tuple[dict[str, str], dict[str, list[str]], dict[str, str]]  # query texts, candidate lists, doc texts
 
 
-def reranking_inputs(data: Dataset, topic_name: str) -> Inputs:
+def reranking_inputs(data: Dataset, topic_name: str, *, judged: bool = True) -> Inputs:
     """(query id -> text, query id -> candidates, doc id -> text) of one topic, in MTEB's order and form (see the
-    module docstring): the dicts' order is the order the pairs go to the model."""
+    module docstring): the dicts' order is the order the pairs go to the model. `judged=False` keeps every query
+    with candidates: a live job's folder holds no judgment, only the questions that have some."""
     topic = data.topic(topic_name)
-    candidates, judged = data.candidates(topic_name), topic.qrels
-    order = [q for q in topic.queries if candidates.get(q.query_id) and judged.get(q.query_id)]
+    candidates, qrels = data.candidates(topic_name), topic.qrels
+    order = [q for q in topic.queries if candidates.get(q.query_id) and (not judged or qrels.get(q.query_id))]
     queries = {q.query_id: q.text for q in order}
     lists = {q.query_id: list(candidates[q.query_id]) for q in order}
     wanted = {doc_id for ids in lists.values() for doc_id in ids}
@@ -77,18 +84,19 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
     data = open_job_dataset(payload, options.dataset, payload.get("topics"))
     batch = int(payload.get("batch_size") or RERANK_BATCH_SIZE)
     model = load_cross_encoder(folder, device=options.device, precision="fp32")
+    split = seal_job(payload.get(PRIVATE), read=[folder, data.folder])
 
-    def rank(source: Dataset, name: str) -> tuple[Run, int]:
-        queries, candidates, texts = reranking_inputs(source, name)
+    def rank(source: Dataset, name: str, judged: bool = True) -> tuple[Run, int]:
+        queries, candidates, texts = reranking_inputs(source, name, judged=judged)
         ranked = rerank(
             model, queries, candidates, texts,
             top_k=None, batch_size=batch, pairs_per_call=batch, query_order=list(queries),
         )  # fmt: skip
         return from_ranked(ranked), sum(len(ids) for ids in candidates.values())
 
-    def rank_live(private: Dataset, name: str) -> Run:
-        require_candidates(private, name)
-        return rank(private, name)[0]
+    def rank_live(handed: Dataset, name: str) -> Run:
+        require_candidates(handed, name)
+        return rank(handed, name, judged=False)[0]
 
     runs, pairs = {}, 0
     for name in data.topics:
@@ -96,7 +104,7 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
         pairs += count
     resamples = int(payload.get("resamples", RESAMPLES))
     scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
-    live = score_live(payload.get(PRIVATE), data.topics, rank_live, resamples=resamples, tag=run_tag(payload["model"]))
+    live_runs, live = rank_embargoed(split, data.topics, rank_live)
     meta = {
         "job": RERANK_JOB_KIND,
         "model": str(payload["model"]),
@@ -112,9 +120,12 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
         **scored.parameters,
     }
     meta["card_cutoff"] = card_cutoff(folder)
-    meta["live"] = live
+    if live is not None:  # why it reranked nothing; the worker writes the live record itself
+        meta["live"] = live
     output = ResultMeta(data.revision, __version__, meta)
-    return JobOutput(scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"])
+    return JobOutput(
+        scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"], live_runs=live_runs
+    )
 
 
 # what the worker runs for reranking (`leaderboard.worker.jobs`); scored live when the worker reads the private split
