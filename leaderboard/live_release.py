@@ -90,8 +90,9 @@ def shown(record: Mapping[str, Any], rule: str, published: Sequence[str], today:
     if until and is_date(until) and today >= until and release_day(until, published):
         return dict(record)
     held = {"status": HELD, "message": held_message(until), "snapshot": str(record.get("snapshot") or "")}
-    if isinstance(record.get("questions"), int):
-        held["questions"] = record["questions"]
+    for key in ("questions", "left_out"):  # counts the public revision states anyway: no value of a measure
+        if record.get(key):
+            held[key] = record[key]
     return held
 
 

@@ -385,6 +385,7 @@ class Collected:
     embargoed: dict[int, PerQuery] = field(default_factory=dict)
     recomputed: dict[int, PerQuery] = field(default_factory=dict)  # the public questions
     drawn: list[list[str]] | None = None  # the Leaderboard table as Chromium drew it (headers first); None: no Chromium
+    held: dict[str, dict[str, Any]] = field(default_factory=dict)  # `/table` rows of the same store under `hold`
 
 
 def drawn_table(address: str) -> list[list[str]]:
@@ -404,6 +405,7 @@ def drawn_table(address: str) -> list[list[str]]:
 def collected(tmp_path_factory) -> Collected:
     pytest.importorskip("sentence_transformers")
     from app_client import submit
+    from app_client import table as table_rows
 
     from freshstack_hf import baselines
     from freshstack_hf.cli.main import main
@@ -422,7 +424,7 @@ def collected(tmp_path_factory) -> Collected:
 
     material, log = Material(), root / "board.log"
     board = Board(url, public, root / "board")
-    board.start("--model-root", str(short.parent), log=log)
+    board.start("--model-root", str(short.parent), "--live-release", "open", log=log)  # the most a board shows
     try:
         client = board.client
         _, packaged = client.predict(MODEL, "", "full", "MiniLM", "", "", api_name="/submit_model")
@@ -471,6 +473,12 @@ def collected(tmp_path_factory) -> Collected:
     finally:
         board.stop()
     material.add("the board's console", log.read_text(encoding="utf-8", errors="replace"))
+    held_board = Board(url, public, root / "held-board")  # the same store served under the default rule
+    held_board.start()
+    try:
+        held_rows = table_rows(held_board.client)
+    finally:
+        held_board.stop()
 
     systems = {"packaged": packaged["system_id"], "short": read_short["system_id"], "run": uploaded["system_id"]}
     public_ids = Dataset(public).query_ids()
@@ -486,6 +494,7 @@ def collected(tmp_path_factory) -> Collected:
         material, page, info, routes, downloads, public, Path(f"{held}@{DATE}"), hidden, systems, live, stored
     )
     found.drawn = drawn
+    found.held = held_rows
     for name, model in (("packaged", packaged_model_dir()), ("short", short)):
         found.embargoed[systems[name]] = per_query(found.private, model, cache)
         found.recomputed[systems[name]] = per_query(public, model, cache)
@@ -642,3 +651,18 @@ def test_a_visitor_reads_each_model_s_live_scores_and_gap_in_chromium(collected)
     uploaded = by_id[str(collected.systems["run"])]
     assert uploaded[headers.index("live note")] == "an uploaded run cannot be scored live: its queries are private"
     assert all(uploaded[headers.index(f"{m.name} live")] == "" for m in HEADLINE)
+
+
+def test_under_the_default_rule_no_live_number_is_shown_while_the_embargo_lasts(collected):
+    """The same store served under `--live-release hold` (the default; the snapshot's embargo has not ended, no later
+    snapshot publishes its questions): each live-scored model's row has its live columns but no value, gap or
+    interval in them, and says until when it is held; the uploaded run still says why it has none."""
+    rows = collected.held
+    measured = [rows[str(collected.systems[name])] for name in ("packaged", "short")]
+    until = collected.live[collected.systems["packaged"]]["until"]
+    for row in measured:
+        assert all(row[f"{m.name} live"] in ("", None) and row[f"{m.name} gap"] in ("", None) for m in HEADLINE), row
+        assert row["live note"].startswith(f"held until {until}"), row["live note"]
+    assert not [row for row in rows.values() if "95% CI" in str(row.get("live note"))]
+    uploaded = rows[str(collected.systems["run"])]
+    assert uploaded["live note"] == "an uploaded run cannot be scored live: its queries are private"

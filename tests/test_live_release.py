@@ -13,7 +13,17 @@ from pathlib import Path
 import pytest
 
 from freshstack_hf.metrics import HEADLINE
-from leaderboard.live_release import HELD, HOLD, OPEN, LiveRelease, has_embargo, release_day, release_plan, shown
+from leaderboard.live_release import (
+    HELD,
+    HOLD,
+    OPEN,
+    LiveRelease,
+    has_embargo,
+    held_message,
+    release_day,
+    release_plan,
+    shown,
+)
 from leaderboard.live_scores import NO_ACCESS, status, too_few
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
@@ -161,3 +171,15 @@ def test_the_probe_benchs_adversary_reads_judgments_back_when_values_are_open_an
     assert len(named & topic.relevant) >= 0.8 * len(topic.relevant) and named <= topic.relevant
     held = LiveBoard(topic, HOLD, resamples=0)
     assert probe(held, topic.pool, days) == set() and held.scorings == len(days)
+
+
+def test_the_live_note_names_the_topics_a_live_value_left_out():
+    """A topic under the floor of 10 embargoed questions is left out of the live value (the worker's `left_out`):
+    the note says which, released or held."""
+    from leaderboard.live_scores import too_few
+
+    record = {**MEASURED, "left_out": {"beta": 3}}
+    assert tbl.live_note(record).endswith("· 12 questions · left out (under 10 questions): beta (3)")
+    held = shown(record, HOLD, [SNAPSHOT], "2025-11-01")
+    assert tbl.live_note(held) == f"{held_message(UNTIL)} · left out (under 10 questions): beta (3)"
+    assert tbl.live_note(too_few(3, SNAPSHOT, {"beta": 3})) == "too few questions (3 < 10): not shown"

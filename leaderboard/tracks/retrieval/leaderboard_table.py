@@ -45,7 +45,8 @@ import pandas as pd
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.metrics import HEADLINE, Measure, topic_averages
 from freshstack_hf.metrics.score_table import AVERAGE
-from leaderboard.live_release import LiveRelease
+from freshstack_hf.pipeline.embargo import MIN_QUESTIONS
+from leaderboard.live_release import HELD, LiveRelease
 from leaderboard.live_scores import MEASURED, UPLOADED_RUN
 from leaderboard.page.display import link_cell, sort_frame
 from leaderboard.page.store_frame import StoreFrame
@@ -184,17 +185,29 @@ def _live_value(record: Mapping[str, Any] | None, measure: str, key: str) -> flo
 
 
 def live_note(record: Mapping[str, Any] | None) -> str:
-    """The live note of one row: a measured record's intervals (in the measures' order) and question count, or the
-    record's own message; blank for a row with no record (a baseline)."""
+    """The live note of one row: a measured record's intervals (in the measures' order), question count and the
+    topics it left out, or the record's own message (a held record's too); blank for a row with no record."""
     if not record:
         return ""
     if record.get("status") != MEASURED:
-        return str(record.get("message") or "")
+        held = left_out_note(record) if record.get("status") == HELD else ""  # too_few's message names its counts
+        return str(record.get("message") or "") + held
     spans = []
     for m in HEADLINE:
         low, high = _live_value(record, m.id, "ci_low"), _live_value(record, m.id, "ci_high")
         spans.append("n/a" if math.isnan(low) or math.isnan(high) else f"{low:.2f}–{high:.2f}")
-    return f"95% CI {' · '.join(spans)} · {record.get('questions', 0)} questions"
+    note = f"95% CI {' · '.join(spans)} · {record.get('questions', 0)} questions"
+    return note + left_out_note(record)
+
+
+def left_out_note(record: Mapping[str, Any]) -> str:
+    """What a live record left out: each topic with fewer embargoed questions than the floor (`live_scores`), so a
+    reader knows the live value is not every topic's."""
+    left = record.get("left_out") or {}
+    if not isinstance(left, Mapping) or not left:
+        return ""
+    counts = ", ".join(f"{name} ({count})" for name, count in left.items())
+    return f" · left out (under {MIN_QUESTIONS} questions): {counts}"
 
 
 def _of_revision(row: LeaderboardRow, revision: str, jobs: Mapping[int, Mapping[str, Any]]) -> bool:
