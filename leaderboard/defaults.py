@@ -16,8 +16,8 @@ DATA_DIR_ENV = "FRESHSTACK_DATA_DIR"
 MAX_UPLOAD_MB = 20.0  # the cap: an answers file as uploaded; a run's part the board keeps (its top 100 per query)
 RATE_LIMIT_PER_HOUR = 10  # accepted submissions per identity in any hour; 0 or None turns it off
 # Live scorings (a model's or reranker's scores on the embargoed questions, `leaderboard.live_scores`) per identity
-# in any 7 days. Each live score tells a prober at most two decimals of a mean over 10 or more hidden questions;
-# three a week per identity keeps learning those questions by crafted models slow. A submission past it is still
+# in any 7 days: what one identity may cost the workers on the private split. It does not stop probing by itself
+# (identities are free: `python -m benchmarks probe`); the release rule below does. A submission past it is still
 # accepted and scored on the public questions; its live columns say the quota was used up. 0: nothing is scored
 # live. The board's re-measuring of a stored model on a new snapshot (`remeasure`) counts against its owner's quota
 # too: each new embargo would otherwise be probed for free by every stored model.

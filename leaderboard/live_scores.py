@@ -10,6 +10,7 @@ measure the average over the topics that reach the floor of `pipeline.embargo.MI
 questions, each topic weighing the same (so no question weighs more than a tenth of a value), its 95% bootstrap
 interval, each rounded to two decimals, and the number of questions. A topic under the floor is left out and named
 with its count. Nothing per query (no id, text, value or ranking) is kept in the results, blobs, logs or archive.
+What a visitor may see of a stored record, and when, is the board's release rule's (`leaderboard.live_release`).
 
 What a row records under its results' parameters (`live`), read back by `Store.live_scores`:
 
