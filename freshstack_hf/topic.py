@@ -85,18 +85,26 @@ class Topic:
 
     @property
     def queries(self) -> list[Query]:
+        """The topic's questions (`Query`: id, title, body, accepted answer, date, tags) in the repo's order. The
+        first of the query side's reads, which loads the nuggets and judgments with them (one file: `T`)."""
         return self._query_side[0]
 
     @property
     def nuggets(self) -> list[Nugget]:
+        """Every question's nuggets (`Nugget`: the atomic facts of its accepted answer, ids `QUERYID_K`), in each
+        question's order: what Coverage and alpha-nDCG count."""
         return self._query_side[1]
 
     @property
     def judgments(self) -> list[NuggetJudgment]:
+        """The nugget-level support judgments (`NuggetJudgment`: query, nugget, document, 1 supports / 0 does not),
+        judged zeros kept: the one source the qrels and every measure are derived from."""
         return self._query_side[2]
 
     @cached_property
     def docs(self) -> list[Doc]:
+        """The topic's corpus (`Doc`: chunk id `REPO/PATH_START_END`, text, where it was cut from), distractors
+        included; read on first use, since scoring a run needs only the ids (`doc_ids`)."""
         return [] if self._docs_loader is None else self._docs_loader()
 
     # ---- derived views ----------------------------------------------------------------------------
@@ -137,12 +145,14 @@ class Topic:
 
     @cached_property
     def doc_ids(self) -> set[str]:
+        """The corpus ids, read without the texts where the topic was opened lazily (one column of `T-corpus`)."""
         if "docs" in self.__dict__ or self._doc_ids_loader is None:  # the records, when they are at hand anyway
             return {d.doc_id for d in self.docs}
         return set(self._doc_ids_loader())
 
     @cached_property
     def query_ids(self) -> list[str]:
+        """The questions' ids (Stack Overflow ids, as strings), in the order of `queries`."""
         return [q.query_id for q in self.queries]
 
 
