@@ -15,7 +15,7 @@ export TOKENIZERS_PARALLELISM := false
 # Material for MkDocs prints a banner about its successor on every build; the docs build is quiet without it.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: venv lock demo test test-fast bench lint docs docs-serve clean
+.PHONY: venv lock demo test test-fast bench figures lint docs docs-serve clean
 
 venv: $(STAMP)
 
@@ -53,6 +53,10 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+# Each section's last record (bench-out/SECTION.json) copied to docs/figures/, which the pages' figures are built from.
+figures: $(STAMP)
+	$(BIN)/python -m benchmarks.figures
 
 # The docs site (mkdocs.yml, pages under docs/), built into site/ and read offline; docs-serve rebuilds on save.
 docs: $(STAMP)
