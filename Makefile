@@ -3,6 +3,9 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The lock: every package's version, so the outputs the docs show stay the same until it moves (`make lock`).
+LOCK := constraints.txt
+LOCK_VENV := .lock-venv
 # Nothing here reaches the Hugging Face Hub: every model and dataset is local.
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
@@ -12,15 +15,27 @@ export TOKENIZERS_PARALLELISM := false
 # Material for MkDocs prints a banner about its successor on every build; the docs build is quiet without it.
 export NO_MKDOCS_2_WARNING := 1
 
-.PHONY: venv demo test test-fast bench lint docs docs-serve clean
+.PHONY: venv lock demo test test-fast bench figures lint docs docs-serve clean
 
 venv: $(STAMP)
 
-$(STAMP): pyproject.toml
+# Reinstalled when pyproject.toml or the lock changes.
+$(STAMP): pyproject.toml $(LOCK)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade -q pip
-	$(BIN)/pip install -q -e ".[all,test]"
+	$(BIN)/pip install -q -c $(LOCK) -e ".[all,test]"
 	touch $(STAMP)
+
+# Moves the lock: the newest versions pyproject.toml allows, resolved in a throwaway venv and frozen into $(LOCK)
+# (the project itself left out; torch without its local label, so the CPU wheel and a CUDA one both match).
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/pip install --upgrade -q pip
+	$(LOCK_VENV)/bin/pip install -q -e ".[all,test]"
+	{ sed -n '1,/^$$/p' $(LOCK); $(LOCK_VENV)/bin/pip freeze --exclude-editable | sed -E 's/^(torch==[^+]*)\+.*/\1/'; } > $(LOCK).new
+	mv $(LOCK).new $(LOCK)
+	rm -rf $(LOCK_VENV)
 
 # The official published figures, shown as a labelled "reported" group when the shared data is beside us.
 REPORTED := $(wildcard ../shared/data/reference/freshstack-official-leaderboard.json)
@@ -39,6 +54,10 @@ test-fast: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
+# Each section's last record (bench-out/SECTION.json) copied to docs/figures/, which the pages' figures are built from.
+figures: $(STAMP)
+	$(BIN)/python -m benchmarks.figures
+
 # The docs site (mkdocs.yml, pages under docs/), built into site/ and read offline; docs-serve rebuilds on save.
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict
@@ -51,4 +70,4 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 
 clean:
-	rm -rf $(VENV) demo-out bench-out site .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(LOCK_VENV) demo-out bench-out site .pytest_cache .ruff_cache

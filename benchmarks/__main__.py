@@ -2,8 +2,9 @@
 
 Usage: `python -m benchmarks [NAME ...]`, e.g. `python -m benchmarks eval bm25`. Each section runs in a fresh
 process, so no section's timings carry the heap, imports or garbage-collector load an earlier one left (the
-evaluator's ratio read 19x after five sections in one process and 24x alone). Ends with the table of every goal
-judged on the way (`benchmarks.goals`).
+evaluator's ratio read 19x after five sections in one process and 24x alone). Each section's process, once done,
+writes its figures and goals to `bench-out/<section>.json` (`benchmarks.figures`; `make figures` copies them to the
+docs). Ends with the table of every goal judged on the way (`benchmarks.goals`).
 
 The project's modules are compiled to bytecode first, as `pip install` leaves an installed package and as any
 first run leaves a checkout: where `PYTHONDONTWRITEBYTECODE` is set (this workplace sets it), every process would
@@ -53,7 +54,7 @@ def main(argv: list[str]) -> int:
         for name in wanted:
             print(f"\n=== bench {name} ===", flush=True)
             start = time.perf_counter()
-            code = f"import benchmarks.bench_{name} as b; b.main()"
+            code = f"import benchmarks.bench_{name} as b; b.main(); import benchmarks.figures as f; f.write({name!r})"
             if subprocess.run([sys.executable, "-c", code], env=env).returncode != 0:
                 failed.append(name)
             print(f"(bench {name} took {time.perf_counter() - start:.1f} s)", flush=True)

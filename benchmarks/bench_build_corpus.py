@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.figures import figure
 from benchmarks.goals import judge
 
 N_FILES = 50_000
@@ -275,8 +276,11 @@ def _official_vs_ours() -> None:
         our_fps = walked / ours["seconds"]
         slow = ours["slowest_file"]
         speedup = our_fps / off_fps
+        key = f"ratio_{name.split('/')[0]}"  # ratio_laravel, ratio_pygments
+        figure(key, speedup, "x", ".1f", f"the corpus stage against the official chunker on {name}, files/s")
+        figure(f"{key}_ids", "identical" if same else "DIFFER", what=f"the chunk ids of both on {name}")
         verdict = judge(f"corpus stage on {name}", f"{speedup:.1f}x the official", ">= 2x, ids identical",
-                        speedup >= 2 and same)  # fmt: skip
+                        speedup >= 2 and same, key)  # fmt: skip
         print(
             f"  {name}: {walked} files; official {official['seconds']:.1f} s = {off_fps:,.0f} files/s; ours "
             f"{ours['seconds']:.1f} s = {our_fps:,.0f} files/s; ours / official = {speedup:.1f}x; "
@@ -298,12 +302,16 @@ def main() -> None:
 
     record, peak = _ours_in_subprocess()
     ours_fps = record["files"] / record["seconds"]
+    figure("files", n_files, "files", ",.0f", "the synthetic repository's files")
+    figure("size_mb", n_bytes / 1e6, "MB", ",.0f", "the synthetic repository's size")
+    figure("peak_mib", peak / 2**20, "MiB", ",.0f", "the corpus stage's peak RSS on it")
+    figure("files_per_s", ours_fps, "files/s", ",.0f", "the corpus stage's throughput on it")
     print(
         f"  ours (corpus stage, subprocess): {record['files']} files -> {record['chunks']} chunks in "
         f"{record['seconds']:.1f} s = {ours_fps:,.0f} files/s, {n_bytes / 1e6 / record['seconds']:.1f} MB/s"
     )
     verdict = judge(f"corpus stage, {n_files:,} files: peak RSS", f"{peak / 2**20:,.0f} MiB",
-                    f"< {GOAL_BYTES / 2**20:,.0f} MiB", peak < GOAL_BYTES)  # fmt: skip
+                    f"< {GOAL_BYTES / 2**20:,.0f} MiB", peak < GOAL_BYTES, "peak_mib")  # fmt: skip
     print(f"  peak RSS {peak / 2**20:,.0f} MiB ({peak / GOAL_BYTES:.2f} of the goal); {verdict}")
 
     files, _ = walk_files(REPO, rules="release")

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.figures import figure
 from benchmarks.goals import judge
 
 N_DOCS = 600
@@ -146,14 +147,17 @@ def bench_encode() -> None:
     ref, ours = methods
     diff = float(np.abs(out[ref] - out[ours]).max())
     ratio = min(wall[ref]) / min(wall[ours])
+    figure("ratio", ratio, "x", ".2f", "dense encoding against SentenceTransformer.encode, wall")
+    figure("embedding_diff", diff, "", ".1e", "the largest difference of an embedding's value from the reference's")
     verdict = judge("dense encoding vs SentenceTransformer.encode", f"{ratio:.2f}x wall", f">= {GOAL_RATIO}x",
-                    ratio >= GOAL_RATIO)  # fmt: skip
+                    ratio >= GOAL_RATIO, "ratio")  # fmt: skip
     print(
         f"ratio encode_texts / SentenceTransformer.encode throughput: {ratio:.2f}x wall, "
         f"{min(cpu[ref]) / min(cpu[ours]):.2f}x CPU; max |embedding diff| {diff:.1e}; {verdict}"
     )
     per_token, rate = gemm_rate(model)
     floor = window.sum() * per_token / rate
+    figure("floor_share", 100 * floor / min(wall[ours]), "%", ".0f", "the linear layers' share of the encoding time")
     print(
         f"floor: the linear layers on the {window.sum():,} real tokens alone ({per_token / 1e6:.1f} MFLOP a token "
         f"at the {rate / 1e9:.0f} GFLOP/s this machine's GEMM reaches on their shapes) take {floor:.1f} s, "

@@ -30,6 +30,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from benchmarks.figures import figure
 from benchmarks.goals import judge
 from leaderboard.store.records import JobRecord
 from leaderboard.worker.job_process import ProcessRun
@@ -144,12 +145,16 @@ def main() -> None:
     ratio = with_split / alone
     verdict = judge(
         "live scoring's extra cost per model", f"{ratio:.2f}x time ({with_split - alone:+.2f} s)", f"< {GOAL_RATIO}x",
-        ratio < GOAL_RATIO,
+        ratio < GOAL_RATIO, "ratio",
     )  # fmt: skip
     print(
         f"ratio with the private split / public split alone: {ratio:.2f}x time on the worker "
         f"({with_split - alone:+.2f} s for {EMBARGOED} embargoed questions); {verdict}"
     )
+    figure("with_live_s", with_split, "s", ".2f", "a model job handed the embargoed questions too (median)")
+    figure("public_s", alone, "s", ".2f", "the same job on the public split alone (median)")
+    figure("ratio", ratio, "x", ".2f", "the job's time with the embargoed questions against without")
+    figure("extra_s", with_split - alone, "s", ".2f", f"the extra time for the {EMBARGOED} embargoed questions")
 
 
 if __name__ == "__main__":

@@ -21,25 +21,24 @@ The embargoed questions are two synthetic topics (`freshstack_hf.synth`, 12 and 
 cases) written as a private revision. The honest figure: a model submitted on a uniformly random day of the embargo,
 whatever it improves by (0.02 or more), is shown within one week how often, under each rule.
 
-Prints a table, judges the goal (fewer than 5% identified on both topics under the default rule) and writes the
-figures with the date, the machine and the command to `bench-out/probe.json`.
+Prints a table, judges the goal (fewer than 5% identified on both topics under the default rule) and records the
+figures (`benchmarks.figures`: `python -m benchmarks probe` writes them with the date, the machine, the command and
+the per-rule tables to `bench-out/probe.json`).
 """
 
 from __future__ import annotations
 
-import json
 import math
-import platform
 import random
-import sys
 import tempfile
 import time
 from collections import deque
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
+from datetime import date, timedelta
 from pathlib import Path
 from typing import Any
 
+from benchmarks.figures import DETAIL, figure
 from benchmarks.goals import judge
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
@@ -57,7 +56,6 @@ MEASURE = "recall@50"
 TOPICS = {"twelve": 12, "thirty": 30}  # embargoed questions per topic
 DOCS = 3_000
 GOAL = 0.05  # at most this share of the embargoed relevant documents identified under the default rule
-OUT = Path("bench-out") / "probe.json"
 
 
 def day(offset: int) -> str:
@@ -223,21 +221,28 @@ def main() -> None:
     worst = max(f["share"] for f in default.values())
     verdict = judge(
         "probing the live split (default rule)", f"{worst:.1%} of relevant documents identified", f"< {GOAL:.0%}",
-        worst < GOAL,
+        worst < GOAL, "default_share",
     )  # fmt: skip
     print(f"default rule ({LIVE_RELEASE}): at most {worst:.1%} identified on either topic; {verdict}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    record = {
-        "bench": "probe",
-        "date": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": f"{platform.machine()} {platform.system()} {platform.release()}, Python {platform.python_version()}",
-        "command": "python -m benchmarks probe",
-        "setting": {"identities": IDENTITIES, "per_week": per_week, "embargo_days": EMBARGO_DAYS, "depth": DEPTH},
-        "default_rule": LIVE_RELEASE,
-        "rules": results,
-    }
-    OUT.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    print(f"figures written to {OUT}", file=sys.stderr)
+    for rule, result in results.items():
+        honest = 100 * result["honest_shown_within_a_week"]
+        figure(f"{rule}_honest_week", honest, "%", ".0f", f"embargo days whose honest model is shown in a week, {rule}")
+        for name, f in result["topics"].items():
+            key = f"{rule}_{name}"
+            figure(f"{key}_identified", f["identified"], "", "d", f"relevant documents named, {name} topic, {rule}")
+            figure(f"{key}_share", 100 * f["share"], "%", ".0f", f"share of the relevant documents named, {rule}")
+            figure(f"{key}_scorings", f["scorings"], "scorings", ",d", f"scorings used, {name} topic, {rule}")
+            if f["precision"] is not None:
+                figure(f"{key}_precision", 100 * f["precision"], "%", ".0f", f"right among those named, {rule}")
+    for name, f in results[LIVE_RELEASE]["topics"].items():
+        figure(f"{name}_questions", f["questions"], "questions", "d", f"embargoed questions of the {name} topic")
+        figure(f"{name}_relevant", f["relevant"], "", "d", f"their relevant documents, {name} topic")
+    figure("scorings", allowed, "scorings", ",d", "scorings the adversary's identities may make in the embargo")
+    DETAIL.update(
+        setting={"identities": IDENTITIES, "per_week": per_week, "embargo_days": EMBARGO_DAYS, "depth": DEPTH},
+        default_rule=LIVE_RELEASE,
+        rules=results,
+    )
 
 
 if __name__ == "__main__":

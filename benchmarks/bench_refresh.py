@@ -35,11 +35,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from benchmarks.figures import figure
+
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 PRICES = {"input_price_per_million": 2.5, "output_price_per_million": 10.0}
 BUDGET = "5"
 REPEATS = 3
 CALLS_WITHIN, TOKENS_WITHIN = 0.15, 0.25  # how close the dry run's estimate must come to what is sent
+KEYS = ("first", "after", "scratch", "cold")  # the four refreshes' figures: first_calls, after_calls, ...
 LATENCY = 0.2  # seconds per answer: an endpoint's time, so the wall time shows what the calls take
 
 
@@ -180,6 +183,15 @@ def main() -> None:
             f"{label:<44} {c.calls:>9} {c.prompt_tokens:>10,} {c.completion_tokens:>10,} {c.seconds:>7.2f} "
             f"{c.questions:>9} {c.queries:>9}"
         )
+    for key, (_, c) in zip(KEYS, rows, strict=True):
+        figure(f"{key}_calls", c.calls, "calls", "d", f"LLM calls the server answered: {key}")
+        figure(f"{key}_tokens", c.tokens, "tokens", ",d", f"tokens the server billed, prompt and output: {key}")
+        figure(f"{key}_prompt_tokens", c.prompt_tokens, "", ",d", f"prompt tokens the server billed: {key}")
+        figure(f"{key}_s", c.seconds, "s", ".1f", f"the refresh's wall time (median): {key}")
+    figure("ratio_calls", after.calls / scratch.calls, "x", ".2f", "calls after the first against from scratch")
+    figure("ratio_tokens", after.tokens / scratch.tokens, "x", ".2f", "tokens after the first against from scratch")
+    figure("ratio_time", after.seconds / scratch.seconds, "x", ".2f", "wall time after the first against scratch")
+    figure("latency_s", LATENCY, "s", "g", "the local chat server's time for an answer")
     _estimates(rows)
     same = "the same" if after.published == scratch.published == cold.published else "DIFFERENT"
     print(f"the three builds of {NEW} publish {same} judgments ({len(after.published)} nugget-level rows)")
@@ -201,19 +213,28 @@ def _estimates(rows: tuple[tuple[str, Cost], ...]) -> None:
 
     print("the dry run's estimate (the sum of the stages' plans) against what each refresh then sent:")
     print(f"{'refresh':<44} {'calls est/sent':>15} {'ratio':>6} {'input tok est/sent':>19} {'ratio':>6}")
-    for label, c in rows:
+    for key, (label, c) in zip(KEYS, rows, strict=True):
+        figure(f"{key}_planned_calls", c.planned_calls, "", "d", f"LLM calls the dry run planned: {key}")
+        figure(f"{key}_planned_tokens", c.planned_tokens, "", ",d", f"prompt tokens the dry run planned: {key}")
         calls, tokens = f"{c.planned_calls}/{c.calls}", f"{c.planned_tokens:,}/{c.prompt_tokens:,}"
         calls_ratio, tokens_ratio = _ratio(c.planned_calls, c.calls), _ratio(c.planned_tokens, c.prompt_tokens)
         print(f"{label:<44} {calls:>15} {calls_ratio:>6} {tokens:>19} {tokens_ratio:>6}")
         calls_ok = abs(c.planned_calls - c.calls) <= CALLS_WITHIN * c.calls
         tokens_ok = abs(c.planned_tokens - c.prompt_tokens) <= TOKENS_WITHIN * c.prompt_tokens
         verdicts = (
-            judge(f"refresh estimate, {label}: calls", f"{calls} ({calls_ratio})", "calls within 15%", calls_ok),
+            judge(
+                f"refresh estimate, {label}: calls",
+                f"{calls} ({calls_ratio})",
+                "calls within 15%",
+                calls_ok,
+                f"{key}_planned_calls",
+            ),
             judge(
                 f"refresh estimate, {label}: input tokens",
                 f"{tokens} ({tokens_ratio})",
                 "input tokens within 25%",
                 tokens_ok,
+                f"{key}_planned_tokens",
             ),
         )
         print(f"{'':<44} {verdicts[0]}; {verdicts[1]}")

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benchmarks.figures import figure
+
 TESTS = Path(__file__).resolve().parent.parent / "tests"
 
 
@@ -53,8 +55,11 @@ def main() -> None:
         (f"second snapshot ({NEW}), after the first", second),
         (f"second snapshot ({NEW}) from scratch", alone),
     )
-    for label, (calls, seconds) in rows:
+    for key, (label, (calls, seconds)) in zip(("first", "second", "scratch"), rows, strict=True):
         print(f"{label:<44} {calls:>10} {seconds:>8.2f}")
+        figure(f"{key}_calls", calls, "calls", "d", f"LLM calls: {label}")
+        figure(f"{key}_s", seconds, "s", ".2f", f"wall time: {label}")
+    figure("ratio_calls", second[0] / alone[0], "x", ".2f", "the second snapshot's calls after the first / scratch")
     print(
         f"second snapshot after the first: {second[0] / alone[0]:.2f}x the calls of building it from scratch "
         f"({alone[0] - second[0]} saved), {second[1] / alone[1]:.2f}x the wall time; "

@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.figures import figure
+
 RELEASE = {"langchain": 203, "yolo": 57, "laravel": 184, "angular": 129, "godot": 99}
 DEPTH = 100
 CORPUS = 25_000  # chunks a topic's rankings draw from (the release: 25,482 to 117,288 a topic)
@@ -90,7 +92,10 @@ def sizes_and_codec(root: Path) -> None:
     from leaderboard.store.blobs import Blob
     from leaderboard.store.ranking_blob import decode_ranking
 
-    for label, decimals in (("model scores (float32)", False), ("run file scores (4 decimals)", True)):
+    for key, label, decimals in (
+        ("model", "model scores (float32)", False),
+        ("run", "run file scores (4 decimals)", True),
+    ):
         runs = release_ranking(1, decimals=decimals)
         old_write = statistics.median(timed(legacy_save, root, "r", runs) for _ in range(3))
         old_file = legacy_save(root, "r", runs)
@@ -100,6 +105,8 @@ def sizes_and_codec(root: Path) -> None:
         new_read = statistics.median(timed(lambda b: decode_ranking(b.raw()), blob) for _ in range(3))
         assert decode_ranking(blob.raw()) == runs
         old_bytes, new_bytes = old_file.stat().st_size, len(blob.data)
+        figure(f"{key}_stored_mb", new_bytes / 1e6, "MB", ".1f", f"a release-size ranking in the store, {label}")
+        figure(f"{key}_json_mb", old_bytes / 1e6, "MB", ".1f", f"the same as the older gzipped JSON file, {label}")
         print(
             f"archived ranking, {label}: stored {new_bytes / 1e6:.2f} MB vs gzipped JSON {old_bytes / 1e6:.2f} MB "
             f"({old_bytes / new_bytes:.2f}x smaller); write {new_write * 1000:.0f} ms vs {old_write * 1000:.0f} ms "

@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench_leaderboard import free_port
+from benchmarks.figures import figure
 from benchmarks.goals import judge
 from benchmarks.light_http import LightClient
 
@@ -345,15 +346,20 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
-def report(label: str, outcome: Outcome, expected: int, reference: Outcome | None = None, view: str = "") -> None:
+def report(
+    label: str, outcome: Outcome, expected: int, reference: Outcome | None = None, view: str = "", key: str = ""
+) -> None:
     """The outcome's figures; with a `reference` (the board as it was, same run) they are this board's and are
-    judged against their goals (`benchmarks.goals`), `view` naming the table's view in the verdicts."""
+    judged against their goals (`benchmarks.goals`), `view` naming the table's view in the verdicts. With a `key`
+    they are recorded for the docs (`benchmarks.figures`: `default_table_p95_s`, ...)."""
     stored = len(outcome.submitted)
     whole = not outcome.errors and stored == expected
     crowd_name = f"{VISITORS} visitors and {SUBMISSIONS} submissions at once{view}"
+    outcome_text = f"{len(outcome.errors)} errors, {stored} of {expected} stored"
+    if key:
+        figure(f"{key}_outcome", outcome_text, what=f"what the crowd met: {label}")
     verdict = (
-        judge(crowd_name, f"{len(outcome.errors)} errors, {stored} of {expected} stored", "no error, nothing lost",
-              whole)
+        judge(crowd_name, outcome_text, "no error, nothing lost", whole, f"{key}_outcome")
         if reference is not None else f"{'ok' if whole else 'MISSED'}"
     )  # fmt: skip
     print(f"  {label}: errors {len(outcome.errors)}, submissions stored {stored} of {expected}: {verdict}")
@@ -368,13 +374,16 @@ def report(label: str, outcome: Outcome, expected: int, reference: Outcome | Non
             print(f"    {name:<12} no answer")
             continue
         p50, p95 = statistics.median(values), percentile(values, 95)
+        name_key = f"{key}_{name.strip('/').replace(' ', '_')}_p95_s"  # default_first_paint_p95_s, ..._table_p95_s
+        if key:
+            figure(name_key, p95, "s", ".2f", f"{name} p95: {label}")
         if reference is None:
             print(f"    {name:<12} p50 {p50:5.2f} s  p95 {p95:5.2f} s")
             continue
         old = reference.times[name]
         ratio = f"; {percentile(old, 95) / p95:.1f}x faster than before" if old else ""
         what = f"{name} p95, {VISITORS} visitors at once{view}"
-        verdict = judge(what, f"{p95:.2f} s", f"< {goal:g} s", p95 < goal)
+        verdict = judge(what, f"{p95:.2f} s", f"< {goal:g} s", p95 < goal, name_key)
         print(f"    {name:<12} p50 {p50:5.2f} s  p95 {p95:5.2f} s  ({verdict}{ratio})")
 
 
@@ -402,10 +411,11 @@ def main() -> None:
             with Board(Path(tmp) / f"{label}.db", {**served, "FRESHSTACK_DATA_DIR": tmp, **env}) as board:
                 results[label] = crowd(board, runs, view)
     report("before (reads 8 at a time, every request rendered), default view", results["before"], SUBMISSIONS)
-    report("now, the visitors alone (no submission), default view", results["alone"], 0)
-    report("now, default view", results["default"], SUBMISSIONS, results["before"])
+    report("now, the visitors alone (no submission), default view", results["alone"], 0, key="alone")
+    report("now, default view", results["default"], SUBMISSIONS, results["before"], key="default")
     report("now, filtered view (baselines unticked, sorted by Recall@50, page 2)", results["filtered"], SUBMISSIONS,
-           results["before"], view=", filtered view")  # fmt: skip
+           results["before"], view=", filtered view", key="filtered")  # fmt: skip
+    figure("systems", SEEDED + 1, "systems", ",d", "systems in the store the crowd reads")
     alone, beside = (percentile(results[k].times["/table"], 95) for k in ("alone", "default"))
     print(f"  /table p95 beside six submissions' scoring: {beside:.2f} s; with no submission: {alone:.2f} s")
 

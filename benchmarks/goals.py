@@ -19,14 +19,15 @@ class Goal:
     measured: str
     goal: str
     ok: bool
+    key: str = ""  # the figure it judges (`benchmarks.figures`), so a page shows the verdict beside the figure
 
 
 JUDGED: list[Goal] = []
 
 
-def judge(what: str, measured: str, goal: str, ok: bool) -> str:
+def judge(what: str, measured: str, goal: str, ok: bool, key: str = "") -> str:
     """Record a goal's verdict and return it as printed beside the figure: `goal ...: ok` or `... MISSED`."""
-    verdict = Goal(what, measured, goal, ok)
+    verdict = Goal(what, measured, goal, ok, key)
     JUDGED.append(verdict)
     if path := os.environ.get(GOALS_FILE):
         with open(path, "a", encoding="utf-8") as out:

@@ -11,11 +11,23 @@ Markdown made from the code:
 
 An unknown marker, a command declared in pyproject.toml but not installed, or a config without a note below fails
 the build rather than rendering a page that says less than the code.
+
+Figures are generated too: every measured figure a page quotes is a placeholder, rendered from the bench's own
+records in `docs/figures/<section>.json` (written by `make bench`, copied by `make figures`; see
+`benchmarks/figures.py`), never typed, so no two pages can quote two values of one figure:
+
+* `{{ figure: SECTION.KEY }}`: the figure as the bench printed it (`0.74 s`, `8,936 tokens`, `1.40x`);
+* `{{ goal: SECTION.KEY }}`: the goal judged on that figure and its verdict, `< 1 s: ok` or `< 1 s: **MISSED**`;
+* `{{ verdicts: SECTION }}`: every goal of the section's run in a few words, `all 8 met` or what was MISSED;
+* `{{ measured: SECTION }}` (or `SECTION.KEY`): the run that measured it, its command, date, machine and commit.
+
+A placeholder naming a record, figure or goal that does not exist fails the build.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import tomllib
@@ -28,6 +40,8 @@ from mkdocs.exceptions import PluginError
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = re.compile(r"^<!-- generated: ([a-z-]+) -->$", re.M)
 HELP_COLUMNS = "100"  # argparse wraps help at $COLUMNS: fixed, so the page is the same on every terminal
+FIGURES = ROOT / "docs" / "figures"
+PLACEHOLDER = re.compile(r"\{\{ (figure|goal|verdicts|measured): ([a-z0-9_]+)(?:\.([a-z0-9_]+))? \}\}")
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
@@ -37,7 +51,64 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
             raise PluginError(f"{page.file.src_path}: unknown generated block {name!r} (known: {sorted(GENERATORS)})")
         return GENERATORS[name]()
 
-    return MARKER.sub(render, markdown)
+    return render_figures(MARKER.sub(render, markdown), page.file.src_path)
+
+
+# ---- figures -----------------------------------------------------------------------------------------------------
+
+
+def records(folder: Path = FIGURES) -> dict[str, dict[str, Any]]:
+    """Every section's last record, by section."""
+    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))}
+
+
+def _provenance(run: dict[str, Any]) -> str:
+    commit = str(run.get("commit", "unknown"))
+    short = commit if commit == "unknown" else commit[:10] + commit[40:]  # the hash, short, and "+ changes"
+    machine = f", {run['machine']}" if "machine" in run else ""
+    return f"`{run['command']}`, {str(run['date'])[:10]}{machine}, commit `{short}`"
+
+
+def _verdicts(run: dict[str, Any]) -> str:
+    missed = [g for g in run["goals"] if not g["ok"]]
+    if not missed:
+        return f"all {len(run['goals'])} met"
+    return "; ".join(f"**MISSED**: {g['what']} ({g['measured']}; goal {g['goal']})" for g in missed)
+
+
+def render_figures(markdown: str, where: str, found: dict[str, dict[str, Any]] | None = None) -> str:
+    """The page with every figure placeholder replaced from the records (`found`, else docs/figures/)."""
+    found = records() if found is None else found
+
+    def render(match: re.Match[str]) -> str:
+        kind, section, key = match[1], match[2], match[3]
+        if section not in found:
+            raise PluginError(f"{where}: {match[0]} names no record (docs/figures/ holds {sorted(found)})")
+        run = found[section]
+        if kind == "measured":
+            if key is None:
+                return _provenance(run)
+            figure = run["figures"].get(key)
+            if figure is None:
+                raise PluginError(f"{where}: {match[0]}: the {section} record has no figure {key!r}")
+            return _provenance({**run, **figure.get("measured", {})})
+        if kind == "verdicts":
+            return _verdicts(run)
+        if key is None:
+            raise PluginError(f"{where}: {match[0]} needs SECTION.KEY")
+        if kind == "figure":
+            if key not in run["figures"]:
+                raise PluginError(
+                    f"{where}: {match[0]}: the {section} record has no figure {key!r} (it has "
+                    f"{', '.join(sorted(run['figures']))}); run `make bench` and `make figures`, or fix the key"
+                )
+            return run["figures"][key]["text"]
+        goals = [g for g in run["goals"] if g.get("key") == key]
+        if not goals:
+            raise PluginError(f"{where}: {match[0]}: the {section} record judged no goal on {key!r}")
+        return "; ".join(f"{g['goal']}: {'ok' if g['ok'] else '**MISSED**'}" for g in goals)
+
+    return PLACEHOLDER.sub(render, markdown)
 
 
 # ---- cli ---------------------------------------------------------------------------------------------------------

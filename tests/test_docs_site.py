@@ -8,8 +8,10 @@ import contextlib
 import io
 import re
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
+from browser_checks import headless_chromium
 from docs_pages import ROOT, all_blocks, blocks, output_matches, page_name, pages, shell_commands
 from test_docs_examples import PageRun, fill_sandbox
 
@@ -157,6 +159,31 @@ def test_the_site_reads_offline(site):
                 found.append(f"{path.relative_to(site)}: {match[0][:80]}")
     assert not found, found
     assert (site / "leaderboard.png").is_file() and (site / "search" / "search_index.json").is_file()
+    assert (site / "search" / "search_index.js").is_file() and (site / "javascripts" / "iframe-worker.js").is_file()
+
+
+@pytest.mark.slow
+def test_the_site_opened_from_its_files_searches(site):
+    """The built site opened as files (`make docs`, then site/index.html in a browser): typing "nugget" in the
+    search box lists pages that say it, the Concepts page among them, and the browser asks for nothing but the
+    site's own files. A file:// page may not start Material's search worker: the offline plugin's
+    search/search_index.js and the project's shim (docs/javascripts/iframe-worker.js, no CDN) make it search; without
+    the shim the search box is never shown."""
+    requests: list[str] = []
+    with headless_chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("request", lambda request: requests.append(request.url))
+        page.route(re.compile(r"^(https?|wss?)://"), lambda route: route.abort())  # nothing outside may answer
+        page.goto((site / "index.html").as_uri())
+        page.locator("input.md-search__input").click()
+        page.keyboard.type("nugget")
+        page.wait_for_selector(".md-search-result__item", timeout=20_000)
+        links = [a.get_attribute("href") for a in page.locator(".md-search-result__item > a").all()]
+    found = {Path(urlsplit(link).path).relative_to(site).as_posix() for link in links}
+    assert "concepts.html" in found, found
+    for name in found:
+        assert "nugget" in (site / name).read_text(encoding="utf-8").lower(), name
+    assert len(found) >= 5 and {urlsplit(u).scheme for u in requests} == {"file"}, requests
 
 
 @pytest.mark.slow

@@ -2,7 +2,7 @@
 
 It loads the page, finds the BM25 row, types into the search box and sees the table filter, follows a deep
 link, checks that a submitter's markup is shown as text and never run, and saves a screenshot that must not
-be blank (copied to $FRESHSTACK_SCREENSHOT when that is set, for the README). With the real official figures
+be blank. With the real official figures
 (`../shared/data`) it opens the "Reference (published)" tab and finds a published row there, never in the
 main table. Skips, saying why, where /usr/bin/chromium is not installed (CI installs it).
 
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -126,16 +125,12 @@ def test_page_table_search_and_screenshot(visit, shots):
 
     expect(table.get_by_text(PUBLISHED_ROW, exact=True)).to_have_count(0)  # published rows are never mixed in
 
-    shot = screenshot(page, shots / "leaderboard.png")
+    screenshot(page, shots / "leaderboard.png")
     assert_reads_well(page, "Leaderboard")
     headers, *rows = page.evaluate(TABLE_TEXT, "#leaderboard-table")
     column = headers.index("average α-nDCG@10")
     assert rows and all(re.fullmatch(r"\d\.\d{3}", row[column]) for row in rows)
     assert_stayed_local(visit.requests)
-    if os.environ.get("FRESHSTACK_SCREENSHOT"):  # for the README: the main table as a visitor first sees it
-        target = Path(os.environ["FRESHSTACK_SCREENSHOT"])
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shot, target)
 
 
 def test_the_reference_tab_shows_the_published_figures_apart(visit, shots):
