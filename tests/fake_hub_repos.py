@@ -5,6 +5,7 @@ sends it, on a loopback `ThreadingHTTPServer`: the real `HfApi` (and `hf_hub_dow
 It answers, for model repos held in memory (path -> bytes on `main`, and each pull request's files):
 
 * `GET /api/whoami-v2` (the bearer token `TOKEN`, else 401);
+* `GET /api/models/ORG/NAME[/revision/REV]` (the commit a revision names, as `HfApi.model_info` reads it);
 * `POST /api/models/ORG/NAME/preupload/REV` (every file "regular") and `POST .../commit/REV` (the NDJSON commit;
   with `create_pr=1` a pull request `refs/pr/N` holding `main`'s files and the commit's);
 * `GET /api/models/ORG/NAME/discussions` (filtered by `type`, `status`, `author`; one page);
@@ -117,7 +118,9 @@ class FakeHubRepos:
         from huggingface_hub import constants
 
         monkeypatch.setattr(constants, "ENDPOINT", self.url)
-        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", self.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(
+            constants, "HUGGINGFACE_CO_URL_TEMPLATE", self.url + "/{repo_id}/resolve/{revision}/{filename}"
+        )
         monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
         monkeypatch.setenv("HF_HUB_OFFLINE", "0")
         if token is None:
@@ -167,6 +170,12 @@ class FakeHubRepos:
             if dataset not in self.leaderboards:
                 return 404, {"X-Error-Code": "RepoNotFound"}, {"error": "Repository not found"}
             return 200, {}, self.leaderboards[dataset]
+        if segments[:2] == ["api", "models"] and (len(segments) == 4 or segments[4:5] == ["revision"]):
+            repo_id, asked = "/".join(segments[2:4]), "/".join(segments[5:]) or "main"
+            if repo_id not in self.repos:
+                return 404, {"X-Error-Code": "RepoNotFound"}, {"error": "Repository not found"}
+            sha = asked if len(asked) == 40 else _oid(repo_id, self.repos[repo_id].commits)
+            return 200, {}, {"id": repo_id, "modelId": repo_id, "sha": sha, "private": False}
         if segments[:2] == ["api", "models"] and len(segments) >= 5:
             repo_id, action = "/".join(segments[2:4]), segments[4]
             repo = self.repos.get(repo_id)

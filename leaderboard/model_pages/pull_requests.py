@@ -231,11 +231,11 @@ def proposal_note(model: str, why_not: str | None) -> str:
     if why_not:
         return (
             f"Not proposed to {model}'s page: {why_not}. The board's operator can propose it later "
-            "(`freshstack-hf admin eval-results --open-prs`)."
+            "(freshstack-hf admin eval-results --open-prs)."
         )
     return (
         f"Once it is scored, the board opens a pull request on {model} proposing these results for its page (an "
-        "`.eval_results` file); the repo's owner merges or closes it."
+        ".eval_results file); the repo's owner merges or closes it."
     )
 
 

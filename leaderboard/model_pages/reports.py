@@ -91,9 +91,10 @@ def read_reports(dataset_id: str, api: Any = None, *, max_files: int = MAX_FILES
     reports: list[Report] = []
     for (model_id, filename, pull), entry in list(files.items())[:max_files]:
         reports += _file_reports(api, dataset_id, model_id, filename, pull, entry)
-    read = len(files) if len(files) <= max_files else f"the first {max_files} of {len(files)}"
+    read = f"{len(files)} file" if len(files) <= max_files else f"the first {max_files} of {len(files)} file"
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return Reports(tuple(reports), f"{len(reports)} reported values from {read} files of model repos, read {when}")
+    values = f"{len(reports)} reported value{'' if len(reports) == 1 else 's'}"
+    return Reports(tuple(reports), f"{values} from {read}{'' if len(files) == 1 else 's'} of model repos, read {when}")
 
 
 def _file_reports(

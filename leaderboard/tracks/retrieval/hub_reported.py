@@ -66,8 +66,7 @@ def reported_frame(rows: list[Compared]) -> pd.DataFrame:
     for c in rows:
         r, task = c.report, c.report.task
         shown_task = task.label.replace("`", "") if task else r.task_id or "(none given)"
-        reported = None if r.problem else _number(r.value)
-        note = c.note if reported is not None or r.problem else f"{c.note} (value {str(r.value)[:40]!r})"
+        reported = None if r.problem else _number(r.value)  # an unreadable value: the note quotes it
         records.append(
             {
                 "model": sanitize_text(r.model_id, MAX_NAME),
@@ -78,7 +77,7 @@ def reported_frame(rows: list[Compared]) -> pd.DataFrame:
                 "snapshot": sanitize_text(c.snapshot or (r.dataset_revision or "")[:12], 60),
                 "board row": f"#{c.system_id}" if c.system_id is not None else "",
                 "link": _link(r.source_url),
-                "note": sanitize_text(note, 600),
+                "note": sanitize_text(c.note, 600),
             }
         )
     frame = pd.DataFrame.from_records(records, columns=COLUMNS)

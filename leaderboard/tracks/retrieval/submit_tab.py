@@ -61,8 +61,11 @@ class SubmitTab(PageTab):
                 run_button = gr.Button("Submit run", variant="primary", elem_id="run-submit")
             with gr.Column():
                 gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
-                model = gr.Textbox(label="Model (Hub id org/name)")
-                revision = gr.Textbox(label="Revision (branch, tag or commit; default main; pinned to its commit)")
+                model = gr.Textbox(label="Model (Hub id org/name)", elem_id="model-id")
+                revision = gr.Textbox(
+                    label="Revision (branch, tag or commit; default main; pinned to its commit)",
+                    elem_id="model-revision",
+                )
                 track = gr.Radio(["full", "nano"], value="full", label="Track (full corpora or nano pools)")
                 model_name = gr.Textbox(label="Name (default: the model id)")
                 model_desc = gr.Textbox(label="Description", lines=2)
