@@ -15,7 +15,6 @@ from leaderboard.model_pages.pull_requests import propose
 from leaderboard.model_pages.reports import READING, ReportReader, Reports, compare, read_reports
 from leaderboard.model_pages.verified import Target, plan
 from leaderboard.page.display import link_cell
-from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.hub_reported import COLUMNS, reported_frame
 
 BOARD = "https://board.example"
@@ -44,13 +43,6 @@ def listed(model: str, value: object, filename: str = PATH, pull: int | None = N
         "author": {"name": model.split("/")[0], "type": "user", "fullname": "Someone"},
         "pullRequest": pull,
     }
-
-
-@pytest.fixture
-def store(tmp_path):
-    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as opened:
-        opened.create_all()
-        yield opened
 
 
 def test_reports_are_read_from_their_files_and_set_beside_the_boards_values(store, monkeypatch):

@@ -35,13 +35,6 @@ BOARD = "https://board.example"
 PATH = results_path(SNAPSHOT)
 
 
-@pytest.fixture
-def store(tmp_path):
-    with Store(f"sqlite:///{tmp_path / 'lb.db'}") as opened:
-        opened.create_all()
-        yield opened
-
-
 def expected(store: Store, system_id: int) -> dict[str, float]:
     """task id -> the value an entry must hold: each topic's stored value, and the board's average of them."""
     values = stored_values(store, system_id)
