@@ -309,3 +309,39 @@ def test_the_command_refuses_what_a_user_got_wrong(tmp_path):
     full = cli("admin", "eval-results", "--store", url, "--dataset", DATASET_ID, "--board-url", BOARD, "--out",
                str(tmp_path / "full"))  # fmt: skip
     assert full.returncode == 2 and "is not empty" in full.stderr
+
+
+@pytest.mark.slow
+def test_a_board_serving_a_folder_needs_the_benchmarks_hub_id_to_propose(lb_dataset, tmp_path):
+    """`leaderboard --board-url` on a folder names no Hub dataset for the entries: refused before anything starts,
+    with the fix; a --dataset-id that is no Hub id too."""
+    store = f"sqlite:///{tmp_path / 'lb.db'}"
+    served = ["leaderboard", "--dataset", str(lb_dataset.folder), "--store", store, "--no-baselines"]
+    no_id = cli(*served, "--board-url", BOARD)
+    assert no_id.returncode == 2 and "--board-url needs the benchmark's Hub id" in no_id.stderr
+    bad_id = cli(*served, "--board-url", BOARD, "--dataset-id", "freshstack")
+    assert bad_id.returncode == 2 and "not a Hub dataset id" in bad_id.stderr
+
+
+def test_the_boards_thread_proposes_what_was_asked_and_stops_with_the_board(store, monkeypatch, capsys):
+    """The thread `freshstack-hf leaderboard --board-url` starts in the board's process (the one holding the token)."""
+    import threading
+    import time
+
+    from leaderboard import cli_app
+
+    asked = measured(store, "org/model-a", "a" * 40, 0.4, propose=True)
+    with FakeHubRepos() as hub:
+        hub.point_here(monkeypatch)
+        hub.add_repo("org/model-a")
+        stop = threading.Event()
+        thread = cli_app._start_proposer(store, Target(DATASET_ID, BOARD), stop)
+        deadline = time.monotonic() + 30
+        while not hub.pulls("org/model-a") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stop.set()
+        thread.join(timeout=30)
+        assert not thread.is_alive()
+        (pull,) = hub.pulls("org/model-a")
+        assert parsed(pull.files[PATH]) == expected(store, asked)
+    assert f"model pages: org/model-a (#{asked}): opened: " in capsys.readouterr().err
