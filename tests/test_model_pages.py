@@ -345,3 +345,12 @@ def test_the_boards_thread_proposes_what_was_asked_and_stops_with_the_board(stor
         (pull,) = hub.pulls("org/model-a")
         assert parsed(pull.files[PATH]) == expected(store, asked)
     assert f"model pages: org/model-a (#{asked}): opened: " in capsys.readouterr().err
+
+
+def test_a_rows_detail_address_is_read_back_and_junk_is_ignored():
+    from leaderboard.page.detail_link import asked_system, detail_link
+
+    link = detail_link("https://board.example/", 42, SNAPSHOT)
+    assert link == f"https://board.example/?snapshot={SNAPSHOT}&system=42"
+    assert asked_system({"system": "42"}) == "42" and asked_system({"system": " 007 "}) == "7"
+    assert [asked_system(p) for p in ({}, {"system": "x"}, {"system": "-1"}, {"system": "9" * 20})] == [None] * 4

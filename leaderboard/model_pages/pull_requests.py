@@ -100,12 +100,10 @@ def propose(
     group: str,
     dry_run: bool = False,
     api: Any = None,
-    audit_unchanged: bool = False,
 ) -> list[RepoOutcome]:
     """One pull request per repo of `planned` holding the files no board pull request or main branch holds the same
     values of (see the module docstring); with `dry_run`, what would be opened, nothing else. Audited as `by`
-    (`kind_of(group, ACT)`): each pull request opened and each failure; with `audit_unchanged`, a repo that needed
-    none too."""
+    (`kind_of(group, ACT)`): each pull request opened and each failure (a repo that needed none changed nothing)."""
     from huggingface_hub import CommitOperationAdd
 
     if not target.board_url:
@@ -141,7 +139,7 @@ def propose(
         except hub_errors() as exc:
             outcome = RepoOutcome(repo_id, FAILED, hub_problem(repo_id, exc).removeprefix(f"{repo_id}: "), (), ids)
         outcomes.append(outcome)
-        if not dry_run and (outcome.status in (OPENED, FAILED) or audit_unchanged):
+        if not dry_run and outcome.status in (OPENED, FAILED):
             _audit(store, outcome, by, group)
     return outcomes
 

@@ -222,6 +222,10 @@ def _measured(store: Store, target: Target, row: LeaderboardRow, payload: Mappin
             f"--dataset-revision {requested or revision}=COMMIT (the commit `freshstack-hf publish` made of it)"
         )
     snapshot = requested or dataset_commit
+    try:
+        results_path(snapshot)
+    except FreshStackError as exc:  # a snapshot name no file can carry: said, not a crash of the whole plan
+        return str(exc)
     values: dict[str, dict[str, float]] = {}
     for r in stored:
         values.setdefault(str(r["topic"]), {})[str(r["measure"])] = float(r["value"])
