@@ -11,10 +11,13 @@
   live job is handed of it and what becomes of its ranking (`live_pass`), and the seal of a job process
   (`sandbox`).
 * `page/`: the Gradio page. `app` assembles the tabs registered in `tabs`, which share a `page.Page`; what the tabs
-  share (`display`, `paging`, `store_frame`, the Computing line `computing`, `sign_in`, the plain `first_paint`)
-  and the Admin tab (`admin_tab`).
+  share (`display`, `paging`, `store_frame`, the Computing line `computing`, `sign_in`, the plain `first_paint`,
+  the address of a row's Detail `detail_link`) and the Admin tab (`admin_tab`).
 * `export/`: a board's store as a Hugging Face dataset folder and back (`board_export`, `board_import`,
   `board_format`, `board_card`). `deploy/`: a Space folder (`space`) and what its `app.py` runs (`space_app`).
+* `model_pages/`: the board's verified results as the `.eval_results` files of each model's Hub repo (`verified`),
+  proposed to the repos by pull request (`pull_requests`, through `hub_files`), and the Hub's reports on the
+  benchmark read back beside the board's values (`reports`).
 * At the top: the board's `defaults` (where the store lives, the upload cap, the rate limit), what every
   submission goes through (`submission`, `sanitize`), scoring through the library (`scoring`), live scores on the
   embargoed questions (`live_scores`), what every baseline row shares (`baseline_key`), hole fills of stored

@@ -14,6 +14,15 @@
                             with --force
   import DIR                restore a (full) export into an empty store, ids kept, in one transaction (a SQLite
                             file that does not exist yet is created); logged as one admin:import row
+  eval-results --dataset ORG/NAME --board-url URL (--out DIR | --dry-run | --open-prs)
+                            the board's verified results of every Hub model and reranker it measured, as the
+                            `.eval_results/freshstack-SNAPSHOT.yaml` files of the model's repo: written to DIR (one
+                            folder per repo, what would be committed), listed (--dry-run: which repos would get a
+                            pull request), or proposed (--open-prs: one pull request per repo, none where its main
+                            branch or an open pull request of this account holds the same values; each opened is
+                            logged as admin:model_page). The rows that get none are listed with why: a model folder,
+                            a hidden row, a local revision no --dataset-revision REVISION=COMMIT maps to a Hub commit.
+                            Exits 1 when the Hub refused a repo (each named with the fix; the others went on)
 
 ID is the number in the table's id column. Actions run against the same store as the leaderboard (--store, before or
 after the action, else $FRESHSTACK_STORE, else the SQLite file in the data folder) and are logged as
@@ -29,6 +38,10 @@ Example:
   freshstack-hf admin export backups/board-2026-05-01 --store sqlite:///lb/leaderboard.db
   freshstack-hf admin import backups/board-2026-05-01 --store sqlite:///lb/restored.db
   freshstack-hf admin export out/board-results --public --force --store sqlite:///lb/leaderboard.db
+  freshstack-hf admin eval-results --dataset ORG/freshstack --board-url https://huggingface.co/spaces/ORG/board \
+      --dry-run --store sqlite:///lb/leaderboard.db
+  HF_TOKEN=hf_... freshstack-hf admin eval-results --dataset ORG/freshstack --board-url https://ORG-board.hf.space \
+      --open-prs --store sqlite:///lb/leaderboard.db
 """
 
 from __future__ import annotations
@@ -36,7 +49,13 @@ from __future__ import annotations
 import argparse
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
+
+from freshstack_hf.errors import FreshStackError
+from leaderboard.model_pages.pull_requests import FAILED, RepoOutcome, propose
+from leaderboard.model_pages.verified import Plan, Target, plan
+from leaderboard.store.audit import ADMIN
 
 NAME = "admin"
 HELP = "moderate the leaderboard (hide, unhide, delete a system), print its audit log, export and import it"
@@ -92,6 +111,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     restore.add_argument("--by", help=by)
     restore.add_argument("--json", action="store_true", help="print what was imported as JSON")
+
+    results = actions.add_parser(
+        "eval-results", parents=[common], help="the board's verified results as .eval_results files of model repos"
+    )
+    results.add_argument(
+        "--dataset", required=True, metavar="ORG/NAME", help="the benchmark's Hub dataset id, which every entry names"
+    )
+    results.add_argument(
+        "--board-url", required=True, metavar="URL", help="the board's public address: each entry links its row there"
+    )
+    results.add_argument(
+        "--dataset-revision",
+        action="append",
+        default=[],
+        metavar="REVISION=COMMIT",
+        help="the Hub commit a local revision was published as (REVISION: a snapshot's name, or a stored local-… "
+        "revision), for rows of a board that serves a folder (repeatable)",
+    )
+    mode = results.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--out", metavar="DIR", help="write each repo's files under DIR/ORG/NAME/ (nothing is sent)")
+    mode.add_argument("--dry-run", action="store_true", help="list the pull requests --open-prs would open")
+    mode.add_argument("--open-prs", action="store_true", help="open one pull request per model repo (needs a token)")
+    results.add_argument("--by", help=by)
+    results.add_argument("--json", action="store_true", help="print what was done as JSON")
 
 
 def parse_since(text: str) -> datetime:
@@ -188,7 +231,71 @@ def _import(args: argparse.Namespace) -> int:
     return 0
 
 
+def revision_map(given: list[str]) -> dict[str, str]:
+    """`--dataset-revision REVISION=COMMIT` pairs as a mapping; a pair without `=` is refused, naming it."""
+    pairs = {}
+    for item in given:
+        name, sep, commit = item.partition("=")
+        if not sep or not name.strip() or not commit.strip():
+            raise FreshStackError(
+                f"--dataset-revision {item!r}: give REVISION=COMMIT (e.g. 2025-10-31=<40 hex digits>)"
+            )
+        pairs[name.strip()] = commit.strip()
+    return pairs
+
+
+def _eval_results(args: argparse.Namespace) -> int:
+    """The plan first (a wrong --dataset or --board-url is refused before the store is opened), then the files
+    written, listed or proposed; the rows left out after."""
+    target = Target(args.dataset, args.board_url, revision_map(args.dataset_revision))
+    if args.out and Path(args.out).exists() and any(Path(args.out).iterdir()):
+        raise FreshStackError(f"--out {args.out} is not empty: give a new folder (each repo's files go under it)")
+    with _open_store(args.store, args.runs_dir) as store:
+        planned = plan(store, target)
+        outcomes: list[RepoOutcome] = []
+        written: list[Path] = []
+        if args.out:
+            written = planned.write(args.out)
+        else:
+            by = args.by or default_moderator()
+            outcomes = propose(store, planned, target, by=by, group=ADMIN, dry_run=args.dry_run)
+    if args.json:
+        print(json.dumps(_results_json(planned, outcomes, written), indent=1, ensure_ascii=False))
+    else:
+        print("\n".join(_results_lines(planned, outcomes, written, args.out)))
+    return 1 if any(o.status == FAILED for o in outcomes) else 0
+
+
+def _results_json(planned: Plan, outcomes: list[RepoOutcome], written: list[Path]) -> dict[str, Any]:
+    files = [
+        {"repo": f.repo_id, "path": f.path, "snapshot": f.snapshot, "systems": list(f.system_ids)}
+        for files in planned.files.values()
+        for f in files
+    ]
+    return {
+        "files": files,
+        "written": [str(p) for p in written],
+        "repos": [o.as_json() for o in outcomes],
+        "skipped": [{"system": s.system_id, "name": s.name, "why": s.why} for s in planned.skipped],
+    }
+
+
+def _results_lines(planned: Plan, outcomes: list[RepoOutcome], written: list[Path], out: str | None) -> list[str]:
+    count = sum(len(files) for files in planned.files.values())
+    lines = [f"{count} file(s) of verified results for {len(planned.files)} model repo(s)"]
+    if out:
+        lines.append(f"written under {out}:")
+        lines += [f"  {p}" for p in written]
+    lines += [f"  {o.line()}" for o in outcomes]
+    if planned.skipped:
+        lines.append(f"{len(planned.skipped)} row(s) get none:")
+        lines += [f"  {s.line()}" for s in planned.skipped]
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
+    if args.action == "eval-results":
+        return _eval_results(args)
     if args.action == "export":
         return _export(args)
     if args.action == "import":

@@ -26,10 +26,18 @@ Example:
   freshstack-hf leaderboard --dataset out/freshstack --no-baselines --host 0.0.0.0 --port 8080
   freshstack-hf leaderboard --dataset out/freshstack@2025-10-31 --drift drift/drift.json   # + a Drift tab
   freshstack-hf leaderboard --dataset out/freshstack --oauth --admin alice --admin bob   # sign-in, Admin tab
+  HF_TOKEN=hf_... freshstack-hf leaderboard --dataset ORG/freshstack --board-url https://ORG-board.hf.space
 
 --ephemeral says, on every page, that the board's store is lost when the app restarts (the Space's app passes it
 when FRESHSTACK_EPHEMERAL=1 accepts a store off persistent storage): visitors then know not to count on what
 they submit.
+
+--board-url names the board's public address. With it, a submitter may tick "propose these results to my model's
+page": once the row is scored, a thread of this process (which holds the operator's token, HF_TOKEN) opens a pull
+request with the row's verified results on the model's Hub repo (`leaderboard.model_pages`), logged as
+board:model_page; `freshstack-hf admin eval-results` does it for every row. The Reference tab shows what model repos
+report on the benchmark's Hub dataset (the served Hub id, or --dataset-id for a folder) beside the board's values,
+read in the background (never when HF_HUB_OFFLINE is set).
 
 --oauth takes submissions from signed-in Hugging Face users only (their name is their rate-limit identity). On
 a Space that is the Space's own sign-in; anywhere else Gradio mocks it: whoever signs in is the account this
@@ -42,6 +50,9 @@ import argparse
 import sys
 import threading
 from typing import Any
+
+from leaderboard.model_pages.pull_requests import Proposer
+from leaderboard.model_pages.verified import Target, served_dataset_id
 
 NAME = "leaderboard"
 HELP = "serve the Gradio leaderboard (missing baseline rows are queued and computed in the background)"
@@ -140,6 +151,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--worker", action="store_true", help="also run one evaluation worker (every job kind) in this process"
     )
     p.add_argument(
+        "--board-url",
+        default="",
+        metavar="URL",
+        help="the board's public address: results proposed to model pages link their rows' Detail views there "
+        "(without it, nothing is proposed)",
+    )
+    p.add_argument(
+        "--dataset-id",
+        default="",
+        metavar="ORG/NAME",
+        help="the benchmark's Hub dataset id, when --dataset is a folder (default: --dataset, when it is a Hub id): "
+        "the results on model pages name it, and the Reference tab shows the Hub's reports on it",
+    )
+    p.add_argument(
         "--ephemeral",
         action="store_true",
         help="the store is lost on restart (e.g. a Space without persistent storage): every page says so",
@@ -191,6 +216,28 @@ def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop
     return thread
 
 
+PROPOSE_SECONDS = 60.0  # how often the board looks for scored rows whose submitter asked for a model-page proposal
+
+
+def _start_proposer(store: Any, target: Target, stop: threading.Event) -> threading.Thread:
+    """The board's model-page proposals (`model_pages.pull_requests.Proposer`), in a thread of this process: the one
+    that holds the operator's Hugging Face token, where the workers (submitted code beside them) hold none."""
+    proposer = Proposer(store, target)
+
+    def loop() -> None:
+        while not stop.is_set():
+            try:
+                for outcome in proposer.run_once():
+                    _say(f"model pages: {outcome.line()}")
+            except Exception as exc:  # the next pass tries again; the board keeps serving
+                _say(f"model pages: this pass failed ({type(exc).__name__}: {exc})")
+            stop.wait(PROPOSE_SECONDS)
+
+    thread = threading.Thread(target=loop, name="model-pages", daemon=True)
+    thread.start()
+    return thread
+
+
 def _queue_baselines(args: argparse.Namespace, store: Any, dataset: Any) -> None:
     """Store every missing baseline row of every track, queued for a worker (cheap: no model is loaded here)."""
     from leaderboard.store.records import SystemState
@@ -221,6 +268,10 @@ def run(args: argparse.Namespace) -> int:
         _say(f"sign-in: {check_sign_in()}")
     dataset = Dataset(args.dataset, args.revision)  # user errors first, before anything is created
     _say(f"dataset: {dataset.source} ({', '.join(dataset.topics)}; revision {dataset.revision})")
+    dataset_id = args.dataset_id.strip() or served_dataset_id(dataset.source, dataset.revision) or ""
+    target = Target(dataset_id, args.board_url.strip()) if dataset_id else None  # refuses a bad id or address
+    if args.board_url and target is None:
+        raise FreshStackError("--board-url needs the benchmark's Hub id: --dataset ORG/NAME, or --dataset-id ORG/NAME")
     from leaderboard.live_release import release_plan
 
     _say(f"live scores: {release_plan(args.live_release)}")
@@ -257,12 +308,17 @@ def run(args: argparse.Namespace) -> int:
             admins=args.admin,
             notice=EPHEMERAL_NOTICE if args.ephemeral else "",
             score_apart=True,  # a served board: its visitors' reads never take turns with a submission's scoring
+            board_url=args.board_url,
+            dataset_id=dataset_id,
         )
         print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
         launch_app(
             demo, host=args.host, port=args.port, max_file_mb=args.max_file_mb, quiet=True, prevent_thread_lock=True
         )
         # Serving now; the work starts after, so it never delays the first answer.
+        if target is not None and target.board_url:
+            _say(f"model pages: proposing the results submitters ask for to {dataset_id}'s model pages")
+            _start_proposer(store, target, stop)
         evaluate = _evaluate(args, dataset)
         if args.worker:
             _start_worker(store, evaluate, None, stop)

@@ -25,12 +25,13 @@ API = {  # api name -> the parameters clients pass (the page's API, as `gradio_c
     "draw": ["measure", "keys"],
     "speed": ["measure"],
     "submit_run": ["file", "scope", "name", "desc", "link", "cutoff"],  # cutoff last: older clients still work
-    "submit_model": ["model", "revision", "track", "name", "desc", "link", "cutoff"],
+    # the model-page opt-in last: older clients still work (`leaderboard.model_pages`)
+    "submit_model": ["model", "revision", "track", "name", "desc", "link", "cutoff", "propose"],
     "after_cutoff": [],
     "over_time": ["measure"],
     "rerank_table": [],
     "submit_rerank_run": ["file", "scope", "name", "desc", "link"],
-    "submit_reranker": ["model", "revision", "name", "desc", "link"],
+    "submit_reranker": ["model", "revision", "name", "desc", "link", "propose"],
     "answers_table": [],
     "submit_answers": ["file", "name", "desc", "link"],
 }
@@ -43,7 +44,8 @@ ELEM_IDS = {
     "detail-uncovered", "detail-per-query", "detail-parameters", "detail-ranks", "size-scatter", "run-file", "run-name",
     "run-submit", "submit-outcome", "run-cutoff", "window-table", "rerank-table", "rerank-run-file",
     "rerank-run-name", "rerank-run-submit", "rerank-model", "rerank-model-submit", "rerank-outcome", "computing",
-    "over-time-plot", "over-time-table", "over-time-summary", "snapshot", "snapshot-note",
+    "over-time-plot", "over-time-table", "over-time-summary", "snapshot", "snapshot-note", "model-id",
+    "model-revision", "model-propose", "rerank-propose",
 }  # fmt: skip
 LABELS = ["Leaderboard", "Reranking", "After cutoff", "Over time", "Answers", "Detail", "Plots", "Holes", "Submit"]
 LABELS += ["About"]

@@ -24,6 +24,7 @@ from freshstack_hf.cli.main import main
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.retrieval.models import PACKAGED_HUB_ID, cached_snapshot, directory_fingerprint, packaged_model_dir
+from leaderboard.model_pages.verified import PROPOSE
 from leaderboard.store.records import ResultMeta
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter, model_content_hash, weights_revision
@@ -259,3 +260,20 @@ def test_the_packaged_model_by_its_hub_id_is_measured_offline(store, snapshots, 
     assert work(store, second, tmp_path) == 1
     rows = [r for r in store.leaderboard_rows(kinds=("model",)) if r.system.status == "scored"]
     assert {r.dataset_revision for r in rows} == {first.revision, second.revision}
+
+
+def test_the_wish_to_have_its_results_proposed_goes_with_a_model_to_the_next_snapshot(store, snapshots, tmp_path):
+    """A submitter who ticked "propose these results to my model's page" (`model_pages`) asked it of the model, not of
+    one snapshot: the row measured again on the next snapshot carries it, and a row whose submitter did not, does
+    not."""
+    first, second = snapshots
+    models = ModelSubmitter(store, first, rate_limit=None)
+    asked = models.submit("acme/minilm", revision=COMMIT, identity="user:acme", propose=True)
+    other = models.submit("acme/other", revision=OTHER_COMMIT, identity="user:acme")
+    assert asked.status == other.status == "queued", (asked.message, other.message)
+    scored(store, asked.system_id, first)
+    scored(store, other.system_id, first)
+
+    assert len(remeasure(store, second).queued) == 2
+    again = {j.payload["model"]: j.payload for j in store.queue.list_jobs(state="queued")}
+    assert again["acme/minilm"][PROPOSE] is True and PROPOSE not in again["acme/other"]

@@ -13,6 +13,7 @@ import yaml
 
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.card_build import build_lines
+from freshstack_hf.repo.eval_results import tasks
 from freshstack_hf.templates import load_template, snippet
 
 
@@ -89,6 +90,10 @@ def render_card(manifest: dict[str, Any], repo_id: str = layout.DEFAULT_REPO_NAM
         views=", ".join(f"`{s.view}`" for s in layout.CONFIGS if s.view),
         stats=stats_table(manifest),
         sections="".join(f"\n\n{section}" for section in _optional_sections(manifest)),
+        eval_tasks="\n".join(
+            f"| {task.label} | `{task.id}` | `{reranked.id}` |"
+            for task, reranked in zip(tasks(topics), tasks(topics, reranking=True), strict=True)
+        ),
     )
 
 

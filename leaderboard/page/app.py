@@ -50,6 +50,8 @@ def build_app(
     admins: Sequence[str] = (),
     notice: str = "",
     score_apart: bool = False,
+    board_url: str = "",
+    dataset_id: str = "",
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing).
 
@@ -61,10 +63,8 @@ def build_app(
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
-    roots, drift = (tuple(Path(p) for p in found) for found in (model_roots, drift_reports))
-    names = tuple(name.strip() for name in admins if name and name.strip())
-    options = (reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, names, score_apart)
-    settings = Settings(*options, live_per_week, live_release)
+    options = (reported_path, max_file_mb, rate_limit, model_roots, oauth, resamples, drift_reports, admins)
+    settings = Settings(*options, score_apart, live_per_week, live_release, board_url=board_url, dataset_id=dataset_id)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         if notice:
             gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)

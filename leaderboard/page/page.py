@@ -75,6 +75,22 @@ class Settings:
     score_apart: bool = False  # score submissions in a child process (`scoring.ScoringApart`): a served board
     live_per_week: int = LIVE_SCORES_PER_WEEK  # `--live-per-week`: live scorings per identity in 7 days
     live_release: str = LIVE_RELEASE  # `--live-release`: when a live value is shown (`leaderboard.live_release`)
+    # The board's public address (`--board-url`) and the benchmark's Hub dataset id (`--dataset-id`, else the served
+    # Hub dataset's): what the board proposes to model pages links, and whose reports the Reference tab reads.
+    board_url: str = ""
+    dataset_id: str = ""
+
+    def __post_init__(self) -> None:
+        """The options as given (paths as text, user names with spaces, any sequence) made what the tabs read, once,
+        wherever a page's settings are made."""
+        normal = {
+            "model_roots": tuple(Path(p) for p in self.model_roots),
+            "drift_reports": tuple(Path(p) for p in self.drift_reports),
+            "admins": tuple(name.strip() for name in self.admins if name and name.strip()),
+            "board_url": self.board_url.strip(),
+        }
+        for name, value in normal.items():
+            object.__setattr__(self, name, value)
 
     @property
     def max_file_bytes(self) -> int:

@@ -41,6 +41,10 @@ UPLOADED_KINDS = retrieval.UPLOADED_KINDS  # scored from a file as uploaded (`St
 # The job kinds that leave files, not scores (a hole fill): each track declares its own; the queue never shows their
 # state on their system's row (`queue.JobQueue`).
 SIDE_JOB_KINDS = (*retrieval.SIDE_JOB_KINDS, *answers.SIDE_JOB_KINDS)
+# The systems a Hub model was measured as (a retriever, a reranker), and what of them ranks candidates rather than a
+# corpus (`leaderboard.model_pages`: what the board may propose to a model's page, under which tasks).
+HUB_MODEL_KINDS = retrieval.HUB_MODEL_KINDS
+CANDIDATE_KINDS, CANDIDATE_TRACKS = retrieval.RERANK_KINDS, retrieval.CANDIDATE_TRACKS
 SYSTEM_STATES = tuple(SystemState)
 JOB_STATES = tuple(JobState)
 

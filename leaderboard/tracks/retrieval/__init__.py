@@ -19,3 +19,9 @@ RESCORE_JOB_KIND = "rescore"  # a stored run's archived ranking scored as it is 
 FILL_JOB_KIND = "fill"  # a stored system's holes judged into a new qrels revision (`leaderboard.fills`)
 # Side jobs leave files beside the dataset, not scores: their state never shows on their system's row.
 SIDE_JOB_KINDS = (FILL_JOB_KIND,)
+# Systems whose job names a Hub model (`model`) at the commit the board pinned (`revision`): the rows whose verified
+# results the board may propose to the model's own page (`leaderboard.model_pages`).
+HUB_MODEL_KINDS = ("model", "reranker")
+# What is scored on each query's candidates (`T-top_ranked`) rather than the whole corpus: a reranker, and a model
+# submitted on one of these tracks (`systems.track`); their results are the reranking tasks'.
+CANDIDATE_TRACKS = ("nano",)

@@ -1,7 +1,8 @@
 """The Detail tab: one system's measures with intervals, per-query scores, holes, nuggets never covered, paired
 tests, the parameters behind its numbers (all from `detail`), its board rank interval and how rank intervals are
-made (`rank_column`); opened by a click on a Leaderboard row. Below it, the nugget views (`nugget_views`): one
-query's nuggets against every system, and the nuggets no system covers."""
+made (`rank_column`); opened by a click on a Leaderboard row, or by an address naming a row (`?system=ID`,
+`leaderboard.page.detail_link`: the source an entry on a model's Hub page links). Below it, the nugget views
+(`nugget_views`): one query's nuggets against every system, and the nuggets no system covers."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import gradio as gr
 
+from leaderboard.page.detail_link import asked_system
 from leaderboard.page.page import READ, Page, PageTab
 from leaderboard.tracks.retrieval import detail, nugget_views, retrieval_page
 from leaderboard.tracks.retrieval.leaderboard_tab import TABLE
@@ -58,6 +60,12 @@ class DetailTab(PageTab):
             text = d.header + detail.rank_line(ranks.intervals(default_sort()).get(str(key)))
             return text, *shown, gr.update(value=d.parameters, visible=bool(d.parameters))
 
+        def asked(request: gr.Request) -> tuple[Any, Any]:
+            """The row the address names, picked, and this tab open (nothing changes for an address naming none)."""
+            key = asked_system(dict(request.query_params) if request else {})
+            return (key, gr.Tabs(selected=self.id)) if key else (gr.update(), gr.update())
+
+        page.on_load(asked, None, [system, page.tabs], api_name=False)
         self.outputs = [header, *tables, parameters]
         self.system, self.show_detail = system, show_detail
         self.nugget_views(page)

@@ -32,6 +32,7 @@ from freshstack_hf.retrieval.models import (
     hub_offline,
     packaged_model_dir,
 )
+from leaderboard.model_pages.verified import PROPOSE
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.records import SystemRecord
 from leaderboard.submission import (
@@ -219,6 +220,13 @@ class ModelUpload(Upload):
     resolved: str = ""  # the revision the dedupe key names
     params: int | None = None  # parameter count, where known at the door
     accepted: Accepted | None = None  # re-measuring: what the board stored when it accepted the model
+    propose: bool = False  # the submitter asked the board to propose the results to the model's page
+
+
+def propose_payload(propose: bool) -> dict[str, Any]:
+    """What a job's payload says of "propose these results to my model's page" (`model_pages.verified.PROPOSE`,
+    read by the board's proposer once the row is scored): the key only when asked."""
+    return {PROPOSE: True} if propose else {}
 
 
 class ModelSubmitter(BaseSubmitter[ModelUpload]):
@@ -244,6 +252,7 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         identity: str = "",
         cutoff: str = "",
         accepted: Accepted | None = None,
+        propose: bool = False,
     ) -> SubmitOutcome:
         """Check the model reference and queue a `model` job; the worker downloads, checks and scores it.
 
@@ -252,11 +261,14 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         by the worker once it has downloaded the model.
 
         `accepted` (re-measuring a stored model on this dataset revision, `remeasure`): a folder reference is then
-        the folder the board accepted, measured while it holds the same weights, whatever this submitter's roots."""
+        the folder the board accepted, measured while it holds the same weights, whatever this submitter's roots.
+
+        `propose`: the submitter asks the board to propose the results to the model's Hub page once it is scored
+        (`leaderboard.model_pages`); its job's payload says so."""
         model, revision = (model or "").strip(), (revision or "").strip()
         given = (name or model, description, link)
         upload = ModelUpload(identity=identity, model=model, revision=revision, track=track, given=given, cutoff=cutoff)
-        upload.accepted = accepted
+        upload.accepted, upload.propose = accepted, propose
         return self.checked(upload)
 
     def checks(self) -> tuple[Check[ModelUpload], ...]:
@@ -319,6 +331,7 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
             **payload_dataset(self.dataset),
             "topics": list(self.dataset.topics),
             **upload.live_payload(),
+            **propose_payload(upload.propose),
         }
         day = upload.day
         if day is None and Path(upload.reference).is_dir():

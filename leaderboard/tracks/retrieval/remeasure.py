@@ -6,7 +6,8 @@ When the board serves a revision (`freshstack-hf leaderboard --revision`, or `fr
 again on it, by the same workers:
 
 * models and rerankers are submitted again on the revision, with the same reference, model revision, track, name,
-  description, submitter and cutoff (`model_submit.ModelSubmitter`, `rerank_submit.RerankerSubmitter`): a worker
+  description, submitter, cutoff and wish to have the results proposed to the model's page (`model_pages`)
+  (`model_submit.ModelSubmitter`, `rerank_submit.RerankerSubmitter`): a worker
   downloads and scores each, as any submission. The board's act counts against no submitter's hourly rate limit,
   but a live scoring is one of its owner's (`live_per_week`, the board's `--live-per-week`, counted under
   `live:<identity>` as a submission is): past that quota the row is queued all the same, scored on the public
@@ -38,6 +39,7 @@ from typing import Any
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import LIVE_SCORES_PER_WEEK
+from leaderboard.model_pages.verified import PROPOSE
 from leaderboard.store.audit import board_entry
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.records import SystemRecord, SystemState
@@ -147,6 +149,7 @@ def _submit_again(
     text = {"name": system.name, "description": system.description, "link": system.link or ""}
     text["identity"], text["board_act"] = system.identity, "remeasure"  # logged as the board's act, owner named
     text["accepted"] = Accepted(system.content_hash, str(payload.get("dataset_revision") or scored_on or ""))
+    text["propose"] = bool(payload.get(PROPOSE))  # its submitter's wish holds for every snapshot it is measured on
     reference, revision = str(payload.get("model") or ""), str(payload.get("revision") or "")
     if system.kind == RERANK_JOB_KIND:
         return submitter.submit(reference, revision=revision, **text)

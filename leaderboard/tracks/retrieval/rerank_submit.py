@@ -33,6 +33,7 @@ from leaderboard.tracks.retrieval.model_submit import (
     is_folder_reference,
     job_revision,
     local_model_source,
+    propose_payload,
     refused_source,
 )
 from leaderboard.tracks.retrieval.rerank_job import RERANK_BATCH_SIZE
@@ -99,6 +100,7 @@ class RerankerUpload(Upload):
     resolved: str = ""
     params: int | None = None
     accepted: Accepted | None = None  # re-measuring: what the board stored when it accepted the model
+    propose: bool = False  # the submitter asked the board to propose the results to the model's page
 
 
 class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
@@ -122,12 +124,15 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
         link: str = "",
         identity: str = "",
         accepted: Accepted | None = None,
+        propose: bool = False,
     ) -> SubmitOutcome:
         """Check the CrossEncoder reference and queue a `reranker` job; the worker downloads a Hub model, vets it
-        the same way and scores it. `accepted`: as `ModelSubmitter.submit`'s (re-measuring a stored reranker)."""
+        the same way and scores it. `accepted`, `propose`: as `ModelSubmitter.submit`'s (re-measuring a stored
+        reranker; proposing its results to its Hub page)."""
         model, revision = (model or "").strip(), (revision or "").strip()
         given = (name or model, description, link)
         upload = RerankerUpload(identity=identity, model=model, revision=revision, given=given, accepted=accepted)
+        upload.propose = propose
         return self.checked(upload)
 
     def checks(self) -> tuple[Check[RerankerUpload], ...]:
@@ -180,6 +185,7 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
             "topics": list(self.dataset.topics),
             "batch_size": RERANK_BATCH_SIZE,
             **upload.live_payload(),
+            **propose_payload(upload.propose),
         }
         stored = {"size": upload.params, "job": (RERANK_JOB_KIND, payload)}
 

@@ -1,7 +1,8 @@
 """The Reranking tab, beside the Leaderboard: the reranking table (`rerank_table`, with the first-stage reference
 line) and its two submit forms (`rerank_submit`): a reranked run, checked against each query's candidates and
-scored at once, and a sentence-transformers CrossEncoder, queued for a worker (`rerank_job`). Both are signed
-like the Submit tab's (the signed-in identity under OAuth); an accepted submission refreshes the table.
+scored at once, and a sentence-transformers CrossEncoder, queued for a worker (`rerank_job`), with the Submit tab's
+opt-in to have its results proposed to its Hub page. Both are signed like the Submit tab's (the signed-in identity
+under OAuth); an accepted submission refreshes the table.
 
 On every page, with the same API (`/rerank_table`, `/submit_rerank_run`, `/submit_reranker`): on a dataset where
 some topic lacks its `top_ranked` candidates (a `synth` repo has none), the tab says which topics and how to write
@@ -20,6 +21,7 @@ from leaderboard.sanitize import escape_markdown
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter, missing_candidates
 from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
+from leaderboard.tracks.retrieval.submit_tab import propose_box, with_proposal
 
 INTRO = (
     "Rerankers scored on fixed candidates: each query's RRF hybrid top-100 (`top_ranked`, the candidates of MTEB's "
@@ -70,6 +72,7 @@ class RerankTab(PageTab):
                 model_name = gr.Textbox(label="Name (default: the model id)")
                 model_desc = gr.Textbox(label="Description", lines=2)
                 model_link = gr.Textbox(label="Link (http/https)")
+                model_propose = propose_box("rerank-propose")
                 model_button = gr.Button("Submit reranker", variant="primary", elem_id="rerank-model-submit")
         outcome = gr.Markdown(elem_id="rerank-outcome")
         status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
@@ -91,21 +94,31 @@ class RerankTab(PageTab):
             )
 
         def submit_reranker(
-            model: str, revision: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
+            model: str,
+            revision: str,
+            name: str,
+            desc: str,
+            link: str,
+            propose: bool = False,  # last, and optional: API clients written before it still work
+            request: gr.Request = None,  # type: ignore[assignment]  (gradio always passes these two)
+            profile: Profile = None,
         ) -> Any:
-            options = {"revision": revision, "name": name, "description": desc, "link": link}
-            return page.signed(
-                request,
-                profile,
-                source,
-                lambda who: models.submit(model, identity=who, **options),
-                what="reranker",
-            )
+            options = {"revision": revision, "name": name, "description": desc, "link": link, "propose": bool(propose)}
+
+            def send(who: str) -> Any:
+                return with_proposal(page, lambda: models.submit(model, identity=who, **options), model, bool(propose))
+
+            return page.signed(request, profile, source, send, what="reranker")
 
         self.table, self.outputs = table, [outcome, status]
         self.forms = (
             (run_button, submit_rerank_run, [run_file, scope, run_name, run_desc, run_link], "submit_rerank_run"),
-            (model_button, submit_reranker, [model, revision, model_name, model_desc, model_link], "submit_reranker"),
+            (
+                model_button,
+                submit_reranker,
+                [model, revision, model_name, model_desc, model_link, model_propose],
+                "submit_reranker",
+            ),
         )
         self.refresh = rerank_table
 

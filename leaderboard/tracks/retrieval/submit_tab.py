@@ -1,21 +1,45 @@
 """The Submit tab: a run file, scored at once (`run_submit`), or a sentence-transformers model, queued for a worker
 (`model_submit`), each as the signed-in identity under OAuth; an accepted submission refreshes the Leaderboard
-table. Each form takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work."""
+table. Each form takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work;
+the model form then takes the opt-in "propose these results to my model's page" (`leaderboard.model_pages`: the
+board opens a pull request with the verified results on the model's Hub repo once it is scored), whose outcome
+says at once when this board cannot."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
 
+from leaderboard.model_pages.pull_requests import blocker, told_proposal
 from leaderboard.page.page import READ, REFRESH, SCORING, WRITE, Page, PageTab, Path_, Profile
+from leaderboard.submission import SubmitOutcome
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 # Optional on both forms (and the last argument of the submit APIs): the After-cutoff view uses it.
 CUTOFF_LABEL = "Cutoff date (optional: model release or training cutoff, YYYY-MM-DD)"
+# On the model forms (here and the Reranking tab's; each API's last argument): `leaderboard.model_pages`.
+PROPOSE_LABEL = "Propose these results to my model's page (a pull request on its Hub repo, once scored)"
+
+
+def propose_box(elem_id: str) -> gr.Checkbox:
+    """The opt-in of a model form: the board opens a pull request with the row's verified results on the model's
+    Hub repo once a worker scored it (`model_pages.pull_requests.Proposer`)."""
+    return gr.Checkbox(label=PROPOSE_LABEL, value=False, elem_id=elem_id)
+
+
+def with_proposal(page: Page, submit: Callable[[], SubmitOutcome], model: str, propose: bool) -> SubmitOutcome:
+    """`submit()`'s outcome, telling a submitter who asked for the proposal what will become of it (this board's
+    reason when it cannot: no public address, no token, a local dataset)."""
+    outcome = submit()
+    if not propose:
+        return outcome
+    settings = page.settings
+    return told_proposal(outcome, model, blocker(settings.board_url, settings.dataset_id, page.dataset.revision))
 
 
 class SubmitTab(PageTab):
@@ -37,13 +61,17 @@ class SubmitTab(PageTab):
                 run_button = gr.Button("Submit run", variant="primary", elem_id="run-submit")
             with gr.Column():
                 gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
-                model = gr.Textbox(label="Model (Hub id org/name)")
-                revision = gr.Textbox(label="Revision (branch, tag or commit; default main; pinned to its commit)")
+                model = gr.Textbox(label="Model (Hub id org/name)", elem_id="model-id")
+                revision = gr.Textbox(
+                    label="Revision (branch, tag or commit; default main; pinned to its commit)",
+                    elem_id="model-revision",
+                )
                 track = gr.Radio(["full", "nano"], value="full", label="Track (full corpora or nano pools)")
                 model_name = gr.Textbox(label="Name (default: the model id)")
                 model_desc = gr.Textbox(label="Description", lines=2)
                 model_link = gr.Textbox(label="Link (http/https)")
                 model_cutoff = gr.Textbox(label=CUTOFF_LABEL + "; empty: the model card's", placeholder="YYYY-MM-DD")
+                model_propose = propose_box("model-propose")
                 model_button = gr.Button("Submit model", variant="primary")
         outcome = gr.Markdown(elem_id="submit-outcome")
         status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
@@ -73,24 +101,23 @@ class SubmitTab(PageTab):
             desc: str,
             link: str,
             cutoff: str | None = None,
+            propose: bool = False,  # last, and optional: API clients written before it still work
             request: gr.Request = None,  # type: ignore[assignment]
             profile: Profile = None,
         ) -> Any:
             options = {"revision": revision, "track": track, "name": name, "description": desc, "link": link}
-            options["cutoff"] = cutoff or ""
-            return page.signed(
-                request,
-                profile,
-                board,
-                lambda who: models.submit(model, identity=who, **options),
-                what="model",
-            )
+            options["cutoff"], options["propose"] = cutoff or "", bool(propose)
+
+            def send(who: str) -> SubmitOutcome:
+                return with_proposal(page, lambda: models.submit(model, identity=who, **options), model, bool(propose))
+
+            return page.signed(request, profile, board, send, what="model")
 
         self.run = run_button, submit_run, [run_file, scope, run_name, run_desc, run_link, run_cutoff]
         self.model = (
             model_button,
             submit_model,
-            [model, revision, track, model_name, model_desc, model_link, model_cutoff],
+            [model, revision, track, model_name, model_desc, model_link, model_cutoff, model_propose],
         )
         self.outputs = [outcome, status]
 
