@@ -33,7 +33,9 @@ class Board:
         self, *extra: str, pause: str | None = None, env: dict[str, str] | None = None, log: Path | None = None
     ) -> None:
         """Serve (`extra`: more command-line options; `pause`: `FRESHSTACK_TEST_PAUSE`; `env`: more variables;
-        `log`: a file that gets everything the app prints, stdout and stderr, as an operator's console would)."""
+        `log`: a file that gets everything the app prints, stdout and stderr, as an operator's console would).
+        The board runs no worker (`--no-worker`), so a test sees each job where it left it, unless `extra` asks for
+        the worker (`--worker`)."""
         for folder in self.folders:
             folder.mkdir(parents=True, exist_ok=True)
         port = free_port()
@@ -49,6 +51,7 @@ class Board:
         }
         cmd = [EXE, "leaderboard", "--dataset", str(self.dataset), "--store", self.url, "--port", str(port)]
         cmd += ["--runs-dir", str(self.home / "runs"), "--no-baselines", "--rate-limit", "0", *extra]
+        cmd += [] if "--worker" in extra else ["--no-worker"]
         self.log = log
         printed = log.open("a", encoding="utf-8") if log else None
         out, err = (printed, subprocess.STDOUT) if printed else (subprocess.DEVNULL, subprocess.PIPE)

@@ -50,6 +50,7 @@ def build_app(
     admins: Sequence[str] = (),
     notice: str = "",
     score_apart: bool = False,
+    worker_here: bool = False,
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing).
 
@@ -57,14 +58,16 @@ def build_app(
     from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
     A `notice` (plain text, e.g. `leaderboard.cli_app.EPHEMERAL_NOTICE`) heads the page, above the title and the
     tabs, so whichever tab or address a visitor opens says it; `launch_app` puts it in the served HTML too. One
-    identity may have `live_per_week` models and rerankers scored live in any 7 days, shown by `live_release`."""
+    identity may have `live_per_week` models and rerankers scored live in any 7 days, shown by `live_release`.
+    `worker_here` says that a worker runs in this process (the About tab tells visitors who scores their models);
+    the page itself starts none."""
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
     roots, drift = (tuple(Path(p) for p in found) for found in (model_roots, drift_reports))
     names = tuple(name.strip() for name in admins if name and name.strip())
     options = (reported_path, max_file_mb, rate_limit, roots, oauth, resamples, drift, names, score_apart)
-    settings = Settings(*options, live_per_week, live_release)
+    settings = Settings(*options, live_per_week, live_release, worker_here)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         if notice:
             gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)

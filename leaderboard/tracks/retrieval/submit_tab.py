@@ -1,6 +1,7 @@
 """The Submit tab: a run file, scored at once (`run_submit`), or a sentence-transformers model, queued for a worker
 (`model_submit`), each as the signed-in identity under OAuth; an accepted submission refreshes the Leaderboard
-table. Each form takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work."""
+table, and a queued model starts its Computing line again, so its row turns scored on the open page. Each form
+takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import gradio as gr
 
+from leaderboard.page.computing import WATCH
 from leaderboard.page.page import READ, REFRESH, SCORING, WRITE, Page, PageTab, Path_, Profile
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
@@ -102,4 +104,4 @@ class SubmitTab(PageTab):
         )
         model_button.click(submit_model, model_inputs, self.outputs, api_name="submit_model", **WRITE).then(
             *refresh, api_name=False, **READ
-        )
+        ).then(*page.part(WATCH), api_name=False, **READ)
