@@ -54,13 +54,10 @@ def build_app(
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing).
 
-    With `oauth`, the page shows the Hugging Face sign-in button and who is signed in, and takes submissions
-    from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
-    A `notice` (plain text, e.g. `leaderboard.cli_app.EPHEMERAL_NOTICE`) heads the page, above the title and the
-    tabs, so whichever tab or address a visitor opens says it; `launch_app` puts it in the served HTML too. One
-    identity may have `live_per_week` models and rerankers scored live in any 7 days, shown by `live_release`.
-    `worker_here` says that a worker runs in this process (the About tab tells visitors who scores their models);
-    the page itself starts none."""
+    With `oauth` the page shows the Hugging Face sign-in and takes submissions from signed-in users only; `admins`
+    (Hugging Face user names) see the Admin tab, hidden from everyone else. A `notice` (plain text, e.g. that the
+    store is ephemeral) heads every tab and the served HTML. One identity may have `live_per_week` models scored live
+    in 7 days, shown by `live_release`; `worker_here`: the About tab says a worker in this process scores them."""
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
