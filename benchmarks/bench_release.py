@@ -143,7 +143,7 @@ def board_start(tmp: Path) -> tuple[float, float]:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     args = [str(EXE), "leaderboard", "--dataset", str(REPO), "--store", f"sqlite:///{tmp / 'start.db'}",
-            "--no-baselines", "--port", str(port)]  # fmt: skip
+            "--no-baselines", "--no-worker", "--port", str(port)]  # fmt: skip
     start = time.perf_counter()
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
     try:

@@ -151,7 +151,7 @@ class Board:
 
         shutil.copyfile(SEEDED_DB, self.db)
         args = [str(EXE), "leaderboard", "--dataset", str(REPO), "--store", f"sqlite:///{self.db}", "--no-baselines",
-                "--port", str(self.port)]  # fmt: skip
+                "--no-worker", "--port", str(self.port)]  # fmt: skip
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and self.proc.poll() is None:

@@ -1,28 +1,34 @@
-"""Serve the FreshStack leaderboard: it answers at once; missing baseline rows are queued and computed by a worker.
+"""Serve the FreshStack leaderboard: it answers at once, and a worker in the same process scores what is queued.
 
 Baselines (BM25, dense, RRF hybrid; a reranked hybrid with --cross-encoder; the Answers tab's extractive row) are
 computed once per dataset revision and stored. On start each missing row is stored at once in state queued, with
 a job on the store's queue, and the app serves right away: the table shows those rows as queued or running, a
 line above it says what is still being computed, and the rows fill in when a worker has scored them. A restart
 finds the stored rows and queues nothing (a row still queued or running is not queued twice; a failed one is
-queued again). By default a background worker in this process computes the baseline jobs, and only those, then
-stops; --no-baseline-worker leaves them to the workers sharing the store (`freshstack-hf worker --store URL`,
-e.g. GPU machines on a PostgreSQL store), and --worker runs one full worker here (submissions included).
+queued again).
+
+By default a worker in this process claims every job of the store's queue once the board serves: the baseline rows
+(each with `BASELINE_TIME_CAP_SECONDS`, as a corpus is encoded on a CPU), then models and rerankers submitted on the
+Submit tab, runs re-scored on a new snapshot, answers to judge: the board started as the README starts it scores
+what it is given, on the same machine. --no-worker runs none here, leaving every job to the workers sharing the
+store (`freshstack-hf worker --store URL`: GPU machines on a PostgreSQL store, a Space that must not score models
+on its CPU). The start and the About tab say which (`leaderboard.defaults.scoring_plan`). The old spellings are
+kept: --no-baseline-worker (no worker here, what it always meant) is --no-worker, and --worker, now the default,
+changes nothing.
 
 Every system the store holds for another dataset revision is measured on the served one too (`worker.jobs.measure_on`):
 models and rerankers are queued again for the workers (each live scoring counted against its owner's
---live-per-week, as a submission's), uploaded runs' archived rankings re-scored by the built-in worker, each once,
-so one store serves every published snapshot with every system on each.
+--live-per-week, as a submission's), uploaded runs' archived rankings re-scored, each once, so one store serves every
+published snapshot with every system on each.
 
 Reported figures (--reported, e.g. the official leaderboard's JSON) are shown in a tab of their own, "Reference
-(published)", never in the main table, and never stored. Model submissions are queued for evaluation workers:
-start some with `freshstack-hf worker --store URL`, or pass --worker to run one here.
+(published)", never in the main table, and never stored.
 
 Example:
   freshstack-hf leaderboard --dataset out/freshstack --port 7860
   freshstack-hf leaderboard --dataset out/freshstack --store postgresql://lb@db/leaderboard \\
-      --reported freshstack-official-leaderboard.json --max-file-mb 50 --rate-limit 5 --worker
-  freshstack-hf leaderboard --dataset out/freshstack --store postgresql://lb@db/leaderboard --no-baseline-worker
+      --reported freshstack-official-leaderboard.json --max-file-mb 50 --rate-limit 5
+  freshstack-hf leaderboard --dataset out/freshstack --store postgresql://lb@db/leaderboard --no-worker
   freshstack-hf leaderboard --dataset out/freshstack --no-baselines --host 0.0.0.0 --port 8080
   freshstack-hf leaderboard --dataset out/freshstack@2025-10-31 --drift drift/drift.json   # + a Drift tab
   freshstack-hf leaderboard --dataset out/freshstack --oauth --admin alice --admin bob   # sign-in, Admin tab
@@ -51,11 +57,12 @@ import sys
 import threading
 from typing import Any
 
+from leaderboard.defaults import scoring_plan
 from leaderboard.model_pages.pull_requests import Proposer
 from leaderboard.model_pages.verified import Target, served_dataset_id
 
 NAME = "leaderboard"
-HELP = "serve the Gradio leaderboard (missing baseline rows are queued and computed in the background)"
+HELP = "serve the Gradio leaderboard (a worker in the same process scores its baselines and submitted models)"
 EPHEMERAL_NOTICE = (
     "This board is ephemeral: its store is not kept, so every submission and result is lost when the app restarts "
     "(on a Space: every restart, rebuild or update). Operator: keep them with a PostgreSQL store (the "
@@ -95,11 +102,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=",".join(board_methods()),
         help=f"baseline methods to compute, of {', '.join(METHODS)} "
         "(default: %(default)s; --cross-encoder adds its row)",
-    )
-    p.add_argument(
-        "--no-baseline-worker",
-        action="store_true",
-        help="leave queued baseline rows to the workers sharing the store, instead of computing them here",
     )
     p.add_argument("--dense-model", help="dense baseline model (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--cross-encoder", help="cross-encoder for a reranked-hybrid row (local folder or cached id)")
@@ -147,8 +149,20 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="USER",
         help="a Hugging Face user who sees the Admin tab (hide, unhide, delete; the audit log); needs --oauth",
     )
-    p.add_argument(
-        "--worker", action="store_true", help="also run one evaluation worker (every job kind) in this process"
+    worker = p.add_mutually_exclusive_group()
+    worker.add_argument(
+        "--no-worker",
+        action="store_true",
+        help="run no worker in this process: baselines, submitted models and rerankers are scored by the workers "
+        "sharing the store (freshstack-hf worker --store URL; e.g. GPU machines, a Space on PostgreSQL)",
+    )
+    worker.add_argument(
+        "--no-baseline-worker", dest="no_worker", action="store_true", help="the old spelling of --no-worker"
+    )
+    worker.add_argument(
+        "--worker",
+        action="store_true",
+        help="accepted for compatibility: a worker runs in this process by default (--no-worker turns it off)",
     )
     p.add_argument(
         "--board-url",
@@ -176,13 +190,12 @@ def _say(message: str) -> None:
 
 
 # The baselines encode whole corpora, hours on a CPU (a five-topic release, about 250,000 chunks at 8 chunks/s, is
-# nine hours): an in-app worker gives their jobs this long, and keeps the worker's usual cap for submissions.
+# nine hours): the in-app worker gives their jobs this long, and keeps the worker's usual cap for the others.
 BASELINE_TIME_CAP_SECONDS = 48 * 3600.0
-POLL_SECONDS = 5.0  # how often the baseline worker looks for a job when it has none
 
 
 def _evaluate(args: argparse.Namespace, dataset: Any) -> Any:
-    """The in-app workers' evaluate function: the app's dataset and embedding cache."""
+    """The in-app worker's evaluate function: the app's dataset and embedding cache."""
     import functools
 
     from leaderboard.worker.jobs import evaluate_job
@@ -191,27 +204,16 @@ def _evaluate(args: argparse.Namespace, dataset: Any) -> Any:
     return functools.partial(evaluate_job, **options)
 
 
-def _start_worker(store: Any, evaluate: Any, kinds: tuple[str, ...] | None, stop: threading.Event) -> threading.Thread:
-    """A worker thread (`kinds`: only those job kinds, and it ends once none is left); its jobs run in spawned
-    child processes that drop secret-looking variables."""
+def _start_worker(store: Any, evaluate: Any, stop: threading.Event) -> threading.Thread:
+    """The board's worker: a thread claiming every kind of job until `stop`, the baselines with their long cap; its
+    jobs run in spawned child processes that drop secret-looking variables, as a standalone worker's do."""
     from leaderboard.worker.jobs import BASELINE_JOB_KINDS
     from leaderboard.worker.worker import run_worker
 
     caps = {kind: BASELINE_TIME_CAP_SECONDS for kind in BASELINE_JOB_KINDS}
-    options = {"stop": stop, "kinds": kinds, "kind_time_caps": caps}
-
-    def baselines_only() -> None:
-        while not stop.is_set():
-            run_worker(store, evaluate, max_idle_seconds=POLL_SECONDS, poll_seconds=POLL_SECONDS, **options)
-            if not store.queue.live_jobs(kinds):  # none left anywhere (another worker may still hold one: wait for it)
-                _say("baselines: no baseline job is left; the baseline worker stops")
-                return
-
-    def every_kind() -> None:
-        run_worker(store, evaluate, **options)
-
-    name = "leaderboard-baselines" if kinds else "leaderboard-worker"
-    thread = threading.Thread(target=baselines_only if kinds else every_kind, name=name, daemon=True)
+    options = {"stop": stop, "kind_time_caps": caps}
+    thread = threading.Thread(target=run_worker, args=(store, evaluate), kwargs=options, name="leaderboard-worker")
+    thread.daemon = True
     thread.start()
     return thread
 
@@ -292,8 +294,9 @@ def run(args: argparse.Namespace) -> int:
             store, dataset, live_per_week=args.live_per_week, say=lambda line: _say(f"other revisions' systems: {line}")
         )
         from leaderboard.page.app import build_app, launch_app
-        from leaderboard.worker.jobs import APP_JOB_KINDS
 
+        worker_here = not args.no_worker
+        _say(f"worker: {scoring_plan(worker_here)}" + (" (--no-worker)" if args.no_worker else ""))
         demo = build_app(
             dataset,
             store,
@@ -310,6 +313,7 @@ def run(args: argparse.Namespace) -> int:
             score_apart=True,  # a served board: its visitors' reads never take turns with a submission's scoring
             board_url=args.board_url,
             dataset_id=dataset_id,
+            worker_here=worker_here,
         )
         print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
         launch_app(
@@ -319,15 +323,8 @@ def run(args: argparse.Namespace) -> int:
         if target is not None and target.board_url:
             _say(f"model pages: proposing the results submitters ask for to {dataset_id}'s model pages")
             _start_proposer(store, target, stop)
-        evaluate = _evaluate(args, dataset)
-        if args.worker:
-            _start_worker(store, evaluate, None, stop)
-        elif args.no_baseline_worker:
-            if store.queue.live_jobs(APP_JOB_KINDS):
-                _say("baselines: queued for the workers sharing the store (--no-baseline-worker)")
-        elif store.queue.live_jobs(APP_JOB_KINDS):
-            _say("baselines: computing the queued rows in a background worker")
-            _start_worker(store, evaluate, APP_JOB_KINDS, stop)
+        if worker_here:
+            _start_worker(store, _evaluate(args, dataset), stop)
         demo.block_thread()
     finally:
         stop.set()

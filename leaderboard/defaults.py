@@ -1,8 +1,10 @@
 """The board's defaults, each named once: where its store lives, the upload cap, rate limit, live-scoring quota and
 live release rule a board starts with (`freshstack-hf leaderboard --max-file-mb / --rate-limit / --live-per-week /
---live-release`, `build_app`, `launch_app` and the submitters all read them from here), how many of its events run
-at once (`leaderboard.page.page.READ` / `WRITE`) and how many rendered views it keeps
-(`$FRESHSTACK_READ_CONCURRENCY` and `$FRESHSTACK_VIEW_CACHE` tune those two).
+--live-release`, `build_app`, `launch_app` and the submitters all read them from here), who scores what is queued
+(`scoring_plan`: a worker in the board's process unless `--no-worker`), how many of its events run at once
+(`leaderboard.page.page.READ` / `WRITE`), how many rendered views it keeps, and how often it looks for newly published
+snapshots (`$FRESHSTACK_READ_CONCURRENCY`, `$FRESHSTACK_VIEW_CACHE` and `$FRESHSTACK_SNAPSHOT_RELIST` tune the last
+three).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ LIVE_RELEASE = LIVE_RELEASES[0]
 GZIP_RATIO = 25  # an upload may hold this many times the cap as text (a run read to its kept depth; gzip bombs)
 READ_CONCURRENCY_ENV = "FRESHSTACK_READ_CONCURRENCY"
 VIEW_CACHE_ENV = "FRESHSTACK_VIEW_CACHE"
+SNAPSHOT_RELIST_ENV = "FRESHSTACK_SNAPSHOT_RELIST"
 
 
 def _count_from_env(name: str, default: int, least: int) -> int:
@@ -56,6 +59,23 @@ EVENT_THREADS = READ_CONCURRENCY + 4 * WRITE_CONCURRENCY  # Gradio's event threa
 # pages, first paints and exports visitors ask for, so fifty identical requests cost one render; a search typed
 # letter by letter makes a view per letter. 0 renders every request again.
 VIEW_CACHE_ENTRIES = _count_from_env(VIEW_CACHE_ENV, 128, least=0)
+# Seconds between two listings of the published snapshots (`retrieval_page.SnapshotList`): a board that is up when
+# `refresh` publishes the next one (a `REPO@DATE` folder, a Hub tag) shows it within this long of a visit, without a
+# restart. A listing is a directory read or one Hub request, made on a visitor's read at most this often; 0 lists
+# on every read.
+SNAPSHOT_RELIST_SECONDS = _count_from_env(SNAPSHOT_RELIST_ENV, 60, least=0)
+
+
+def scoring_plan(worker_here: bool) -> str:
+    """Who scores what the board queues (submitted models and rerankers, its baseline rows, re-scored runs), as its
+    start and its About tab say it: a worker in this process (the default), or, with `--no-worker`, the workers
+    that share the store. Uploaded runs and answers are scored when they are submitted, either way."""
+    if worker_here:
+        return "models, rerankers and baselines are scored by a worker in this process"
+    return (
+        "models, rerankers and baselines are scored by the workers sharing the store (start them with "
+        "`freshstack-hf worker --store URL`); none runs in this process"
+    )
 
 
 def upload_bytes(max_file_mb: float) -> int:

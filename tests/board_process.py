@@ -30,10 +30,17 @@ class Board:
         self.client = None
 
     def start(
-        self, *extra: str, pause: str | None = None, env: dict[str, str] | None = None, log: Path | None = None
+        self,
+        *extra: str,
+        pause: str | None = None,
+        env: dict[str, str] | None = None,
+        log: Path | None = None,
+        worker: bool = False,
     ) -> None:
         """Serve (`extra`: more command-line options; `pause`: `FRESHSTACK_TEST_PAUSE`; `env`: more variables;
-        `log`: a file that gets everything the app prints, stdout and stderr, as an operator's console would)."""
+        `log`: a file that gets everything the app prints, stdout and stderr, as an operator's console would;
+        `worker`: the board's own worker, a board's default; without it `--no-worker`, so a test sees each job
+        where it left it)."""
         for folder in self.folders:
             folder.mkdir(parents=True, exist_ok=True)
         port = free_port()
@@ -49,6 +56,7 @@ class Board:
         }
         cmd = [EXE, "leaderboard", "--dataset", str(self.dataset), "--store", self.url, "--port", str(port)]
         cmd += ["--runs-dir", str(self.home / "runs"), "--no-baselines", "--rate-limit", "0", *extra]
+        cmd += [] if worker else ["--no-worker"]
         self.log = log
         printed = log.open("a", encoding="utf-8") if log else None
         out, err = (printed, subprocess.STDOUT) if printed else (subprocess.DEVNULL, subprocess.PIPE)

@@ -75,7 +75,7 @@ def test_a_killed_app_loses_nothing(store_url, tmp_path, lb_dataset, bm25_runs):
 
         # In the middle of a job: a model's results and ranking written by the worker, not committed.
         paused = tmp_path / "paused-in-job"
-        board.start("--worker", pause=f"finish_job={paused}")
+        board.start(worker=True, pause=f"finish_job={paused}")
         assert board.seen() == before  # the interrupted submission left nothing
         with Store(store_url) as store:
             assert store.audit.rows() == audit

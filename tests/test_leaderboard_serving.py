@@ -123,7 +123,7 @@ def test_the_cli_serves_at_once_and_its_worker_fills_the_baselines(tmp_path):
         proc.terminate()
         _, err = proc.communicate(timeout=60)
     assert "baselines: queued BM25 as system #1 for a worker" in err, err[-3000:]
-    assert "baselines: computing the queued rows in a background worker" in err, err[-3000:]
+    assert "worker: models, rerankers and baselines are scored by a worker in this process" in err, err[-3000:]
 
     # The worker's rows are the numbers `compute_baselines` stores in-process, and a restart queues nothing.
     with Store(f"sqlite:///{tmp_path / 'cli.db'}") as store, Store(f"sqlite:///{tmp_path / 'sync.db'}") as sync:

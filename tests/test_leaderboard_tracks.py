@@ -41,7 +41,6 @@ def test_the_job_table_is_the_tracks_tables():
     kinds |= {answers.JUDGE_JOB_KIND, answers.GENERATE_JOB_KIND}
     baselines = {retrieval.BASELINE_JOB_KIND, answers.BASELINE_JOB_KIND}  # the rows an app queues when it starts
     assert set(jobs.JOB_KINDS) == kinds | baselines and set(jobs.BASELINE_JOB_KINDS) == baselines
-    assert set(jobs.APP_JOB_KINDS) == baselines | {retrieval.RESCORE_JOB_KIND}  # what its built-in worker runs
     assert worker.KIND_SECRETS == {
         FILL_JOB_KIND: (JUDGE_KEY_ENV,),
         answers.JUDGE_JOB_KIND: (JUDGE_KEY_ENV,),

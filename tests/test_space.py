@@ -9,6 +9,7 @@ A Space's persistent storage is simulated with FRESHSTACK_TEST_SPACE_DATA, a fol
 
 from __future__ import annotations
 
+import argparse
 import html
 import os
 import re
@@ -27,6 +28,7 @@ from browser_checks import assert_reads_well, headless_chromium, require_chromiu
 from ports import free_port
 
 from freshstack_hf.errors import FreshStackError
+from leaderboard import cli_app
 from leaderboard.cli_app import EPHEMERAL_NOTICE
 from leaderboard.deploy.space import SpaceSpec, pinned_requirements, write_space
 from leaderboard.deploy.space_app import check_space_store, leaderboard_argv, lost_store, space_environment
@@ -165,15 +167,19 @@ def test_space_settings_become_leaderboard_arguments(tmp_path):
     argv = leaderboard_argv("org/freshstack", "v1", {"SYSTEM": "spaces"})  # what a Space sets
     assert argv[:4] == ["--dataset", "org/freshstack", "--revision", "v1"]
     assert argv[4:8] == ["--host", "0.0.0.0", "--port", "7860"]
-    assert "--store" not in argv and "--worker" in argv and "--oauth" in argv  # SQLite: nobody else claims jobs
-    assert "--no-baseline-worker" not in argv  # and the in-Space worker computes the baselines too
+    assert "--store" not in argv and "--oauth" in argv  # SQLite: nobody else claims jobs,
+    assert "--no-worker" not in argv  # so the board's own worker scores models and computes the baselines
     assert "--oauth" not in leaderboard_argv("org/freshstack", "v1", {})  # off a Space Gradio's login is a mock
 
     pg = {"FRESHSTACK_STORE": "postgresql://lb@db/freshstack", "FRESHSTACK_OAUTH": "0", "FRESHSTACK_BASELINES": "none"}
     argv = leaderboard_argv("org/freshstack", "v1", pg)
     assert argv[argv.index("--store") + 1] == pg["FRESHSTACK_STORE"]
-    assert "--worker" not in argv and "--oauth" not in argv and "--no-baselines" in argv  # GPU workers claim
-    assert "--no-baseline-worker" in argv  # nor do the baselines: they are the GPU workers' too
+    assert "--oauth" not in argv and "--no-baselines" in argv
+    assert "--no-worker" in argv  # GPU workers claim every job: the Space scores no model, encodes no corpus
+    parser = argparse.ArgumentParser()
+    cli_app.add_arguments(parser)
+    assert parser.parse_args(argv).no_worker  # what the command reads
+    assert not parser.parse_args(leaderboard_argv("org/freshstack", "v1", {"SYSTEM": "spaces"})).no_worker
 
     local = leaderboard_argv("org/freshstack", "v1", {"FRESHSTACK_DATASET": str(tmp_path)})
     assert local[:2] == ["--dataset", str(tmp_path)] and "--revision" not in local  # the pin is the Hub's

@@ -229,6 +229,13 @@ def earlier_fill(repo: Path, digest: str) -> tuple[str | None, dict[str, Any]]:
     return None, {}
 
 
+def board_store(out: Path) -> str:
+    """The demo board's store: a SQLite file among the demo's other files, so deleting `out` resets the board too.
+    Not the data dir's store, which a board opens without `--store`: a store is one dataset's board (every system
+    it holds is measured again on each revision it serves), and the sample topic's rows belong to no other."""
+    return f"sqlite:///{out / 'leaderboard.db'}"
+
+
 def next_steps(repo: Path, out: Path, run_path: Path, *, serving: bool) -> None:
     from freshstack_hf.demo_topic import SNAPSHOTS
 
@@ -239,18 +246,19 @@ def next_steps(repo: Path, out: Path, run_path: Path, *, serving: bool) -> None:
     print(f"  freshstack-hf drift {repo}@{SNAPSHOTS[0]} {repo}@{SNAPSHOTS[-1]}   # what changed between snapshots")
     print("  freshstack-hf build scripts/topics/laravel.yaml --out freshstack --dry-run   # build your own topic")
     print(f"  freshstack-hf publish {repo} --repo-id ORG/freshstack --dry-run")
+    print(f"  freshstack-hf leaderboard --dataset {repo} --store {board_store(out)}   # this board, later")
     if serving:
         print(f"  submit {run_path} on the leaderboard's Submit tab")
         print()
 
 
 def serve(args: argparse.Namespace, repo: Path, out: Path, step: Step) -> int:
-    """The leaderboard on the repo, with a worker for every job kind (`--worker`); once it serves, the demo fills
-    its queue behind the board's own baseline rows (`when_serving`)."""
+    """The leaderboard on the repo and the demo's store, with its worker (the board's default: every job kind, in
+    its process); once it serves, the demo fills its queue behind the board's own baseline rows (`when_serving`)."""
     from freshstack_hf.cli.main import run_plugin
     from freshstack_hf.defaults import default_cache_dir
 
-    store, runs = f"sqlite:///{(out / 'leaderboard.db').resolve()}", str(out / "runs-archive")
+    store, runs = board_store(out.resolve()), str(out / "runs-archive")
     step("serving the leaderboard (Ctrl-C to stop); a model and the snapshots' baselines then join its queue")
     argv = [
         "--dataset", str(repo),
@@ -258,7 +266,6 @@ def serve(args: argparse.Namespace, repo: Path, out: Path, step: Step) -> int:
         "--port", str(args.port),
         "--cache-dir", str(default_cache_dir()),
         "--runs-dir", runs,
-        "--worker",
     ]  # fmt: skip
     if args.reported:
         argv += ["--reported", args.reported]

@@ -9,9 +9,10 @@ into `freshstack-hf leaderboard` arguments and runs that command: the Space serv
   submission unnoticed. `FRESHSTACK_EPHEMERAL=1` accepts the loss, and every page then says so (`--ephemeral`);
 * dataset: the Hub id and revision the Space folder was written for, or `FRESHSTACK_DATASET` (a local folder
   for a test run) and `FRESHSTACK_REVISION`;
-* worker: one in the Space when nothing else can reach the store (SQLite), none when GPU workers share a
-  PostgreSQL store (`FRESHSTACK_SPACE_WORKER=0|1` decides otherwise); without one the baseline rows are left to
-  those workers too (`--no-baseline-worker`), so the Space never encodes a corpus on its own CPU;
+* worker: one in the Space when nothing else can reach the store (SQLite: the board's default, a worker in its
+  process, for every job: a model submitted there is scored on the Space's CPU, slowly, or never), none when GPU
+  workers share a PostgreSQL store (`--no-worker`: the Space then scores no model and encodes no corpus on its own
+  CPU); `FRESHSTACK_SPACE_WORKER=0|1` decides otherwise;
 * sign-in: required to submit on a Space (`hf_oauth: true` in the README), unless `FRESHSTACK_OAUTH=0`; off a
   Space (a local test run of app.py) only with `FRESHSTACK_OAUTH=1`;
 * address: Gradio's `GRADIO_SERVER_NAME` / `GRADIO_SERVER_PORT`, else 0.0.0.0:7860, where a Space expects it.
@@ -139,7 +140,7 @@ def leaderboard_argv(
     if worker is None:
         dialect = known_dialect(store) if store else None
         worker = not (dialect and dialect.server)  # a queue in a SQLite file is reached by no other machine
-    argv.append("--worker" if worker else "--no-baseline-worker")
+    argv += [] if worker else ["--no-worker"]
     oauth = _flag(env.get("FRESHSTACK_OAUTH"))
     if oauth is None:  # off a Space, Gradio's sign-in is a mock that needs a Hub login: a local test run skips it
         oauth = on_space(env)

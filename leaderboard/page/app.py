@@ -52,19 +52,19 @@ def build_app(
     score_apart: bool = False,
     board_url: str = "",
     dataset_id: str = "",
+    worker_here: bool = False,
 ) -> gr.Blocks:
     """The whole app for one dataset and one store (tables are created if missing).
 
-    With `oauth`, the page shows the Hugging Face sign-in button and who is signed in, and takes submissions
-    from signed-in users only; `admins` (Hugging Face user names) see the Admin tab, hidden from everyone else.
-    A `notice` (plain text, e.g. `leaderboard.cli_app.EPHEMERAL_NOTICE`) heads the page, above the title and the
-    tabs, so whichever tab or address a visitor opens says it; `launch_app` puts it in the served HTML too. One
-    identity may have `live_per_week` models and rerankers scored live in any 7 days, shown by `live_release`."""
+    With `oauth` the page shows the Hugging Face sign-in and takes submissions from signed-in users only; `admins`
+    (Hugging Face user names) see the Admin tab, hidden from everyone else. A `notice` (plain text, e.g. that the
+    store is ephemeral) heads every tab and the served HTML. One identity may have `live_per_week` models scored live
+    in 7 days, shown by `live_release`; `worker_here`: the About tab says a worker in this process scores them."""
     ctx = dataset if isinstance(dataset, Dataset) else Dataset(dataset)
     store.create_all()
     ctx.warm()
-    options = (reported_path, max_file_mb, rate_limit, model_roots, oauth, resamples, drift_reports, admins)
-    settings = Settings(*options, score_apart, live_per_week, live_release, board_url=board_url, dataset_id=dataset_id)
+    given = (reported_path, max_file_mb, rate_limit, model_roots, oauth, resamples, drift_reports, admins, score_apart)
+    settings = Settings(*given, live_per_week, live_release, worker_here, board_url, dataset_id)
     with gr.Blocks(title=title, analytics_enabled=False) as demo:
         if notice:
             gr.HTML(first_paint.notice_markup(notice), elem_id=first_paint.NOTICE_ID)

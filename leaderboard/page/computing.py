@@ -5,7 +5,9 @@ whose baselines are still queued or running. The line names every row a worker s
 baselines, and submitted models waiting in the queue), running ones first: "Computing: Dense (all-MiniLM-L6-v2)
 — running; RRF hybrid (BM25 + all-MiniLM-L6-v2) — queued". While it shows, the page checks the store every
 `POLL_SECONDS` and, when a row has finished, renders the table again (through the store's change marker, so
-only a real change rebuilds it); once nothing is left the line disappears and the checking stops.
+only a real change rebuilds it); once nothing is left the line disappears and the checking stops. A submission that
+queues a row starts it again (`WATCH`, the step the Submit tab chains): the visitor who submitted a model sees its
+row go from queued to scored without reloading.
 
 The plain functions (`in_progress`, `status_line`) are tested without Gradio; `StatusLine` only lays out and wires.
 """
@@ -22,6 +24,7 @@ from leaderboard.sanitize import escape_markdown
 from leaderboard.store.store import Store
 
 POLL_SECONDS = 3.0  # how often an open page checks the store while rows are being computed
+WATCH = "leaderboard.watch"  # published part: (fn, inputs, outputs) of the step that shows the line and starts checking
 SHOWN = 6  # rows named on the line; the rest are counted
 ELEMENT_ID = "computing"
 
@@ -82,6 +85,7 @@ class StatusLine:
             return (*show(items), marker, *(rendered if len(targets) > 1 else [rendered]))
 
         page.on_load(on_load, None, [self.line, self.timer, self.seen], api_name=False)
+        page.publish(WATCH, (on_load, None, [self.line, self.timer, self.seen]))
         outputs = [self.line, self.timer, self.seen, *targets]
         self.timer.tick(tick, [self.seen, *inputs], outputs, api_name=False, show_progress="hidden", **READ)
 

@@ -75,6 +75,7 @@ class Settings:
     score_apart: bool = False  # score submissions in a child process (`scoring.ScoringApart`): a served board
     live_per_week: int = LIVE_SCORES_PER_WEEK  # `--live-per-week`: live scorings per identity in 7 days
     live_release: str = LIVE_RELEASE  # `--live-release`: when a live value is shown (`leaderboard.live_release`)
+    worker_here: bool = False  # a worker runs in the board's process (`cli_app`; `--no-worker`: none), as About says
     # The board's public address (`--board-url`) and the benchmark's Hub dataset id (`--dataset-id`, else the served
     # Hub dataset's): what the board proposes to model pages links, and whose reports the Reference tab reads.
     board_url: str = ""

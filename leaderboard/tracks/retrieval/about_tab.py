@@ -1,6 +1,6 @@
 """The About tab, the retrieval track's: what the page measures (every measure of the one measure table), on which
-dataset, how submissions are checked, what is logged and moderated, where the figures published elsewhere are, and
-where the project's docs are."""
+dataset, how submissions are checked and who scores them, what is logged and moderated, where the figures published
+elsewhere are, and where the project's docs are."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import gradio as gr
 
 from freshstack_hf.metrics import MEASURES
-from leaderboard.defaults import LIVE_RELEASE, LIVE_SCORES_PER_WEEK
+from leaderboard.defaults import LIVE_RELEASE, LIVE_SCORES_PER_WEEK, scoring_plan
 from leaderboard.live_release import release_plan
 from leaderboard.page.page import Page, PageTab
 from leaderboard.tracks.retrieval import published as reference
@@ -25,6 +25,7 @@ def about(
     oauth: bool = False,
     live_per_week: int = LIVE_SCORES_PER_WEEK,
     live_release: str = LIVE_RELEASE,
+    worker_here: bool = False,
 ) -> str:
     measures = "\n".join(f"| {m.name} | {m.description} |" for m in MEASURES)
     who = "signed-in Hugging Face user" if oauth else "client address"
@@ -58,9 +59,9 @@ dataset revision are not shown. Every row of the Leaderboard tab was computed on
 **Submissions.** Run files (TREC 6 columns or JSON `{{query: {{doc: score}}}}`, `.gz` allowed, up to 1,000
 docs per query; the board keeps each query's top 100, at most {max_file_mb:g} MB of it) are validated strictly
 (bad lines are listed with their line numbers; unknown query or doc ids are refused) and scored at once. Models
-(sentence-transformers, safetensors only, no custom code) are queued and scored by an evaluation worker. The same
-ranking (as TREC or JSON, gzipped or not, in any line order), or the same model and revision, is never scored
-twice.
+(sentence-transformers, safetensors only, no custom code) are queued and scored by an evaluation worker: on this
+board, {scoring_plan(worker_here)}. The same ranking (as TREC or JSON, gzipped or not, in any line order), or the
+same model and revision, is never scored twice.
 Rate limit: {limit}. Live scores: {live}.{signed}
 
 **What is logged.** Every submission (accepted, duplicate or refused, with the reason), every evaluation job's
@@ -91,5 +92,6 @@ class AboutTab(PageTab):
             settings.oauth,
             settings.live_per_week,
             settings.live_release,
+            settings.worker_here,
         )
         gr.Markdown(text)

@@ -117,9 +117,10 @@ def _sort_column(text: str, topic: str | None, topics: Sequence[str]) -> str | N
 # The page's view written back into the address (`history.replaceState`: no reload, no history entry), run in
 # the browser after each change of snapshot, topic, sort, order or page; defaults (the newest snapshot among them) are
 # left out, so a plain visit keeps a plain address. Arguments: the topic box, sort box, order radio, page box and
-# snapshot selector values.
-ADDRESS_SCRIPT = """(topic, sort, order, page, snapshot) => {
-    const url = new URL(window.location.href), all = %(all)s, head = %(head)s, newest = %(newest)s;
+# snapshot selector values, and the newest snapshot's name as the board listed it when the page loaded (a hidden
+# box: the board may list a newer snapshot than it was laid out with, and a plain address opens the newest).
+ADDRESS_SCRIPT = """(topic, sort, order, page, snapshot, newest) => {
+    const url = new URL(window.location.href), all = %(all)s, head = %(head)s;
     const scope = topic === all ? "" : topic;
     const keep = (key, value) => value ? url.searchParams.set(key, value) : url.searchParams.delete(key);
     keep("snapshot", !snapshot || snapshot === newest ? "" : snapshot);
@@ -132,8 +133,7 @@ ADDRESS_SCRIPT = """(topic, sort, order, page, snapshot) => {
 }"""
 
 
-def address_script(all_topics: str, newest: str = "") -> str:
-    """`ADDRESS_SCRIPT` for a page whose topic box names every topic `all_topics` and whose default snapshot is
-    `newest`."""
-    quoted = {"all": all_topics, "head": HEADLINE[0].name, "average": AVERAGE, "newest": newest}
+def address_script(all_topics: str) -> str:
+    """`ADDRESS_SCRIPT` for a page whose topic box names every topic `all_topics`."""
+    quoted = {"all": all_topics, "head": HEADLINE[0].name, "average": AVERAGE}
     return ADDRESS_SCRIPT % {k: json.dumps(v, ensure_ascii=False) for k, v in quoted.items()}

@@ -12,10 +12,12 @@ downloads hold every row of the current filter. Changing a filter, the search, t
 page 1; the address follows the view. Its table and the event refreshing it are published for the other tabs
 (`TABLE`, `REFRESH`): a click on a row opens the Detail tab, a submission refreshes the table.
 
-One running board serves every published snapshot's table (`retrieval_page.snapshot_boards`): the selector (shown
+One running board serves every published snapshot's table (`retrieval_page.SnapshotList`): the selector (shown
 when there are two or more) picks one, the newest by default; its topics are the table's topic columns, the
 caption names it, and so do the downloads (a `snapshot` column, and the JSON's top). Each snapshot has its own
 board, and every cached view's key names the snapshot too. The other tabs, and submissions, stay on the served one.
+Every request reads the snapshots as the board lists them now, so one published while the board is up is in the
+selector (filled in the load chain, with when the board last looked), the address and `/table` after a reload.
 
 API: `/table` (search, types, sizes, topic, sort, order[, page[, snapshot]]) answers one page (page 1 when left
 out; a page beyond the end is the last) of one snapshot (the newest when left out; an unknown one is an error naming
@@ -45,7 +47,7 @@ from leaderboard.page.paging import PAGE_ROWS, page_number, page_slice
 from leaderboard.tracks.retrieval import deep_links, detail, rank_column, retrieval_page
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
 from leaderboard.tracks.retrieval.leaderboard_table import TOPIC_ALL, Filters
-from leaderboard.tracks.retrieval.retrieval_page import SnapshotBoard
+from leaderboard.tracks.retrieval.retrieval_page import Listing, SnapshotBoard, SnapshotList
 
 TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
 ALL_TYPES = [key for _, key in TYPE_CHOICES]
@@ -53,11 +55,13 @@ SIZE_CHOICES = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
 TABLE = "leaderboard.table"  # published part: the table (`REFRESH`, the event rendering it, is the page's)
 
 
-def snapshot_note(labels: list[str], served: str) -> str:
-    """What the selector means, beside it: which snapshot the other tabs (and submissions) read."""
+def snapshot_note(labels: list[str], served: str, as_of: str = "") -> str:
+    """What the selector means, beside it: which snapshot the other tabs (and submissions) read, and when the board
+    last looked for snapshots (`as_of`: a new one shows after a reload)."""
+    looked = f" Snapshots {as_of}." if as_of else ""
     return (
         f"**Snapshot**: which published revision this table shows ({len(labels)} here, the newest by default). "
-        f"The other tabs, and submissions, use the served snapshot, **{served}**."
+        f"The other tabs, and submissions, use the served snapshot, **{served}**.{looked}"
     )
 
 
@@ -101,26 +105,34 @@ def takes_filters(answer: Callable[..., Any]) -> Callable[..., Any]:
 class SnapshotTables:
     """What the tab's events answer, as plain functions of the filters: which snapshot a request names, every row
     of one view of it (computed once per store state, `StoreFrame.view`), one page of that view, its downloads,
-    the topic and sort boxes a snapshot or topic calls for, and the view an address asks for."""
+    the topic and sort boxes a snapshot or topic calls for, and the view an address asks for. Each answer reads
+    the snapshots as the board lists them at that moment (`SnapshotList.current`); `first` is the listing the
+    page was laid out with."""
 
-    def __init__(self, boards: dict[str, SnapshotBoard], served: Dataset, published_topics: list[str]) -> None:
-        self.boards, self.labels, self.published_topics = boards, list(boards), published_topics
-        self.newest, self.many = self.labels[-1], len(self.labels) > 1
-        self.served = next(label for label, at in boards.items() if at.dataset is served)
+    def __init__(self, snapshots: SnapshotList, served: Dataset, published_topics: list[str]) -> None:
+        self.snapshots, self.published_topics = snapshots, published_topics
+        self.first = snapshots.current()
+        self.served = next(snap.label for snap in self.first.snapshots if snap.dataset is served)
+
+    def listed(self) -> tuple[Listing, dict[str, SnapshotBoard]]:
+        """The snapshots listed now and their boards."""
+        listing = self.snapshots.current()
+        return listing, self.snapshots.boards(listing)
 
     def every_topic(self) -> list[str]:
-        """Every snapshot's topics: the topic box's choices (Gradio refuses a value outside its first choices)."""
-        return list(dict.fromkeys(t for at in self.boards.values() for t in at.dataset.topics))
+        """Every snapshot's topics: the topic box's first choices (the load chain puts the snapshot's own in it)."""
+        return list(dict.fromkeys(t for snap in self.first.snapshots for t in snap.dataset.topics))
 
     def chosen(self, snapshot: str | None, topic: str | None = None) -> SnapshotBoard:
         """The board of the snapshot asked for (the newest when none is named). An unknown snapshot, or a topic
         the snapshot does not have, is the caller's error, named: answering with another snapshot's rows (or
         all topics) would hand an API caller numbers it did not ask for."""
+        listing, boards = self.listed()
         if snapshot in (None, ""):
-            snapshot = self.newest
-        if snapshot not in self.boards:
-            raise gr.Error(f"unknown snapshot {str(snapshot)[:40]!r}: this board has {', '.join(self.labels)}")
-        at = self.boards[snapshot]
+            snapshot = listing.newest
+        if snapshot not in boards:
+            raise gr.Error(f"unknown snapshot {str(snapshot)[:40]!r}: this board has {', '.join(listing.labels)}")
+        at = boards[snapshot]
         if topic not in (None, "", TOPIC_ALL) and topic not in at.dataset.topics:
             topics = ", ".join(at.dataset.topics)
             raise gr.Error(f"snapshot {at.label} has no topic {str(topic)[:40]!r} (its topics: {topics})")
@@ -134,14 +146,15 @@ class SnapshotTables:
         """(the table's update, the page shown): a page beyond the end shows, and puts in the box, the last.
         Each page is formatted once per store state; every visitor asking for it gets the same value."""
         at = self.chosen(snapshot, filters.topic)
+        many = len(self.snapshots.current().snapshots) > 1
 
         def formatted(_frame: Any) -> tuple[dict[str, Any], list[str], str, int]:
             shown = self.view(filters, at)
             part = page_slice(len(shown), page)
-            caption = part.caption() + (f" · snapshot {at.label}" if self.many else "")
+            caption = part.caption() + (f" · snapshot {at.label}" if many else "")
             return as_sent(display(shown, rows=part.rows, start=part.start)), datatypes(shown), caption, part.page
 
-        key = ("page", at.label, *filters.key(), page_number(page))
+        key = ("page", at.label, many, *filters.key(), page_number(page))
         table, kinds, caption, shown_page = at.board.view(key, formatted)
         return gr.update(value=table, datatype=kinds, label=caption), shown_page
 
@@ -190,10 +203,12 @@ class SnapshotTables:
 
     def on_load(self, request: gr.Request) -> tuple[Any, ...]:
         """The snapshot, view and page the address asks for, in one step: the page's rows are its first event's
-        answer."""
+        answer. The selector (its choices, its row shown from two snapshots on, the note with when the board last
+        looked, the newest for the address) follows the snapshots listed now."""
         params = dict(request.query_params) if request else {}
-        label, missing = deep_links.parse_snapshot(params, self.labels)
-        topics = self.boards[label].dataset.topics
+        listing, boards = self.listed()
+        label, missing = deep_links.parse_snapshot(params, listing.labels)
+        topics = boards[label].dataset.topics
         v = deep_links.parse_view(params, topics, self.published_topics)
         filters = v.filters(ALL_TYPES, SIZE_CHOICES)
         notes = [note for note in (missing, v.notice) if note]
@@ -201,12 +216,16 @@ class SnapshotTables:
         topic_update = gr.update(choices=[TOPIC_ALL, *topics], value=filters.topic)
         sort_update = gr.update(choices=tbl.sort_choices(topics, v.topic), value=v.sort)
         rows, shown_page = self.turn(filters, v.page, label)
-        return topic_update, sort_update, filters.order, rows, shown_page, notice, label
+        labels = listing.labels
+        picker, row = gr.update(choices=labels, value=label), gr.update(visible=len(labels) > 1)
+        note = snapshot_note(labels, self.served, listing.as_of())
+        return topic_update, sort_update, filters.order, rows, shown_page, notice, picker, row, note, listing.newest
 
     def first_paint_rows(self, params: dict[str, str]) -> dict[str, Any]:
         """The rows of the snapshot, view and page the address asks for, for the page's plain first paint (once
         per store state and address: the page's warm-up computes them, its script's request reads them)."""
-        at = self.boards[deep_links.parse_snapshot(params, self.labels)[0]]
+        listing, boards = self.listed()
+        at = boards[deep_links.parse_snapshot(params, listing.labels)[0]]
         v = deep_links.parse_view(params, at.dataset.topics, self.published_topics)
 
         def rows(frame: Any) -> dict[str, Any]:
@@ -248,7 +267,7 @@ class FilterControls:
 
     @classmethod
     def laid_out(cls, tables: SnapshotTables) -> FilterControls:
-        first_topics = tables.boards[tables.newest].dataset.topics
+        first_topics = tables.first.snapshots[-1].dataset.topics
         with gr.Row():
             search = gr.Textbox(label="Search systems", placeholder="name contains…", elem_id="search")
             topic = gr.Dropdown([TOPIC_ALL, *tables.every_topic()], value=TOPIC_ALL, label="Topic")
@@ -288,15 +307,29 @@ class Pager:
         return cls(previous, number, following, [csv_button, json_button])
 
 
-def snapshot_picker(tables: SnapshotTables) -> Any:
-    """The snapshot selector and what it means, shown on a board of two snapshots or more."""
-    with gr.Row(visible=tables.many):
-        snapshot = gr.Dropdown(
-            tables.labels, value=tables.newest, label="Snapshot", elem_id="snapshot", allow_custom_value=True,
-            scale=0, min_width=180,
-        )  # fmt: skip
-        gr.Markdown(snapshot_note(tables.labels, tables.served), elem_id="snapshot-note")
-    return snapshot
+@dataclass(frozen=True)
+class SnapshotPicker:
+    """The snapshot selector, the row holding it and its note (shown on a board of two snapshots or more), and the
+    newest snapshot's name, which the address script leaves out of the address (hidden: the load chain sets it)."""
+
+    selector: Any
+    row: Any
+    note: Any
+    newest: Any
+
+    @classmethod
+    def laid_out(cls, tables: SnapshotTables) -> SnapshotPicker:
+        first = tables.first
+        with gr.Row(visible=len(first.labels) > 1) as row:
+            # No value until the load chain names one: the value a page is laid out with is also the API's default,
+            # and `/table` without a snapshot means the newest as the board lists it then, not when it started.
+            selector = gr.Dropdown(
+                first.labels, value=None, label="Snapshot", elem_id="snapshot", allow_custom_value=True, scale=0,
+                min_width=180,
+            )  # fmt: skip
+            note = gr.Markdown(snapshot_note(first.labels, tables.served, first.as_of()), elem_id="snapshot-note")
+        newest = gr.Textbox(first.newest, visible=False)
+        return cls(selector, row, note, newest)
 
 
 class LeaderboardTab(PageTab):
@@ -305,8 +338,10 @@ class LeaderboardTab(PageTab):
     def layout(self, page: Page) -> None:
         published = retrieval_page.published(page)
         published_topics = published.attrs["topics"] if published is not None else []
-        tables = SnapshotTables(retrieval_page.snapshot_boards(page), page.dataset, published_topics)
-        snapshot = snapshot_picker(tables)
+        tables = SnapshotTables(retrieval_page.snapshot_list(page), page.dataset, published_topics)
+        tables.chosen(None).board.frame()  # the default view's frame, built now like the served board's
+        picker = SnapshotPicker.laid_out(tables)
+        snapshot = picker.selector
         controls = FilterControls.laid_out(tables)
         notice = gr.Markdown()
         status = StatusLine()  # what is still being computed (`leaderboard.page.computing`)
@@ -316,12 +351,13 @@ class LeaderboardTab(PageTab):
         pager = Pager.laid_out()
         gr.Markdown(f"{legend()}. {tbl.EFFICIENCY_LEGEND}. {tbl.LIVE_LEGEND}. {paging_legend()} {rank_legend()}")
         self.tables, self.controls, self.pager, self.table, self.snapshot = tables, controls, pager, table, snapshot
+        self.picker = picker
         self.render = takes_filters(tables.render)  # the `/table` API, and what refreshes the table
         self._load(page, notice)
         page.publish(TABLE, table)
         page.publish(REFRESH, (self.render, [*controls.inputs, pager.number, snapshot], table))
         status.wire(page, *page.part(REFRESH))  # after the table's load steps; re-renders it when a row is done
-        self.address = deep_links.address_script(TOPIC_ALL, tables.newest)
+        self.address = deep_links.address_script(TOPIC_ALL)
 
     def _load(self, page: Page, notice: Any) -> None:
         """The page's load steps: the view the address asks for, then the system pickers, then the downloads."""
@@ -335,7 +371,9 @@ class LeaderboardTab(PageTab):
             updates = [fill(frame, keys) for _, fill in pickers]
             return updates[0] if len(updates) == 1 else tuple(updates)
 
-        loaded = [controls.topic, controls.sort, controls.order, self.table, self.pager.number, notice, self.snapshot]
+        picker = self.picker
+        loaded = [controls.topic, controls.sort, controls.order, self.table, self.pager.number, notice]
+        loaded += [picker.selector, picker.row, picker.note, picker.newest]
         page.on_load(tables.on_load, None, loaded, api_name="load")
         page.on_load(fill_choices, None, lambda: [picker for picker, _ in pickers], api_name=False)
         page.on_load(
@@ -351,7 +389,7 @@ class LeaderboardTab(PageTab):
 
         def follow(event: Any) -> Any:
             """After the table changed: the address names its view (browser only, no server round trip)."""
-            views = [controls.topic, controls.sort, controls.order, pager.number, snapshot]
+            views = [controls.topic, controls.sort, controls.order, pager.number, snapshot, self.picker.newest]
             return event.then(None, views, None, js=self.address, api_name=False)
 
         for control in (controls.types, controls.sizes, controls.sort, controls.order):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -52,21 +52,29 @@ class Snapshot:
     dataset: Dataset
 
 
-def snapshots_of(dataset: Dataset) -> list[Snapshot]:
+def snapshots_of(
+    dataset: Dataset, known: Mapping[str, Snapshot] | None = None, *, tolerant: bool = True
+) -> list[Snapshot]:
     """The served dataset's dated snapshots, oldest first, and the served revision (last when it is not one of them):
     the folders `REPO@DATE` beside a local repo, or a Hub dataset's dated tags (what `refresh` publishes), each
-    opened as a `Dataset` of its own. A tag that cannot be listed or fetched (offline, removed) is left out: the
-    board still serves what it can read."""
+    opened as a `Dataset` of its own; one named in `known` (an earlier listing's, by name) is reused, not opened
+    again (a snapshot is written once and never rewritten). A tag that cannot be fetched (removed) is left out, and
+    so, when `tolerant`, are all of them if the Hub cannot be asked (offline): the board still serves what it can
+    read. Not `tolerant` (a board listing again), that is a `FreshStackError`, and the board keeps its last list
+    rather than losing every tag to a moment without network."""
+    known = known or {}
     folder = Path(dataset.folder)
     served = revision_of(folder) or (dataset.requested_revision or folder.name)
     found: list[Snapshot] = []
     if is_local(dataset.source):
         for name in dated_revisions(folder):
             if name != served:
-                found.append(Snapshot(name, Dataset(revision_folder(folder, name))))
+                found.append(known.get(name) or Snapshot(name, Dataset(revision_folder(folder, name))))
     else:
-        for name in _hub_tags(dataset.source):
-            if name != served and (tagged := _opened(dataset.source, name)) is not None:
+        for name in _hub_tags(dataset.source) if tolerant else dated_revisions(dataset.source, hub=True):
+            if name in known and name != served:
+                found.append(known[name])
+            elif name != served and (tagged := _opened(dataset.source, name)) is not None:
                 found.append(Snapshot(name, tagged))
     found.append(Snapshot(served, dataset))
     return sorted(found, key=lambda s: (not is_date(s.label), s.label))

@@ -1,7 +1,9 @@
 """The Over time tab: each system's headline score on every published snapshot (a line chart and a table with its
 rank on each), Kendall's tau between consecutive snapshots, the systems that lost the most (the freshness gap), and
 the score on the questions asked after a system's cutoff where it is known (content from `over_time`). Drawn in the
-page's load chain and on every choice of measure; computed once per store state and measure.
+page's load chain and on every choice of measure, over the snapshots the board lists at that moment (a snapshot
+published while the board is up is drawn from the next reload, and the summary says when the board last looked);
+computed once per store state, measure and list of snapshots.
 
 The chart is a Vega-Lite line chart with a point at every value, drawn by `gr.Plot` as the Plots tab's speed chart
 is (`speed_chart`): Gradio's own line plot draws only lines, so a system on one snapshot, and every system while
@@ -32,10 +34,12 @@ SHOWN_GAP = 5  # systems listed under "lost the most"
 HEIGHT = 360
 
 
-def summary(view: OverTime) -> str:
-    """The view's text: the snapshots, tau between consecutive ones, the freshness gap, how rows were measured."""
+def summary(view: OverTime, as_of: str = "") -> str:
+    """The view's text: the snapshots (listed `as_of`: when the board last looked for them), tau between
+    consecutive ones, the freshness gap, how rows were measured."""
     systems = len(view.table)
-    lines = [f"**Snapshots**: {', '.join(view.snapshots)} · {systems} system{'s' if systems != 1 else ''}"]
+    listed = f" ({as_of})" if as_of else ""
+    lines = [f"**Snapshots**: {', '.join(view.snapshots)}{listed} · {systems} system{'s' if systems != 1 else ''}"]
     if len(view.snapshots) < 2:
         lines.append("One snapshot so far: the next `freshstack-hf refresh` adds the second.")
     taus = [f"{a} → {b}: {'n/a' if tau is None else f'{tau:+.3f}'} ({n} systems)" for a, b, tau, n in view.taus]
@@ -118,7 +122,7 @@ class OverTimeTab(PageTab):
     label, id = "Over time", "over-time"
 
     def layout(self, page: Page) -> None:
-        snapshots = retrieval_page.snapshots(page)  # listed once for the page, as the Leaderboard's selector
+        listed = retrieval_page.snapshot_list(page)  # the snapshots as the board lists them at each draw
         live_of = functools.partial(retrieval_page.live, page)  # each snapshot's live values, as the board shows them
         # its views: one per store state, day and measure (a held live value is shown from the day its embargo ends)
         cache = StoreFrame(page.store, lambda _store: pd.DataFrame(), depends=retrieval_page.release(page).marker)
@@ -128,8 +132,11 @@ class OverTimeTab(PageTab):
         text = gr.Markdown(elem_id="over-time-summary")
 
         def draw(measure: str) -> Any:
-            view = cache.view(measure, lambda _frame: over_time(page.store, snapshots, measure, live_of))
-            return chart(view, parse_measure(measure).name), shown_table(view.table), summary(view)
+            listing = listed.current()
+            snapshots = list(listing.snapshots)
+            key = (measure, *listing.labels)
+            view = cache.view(key, lambda _frame: over_time(page.store, snapshots, measure, live_of))
+            return chart(view, parse_measure(measure).name), shown_table(view.table), summary(view, listing.as_of())
 
         page.on_load(draw, [picker], [plot, table, text], api_name="over_time")
         self.parts = picker, plot, table, text, draw

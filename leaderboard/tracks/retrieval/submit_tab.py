@@ -1,9 +1,10 @@
 """The Submit tab: a run file, scored at once (`run_submit`), or a sentence-transformers model, queued for a worker
 (`model_submit`), each as the signed-in identity under OAuth; an accepted submission refreshes the Leaderboard
-table. Each form takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work;
-the model form then takes the opt-in "propose these results to my model's page" (`leaderboard.model_pages`: the
-board opens a pull request with the verified results on the model's Hub repo once it is scored), whose outcome
-says at once when this board cannot."""
+table, and a queued model starts its Computing line again, so its row turns scored on the open page. Each form
+takes an optional cutoff date (`cutoff`), last among the API's arguments so older clients work; the model form then
+takes the opt-in "propose these results to my model's page" (`leaderboard.model_pages`: the board opens a pull
+request with the verified results on the model's Hub repo once it is scored), whose outcome says at once when this
+board cannot."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 import gradio as gr
 
 from leaderboard.model_pages.pull_requests import blocker, told_proposal
+from leaderboard.page.computing import WATCH
 from leaderboard.page.page import READ, REFRESH, SCORING, WRITE, Page, PageTab, Path_, Profile
 from leaderboard.submission import SubmitOutcome
 from leaderboard.tracks.retrieval import retrieval_page
@@ -129,4 +131,4 @@ class SubmitTab(PageTab):
         )
         model_button.click(submit_model, model_inputs, self.outputs, api_name="submit_model", **WRITE).then(
             *refresh, api_name=False, **READ
-        )
+        ).then(*page.part(WATCH), api_name=False, **READ)
