@@ -12,7 +12,7 @@ the page is done (or another block of the page serves); a page that serves gets 
 its blocks and outputs alike.
 
 Running a block needs the demo build (minutes on 2 cores, shared with tests/test_demo_cli.py), so those tests are
-`slow`; the marked blocks, and the pages that need nothing built (extend.md), are not.
+`slow`; the marked blocks, and the pages that need nothing built (extend.md, concepts.md), are not.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ import pytest
 from docs_pages import ROOT, Block, output_matches, page_name, pages, read_page, shell_commands
 
 PORT = "7860"  # the port the pages serve on; a free one replaces it where a page serves
-NEEDS_NOTHING_BUILT = {"docs/extend.md"}  # pages whose blocks run in an empty sandbox
+NEEDS_NOTHING_BUILT = {"docs/extend.md", "docs/concepts.md"}  # pages whose blocks run in an empty sandbox
 BLOCK_TIMEOUT = 600
 SERVE_TIMEOUT = 240
 

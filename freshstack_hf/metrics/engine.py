@@ -52,7 +52,9 @@ class TopicResult:
     """Scores of one system on one topic: per query (for a run, every judged query) and their means."""
 
     per_query: dict[str, dict[str, float]]
+    """query id -> {measure id: value}: each judged query's scores, the input of intervals and paired tests."""
     metrics: dict[str, float]
+    """measure id (`alpha_ndcg@10`, ...) -> the mean over the topic's judged queries: the topic's score."""
 
     def column(self, measure: str | Measure) -> np.ndarray:
         """One measure's per-query values in query order, the input of the bootstrap and paired tests (queries

@@ -27,8 +27,11 @@ class ScoreTable:
     """Per topic its per-query values and means; intervals per scope (topic name or `AVERAGE`) and measure."""
 
     topics: dict[str, TopicResult]
+    """topic -> its `TopicResult` (per-query values and means)."""
     intervals: dict[str, dict[str, Interval]]
+    """scope (a topic, or `AVERAGE`) -> measure id -> its 95% bootstrap interval."""
     average: dict[str, float]
+    """measure id -> the plain mean of the topics' means (each topic weighs the same)."""
 
     def stored(self, measures: Iterable[str] | None = None, key: Callable[[str], str] = str) -> dict[str, Any]:
         """Per topic {"metrics", "per_query", "ci": {measure: (low, high)}}, what a leaderboard result row holds:

@@ -28,6 +28,7 @@ class RunScores(ScoreTable):
     """
 
     missing: dict[str, int] = field(default_factory=dict)
+    """topic -> how many of its judged queries the run has no ranking for (each scores 0)."""
 
 
 def score_topics(
