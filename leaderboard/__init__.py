@@ -23,8 +23,9 @@
   embargoed questions (`live_scores`), what every baseline row shares (`baseline_key`), hole fills of stored
   systems (`fills`), the test-only fault points (`fault_points`), and the commands (`cli_app`, `cli_worker`,
   `cli_admin`, `cli_drift`, `cli_fill`, `cli_space`).
-* `tracks/retrieval` (runs, models, rerankers, baselines; the Leaderboard, Reranking, After cutoff, Reference,
-  Detail, Plots, Drift, Holes, Submit and About tabs) and `tracks/answers` (the RAG track, the Answers tab). Shared
+* `tracks/retrieval` (runs, models, baselines; the Leaderboard, After cutoff, Reference, Detail, Plots, Drift,
+  Holes, Submit and About tabs), `tracks/reranking` (reranked runs and CrossEncoders on the fixed candidates, the
+  Reranking tab) and `tracks/answers` (the RAG track, the Answers tab). Shared
   code knows the tracks only through three registries: the kinds of systems (`store.schema`), the job kinds
   (`worker.jobs`) and the tabs (`page.tabs`).
 

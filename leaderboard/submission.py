@@ -2,7 +2,7 @@
 and the checks several kinds make, each a small named step.
 
 Each kind of upload is one class that says what it submits (`tracks.retrieval.run_submit.RunSubmitter`,
-`tracks.retrieval.model_submit.ModelSubmitter`, `tracks.retrieval.rerank_submit.RerankedRunSubmitter` and
+`tracks.retrieval.model_submit.ModelSubmitter`, `tracks.reranking.rerank_submit.RerankedRunSubmitter` and
 `RerankerSubmitter`, `tracks.answers.answer_submit.AnswerSubmitter`) and declares its checks as one ordered list,
 `checks()`.
 `BaseSubmitter.checked` runs that list in its order, each step entered once, on the submission's `Upload` (what

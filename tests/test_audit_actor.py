@@ -26,10 +26,10 @@ from leaderboard.fault_points import PAUSE_ENV
 from leaderboard.store.audit import BOARD
 from leaderboard.store.records import ResultMeta
 from leaderboard.store.store import Store
+from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval import leaderboard_table as tbl
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.remeasure import remeasure
-from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.jobs import measure_on
 

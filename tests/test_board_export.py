@@ -38,11 +38,11 @@ from leaderboard.store.records import ResultMeta
 from leaderboard.store.schema import STORE_SCHEMA
 from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
+from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
+from leaderboard.tracks.reranking.rerank_table import RerankSource
 from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
-from leaderboard.tracks.retrieval.rerank_table import RerankSource
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
 

@@ -25,10 +25,10 @@ from leaderboard.store.rate_limit import rate_events
 from leaderboard.store.records import ResultMeta
 from leaderboard.store.schema import jobs, systems
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval import RERANK_KINDS
+from leaderboard.tracks.reranking import SYSTEM_KINDS as RERANK_KINDS
+from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
+from leaderboard.tracks.reranking.rerank_table import REFERENCE_ID, REFERENCE_TYPE, RerankSource
 from leaderboard.tracks.retrieval.leaderboard_table import BoardSource, column
-from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
-from leaderboard.tracks.retrieval.rerank_table import REFERENCE_ID, REFERENCE_TYPE, RerankSource
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 
 TOP = column(AVERAGE, HEADLINE[0])

@@ -28,7 +28,7 @@ from ports import free_port
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.runs import load_run
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.rerank_table import REFERENCE_ID, REFERENCE_TYPE
+from leaderboard.tracks.reranking.rerank_table import REFERENCE_ID, REFERENCE_TYPE
 
 pytestmark = pytest.mark.slow
 

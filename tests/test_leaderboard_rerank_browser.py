@@ -11,8 +11,8 @@ import pytest
 from browser_checks import assert_reads_well, headless_chromium, require_chromium, screenshot
 from ports import free_port
 
-from leaderboard.tracks.retrieval import RERANK_KINDS
-from leaderboard.tracks.retrieval.rerank_table import REFERENCE_NAME, REFERENCE_TYPE
+from leaderboard.tracks.reranking import SYSTEM_KINDS as RERANK_KINDS
+from leaderboard.tracks.reranking.rerank_table import REFERENCE_NAME, REFERENCE_TYPE
 
 pytestmark = pytest.mark.slow
 NAME = "Page-uploaded reranked run"

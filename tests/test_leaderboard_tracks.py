@@ -15,13 +15,13 @@ from leaderboard.store.migrations import stored_schema
 from leaderboard.store.records import JobRecord, ResultMeta
 from leaderboard.store.schema import STORE_SCHEMA, SYSTEM_KINDS, Base, kind_check, systems
 from leaderboard.store.store import Store
-from leaderboard.tracks import answers, retrieval
+from leaderboard.tracks import answers, reranking, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
+from leaderboard.tracks.reranking.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.leaderboard_table import build_frame
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
-from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.tracks.retrieval.rescore_job import JOB_KINDS as RESCORE_JOBS
 from leaderboard.worker import jobs, worker
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
@@ -37,7 +37,7 @@ def job(kind: str, payload: dict | None = None) -> JobRecord:
 def test_the_job_table_is_the_tracks_tables():
     tables = {**RETRIEVAL_JOBS, **RERANK_JOBS, **FILL_JOBS, **ANSWER_JOBS, **BASELINE_JOBS, **RESCORE_JOBS}
     assert tables == jobs.JOB_KINDS
-    kinds = {retrieval.MODEL_JOB_KIND, retrieval.RERANK_JOB_KIND, FILL_JOB_KIND, retrieval.RESCORE_JOB_KIND}
+    kinds = {retrieval.MODEL_JOB_KIND, reranking.RERANK_JOB_KIND, FILL_JOB_KIND, retrieval.RESCORE_JOB_KIND}
     kinds |= {answers.JUDGE_JOB_KIND, answers.GENERATE_JOB_KIND}
     baselines = {retrieval.BASELINE_JOB_KIND, answers.BASELINE_JOB_KIND}  # the rows an app queues when it starts
     assert set(jobs.JOB_KINDS) == kinds | baselines and set(jobs.BASELINE_JOB_KINDS) == baselines
@@ -96,7 +96,7 @@ def make_earlier_store(url: str, kinds: tuple[str, ...], rows: dict[str, str]) -
 
 
 def test_the_store_accepts_the_kinds_the_tracks_declare(tmp_path):
-    assert (*retrieval.SYSTEM_KINDS, *answers.SYSTEM_KINDS) == SYSTEM_KINDS
+    assert (*retrieval.SYSTEM_KINDS, *reranking.SYSTEM_KINDS, *answers.SYSTEM_KINDS) == SYSTEM_KINDS
     assert "reported" not in SYSTEM_KINDS  # figures published elsewhere are never stored
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store:
         store.create_all()

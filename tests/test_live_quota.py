@@ -33,10 +33,10 @@ from freshstack_hf.runs import write_run
 from leaderboard.live_scores import DECIDED
 from leaderboard.store.rate_limit import rate_events
 from leaderboard.store.records import ResultMeta
+from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.remeasure import remeasure
-from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.jobs import JOB_KINDS, evaluate_job
 from leaderboard.worker.live_pass import live_pass

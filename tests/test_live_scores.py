@@ -281,7 +281,7 @@ def test_a_reranker_is_scored_live_on_the_private_candidates(tmp_path):
     from cross_encoders import tiny_cross_encoder
 
     from freshstack_hf.retrieval.rerank import load_cross_encoder, rerank
-    from leaderboard.tracks.retrieval.rerank_job import reranking_inputs
+    from leaderboard.tracks.reranking.rerank_job import reranking_inputs
     from leaderboard.worker.jobs import evaluate_job
     from leaderboard.worker.worker import run_worker
 

@@ -18,10 +18,10 @@ from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
 from leaderboard.store.records import ResultMeta
+from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage, remeasure
-from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker

@@ -9,6 +9,7 @@ from __future__ import annotations
 from leaderboard.page.admin_tab import AdminTab
 from leaderboard.page.page import PageTab, Settings
 from leaderboard.tracks.answers.answers_tab import AnswersTab
+from leaderboard.tracks.reranking.rerank_tab import RerankTab
 from leaderboard.tracks.retrieval.about_tab import AboutTab
 from leaderboard.tracks.retrieval.detail_tab import DetailTab
 from leaderboard.tracks.retrieval.drift_tab import DriftTab
@@ -17,7 +18,6 @@ from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
 from leaderboard.tracks.retrieval.over_time_tab import OverTimeTab
 from leaderboard.tracks.retrieval.plots_tab import PlotsTab
 from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
-from leaderboard.tracks.retrieval.rerank_tab import RerankTab
 from leaderboard.tracks.retrieval.submit_tab import SubmitTab
 from leaderboard.tracks.retrieval.window_tab import WindowTab
 

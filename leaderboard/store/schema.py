@@ -33,18 +33,19 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from leaderboard.store.dialect import JSON_TYPE
 from leaderboard.store.records import JobState, ResultMeta, SystemState
-from leaderboard.tracks import answers, retrieval
+from leaderboard.tracks import answers, reranking, retrieval
 
 # The kinds of systems the store accepts: each track declares its own (figures published elsewhere are never stored).
-SYSTEM_KINDS = (*retrieval.SYSTEM_KINDS, *answers.SYSTEM_KINDS)
-UPLOADED_KINDS = retrieval.UPLOADED_KINDS  # scored from a file as uploaded (`Store.live_scores`)
+SYSTEM_KINDS = (*retrieval.SYSTEM_KINDS, *reranking.SYSTEM_KINDS, *answers.SYSTEM_KINDS)
+# Scored from a file as uploaded (`Store.live_scores`).
+UPLOADED_KINDS = (*retrieval.UPLOADED_KINDS, *reranking.UPLOADED_KINDS)
 # The job kinds that leave files, not scores (a hole fill): each track declares its own; the queue never shows their
 # state on their system's row (`queue.JobQueue`).
-SIDE_JOB_KINDS = (*retrieval.SIDE_JOB_KINDS, *answers.SIDE_JOB_KINDS)
+SIDE_JOB_KINDS = (*retrieval.SIDE_JOB_KINDS, *reranking.SIDE_JOB_KINDS, *answers.SIDE_JOB_KINDS)
 # The systems a Hub model was measured as (a retriever, a reranker), and what of them ranks candidates rather than a
 # corpus (`leaderboard.model_pages`: what the board may propose to a model's page, under which tasks).
-HUB_MODEL_KINDS = retrieval.HUB_MODEL_KINDS
-CANDIDATE_KINDS, CANDIDATE_TRACKS = retrieval.RERANK_KINDS, retrieval.CANDIDATE_TRACKS
+HUB_MODEL_KINDS = (*retrieval.HUB_MODEL_KINDS, *reranking.HUB_MODEL_KINDS)
+CANDIDATE_KINDS, CANDIDATE_TRACKS = reranking.SYSTEM_KINDS, retrieval.CANDIDATE_TRACKS
 SYSTEM_STATES = tuple(SystemState)
 JOB_STATES = tuple(JobState)
 

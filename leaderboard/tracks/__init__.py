@@ -1,5 +1,6 @@
 """The leaderboard's tracks, one folder each: `retrieval` (runs, models, baselines, the Leaderboard table and its
-tabs) and `answers` (RAG answers scored against the nuggets, the Answers tab).
+tabs), `reranking` (reranked runs and CrossEncoders scored on the fixed candidates, the Reranking tab) and `answers`
+(RAG answers scored against the nuggets, the Answers tab).
 
 A track holds its submissions, the worker's jobs for it, its tables and tabs, and its baselines. It plugs in
 where the leaderboard lists what tracks provide: the kinds of systems the store accepts (`leaderboard.store.schema`),

@@ -5,7 +5,7 @@ A track adds a kind of job by listing it in its jobs module (`tracks.retrieval.m
 default evaluate function) runs a job with the handler its kind names. The kinds (their handlers, their payloads):
 
 * `model` (retrieval): a submitted sentence-transformers model, vetted, run and scored;
-* `reranker` (retrieval, the Reranking tab): a submitted CrossEncoder, vetted, reranking the fixed candidates as
+* `reranker` (reranking, the Reranking tab): a submitted CrossEncoder, vetted, reranking the fixed candidates as
   MTEB's `FreshStackReranking` does, scored;
 * `fill` (retrieval): a stored system's unjudged top-k documents judged into a new qrels revision; a side job, as
   its track declares (`SIDE_JOB_KINDS`): it leaves files, not scores, so its state never shows on its system's row;
@@ -36,6 +36,7 @@ from leaderboard.store.records import JobRecord
 from leaderboard.tracks.answers import BASELINE_JOB_KIND as ANSWERS_BASELINE
 from leaderboard.tracks.answers.answer_baselines import queue_answer_baselines
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
+from leaderboard.tracks.reranking.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND as RETRIEVAL_BASELINE
 from leaderboard.tracks.retrieval import FILL_JOB_KIND as FILL_JOB_KIND  # what `fill-board` (`cli_fill`) queues
 from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
@@ -43,7 +44,6 @@ from leaderboard.tracks.retrieval.baseline_rows import queue_baselines as queue_
 from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
 from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
 from leaderboard.tracks.retrieval.remeasure import Remeasured, remeasure
-from leaderboard.tracks.retrieval.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.tracks.retrieval.rescore_job import JOB_KINDS as RESCORE_JOBS
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
 from leaderboard.worker.judge_endpoint import JudgeEndpoint

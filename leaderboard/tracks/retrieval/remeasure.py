@@ -44,13 +44,15 @@ from leaderboard.store.audit import board_entry
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.records import SystemRecord, SystemState
 from leaderboard.submission import SubmitOutcome, SubmitStatus
-from leaderboard.tracks.retrieval import RERANK_JOB_KIND, RESCORE_JOB_KIND, UPLOADED_KINDS
+from leaderboard.tracks import reranking
+from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
+from leaderboard.tracks.retrieval import RESCORE_JOB_KIND, UPLOADED_KINDS
 from leaderboard.tracks.retrieval.model_submit import RETRY_LATER, Accepted, ModelSubmitter
-from leaderboard.tracks.retrieval.rerank_submit import RerankerSubmitter
 from leaderboard.worker.job_contract import payload_dataset
 
 MEASURED_AGAIN = ("model", "reranker")  # submitted again: a worker runs the model on the new corpus
-RESCORED = UPLOADED_KINDS  # files cannot be re-run: their archived ranking is scored as it is
+# Files cannot be re-run: their archived ranking is scored as it is.
+RESCORED = (*UPLOADED_KINDS, *reranking.UPLOADED_KINDS)
 RESCORED_MARK = " (re-scored)"
 
 
@@ -151,7 +153,7 @@ def _submit_again(
     text["accepted"] = Accepted(system.content_hash, str(payload.get("dataset_revision") or scored_on or ""))
     text["propose"] = bool(payload.get(PROPOSE))  # its submitter's wish holds for every snapshot it is measured on
     reference, revision = str(payload.get("model") or ""), str(payload.get("revision") or "")
-    if system.kind == RERANK_JOB_KIND:
+    if system.kind == reranking.RERANK_JOB_KIND:
         return submitter.submit(reference, revision=revision, **text)
     track = str(payload.get("track") or "full")
     return submitter.submit(reference, revision=revision, track=track, cutoff=system.cutoff or "", **text)

@@ -24,7 +24,8 @@ from freshstack_hf.repo import layout
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.records import SystemRecord
 from leaderboard.submission import BaseSubmitter, Check, SubmitOutcome, SubmitStatus, Upload, audited
-from leaderboard.tracks.retrieval import RERANK_JOB_KIND
+from leaderboard.tracks.reranking import RERANK_JOB_KIND
+from leaderboard.tracks.reranking.rerank_job import RERANK_BATCH_SIZE
 from leaderboard.tracks.retrieval.model_submit import (
     Accepted,
     accepted_folder_source,
@@ -36,7 +37,6 @@ from leaderboard.tracks.retrieval.model_submit import (
     propose_payload,
     refused_source,
 )
-from leaderboard.tracks.retrieval.rerank_job import RERANK_BATCH_SIZE
 from leaderboard.tracks.retrieval.run_submit import AUTO, RunSubmitter, RunUpload
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.vetting import check_cross_encoder_dir

@@ -18,9 +18,9 @@ import gradio as gr
 
 from leaderboard.page.page import READ, SCORING, Page, PageTab, Path_, Profile
 from leaderboard.sanitize import escape_markdown
+from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter, missing_candidates
+from leaderboard.tracks.reranking.rerank_table import RerankSource, legend
 from leaderboard.tracks.retrieval import retrieval_page
-from leaderboard.tracks.retrieval.rerank_submit import RerankedRunSubmitter, RerankerSubmitter, missing_candidates
-from leaderboard.tracks.retrieval.rerank_table import RerankSource, legend
 from leaderboard.tracks.retrieval.submit_tab import propose_box, with_proposal
 
 INTRO = (
