@@ -78,8 +78,8 @@ def main() -> None:
     from leaderboard.page.app import build_app, launch_app
     from leaderboard.page.paging import PAGE_ROWS
     from leaderboard.store.store import Store
-    from leaderboard.tracks.retrieval import leaderboard_table as tbl
-    from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+    from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
+    from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
 
     with tempfile.TemporaryDirectory(prefix="bench-leaderboard-") as tmp:
         root = Path(tmp)
@@ -138,8 +138,8 @@ def _plain_functions(store: Any, ctx: Any) -> None:
 
     from leaderboard.page.display import datatypes, display
     from leaderboard.page.paging import page_slice
-    from leaderboard.tracks.retrieval import leaderboard_table as tbl
-    from leaderboard.tracks.retrieval.rank_column import RankSource
+    from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+    from leaderboard.tracks.retrieval.tables.rank_column import RankSource
 
     board = tbl.BoardSource(store, ctx.topics, ctx.revision)
     ranks = RankSource(store, ctx, board)
@@ -180,7 +180,7 @@ def _first_page_against_before(store: Any, ctx: Any) -> None:
 
     from leaderboard.store.blobs import Blob
     from leaderboard.store.schema import jobs, results, systems
-    from leaderboard.tracks.retrieval import leaderboard_table as tbl
+    from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
 
     for row in store.leaderboard_rows():
         store.blobs.attach(row.system.id, {"ranking": Blob.ranking({"t": {f"q{row.system.id}": {"d": 1.0}}})})

@@ -109,7 +109,7 @@ _SUBMIT = """
 import sys, time
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 repo, db, packed, plain = sys.argv[1:5]
 dataset = Dataset(repo)
 dataset.warm()  # what the board's start does
@@ -128,7 +128,7 @@ _BASELINE = """
 import sys
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
 repo, db = sys.argv[1:3]
 with Store(f"sqlite:///{db}") as store:
     store.create_all()

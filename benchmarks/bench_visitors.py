@@ -74,8 +74,8 @@ def build_inputs() -> list[Path]:
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.synth import SynthConfig, synth_topic
     from leaderboard.store.store import Store
-    from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-    from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+    from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
+    from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 
     submitted = [OUT / f"submitted-{i}.trec" for i in range(SUBMISSIONS)]
     done = OUT / f"inputs-{SEEDED}.done"
@@ -220,7 +220,7 @@ def views() -> tuple[list[Any], list[Any]]:
     """The `/table` event's inputs as the page sends them (the filters, the page, the snapshot; "" is the newest):
     the default view, and a visitor's own (the baselines unticked, sorted by Recall@50, page 2)."""
     from freshstack_hf.metrics import HEADLINE
-    from leaderboard.tracks.retrieval import leaderboard_table as tbl
+    from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
 
     sizes = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
     default = ["", list(tbl.TYPES), sizes, "all topics", tbl.default_sort(), "desc", 1, ""]

@@ -98,7 +98,7 @@ def fill_stored_system(
 
 
 def fill_payload(dataset: Any, topic: str, system: Any, k: int = 10, name: str | None = None) -> dict[str, Any]:
-    """What a worker's `fill` job (`tracks.retrieval.fill_job`) needs: the dataset and revision the board serves,
+    """What a worker's `fill` job (`tracks.retrieval.jobs.fill_job`) needs: the dataset and revision the board serves,
     the topic, the system, the new revision's name (chosen by the board, which sees every fill: `board_fill_name`);
     the ranking comes from the store."""
     return {

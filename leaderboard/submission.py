@@ -1,8 +1,8 @@
 """What every submission shares, whatever its kind: the outcome the submitter is told, the audit row of each call,
 and the checks several kinds make, each a small named step.
 
-Each kind of upload is one class that says what it submits (`tracks.retrieval.run_submit.RunSubmitter`,
-`tracks.retrieval.model_submit.ModelSubmitter`, `tracks.reranking.rerank_submit.RerankedRunSubmitter` and
+Each kind of upload is one class that says what it submits (`tracks.retrieval.submissions.run_submit.RunSubmitter`,
+`tracks.retrieval.submissions.model_submit.ModelSubmitter`, `tracks.reranking.rerank_submit.RerankedRunSubmitter` and
 `RerankerSubmitter`, `tracks.answers.answer_submit.AnswerSubmitter`) and declares its checks as one ordered list,
 `checks()`.
 `BaseSubmitter.checked` runs that list in its order, each step entered once, on the submission's `Upload` (what
@@ -21,7 +21,7 @@ or tells the refusal once the rate limit has counted it (a run, whose dedupe key
 worker also scores live on the embargoed questions (models, rerankers) then count the submission against the
 identity's live scorings in the last 7 days (`live_quota`): past that quota it is still queued and scored on the
 public questions, and its job carries the live status that says why there is no live score. The board's re-measuring
-of a stored model on a new snapshot (`tracks.retrieval.remeasure`) takes the same step for the model's owner: its
+of a stored model on a new snapshot (`tracks.retrieval.jobs.remeasure`) takes the same step for the model's owner: its
 hourly rate limit is off, its live quota is not.
 
 The store's unique content hash settles races between identical submissions arriving together (`raced`); a content

@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from leaderboard.store.records import JobRecord
-from leaderboard.tracks.retrieval import model_job
+from leaderboard.tracks.retrieval.jobs import model_job
 from leaderboard.worker.job_contract import JobOutput
 from leaderboard.worker.jobs import evaluate_job
 

@@ -1,6 +1,6 @@
 """A board over three real snapshots of one topic (`drift_repos`' two, and a third judged differently), with two
-uploaded runs, each re-scored by a real worker on the snapshots it was not submitted on (`tracks.retrieval.remeasure`);
-shared by the Over time view's tests and its browser test."""
+uploaded runs, each re-scored by a real worker on the snapshots it was not submitted on
+(`tracks.retrieval.jobs.remeasure`); shared by the Over time view's tests and its browser test."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from drift_repos import QUERIES, _topic, new_docs, new_topic, old_topic, write_s
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
 from freshstack_hf.topic import Topic
-from leaderboard.tracks.retrieval.remeasure import remeasure
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.jobs.remeasure import remeasure
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 

@@ -27,10 +27,10 @@ from leaderboard.store.audit import BOARD
 from leaderboard.store.records import ResultMeta
 from leaderboard.store.store import Store
 from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
-from leaderboard.tracks.retrieval import leaderboard_table as tbl
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.remeasure import remeasure
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.jobs.remeasure import remeasure
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
 from leaderboard.worker.jobs import measure_on
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -110,7 +110,7 @@ SUBMIT = """
 import sys
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 
 store = Store(sys.argv[1])
 RunSubmitter(store, Dataset(sys.argv[2]), rate_limit=None).submit(sys.argv[3], name="my run", identity="alice")

@@ -26,7 +26,7 @@ from submission_files import answers_text, merged, write_trec
 from freshstack_hf.metrics import uncovered_nuggets
 from freshstack_hf.repo.revisions import list_revisions
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.detail import COVERAGE
+from leaderboard.tracks.retrieval.views.detail import COVERAGE
 
 pytestmark = pytest.mark.slow
 EXE = str(Path(sys.executable).with_name("freshstack-hf"))

@@ -29,7 +29,7 @@ from submission_files import merged, write_trec
 from freshstack_hf.metrics import MEASURES
 from leaderboard.defaults import READ_CONCURRENCY_ENV
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
 
 pytestmark = pytest.mark.slow
 VIEW = ("", ALL_TYPES, ALL_SIZES, "all topics", "average α-nDCG@10", "desc", 1)  # page 1 of the default view

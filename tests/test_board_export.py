@@ -40,10 +40,10 @@ from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
 from leaderboard.tracks.reranking.rerank_table import RerankSource
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tables.leaderboard_table import BoardSource
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 ADMIN = "local:operator"

@@ -27,10 +27,10 @@ from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval import retrieval_page
-from leaderboard.tracks.retrieval.remeasure import remeasure
-from leaderboard.tracks.retrieval.retrieval_page import SnapshotList
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.jobs.remeasure import remeasure
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tabs import retrieval_page
+from leaderboard.tracks.retrieval.tabs.retrieval_page import SnapshotList
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 

@@ -13,7 +13,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import dated_revisions, is_date, previous_revision
 from freshstack_hf.repo.targets import HubTarget, LocalTarget
-from leaderboard.tracks.retrieval.over_time import snapshots_of
+from leaderboard.tracks.retrieval.views.over_time import snapshots_of
 
 NOT_DATES = ("2025-13-45", "2024-02-30", "2023-02-29", "2024-2-01", "20240201", "2024-06-30.fill1", "latest")
 

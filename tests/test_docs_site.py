@@ -122,7 +122,7 @@ def test_the_extension_recipes_register_and_are_taken_back(tmp_path):
 
 def test_the_cli_help_and_the_about_tab_say_where_the_docs_are():
     from freshstack_hf.cli.main import build_parser
-    from leaderboard.tracks.retrieval.about_tab import about
+    from leaderboard.tracks.retrieval.tabs.about_tab import about
 
     assert "make docs-serve" in build_parser().format_help() and "docs/" in build_parser().format_help()
     text = about(["pylibs"], 50, 10, "local-0", published=False)

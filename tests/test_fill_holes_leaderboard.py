@@ -86,7 +86,7 @@ def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board,
     import functools
 
     from freshstack_hf.cli.main import main
-    from leaderboard.tracks.retrieval.holes import HolesSource, served_note
+    from leaderboard.tracks.retrieval.views.holes import HolesSource, served_note
     from leaderboard.worker.jobs import evaluate_job
     from leaderboard.worker.worker import run_worker
 
@@ -145,7 +145,7 @@ def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(b
     import functools
 
     from freshstack_hf.cli.main import main
-    from leaderboard.tracks.retrieval.holes import HolesSource
+    from leaderboard.tracks.retrieval.views.holes import HolesSource
     from leaderboard.worker.jobs import evaluate_job
     from leaderboard.worker.worker import run_worker
 
@@ -182,7 +182,7 @@ def test_a_fill_made_by_a_worker_elsewhere_reaches_the_board_through_the_store(b
 def test_the_holes_tab_rescores_only_the_systems_of_the_served_revision(board, store, monkeypatch):
     """A system scored on another snapshot ranked that snapshot's queries: re-scored on a fill of the served one, its
     "old" number would not be the one it has, so the Holes tab leaves it out (its ranking is kept all the same)."""
-    from leaderboard.tracks.retrieval.holes import HolesSource
+    from leaderboard.tracks.retrieval.views.holes import HolesSource
 
     monkeypatch.delenv("FRESHSTACK_JUDGE_BASE_URL", raising=False)
     data, ids = board

@@ -15,7 +15,7 @@ from leaderboard.model_pages.pull_requests import propose
 from leaderboard.model_pages.reports import READING, ReportReader, Reports, compare, read_reports
 from leaderboard.model_pages.verified import Target, plan
 from leaderboard.page.display import link_cell
-from leaderboard.tracks.retrieval.hub_reported import COLUMNS, reported_frame
+from leaderboard.tracks.retrieval.views.hub_reported import COLUMNS, reported_frame
 
 BOARD = "https://board.example"
 PATH = results_path(SNAPSHOT)

@@ -28,8 +28,8 @@ from submission_files import merged, write_trec
 
 from freshstack_hf.metrics import HEADLINE, MEASURES
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-from leaderboard.tracks.retrieval.published import REFERENCE_TAB, SOURCE
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.views.published import REFERENCE_TAB, SOURCE
 
 pytestmark = pytest.mark.slow
 
@@ -213,7 +213,7 @@ def test_a_valid_run_shows_the_numbers_of_freshstack_hf_evaluate(app, lb_dataset
 
 def test_the_detail_tab_waits_for_a_choice(app):
     """Before a system is picked: a hint, and every table and the parameters hidden (no "1 2 3" headers)."""
-    from leaderboard.tracks.retrieval.detail import HINT
+    from leaderboard.tracks.retrieval.views.detail import HINT
 
     header, *rest = app.client.predict("", api_name="/detail")
     assert header == HINT and len(rest) == 6

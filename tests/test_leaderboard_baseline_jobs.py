@@ -15,8 +15,8 @@ from freshstack_hf.errors import FreshStackError
 from leaderboard.page.computing import in_progress, status_line
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
-from leaderboard.tracks.retrieval.baseline_job import evaluate_baseline
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines, queue_baselines
+from leaderboard.tracks.retrieval.jobs.baseline_job import evaluate_baseline
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines, queue_baselines
 from leaderboard.worker.job_contract import JobOptions
 from leaderboard.worker.jobs import BASELINE_JOB_KINDS, evaluate_job
 from leaderboard.worker.worker import run_worker
@@ -183,7 +183,7 @@ def test_the_dedupe_key_is_the_configuration_hash_stores_already_hold(lb_dataset
     """A store filled by an earlier release (rows computed before serving) is found, not queued again: the key is
     the same hash of the same configuration."""
     from leaderboard.baseline_key import config_hash
-    from leaderboard.tracks.retrieval.baseline_rows import plan_baselines
+    from leaderboard.tracks.retrieval.jobs.baseline_rows import plan_baselines
 
     bm25 = {"method": "bm25", "k": 500, "k1": 0.9, "b": 0.4}
     plan = plan_baselines(lb_dataset, ["bm25"])

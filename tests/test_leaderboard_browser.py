@@ -50,8 +50,8 @@ def page_url(tmp_path_factory, lb_dataset, bm25_runs):
     from leaderboard.scoring import score_for_store
     from leaderboard.store.records import ResultMeta
     from leaderboard.store.store import Store
-    from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-    from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+    from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
+    from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 
     root = tmp_path_factory.mktemp("browser")
     store = Store(f"sqlite:///{root / 'lb.db'}")

@@ -10,10 +10,10 @@ import pytest
 from submission_files import merged, write_trec
 
 from freshstack_hf.metrics import bootstrap_ci, paired_test, uncovered_nuggets
-from leaderboard.tracks.retrieval import detail
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-from leaderboard.tracks.retrieval.leaderboard_table import build_frame
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tables.leaderboard_table import build_frame
+from leaderboard.tracks.retrieval.views import detail
 
 RESAMPLES = 500
 

@@ -15,7 +15,7 @@ from drift_repos import TOPIC, make_snapshots
 from freshstack_hf.drift import drift_report
 from freshstack_hf.errors import FreshStackError
 from leaderboard.page.app import build_app
-from leaderboard.tracks.retrieval import drift
+from leaderboard.tracks.retrieval.views import drift
 
 
 @pytest.fixture(scope="module")

@@ -25,9 +25,9 @@ from leaderboard.store.records import ResultMeta
 from leaderboard.store.schema import Base, jobs, results, systems
 from leaderboard.store.store import Store
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
-from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tables.leaderboard_table import BoardSource
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
 ADMIN = "local:operator"

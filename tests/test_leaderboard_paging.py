@@ -9,8 +9,8 @@ from board_rows import TOPICS, row
 
 from leaderboard.page import display, first_paint
 from leaderboard.page.paging import PAGE_ROWS, page_number, page_slice
-from leaderboard.tracks.retrieval import deep_links
-from leaderboard.tracks.retrieval import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import deep_links
+from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
 
 
 def test_page_boundaries_and_the_last_partial_page():

@@ -11,10 +11,10 @@ from board_rows import TOPICS, row
 
 from freshstack_hf.metrics import HEADLINE
 from leaderboard.page import display
-from leaderboard.tracks.retrieval import deep_links
-from leaderboard.tracks.retrieval import leaderboard_table as tbl
-from leaderboard.tracks.retrieval import published as reference
-from leaderboard.tracks.retrieval.published import REFERENCE_TAB, SOURCE, load_reported
+from leaderboard.tracks.retrieval.tables import deep_links
+from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.views import published as reference
+from leaderboard.tracks.retrieval.views.published import REFERENCE_TAB, SOURCE, load_reported
 
 
 def _official_entry(name: str, average: dict | None = None, **info) -> dict:

@@ -1,4 +1,4 @@
-"""The board's rank column through a real store (`leaderboard.tracks.retrieval.rank_column`): scored runs, their
+"""The board's rank column through a real store (`leaderboard.tracks.retrieval.tables.rank_column`): scored runs, their
 stored per-query values, the same intervals as the library computes on them, the tied marker on two runs that
 score alike, a single rank for a run ahead on every query, no interval without per-query scores, and a cache that
 recomputes only when the store changes."""
@@ -12,9 +12,9 @@ from submission_files import merged, write_trec
 
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.metrics.rank_uncertainty import rank_intervals
-from leaderboard.tracks.retrieval.leaderboard_table import RANK, BoardSource, default_sort, shown_rows
-from leaderboard.tracks.retrieval.rank_column import RankSource, scope_of
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tables.leaderboard_table import RANK, BoardSource, default_sort, shown_rows
+from leaderboard.tracks.retrieval.tables.rank_column import RankSource, scope_of
 
 RESAMPLES = 400
 
@@ -94,7 +94,7 @@ def test_the_cache_is_kept_until_the_store_changes(store, board, monkeypatch):
 def test_after_a_write_only_the_new_rows_are_decoded(store, lb_dataset, board, bm25_runs, tmp_path, monkeypatch):
     """The per-query scores of the rows already on the board are not decoded again after a new submission, and
     the intervals are those of a source that decodes everything afresh."""
-    from leaderboard.tracks.retrieval import rank_column
+    from leaderboard.tracks.retrieval.tables import rank_column
 
     source, ranks, _ = board
     ranks.intervals(default_sort())

@@ -28,8 +28,8 @@ from leaderboard.store.store import Store
 from leaderboard.tracks.reranking import SYSTEM_KINDS as RERANK_KINDS
 from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
 from leaderboard.tracks.reranking.rerank_table import REFERENCE_ID, REFERENCE_TYPE, RerankSource
-from leaderboard.tracks.retrieval.leaderboard_table import BoardSource, column
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tables.leaderboard_table import BoardSource, column
 
 TOP = column(AVERAGE, HEADLINE[0])
 

@@ -19,8 +19,8 @@ from synthetic_repo import build_small_repo
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines, queue_baselines
-from leaderboard.tracks.retrieval.published import REFERENCE_TAB
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines, queue_baselines
+from leaderboard.tracks.retrieval.views.published import REFERENCE_TAB
 
 pytestmark = pytest.mark.slow
 
@@ -164,8 +164,8 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
     """The whole model path: queued by the submitter, claimed and scored by the real worker, then a table row."""
     import functools
 
-    from leaderboard.tracks.retrieval.leaderboard_table import build_frame
-    from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
+    from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+    from leaderboard.tracks.retrieval.tables.leaderboard_table import build_frame
     from leaderboard.worker.jobs import evaluate_job
     from leaderboard.worker.worker import run_worker
 
@@ -185,7 +185,7 @@ def test_a_queued_model_is_scored_by_a_worker_and_shows_up(tmp_path):
 
         # The model's ranking is archived like a run's, so its detail lists the nuggets it never covered.
         from freshstack_hf.metrics import evaluate, uncovered_nuggets
-        from leaderboard.tracks.retrieval.detail import COVERAGE, system_detail
+        from leaderboard.tracks.retrieval.views.detail import COVERAGE, system_detail
 
         system = store.get_system(outcome.system_id)
         runs = store.blobs.ranking_of(system.id)

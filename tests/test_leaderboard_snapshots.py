@@ -20,8 +20,8 @@ from ports import free_port
 
 from freshstack_hf.metrics import HEADLINE
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.retrieval import deep_links
-from leaderboard.tracks.retrieval import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import deep_links
+from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
 
 TOPICS = ["alpha", "beta"]
 FILTERS = ("", ALL_TYPES, ALL_SIZES, "all topics", "average α-nDCG@10", "desc")

@@ -16,9 +16,9 @@ from freshstack_hf.metrics import MEASURES
 from freshstack_hf.metrics.scoring import score_run
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.records import SCHEMA_VERSION
-from leaderboard.tracks.retrieval.baseline_rows import compute_baselines
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter, model_content_hash
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter, model_content_hash
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 
 
 @pytest.fixture

@@ -15,9 +15,10 @@ from board_rows import A10, C20, TOPICS, row
 
 from leaderboard.page import display
 from leaderboard.page.display import format_size
-from leaderboard.tracks.retrieval import deep_links, plots
-from leaderboard.tracks.retrieval import leaderboard_table as tbl
-from leaderboard.tracks.retrieval.published import parse_size
+from leaderboard.tracks.retrieval.tables import deep_links
+from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.views import plots
+from leaderboard.tracks.retrieval.views.published import parse_size
 
 
 @pytest.fixture
@@ -308,7 +309,7 @@ def test_the_store_reads_efficiency_only_when_asked_on_both_backends(store):
 
 
 def test_speed_plot_data_and_its_log_scale_chart():
-    from leaderboard.tracks.retrieval.speed_chart import speed_chart
+    from leaderboard.tracks.retrieval.views.speed_chart import speed_chart
 
     def measured(sid, name, value, speed, hardware):
         base = row(sid, name, {"alpha": value, "beta": value}, "model")
@@ -341,7 +342,7 @@ def test_speed_plot_data_and_its_log_scale_chart():
 
 def test_per_query_scores_read_as_text_and_decoded_once_on_both_backends(store):
     from leaderboard.store.records import ResultMeta
-    from leaderboard.tracks.retrieval.rank_column import PerQueryVectors
+    from leaderboard.tracks.retrieval.tables.rank_column import PerQueryVectors
 
     per_query = {"q2": {A10: 0.25}, "q1": {A10: 0.5}}
     scores = {"metrics": {A10: 0.375}, "per_query": per_query}

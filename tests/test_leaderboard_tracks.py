@@ -18,11 +18,11 @@ from leaderboard.store.store import Store
 from leaderboard.tracks import answers, reranking, retrieval
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.reranking.rerank_job import JOB_KINDS as RERANK_JOBS
-from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
-from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
-from leaderboard.tracks.retrieval.leaderboard_table import build_frame
-from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
-from leaderboard.tracks.retrieval.rescore_job import JOB_KINDS as RESCORE_JOBS
+from leaderboard.tracks.retrieval.jobs.baseline_job import JOB_KINDS as BASELINE_JOBS
+from leaderboard.tracks.retrieval.jobs.fill_job import JOB_KINDS as FILL_JOBS
+from leaderboard.tracks.retrieval.jobs.model_job import JOB_KINDS as RETRIEVAL_JOBS
+from leaderboard.tracks.retrieval.jobs.rescore_job import JOB_KINDS as RESCORE_JOBS
+from leaderboard.tracks.retrieval.tables.leaderboard_table import build_frame
 from leaderboard.worker import jobs, worker
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
 from leaderboard.worker.jobs import FILL_JOB_KIND

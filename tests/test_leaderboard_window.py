@@ -18,10 +18,10 @@ from freshstack_hf.windows import question_day
 from leaderboard.store.records import ResultMeta
 from leaderboard.store.schema import Base
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.cutoff import card_cutoff
-from leaderboard.tracks.retrieval.leaderboard_table import column
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
-from leaderboard.tracks.retrieval.window_table import ALL_QUESTIONS, TOTAL, WindowSource, questions_column
+from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tables.leaderboard_table import column
+from leaderboard.tracks.retrieval.tables.window_table import ALL_QUESTIONS, TOTAL, WindowSource, questions_column
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from freshstack_hf.metrics import HEADLINE
 from leaderboard.live_scores import NO_ACCESS, UPLOADED_RUN, status, too_few
 from leaderboard.page.display import display
 from leaderboard.store.records import LeaderboardRow, Score, SystemRecord
-from leaderboard.tracks.retrieval import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
 
 TOPICS = ["alpha", "beta"]
 ALPHA, COVERAGE, RECALL = HEADLINE

@@ -35,9 +35,9 @@ from leaderboard.store.rate_limit import rate_events
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.remeasure import remeasure
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.jobs.remeasure import remeasure
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 from leaderboard.worker.jobs import JOB_KINDS, evaluate_job
 from leaderboard.worker.live_pass import live_pass
 from leaderboard.worker.private_split import PRIVATE

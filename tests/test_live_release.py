@@ -26,7 +26,7 @@ from leaderboard.live_release import (
 )
 from leaderboard.live_scores import NO_ACCESS, status, too_few
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.retrieval import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
 
 SNAPSHOT, UNTIL = "2025-10-31", "2025-12-30"  # a 60-day embargo
 MEASURED = {

@@ -8,7 +8,7 @@ import pytest
 from freshstack_hf.metrics import uncovered_nuggets
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.retrieval.nugget_views import COVERED, K, NuggetViews
+from leaderboard.tracks.retrieval.views.nugget_views import COVERED, K, NuggetViews
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
-"""The board over time (`tracks.retrieval.over_time`) on three real snapshots of one topic: two uploaded runs, each
-re-scored on the snapshots it was not submitted on by a real worker (`tracks.retrieval.remeasure`), are one line each;
-every value equals `freshstack-hf evaluate --revision` on that snapshot; ranks, Kendall's tau between consecutive
-snapshots, the freshness gap and the after-cutoff values are those of the stored numbers."""
+"""The board over time (`tracks.retrieval.views.over_time`) on three real snapshots of one topic: two uploaded runs,
+each re-scored on the snapshots it was not submitted on by a real worker (`tracks.retrieval.jobs.remeasure`), are one
+line each; every value equals `freshstack-hf evaluate --revision` on that snapshot; ranks, Kendall's tau between
+consecutive snapshots, the freshness gap and the after-cutoff values are those of the stored numbers."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from freshstack_hf.cli.main import main
 from freshstack_hf.drift.rank_agreement import kendall_tau_b
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo.dataset import Dataset
-from leaderboard.tracks.retrieval.over_time import after_column, over_time, rank_column, snapshots_of
+from leaderboard.tracks.retrieval.views.over_time import after_column, over_time, rank_column, snapshots_of
 
 
 @pytest.fixture
@@ -118,9 +118,9 @@ class WithLive:
 def test_a_live_value_and_its_gap_sit_beside_the_public_one_on_the_snapshot_scored_live(board):
     from leaderboard.live_release import HOLD, OPEN, LiveRelease
     from leaderboard.live_scores import NO_ACCESS, status
-    from leaderboard.tracks.retrieval.over_time import LIVE_SERIES, live_column, live_gap_column
-    from leaderboard.tracks.retrieval.over_time_tab import shown_table, summary
-    from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK
+    from leaderboard.tracks.retrieval.jobs.remeasure import RESCORED_MARK
+    from leaderboard.tracks.retrieval.tabs.over_time_tab import shown_table, summary
+    from leaderboard.tracks.retrieval.views.over_time import LIVE_SERIES, live_column, live_gap_column
 
     snapshots = snapshots_of(board["datasets"][-1])
     middle = snapshots[1]

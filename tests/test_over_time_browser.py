@@ -14,7 +14,7 @@ from browser_checks import TABLE_TEXT, assert_reads_well, headless_chromium, req
 from over_time_board import DATES, three_snapshot_board
 from ports import free_port
 
-from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
+from leaderboard.tracks.retrieval.views.over_time import over_time, snapshots_of
 
 pytestmark = pytest.mark.slow
 

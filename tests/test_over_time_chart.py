@@ -18,9 +18,9 @@ from ports import free_port
 
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
-from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
-from leaderboard.tracks.retrieval.over_time_tab import chart, chart_spec
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tabs.over_time_tab import chart, chart_spec
+from leaderboard.tracks.retrieval.views.over_time import over_time, snapshots_of
 
 DATE = "2024-10-31"
 RUNS = ("first run", "second run")

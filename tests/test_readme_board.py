@@ -26,7 +26,7 @@ from freshstack_hf.cli.main import build_parser, main
 from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 from leaderboard import cli_app
 from leaderboard.defaults import scoring_plan
-from leaderboard.tracks.retrieval.about_tab import about
+from leaderboard.tracks.retrieval.tabs.about_tab import about
 
 HERE = "models, rerankers and baselines are scored by a worker in this process"
 SHARED = "models, rerankers and baselines are scored by the workers sharing the store"

@@ -22,10 +22,10 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.retrieval.models import packaged_model_dir
 from freshstack_hf.runs import write_run
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.leaderboard_table import TYPES
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tables.leaderboard_table import TYPES
+from leaderboard.tracks.retrieval.views.over_time import over_time, snapshots_of
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 

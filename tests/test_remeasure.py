@@ -1,7 +1,7 @@
-"""Every stored system measured on a new dataset revision (`tracks.retrieval.remeasure`): a model submitted on the first
-snapshot is submitted again on the second and scored there by a real worker; an uploaded run's archived ranking is
-re-scored on the second snapshot as it is, to the numbers `freshstack-hf evaluate` gives that ranking there; each
-system keeps one lineage across revisions; learning the revision again queues nothing."""
+"""Every stored system measured on a new dataset revision (`tracks.retrieval.jobs.remeasure`): a model submitted on
+the first snapshot is submitted again on the second and scored there by a real worker; an uploaded run's archived
+ranking is re-scored on the second snapshot as it is, to the numbers `freshstack-hf evaluate` gives that ranking
+there; each system keeps one lineage across revisions; learning the revision again queues nothing."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from freshstack_hf.runs import write_run
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage, remeasure
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.jobs.remeasure import RESCORED_MARK, lineage, remeasure
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 

@@ -24,10 +24,10 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.retrieval.models import packaged_model_dir
 from leaderboard.store.records import ResultMeta
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
-from leaderboard.tracks.retrieval.over_time_tab import summary
-from leaderboard.tracks.retrieval.remeasure import remeasure
+from leaderboard.tracks.retrieval.jobs.remeasure import remeasure
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.tabs.over_time_tab import summary
+from leaderboard.tracks.retrieval.views.over_time import over_time, snapshots_of
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 

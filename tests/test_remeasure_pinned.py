@@ -28,9 +28,9 @@ from leaderboard.model_pages.verified import PROPOSE
 from leaderboard.store.records import ResultMeta
 from leaderboard.store.store import Store
 from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter, reranker_content_hash
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter, model_content_hash, weights_revision
-from leaderboard.tracks.retrieval.over_time import over_time, snapshots_of
-from leaderboard.tracks.retrieval.remeasure import lineage, remeasure
+from leaderboard.tracks.retrieval.jobs.remeasure import lineage, remeasure
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter, model_content_hash, weights_revision
+from leaderboard.tracks.retrieval.views.over_time import over_time, snapshots_of
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker
 

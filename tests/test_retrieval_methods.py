@@ -63,7 +63,7 @@ def test_retrieve_offers_a_registered_method(toy, lb_dataset, tmp_path, freshsta
 
 def test_a_registered_method_is_a_board_row_computed_here_or_by_a_worker(toy, lb_dataset, tmp_path):
     from leaderboard.store.store import Store
-    from leaderboard.tracks.retrieval.baseline_rows import compute_baselines, plan_baselines, queue_baselines
+    from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines, plan_baselines, queue_baselines
     from leaderboard.worker.jobs import evaluate_job
     from leaderboard.worker.worker import run_worker
 

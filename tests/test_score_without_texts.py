@@ -68,7 +68,7 @@ def test_evaluate_cli_scores_a_corpus_without_texts(repos, freshstack_main, caps
 
 def test_the_board_scores_a_submission_on_a_corpus_without_texts(repos, tmp_path):
     from leaderboard.store.store import Store
-    from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+    from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 
     full, ids_only, _, run_file = repos
     outcomes = []

@@ -21,7 +21,7 @@ from freshstack_hf.runs import write_run
 from leaderboard.scoring import HERE, KEPT_RUNS, RunInChild, ScoringApart, score_for_store
 from leaderboard.store.ranking_blob import decode_ranking
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 
 
 @pytest.fixture(scope="module")

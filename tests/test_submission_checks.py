@@ -14,8 +14,8 @@ from submission_files import answers_text, merged, write_trec
 from leaderboard.submission import BaseSubmitter, SubmitOutcome, SubmitStatus, Upload
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 
 RUN_CHECKS = [
     "check_fields",

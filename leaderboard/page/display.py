@@ -1,6 +1,6 @@
 """How every table of the page is shown: cells with three decimals, the best of each column in bold, links, sizes.
 
-Shared by the Leaderboard table (`tracks.retrieval.leaderboard_table`), the Answers table, the published figures'
+Shared by the Leaderboard table (`tracks.retrieval.tables.leaderboard_table`), the Answers table, the published figures'
 table and the first paint. Values stay floats at full precision (exports, sorting); `display` builds the
 `gr.Dataframe` value with the text shown and the styles beside the raw cells, so no markup is ever built from
 stored text. Which columns hold measures is read from the headline measures' names, plus the columns a view names

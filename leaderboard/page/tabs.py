@@ -10,16 +10,16 @@ from leaderboard.page.admin_tab import AdminTab
 from leaderboard.page.page import PageTab, Settings
 from leaderboard.tracks.answers.answers_tab import AnswersTab
 from leaderboard.tracks.reranking.rerank_tab import RerankTab
-from leaderboard.tracks.retrieval.about_tab import AboutTab
-from leaderboard.tracks.retrieval.detail_tab import DetailTab
-from leaderboard.tracks.retrieval.drift_tab import DriftTab
-from leaderboard.tracks.retrieval.holes_tab import HolesTab
-from leaderboard.tracks.retrieval.leaderboard_tab import LeaderboardTab
-from leaderboard.tracks.retrieval.over_time_tab import OverTimeTab
-from leaderboard.tracks.retrieval.plots_tab import PlotsTab
-from leaderboard.tracks.retrieval.reference_tab import ReferenceTab
-from leaderboard.tracks.retrieval.submit_tab import SubmitTab
-from leaderboard.tracks.retrieval.window_tab import WindowTab
+from leaderboard.tracks.retrieval.tabs.about_tab import AboutTab
+from leaderboard.tracks.retrieval.tabs.detail_tab import DetailTab
+from leaderboard.tracks.retrieval.tabs.drift_tab import DriftTab
+from leaderboard.tracks.retrieval.tabs.holes_tab import HolesTab
+from leaderboard.tracks.retrieval.tabs.leaderboard_tab import LeaderboardTab
+from leaderboard.tracks.retrieval.tabs.over_time_tab import OverTimeTab
+from leaderboard.tracks.retrieval.tabs.plots_tab import PlotsTab
+from leaderboard.tracks.retrieval.tabs.reference_tab import ReferenceTab
+from leaderboard.tracks.retrieval.tabs.submit_tab import SubmitTab
+from leaderboard.tracks.retrieval.tabs.window_tab import WindowTab
 
 TABS: tuple[type[PageTab], ...] = (
     LeaderboardTab,

@@ -99,7 +99,7 @@ class Score:
 class LeaderboardRow:
     """A system and its scores, `scores[topic][measure]`; empty until the system is scored.
 
-    `efficiency` is what the worker measured while scoring it (`tracks.retrieval.efficiency`: documents/s,
+    `efficiency` is what the worker measured while scoring it (`tracks.retrieval.jobs.efficiency`: documents/s,
     query latency, dimension, index bytes, hardware), read only when asked for and only where recorded.
     """
 

@@ -307,7 +307,7 @@ class Store:
 
 
 def _efficiency_by_system(conn: Connection) -> dict[int, dict[str, Any]]:
-    """{system id: what the worker measured while scoring it (`tracks.retrieval.efficiency`)} for the systems of
+    """{system id: what the worker measured while scoring it (`tracks.retrieval.jobs.efficiency`)} for the systems of
     `MEASURED_KINDS` that record it.
 
     The figures live in the `parameters` JSON of a system's result rows, the same on every row of one result set,

@@ -1,6 +1,6 @@
 """The worker's job kinds: one table, `JOB_KINDS` ({kind: JobKind}), filled from each track's own table.
 
-A track adds a kind of job by listing it in its jobs module (`tracks.retrieval.model_job.JOB_KINDS`,
+A track adds a kind of job by listing it in its jobs module (`tracks.retrieval.jobs.model_job.JOB_KINDS`,
 `tracks.answers.answer_jobs.JOB_KINDS`); this module only gathers those tables, and `evaluate_job` (the worker's
 default evaluate function) runs a job with the handler its kind names. The kinds (their handlers, their payloads):
 
@@ -39,12 +39,12 @@ from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.reranking.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND as RETRIEVAL_BASELINE
 from leaderboard.tracks.retrieval import FILL_JOB_KIND as FILL_JOB_KIND  # what `fill-board` (`cli_fill`) queues
-from leaderboard.tracks.retrieval.baseline_job import JOB_KINDS as BASELINE_JOBS
-from leaderboard.tracks.retrieval.baseline_rows import queue_baselines as queue_retrieval_baselines
-from leaderboard.tracks.retrieval.fill_job import JOB_KINDS as FILL_JOBS
-from leaderboard.tracks.retrieval.model_job import JOB_KINDS as RETRIEVAL_JOBS
-from leaderboard.tracks.retrieval.remeasure import Remeasured, remeasure
-from leaderboard.tracks.retrieval.rescore_job import JOB_KINDS as RESCORE_JOBS
+from leaderboard.tracks.retrieval.jobs.baseline_job import JOB_KINDS as BASELINE_JOBS
+from leaderboard.tracks.retrieval.jobs.baseline_rows import queue_baselines as queue_retrieval_baselines
+from leaderboard.tracks.retrieval.jobs.fill_job import JOB_KINDS as FILL_JOBS
+from leaderboard.tracks.retrieval.jobs.model_job import JOB_KINDS as RETRIEVAL_JOBS
+from leaderboard.tracks.retrieval.jobs.remeasure import Remeasured, remeasure
+from leaderboard.tracks.retrieval.jobs.rescore_job import JOB_KINDS as RESCORE_JOBS
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
 
@@ -104,7 +104,7 @@ def measure_on(
     live_per_week: int = LIVE_SCORES_PER_WEEK,
     say: Callable[[str], None] = lambda _msg: None,
 ) -> Remeasured:
-    """Every stored system of another revision queued on `dataset`'s revision (`tracks.retrieval.remeasure`: models
+    """Every stored system of another revision queued on `dataset`'s revision (`tracks.retrieval.jobs.remeasure`: models
     and rerankers submitted again, their live scorings counted against their owners' `live_per_week`, runs
     re-scored), and with `baselines` every track's baseline rows of it (`queue_baselines`): what the store does when
     it learns of a revision (the board's start, `remeasure`)."""

@@ -17,7 +17,8 @@ from freshstack_hf.errors import FreshStackError
 
 DEFAULT_MAX_MODEL_BYTES = 4_000_000_000
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
-# config, tokenizer, weights and the model card (its cutoff date: `tracks.retrieval.cutoff`); never code or pickle
+# config, tokenizer, weights and the model card (its cutoff date: `tracks.retrieval.submissions.cutoff`); never code
+# or pickle
 SAFE_DOWNLOAD = ["*.json", "*.txt", "*.model", "*.safetensors", "README.md"]
 
 

@@ -44,7 +44,7 @@ from leaderboard.live_scores import rank_embargoed, require_candidates
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.reranking import RERANK_JOB_KIND
-from leaderboard.tracks.retrieval.cutoff import card_cutoff
+from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 from leaderboard.worker.private_split import PRIVATE
 from leaderboard.worker.sandbox import seal_job

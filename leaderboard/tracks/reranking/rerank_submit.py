@@ -26,7 +26,7 @@ from leaderboard.store.records import SystemRecord
 from leaderboard.submission import BaseSubmitter, Check, SubmitOutcome, SubmitStatus, Upload, audited
 from leaderboard.tracks.reranking import RERANK_JOB_KIND
 from leaderboard.tracks.reranking.rerank_job import RERANK_BATCH_SIZE
-from leaderboard.tracks.retrieval.model_submit import (
+from leaderboard.tracks.retrieval.submissions.model_submit import (
     Accepted,
     accepted_folder_source,
     accepted_hub_source,
@@ -37,7 +37,7 @@ from leaderboard.tracks.retrieval.model_submit import (
     propose_payload,
     refused_source,
 )
-from leaderboard.tracks.retrieval.run_submit import AUTO, RunSubmitter, RunUpload
+from leaderboard.tracks.retrieval.submissions.run_submit import AUTO, RunSubmitter, RunUpload
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.vetting import check_cross_encoder_dir
 

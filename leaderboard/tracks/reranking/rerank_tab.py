@@ -20,8 +20,8 @@ from leaderboard.page.page import READ, SCORING, Page, PageTab, Path_, Profile
 from leaderboard.sanitize import escape_markdown
 from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter, missing_candidates
 from leaderboard.tracks.reranking.rerank_table import RerankSource, legend
-from leaderboard.tracks.retrieval import retrieval_page
-from leaderboard.tracks.retrieval.submit_tab import propose_box, with_proposal
+from leaderboard.tracks.retrieval.tabs import retrieval_page
+from leaderboard.tracks.retrieval.tabs.submit_tab import propose_box, with_proposal
 
 INTRO = (
     "Rerankers scored on fixed candidates: each query's RRF hybrid top-100 (`top_ranked`, the candidates of MTEB's "

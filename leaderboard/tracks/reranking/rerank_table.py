@@ -29,7 +29,7 @@ from leaderboard.page.store_frame import StoreFrame
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import LeaderboardRow
 from leaderboard.tracks.reranking import SYSTEM_KINDS as RERANK_KINDS
-from leaderboard.tracks.retrieval.leaderboard_table import (
+from leaderboard.tracks.retrieval.tables.leaderboard_table import (
     EFFICIENCY_COLUMNS,
     build_frame,
     default_sort,

@@ -3,6 +3,12 @@ Recall), the Leaderboard table with its Detail, Plots and Submit tabs, the publi
 baseline rows (BM25, dense, RRF hybrid, reranked). Reranked runs and CrossEncoders are a track of their own
 (`tracks.reranking`), which shares this track's submission and table code.
 
+Its rooms, by layer: `submissions` (run files and models accepted), `jobs` (the worker's jobs and what queues them),
+`tables` (the Leaderboard and After-cutoff tables as plain pandas), `views` (what the other tabs show, as plain
+functions) and `tabs` (the Gradio tabs and what they share on one page, which wire widgets to the rest). The tabs
+import the rest and the rest no tab, but for the Hub reports' view, which reads the page's shared snapshot list
+(`tabs.retrieval_page`).
+
 Declares the kinds of systems this track stores and the kinds of jobs it queues, and which of those are side jobs
 (the store reads both through `leaderboard.store.schema`); imports nothing.
 """

@@ -30,10 +30,10 @@ from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import SNAPSHOT_RELIST_SECONDS
 from leaderboard.live_release import LiveRelease, has_embargo
 from leaderboard.page.page import Page
-from leaderboard.tracks.retrieval.leaderboard_table import BoardSource
-from leaderboard.tracks.retrieval.over_time import Snapshot, snapshots_of
-from leaderboard.tracks.retrieval.published import load_reference
-from leaderboard.tracks.retrieval.rank_column import RankSource
+from leaderboard.tracks.retrieval.tables.leaderboard_table import BoardSource
+from leaderboard.tracks.retrieval.tables.rank_column import RankSource
+from leaderboard.tracks.retrieval.views.over_time import Snapshot, snapshots_of
+from leaderboard.tracks.retrieval.views.published import load_reference
 
 log = logging.getLogger(__name__)
 # A picker: a dropdown of systems and how it is filled from the board's frame and its (label, id) choices.

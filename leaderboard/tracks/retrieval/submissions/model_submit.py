@@ -45,7 +45,7 @@ from leaderboard.submission import (
     file_sha256,
 )
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
-from leaderboard.tracks.retrieval.cutoff import card_cutoff, submitted_cutoff
+from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff, submitted_cutoff
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.vetting import check_model_dir
 

@@ -39,9 +39,9 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import dated_revisions, is_date, is_local, revision_folder, revision_of
 from leaderboard.live_release import LiveRelease
 from leaderboard.live_scores import MEASURED
-from leaderboard.tracks.retrieval.leaderboard_table import TYPES, column
-from leaderboard.tracks.retrieval.remeasure import RESCORED_MARK, lineage
-from leaderboard.tracks.retrieval.window_table import build_window_frame
+from leaderboard.tracks.retrieval.jobs.remeasure import RESCORED_MARK, lineage
+from leaderboard.tracks.retrieval.tables.leaderboard_table import TYPES, column
+from leaderboard.tracks.retrieval.tables.window_table import build_window_frame
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,8 +11,9 @@ import gradio as gr
 
 from freshstack_hf.metrics import HEADLINE
 from leaderboard.page.page import READ, Page, PageTab
-from leaderboard.tracks.retrieval import plots, retrieval_page
-from leaderboard.tracks.retrieval.speed_chart import speed_chart
+from leaderboard.tracks.retrieval.tabs import retrieval_page
+from leaderboard.tracks.retrieval.views import plots
+from leaderboard.tracks.retrieval.views.speed_chart import speed_chart
 
 
 class PlotsTab(PageTab):

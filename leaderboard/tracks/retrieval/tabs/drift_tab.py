@@ -6,7 +6,7 @@ from __future__ import annotations
 import gradio as gr
 
 from leaderboard.page.page import Page, PageTab, Settings
-from leaderboard.tracks.retrieval import drift
+from leaderboard.tracks.retrieval.views import drift
 
 
 class DriftTab(PageTab):

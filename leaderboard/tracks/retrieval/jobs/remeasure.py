@@ -20,7 +20,7 @@ again on it, by the same workers:
   earlier rows and gets a failed row on the revision saying why, which the Over time view reads
   (`over_time.OverTime.stopped`); one the Hub did not answer for is left for the next time the revision is learnt;
 * runs and reranked runs cannot be re-run: the ranking the store archived behind the row is scored as it is on the
-  revision (`rescore` jobs, `tracks.retrieval.rescore_job`: documents that did not change keep their ids and their
+  revision (`rescore` jobs, `tracks.retrieval.jobs.rescore_job`: documents that did not change keep their ids and their
   judgments), each row named "(re-scored)" and recording the row it came from;
 * the baselines are every track's own rows for the revision (`worker.jobs.measure_on` queues them with these).
 
@@ -47,7 +47,7 @@ from leaderboard.submission import SubmitOutcome, SubmitStatus
 from leaderboard.tracks import reranking
 from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND, UPLOADED_KINDS
-from leaderboard.tracks.retrieval.model_submit import RETRY_LATER, Accepted, ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.model_submit import RETRY_LATER, Accepted, ModelSubmitter
 from leaderboard.worker.job_contract import payload_dataset
 
 MEASURED_AGAIN = ("model", "reranker")  # submitted again: a worker runs the model on the new corpus

@@ -8,8 +8,8 @@ and the row says so: its parameters name the row it was re-scored from and the r
 
 The ranking is the source row's blob, read by the worker (`JobKind.inputs`, from the system the payload's
 `inputs_from` names) and handed over in the payload, so the job runs on any machine that can reach the store.
-Payload (JSON, written by `tracks.retrieval.remeasure`): {"inputs_from": source system id, "source": its content hash,
-"ranking_sha256", "scope", "topics", "dataset", "dataset_revision", "requested_revision"}.
+Payload (JSON, written by `tracks.retrieval.jobs.remeasure`): {"inputs_from": source system id, "source": its
+content hash, "ranking_sha256", "scope", "topics", "dataset", "dataset_revision", "requested_revision"}.
 """
 
 from __future__ import annotations

@@ -44,10 +44,12 @@ from leaderboard.page.computing import StatusLine
 from leaderboard.page.display import datatypes, display
 from leaderboard.page.page import READ, REFRESH, Page, PageTab
 from leaderboard.page.paging import PAGE_ROWS, page_number, page_slice
-from leaderboard.tracks.retrieval import deep_links, detail, rank_column, retrieval_page
-from leaderboard.tracks.retrieval import leaderboard_table as tbl
-from leaderboard.tracks.retrieval.leaderboard_table import TOPIC_ALL, Filters
-from leaderboard.tracks.retrieval.retrieval_page import Listing, SnapshotBoard, SnapshotList
+from leaderboard.tracks.retrieval.tables import deep_links, rank_column
+from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables.leaderboard_table import TOPIC_ALL, Filters
+from leaderboard.tracks.retrieval.tabs import retrieval_page
+from leaderboard.tracks.retrieval.tabs.retrieval_page import Listing, SnapshotBoard, SnapshotList
+from leaderboard.tracks.retrieval.views import detail
 
 TYPE_CHOICES = [("baseline", "baseline"), ("submitted run", "run"), ("submitted model", "model")]
 ALL_TYPES = [key for _, key in TYPE_CHOICES]

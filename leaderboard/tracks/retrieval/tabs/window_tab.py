@@ -10,8 +10,8 @@ import gradio as gr
 
 from leaderboard.page.display import datatypes, display
 from leaderboard.page.page import Page, PageTab
-from leaderboard.tracks.retrieval import window_table
-from leaderboard.tracks.retrieval.leaderboard_tab import legend
+from leaderboard.tracks.retrieval.tables import window_table
+from leaderboard.tracks.retrieval.tabs.leaderboard_tab import legend
 
 EXPLAINED = (
     "Each system is scored only on the questions asked **strictly after** its cutoff date (a model's release or "

@@ -24,7 +24,7 @@ from leaderboard.model_pages.verified import Target, plan
 from leaderboard.page.display import link_cell
 from leaderboard.page.page import Page
 from leaderboard.sanitize import MAX_NAME, sanitize_link, sanitize_text
-from leaderboard.tracks.retrieval import retrieval_page
+from leaderboard.tracks.retrieval.tabs import retrieval_page
 
 HEADING = "### Reported on the Hub"
 COLUMNS = ["model", "task", "reported", "board", "difference", "snapshot", "board row", "link", "note"]

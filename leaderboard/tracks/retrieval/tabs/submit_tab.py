@@ -18,9 +18,9 @@ from leaderboard.model_pages.pull_requests import blocker, told_proposal
 from leaderboard.page.computing import WATCH
 from leaderboard.page.page import READ, REFRESH, SCORING, WRITE, Page, PageTab, Path_, Profile
 from leaderboard.submission import SubmitOutcome
-from leaderboard.tracks.retrieval import retrieval_page
-from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
-from leaderboard.tracks.retrieval.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
+from leaderboard.tracks.retrieval.tabs import retrieval_page
 
 # Optional on both forms (and the last argument of the submit APIs): the After-cutoff view uses it.
 CUTOFF_LABEL = "Cutoff date (optional: model release or training cutoff, YYYY-MM-DD)"

@@ -12,8 +12,8 @@ from freshstack_hf.metrics import MEASURES
 from leaderboard.defaults import LIVE_RELEASE, LIVE_SCORES_PER_WEEK, scoring_plan
 from leaderboard.live_release import release_plan
 from leaderboard.page.page import Page, PageTab
-from leaderboard.tracks.retrieval import published as reference
-from leaderboard.tracks.retrieval import retrieval_page
+from leaderboard.tracks.retrieval.tabs import retrieval_page
+from leaderboard.tracks.retrieval.views import published as reference
 
 
 def about(

@@ -8,7 +8,7 @@ from typing import Any
 import gradio as gr
 
 from leaderboard.page.page import Page, PageTab
-from leaderboard.tracks.retrieval import holes
+from leaderboard.tracks.retrieval.views import holes
 
 EXPLAINED = (
     "Pooled judgments age: a system that ranks documents nobody judged is scored as if they were irrelevant. A "

@@ -23,7 +23,7 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from leaderboard.fault_points import POINTS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
-from leaderboard.tracks.retrieval.baseline_rows import compute_runs, plan_baselines, score_baseline
+from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_runs, plan_baselines, score_baseline
 from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
 
 log = logging.getLogger(__name__)

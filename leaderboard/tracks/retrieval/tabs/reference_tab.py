@@ -11,9 +11,10 @@ import gradio as gr
 
 from leaderboard.page.display import datatypes, display
 from leaderboard.page.page import Page, PageTab, Settings
-from leaderboard.tracks.retrieval import hub_reported, retrieval_page
-from leaderboard.tracks.retrieval import published as reference
-from leaderboard.tracks.retrieval.leaderboard_tab import legend
+from leaderboard.tracks.retrieval.tabs import retrieval_page
+from leaderboard.tracks.retrieval.tabs.leaderboard_tab import legend
+from leaderboard.tracks.retrieval.views import hub_reported
+from leaderboard.tracks.retrieval.views import published as reference
 
 
 class ReferenceTab(PageTab):

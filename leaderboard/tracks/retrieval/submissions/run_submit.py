@@ -36,7 +36,7 @@ from leaderboard.submission import (
     refused,
     uploaded_size,
 )
-from leaderboard.tracks.retrieval.cutoff import submitted_cutoff
+from leaderboard.tracks.retrieval.submissions.cutoff import submitted_cutoff
 
 AUTO, ALL = "auto", "all"  # run scopes besides one topic: the topics the run touches, or every topic
 MAX_DEPTH = 1000

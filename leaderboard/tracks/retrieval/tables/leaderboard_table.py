@@ -9,7 +9,7 @@ measure table (`freshstack_hf.metrics.HEADLINE`). The average is the plain mean 
 only a row scored on every one of them has one: an average over fewer topics would not be comparable.
 Rows scored on another dataset revision are left out, since their numbers describe other data; a row not scored yet
 (queued, running, failed) belongs to the revision its job names (a model submitted again on a newer snapshot by
-`tracks.retrieval.remeasure` shows on that snapshot's table only), and one without a job everywhere, as before.
+`tracks.retrieval.jobs.remeasure` shows on that snapshot's table only), and one without a job everywhere, as before.
 
 Values stay floats at full precision (exports, sorting); the page shows them with 3 decimals and the best of
 each column in bold (`leaderboard.page.display`), so no markup is ever built from stored text. Names stay plain

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, parse_measure
 from leaderboard.page.paging import page_number
-from leaderboard.tracks.retrieval.leaderboard_table import (
+from leaderboard.tracks.retrieval.tables.leaderboard_table import (
     AVERAGE,
     EFFICIENCY,
     TOPIC_ALL,
@@ -23,7 +23,7 @@ from leaderboard.tracks.retrieval.leaderboard_table import (
     default_sort,
     metric_columns,
 )
-from leaderboard.tracks.retrieval.published import REFERENCE_TAB
+from leaderboard.tracks.retrieval.views.published import REFERENCE_TAB
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,9 +26,9 @@ from gradio.components.plot import AltairPlotData
 from freshstack_hf.metrics import HEADLINE, parse_measure
 from leaderboard.page.page import READ, Page, PageTab
 from leaderboard.page.store_frame import StoreFrame
-from leaderboard.tracks.retrieval import retrieval_page
-from leaderboard.tracks.retrieval.over_time import OverTime, over_time
-from leaderboard.tracks.retrieval.speed_chart import PALETTE
+from leaderboard.tracks.retrieval.tabs import retrieval_page
+from leaderboard.tracks.retrieval.views.over_time import OverTime, over_time
+from leaderboard.tracks.retrieval.views.speed_chart import PALETTE
 
 SHOWN_GAP = 5  # systems listed under "lost the most"
 HEIGHT = 360
