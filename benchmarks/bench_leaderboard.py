@@ -79,7 +79,7 @@ def main() -> None:
     from leaderboard.page.paging import PAGE_ROWS
     from leaderboard.store.store import Store
     from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
-    from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+    from leaderboard.tracks.retrieval.tables import table_columns, table_filters
 
     with tempfile.TemporaryDirectory(prefix="bench-leaderboard-") as tmp:
         root = Path(tmp)
@@ -107,10 +107,10 @@ def main() -> None:
             client = Client(url, verbose=False)
             args = (
                 "",
-                list(tbl.TYPES),
-                [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE],
+                list(table_columns.TYPES),
+                [*table_filters.SIZE_BUCKETS, table_filters.UNKNOWN_SIZE],
                 "all topics",
-                tbl.default_sort(),
+                table_columns.default_sort(),
                 "desc",
             )
             for state in ("at start", "cold", "warm"):  # the first call after start also decodes every row
@@ -138,10 +138,10 @@ def _plain_functions(store: Any, ctx: Any) -> None:
 
     from leaderboard.page.display import datatypes, display
     from leaderboard.page.paging import page_slice
-    from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+    from leaderboard.tracks.retrieval.tables import leaderboard_table, table_columns, table_filters
     from leaderboard.tracks.retrieval.tables.rank_column import RankSource
 
-    board = tbl.BoardSource(store, ctx.topics, ctx.revision)
+    board = leaderboard_table.BoardSource(store, ctx.topics, ctx.revision)
     ranks = RankSource(store, ctx, board)
     steps: list[tuple[str, float]] = []
     clock = [0.0]
@@ -158,9 +158,9 @@ def _plain_functions(store: Any, ctx: Any) -> None:
         clock[0] = time.perf_counter()
         frame = board.frame()
         lap("store read + frame")
-        ranks.intervals(tbl.default_sort())
+        ranks.intervals(table_columns.default_sort())
         lap("rank bootstrap")
-        view = tbl.shown_rows(frame, sort=tbl.default_sort(), ranks=ranks.cells)
+        view = table_filters.shown_rows(frame, sort=table_columns.default_sort(), ranks=ranks.cells)
         lap("filter + sort")
         part = page_slice(len(view), 1)
         gr.Dataframe(interactive=False, datatype=datatypes(view)).postprocess(display(view, part.rows, part.start))
@@ -180,7 +180,7 @@ def _first_page_against_before(store: Any, ctx: Any) -> None:
 
     from leaderboard.store.blobs import Blob
     from leaderboard.store.schema import jobs, results, systems
-    from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+    from leaderboard.tracks.retrieval.tables import leaderboard_table, table_columns, table_filters
 
     for row in store.leaderboard_rows():
         store.blobs.attach(row.system.id, {"ranking": Blob.ranking({"t": {f"q{row.system.id}": {"d": 1.0}}})})
@@ -196,15 +196,15 @@ def _first_page_against_before(store: Any, ctx: Any) -> None:
                 )
 
     before = Before(store.url)
-    boards = {"today": tbl.BoardSource(store, ctx.topics, ctx.revision)}
-    boards["before"] = tbl.BoardSource(before, ctx.topics, ctx.revision)
+    boards = {"today": leaderboard_table.BoardSource(store, ctx.topics, ctx.revision)}
+    boards["before"] = leaderboard_table.BoardSource(before, ctx.topics, ctx.revision)
     times: dict[str, list[float]] = {"today": [], "before": []}
     for round_ in range(6):  # ABBA: neither side always reads first after the write
         for label, board in list(boards.items())[:: 1 if round_ % 2 == 0 else -1]:
             touch(store, ctx.revision)
             start = time.perf_counter()
             frame = board.frame()
-            tbl.shown_rows(frame, sort=tbl.default_sort())
+            table_filters.shown_rows(frame, sort=table_columns.default_sort())
             times[label].append(time.perf_counter() - start)
     before.close()
     today, earlier = statistics.median(times["today"]), statistics.median(times["before"])

@@ -220,13 +220,13 @@ def views() -> tuple[list[Any], list[Any]]:
     """The `/table` event's inputs as the page sends them (the filters, the page, the snapshot; "" is the newest):
     the default view, and a visitor's own (the baselines unticked, sorted by Recall@50, page 2)."""
     from freshstack_hf.metrics import HEADLINE
-    from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+    from leaderboard.tracks.retrieval.tables import table_columns, table_filters
 
-    sizes = [*tbl.SIZE_BUCKETS, tbl.UNKNOWN_SIZE]
-    default = ["", list(tbl.TYPES), sizes, "all topics", tbl.default_sort(), "desc", 1, ""]
+    sizes = [*table_filters.SIZE_BUCKETS, table_filters.UNKNOWN_SIZE]
+    default = ["", list(table_columns.TYPES), sizes, "all topics", table_columns.default_sort(), "desc", 1, ""]
     recall = next(m for m in HEADLINE if m.name.startswith("Recall"))
-    types = [t for t in tbl.TYPES if t != "baseline"]
-    filtered = ["", types, sizes, "all topics", tbl.column(tbl.AVERAGE, recall), "desc", 2, ""]
+    types = [t for t in table_columns.TYPES if t != "baseline"]
+    filtered = ["", types, sizes, "all topics", table_columns.column(table_columns.AVERAGE, recall), "desc", 2, ""]
     return default, filtered
 
 

@@ -30,7 +30,7 @@ from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval.jobs.remeasure import remeasure
 from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
-from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import leaderboard_table, table_columns, table_exports, table_filters
 from leaderboard.worker.jobs import measure_on
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -159,9 +159,9 @@ def test_downloads_keep_every_value_at_full_precision(store_on_each_backend, tmp
         results={"drifty": {"metrics": metrics}},
         meta=ResultMeta("rev1"),
     )
-    frame = tbl.build_frame(store.leaderboard_rows(), ["drifty"], revision="rev1")
-    csv_path, json_path = tbl.export_files(tbl.view_frame(frame), tmp_path)
-    column = tbl.column("drifty", HEADLINE[0])
+    frame = leaderboard_table.build_frame(store.leaderboard_rows(), ["drifty"], revision="rev1")
+    csv_path, json_path = table_exports.export_files(table_filters.view_frame(frame), tmp_path)
+    column = table_columns.column("drifty", HEADLINE[0])
     (row,) = json.loads(json_path.read_text(encoding="utf-8"))["rows"]
-    assert row[column] == value and row[tbl.column(tbl.AVERAGE, HEADLINE[0])] == value
+    assert row[column] == value and row[table_columns.column(table_columns.AVERAGE, HEADLINE[0])] == value
     assert pd.read_csv(csv_path)[column].tolist() == [value]

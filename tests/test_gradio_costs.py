@@ -22,7 +22,7 @@ from leaderboard.page.app import build_app
 from leaderboard.page.display import display
 from leaderboard.page.store_frame import StoreFrame
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.tabs.leaderboard_tab import as_sent
+from leaderboard.tracks.retrieval.tabs.snapshot_tables import as_sent
 
 
 @pytest.fixture(scope="module")

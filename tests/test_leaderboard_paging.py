@@ -9,8 +9,7 @@ from board_rows import TOPICS, row
 
 from leaderboard.page import display, first_paint
 from leaderboard.page.paging import PAGE_ROWS, page_number, page_slice
-from leaderboard.tracks.retrieval.tables import deep_links
-from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import deep_links, leaderboard_table, table_filters
 
 
 def test_page_boundaries_and_the_last_partial_page():
@@ -78,7 +77,7 @@ def test_the_address_script_writes_the_view_back_without_defaults():
 def board():
     """25 runs with distinct averages (run 00 best), so every page's rows are known."""
     rows = [row(i + 1, f"run {i:02d}", {"alpha": 1 - i / 50, "beta": 0.5}) for i in range(25)]
-    return tbl.shown_rows(tbl.build_frame(rows, TOPICS, revision="rev1"))
+    return table_filters.shown_rows(leaderboard_table.build_frame(rows, TOPICS, revision="rev1"))
 
 
 def test_a_page_of_the_display_is_the_slice_of_the_view_and_bold_is_judged_on_every_row(board):

@@ -11,8 +11,7 @@ from board_rows import TOPICS, row
 
 from freshstack_hf.metrics import HEADLINE
 from leaderboard.page import display
-from leaderboard.tracks.retrieval.tables import deep_links
-from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import deep_links, leaderboard_table, table_columns
 from leaderboard.tracks.retrieval.views import published as reference
 from leaderboard.tracks.retrieval.views.published import REFERENCE_TAB, SOURCE, load_reported
 
@@ -77,10 +76,10 @@ def test_published_figures_get_their_own_frame_never_the_main_tables(tmp_path):
     assert shown["No average"][1:5] == ["0.200", "0.350", "0.350", "mean of topics"]  # three decimals everywhere
     assert shown["X Emb"][-3] == "7B"
     # The main table never holds them: build_frame has no such input, and a "reported" kind is dropped.
-    frame = tbl.build_frame(
+    frame = leaderboard_table.build_frame(
         [row(1, "BM25", {"alpha": 0.3, "beta": 0.2}, "baseline"), row(2, "paper", {}, "reported")], TOPICS
     )
-    assert list(frame["id"]) == ["1"] and "reported" not in tbl.TYPES
+    assert list(frame["id"]) == ["1"] and "reported" not in table_columns.TYPES
     assert frame.attrs["topics"] == TOPICS and not [c for c in frame.columns if c.startswith("langchain")]
 
 

@@ -13,8 +13,10 @@ from submission_files import merged, write_trec
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.metrics.rank_uncertainty import rank_intervals
 from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
-from leaderboard.tracks.retrieval.tables.leaderboard_table import RANK, BoardSource, default_sort, shown_rows
+from leaderboard.tracks.retrieval.tables.leaderboard_table import BoardSource
 from leaderboard.tracks.retrieval.tables.rank_column import RankSource, scope_of
+from leaderboard.tracks.retrieval.tables.table_columns import RANK, default_sort
+from leaderboard.tracks.retrieval.tables.table_filters import shown_rows
 
 RESAMPLES = 400
 

@@ -29,7 +29,8 @@ from leaderboard.tracks.reranking import SYSTEM_KINDS as RERANK_KINDS
 from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
 from leaderboard.tracks.reranking.rerank_table import REFERENCE_ID, REFERENCE_TYPE, RerankSource
 from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
-from leaderboard.tracks.retrieval.tables.leaderboard_table import BoardSource, column
+from leaderboard.tracks.retrieval.tables.leaderboard_table import BoardSource
+from leaderboard.tracks.retrieval.tables.table_columns import column
 
 TOP = column(AVERAGE, HEADLINE[0])
 

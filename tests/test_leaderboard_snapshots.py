@@ -20,8 +20,7 @@ from ports import free_port
 
 from freshstack_hf.metrics import HEADLINE
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.retrieval.tables import deep_links
-from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import deep_links, leaderboard_table, table_exports, table_filters
 
 TOPICS = ["alpha", "beta"]
 FILTERS = ("", ALL_TYPES, ALL_SIZES, "all topics", "average α-nDCG@10", "desc")
@@ -76,12 +75,12 @@ def test_a_row_not_scored_yet_shows_on_the_revision_its_job_names_only(store):
     store.add_system(name="queued anywhere", kind="model", content_hash="q0", job=("model", {"model": "o/o"}))
 
     def names(revision):
-        return sorted(tbl.BoardSource(store, TOPICS, revision).frame()["system"])
+        return sorted(leaderboard_table.BoardSource(store, TOPICS, revision).frame()["system"])
 
     assert names("rev1") == ["queued anywhere", "queued on rev1", "scored"]
     assert names("rev2") == ["queued anywhere", "queued on rev2", "scored later"]
     assert len(names(None)) == 5  # no revision asked: every row, as before
-    rev2 = tbl.BoardSource(store, TOPICS, "rev2").frame().set_index("system")
+    rev2 = leaderboard_table.BoardSource(store, TOPICS, "rev2").frame().set_index("system")
     assert rev2.loc["queued on rev2", "type"] == "submitted model (queued)"
     claimed = store.queue.claim_job("w1")  # running is not scored either: still its job's revision only
     assert claimed is not None and claimed.payload["dataset_revision"] == "rev2"
@@ -90,14 +89,14 @@ def test_a_row_not_scored_yet_shows_on_the_revision_its_job_names_only(store):
 
 def test_exports_name_their_snapshot_on_every_row_and_in_the_file(store, tmp_path):
     store.add_system(name="a run", kind="run", content_hash="s", results=_results(0.25), meta=ResultMeta("rev1"))
-    view = tbl.view_frame(tbl.BoardSource(store, TOPICS, "rev1").frame())
-    csv_path, json_path = tbl.export_files(view, tmp_path, snapshot="2025-04-30", dataset_revision="rev1")
+    view = table_filters.view_frame(leaderboard_table.BoardSource(store, TOPICS, "rev1").frame())
+    csv_path, json_path = table_exports.export_files(view, tmp_path, snapshot="2025-04-30", dataset_revision="rev1")
     back = pd.read_csv(csv_path)
     assert list(back.columns)[-1] == "snapshot" and back["snapshot"].tolist() == ["2025-04-30"]
     data = json.loads(json_path.read_text(encoding="utf-8"))
     assert (data["snapshot"], data["dataset_revision"]) == ("2025-04-30", "rev1")
     assert [r["snapshot"] for r in data["rows"]] == ["2025-04-30"]
-    other = tbl.export_files(view, tmp_path, snapshot="2025-10-31", dataset_revision="rev1")
+    other = table_exports.export_files(view, tmp_path, snapshot="2025-10-31", dataset_revision="rev1")
     assert other[0] != csv_path  # another snapshot's file, never the first one's reused
 
 
@@ -125,7 +124,7 @@ def stored(store, dataset) -> dict[str, dict[str, float]]:
     """{system name: {table column: value}} of the stored results of the rows scored on `dataset`'s revision."""
     rows = [r for r in store.leaderboard_rows() if r.dataset_revision == dataset.revision]
     assert rows and all(r.system.status == "scored" for r in rows)
-    return {r.system.name: tbl.score_cells(r.scores) for r in rows}
+    return {r.system.name: leaderboard_table.score_cells(r.scores) for r in rows}
 
 
 def shown(answer: dict) -> dict[str, dict[str, object]]:

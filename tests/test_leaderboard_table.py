@@ -15,8 +15,14 @@ from board_rows import A10, C20, TOPICS, row
 
 from leaderboard.page import display
 from leaderboard.page.display import format_size
-from leaderboard.tracks.retrieval.tables import deep_links
-from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import (
+    deep_links,
+    leaderboard_table,
+    table_columns,
+    table_efficiency,
+    table_exports,
+    table_filters,
+)
 from leaderboard.tracks.retrieval.views import plots
 from leaderboard.tracks.retrieval.views.published import parse_size
 
@@ -37,12 +43,12 @@ def frame() -> pd.DataFrame:
         row(5, "big model", {"alpha": 0.50, "beta": 0.40}, "model", size=7_000_000_000, link="https://x.org/a_(b)"),
         row(6, "queued model", {}, "model", status="queued"),
     ]
-    return tbl.build_frame(rows, TOPICS, revision="rev1")
+    return leaderboard_table.build_frame(rows, TOPICS, revision="rev1")
 
 
 def test_rows_columns_and_average_is_the_plain_mean_over_every_topic(frame):
     assert list(frame["id"]) == ["1", "2", "3", "5", "6"]  # the stale revision is left out
-    view = tbl.view_frame(frame)
+    view = table_filters.view_frame(frame)
     assert list(view.columns[:3]) == ["id", "system", "type"]
     assert list(view.columns[3:6]) == ["average α-nDCG@10", "average Coverage@20", "average Recall@50"]
     assert list(view.columns[-3:]) == ["size", "date", "link"]
@@ -56,24 +62,25 @@ def test_rows_columns_and_average_is_the_plain_mean_over_every_topic(frame):
 
 
 def test_default_sort_is_average_alpha_ndcg_descending_with_blanks_last(frame):
-    view = display.sort_frame(tbl.view_frame(frame), tbl.default_sort())
+    view = display.sort_frame(table_filters.view_frame(frame), table_columns.default_sort())
     assert list(view["id"]) == ["5", "1", "2", "3", "6"]
-    assert list(display.sort_frame(view, tbl.default_sort(), descending=False)["id"]) == ["2", "1", "5", "3", "6"]
+    ascending = display.sort_frame(view, table_columns.default_sort(), descending=False)
+    assert list(ascending["id"]) == ["2", "1", "5", "3", "6"]
     assert display.sort_frame(view, "system", descending=False)["system"].iloc[0] == "BM25"
 
 
 def test_search_type_and_size_filters(frame):
-    assert list(tbl.filter_frame(frame, search="  MODEL ")["id"]) == ["5", "6"]
-    assert list(tbl.filter_frame(frame, types=["baseline"])["id"]) == ["1", "2"]
-    assert list(tbl.filter_frame(frame, sizes=["1B–10B"])["id"]) == ["5"]
-    assert list(tbl.filter_frame(frame, sizes=["unknown"], types=["run", "model"])["id"]) == ["3", "6"]
-    assert tbl.filter_frame(frame, types=[]).empty
-    assert tbl.size_bucket(99_999_999) == "< 100M" and tbl.size_bucket(1e9) == "1B–10B"
-    assert tbl.size_bucket(None) == tbl.size_bucket(float("nan")) == "unknown"
+    assert list(table_filters.filter_frame(frame, search="  MODEL ")["id"]) == ["5", "6"]
+    assert list(table_filters.filter_frame(frame, types=["baseline"])["id"]) == ["1", "2"]
+    assert list(table_filters.filter_frame(frame, sizes=["1B–10B"])["id"]) == ["5"]
+    assert list(table_filters.filter_frame(frame, sizes=["unknown"], types=["run", "model"])["id"]) == ["3", "6"]
+    assert table_filters.filter_frame(frame, types=[]).empty
+    assert table_filters.size_bucket(99_999_999) == "< 100M" and table_filters.size_bucket(1e9) == "1B–10B"
+    assert table_filters.size_bucket(None) == table_filters.size_bucket(float("nan")) == "unknown"
 
 
 def test_display_bolds_the_best_of_each_column_and_keeps_names_as_plain_text(frame):
-    view = tbl.view_frame(frame)
+    view = table_filters.view_frame(frame)
     assert display.best_values(view)["alpha α-nDCG@10"] == 0.9
     value = display.display(view)
     assert value["headers"] == list(view.columns)
@@ -93,13 +100,15 @@ def test_display_bolds_the_best_of_each_column_and_keeps_names_as_plain_text(fra
 
 def test_bold_marks_the_best_cell_of_each_metric_column():
     rows = [row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.1, "beta": 0.4})]
-    view = tbl.view_frame(tbl.build_frame(rows, TOPICS))
+    view = table_filters.view_frame(leaderboard_table.build_frame(rows, TOPICS))
     styling = display.display(view)["metadata"]["styling"]
     bold = {(r, c) for r, cells in enumerate(styling) for c, s in enumerate(cells) if s == "font-weight: bold"}
     assert len(bold) == 9  # 3 average + 6 topic columns, one best each
     assert {(1, 3), (0, 6), (1, 9)} <= bold and (0, 3) not in bold
-    tied = tbl.view_frame(
-        tbl.build_frame([row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.2, "beta": 0.2})], TOPICS)
+    tied = table_filters.view_frame(
+        leaderboard_table.build_frame(
+            [row(1, "a", {"alpha": 0.2, "beta": 0.2}), row(2, "b", {"alpha": 0.2, "beta": 0.2})], TOPICS
+        )
     )
     assert all(s == "font-weight: bold" for r in display.display(tied)["metadata"]["styling"] for s in r[3:12])
     top = display.display(view, rows=1)  # a first paint: one row sent, bold still judged on every row
@@ -108,7 +117,7 @@ def test_bold_marks_the_best_cell_of_each_metric_column():
 
 
 def test_topic_view_keeps_only_that_topics_columns(frame):
-    view = tbl.view_frame(frame, "beta")
+    view = table_filters.view_frame(frame, "beta")
     assert [c for c in view.columns if "@" in c] == ["beta α-nDCG@10", "beta Coverage@20", "beta Recall@50"]
 
 
@@ -135,8 +144,11 @@ def test_deep_links(params, expected):
 
 
 def test_exports_hold_the_rows_shown_at_full_precision(frame, tmp_path):
-    view = display.sort_frame(tbl.view_frame(tbl.filter_frame(frame, types=["baseline", "model"])), tbl.default_sort())
-    csv_path, json_path = tbl.export_files(view, tmp_path)
+    view = display.sort_frame(
+        table_filters.view_frame(table_filters.filter_frame(frame, types=["baseline", "model"])),
+        table_columns.default_sort(),
+    )
+    csv_path, json_path = table_exports.export_files(view, tmp_path)
     assert csv_path.suffix == ".csv" and json_path.suffix == ".json"
     back = pd.read_csv(csv_path, dtype={"id": str})
     assert list(back["id"]) == ["5", "1", "2", "6"]
@@ -145,9 +157,9 @@ def test_exports_hold_the_rows_shown_at_full_precision(frame, tmp_path):
     assert data["rows"][1]["average α-nDCG@10"] == pytest.approx(0.25, abs=0)
     assert data["rows"][3]["average α-nDCG@10"] is None
     assert "α-nDCG@10" in data["measures"]
-    assert tbl.export_files(view, tmp_path) == (csv_path, json_path)  # same rows, same files
-    formula = tbl.view_frame(tbl.build_frame([row(9, "=HYPERLINK(1)", {"alpha": 0.1})], TOPICS))
-    csv_path, json_path = tbl.export_files(formula, tmp_path)
+    assert table_exports.export_files(view, tmp_path) == (csv_path, json_path)  # same rows, same files
+    formula = table_filters.view_frame(leaderboard_table.build_frame([row(9, "=HYPERLINK(1)", {"alpha": 0.1})], TOPICS))
+    csv_path, json_path = table_exports.export_files(formula, tmp_path)
     assert "'=HYPERLINK(1)" in csv_path.read_text() and '"=HYPERLINK(1)"' in json_path.read_text()
 
 
@@ -206,7 +218,7 @@ def test_board_source_rebuilds_only_when_the_store_changes():
             return {}
 
     fake = FakeStore()
-    board = tbl.BoardSource(fake, TOPICS, "rev1")
+    board = leaderboard_table.BoardSource(fake, TOPICS, "rev1")
     first = board.frame()
     assert board.frame() is first and fake.reads == 1
     fake.marker = (2,)  # e.g. a worker stored a result
@@ -254,30 +266,36 @@ def test_efficiency_columns_show_what_the_worker_measured_and_are_blank_elsewher
         row(2, "a run", {"alpha": 0.4, "beta": 0.1}),
         type(measured)(row(3, "odd", {"alpha": 0.1}, "model").system, {}, efficiency={"embedding_dim": "x"}),
     ]
-    frame = tbl.build_frame(rows, TOPICS, revision="rev1")
-    view = tbl.view_frame(frame)
-    assert list(view.columns[-8:]) == [*tbl.EFFICIENCY_COLUMNS, "size", "date", "link"]  # after the measures
+    frame = leaderboard_table.build_frame(rows, TOPICS, revision="rev1")
+    view = table_filters.view_frame(frame)
+    efficiency = table_efficiency.EFFICIENCY_COLUMNS
+    assert list(view.columns[-8:]) == [*efficiency, "size", "date", "link"]  # after the measures
     by_id = frame.set_index("id")
     assert by_id.at["1", "docs/s"] == 1234.56 and by_id.at["1", "index MB"] == pytest.approx(0.9216)
     assert (by_id.at["1", "dim"], by_id.at["1", "hardware"]) == (384, "GPU: NVIDIA H100 80GB HBM3")
-    assert by_id.loc[["2", "3"], tbl.EFFICIENCY_COLUMNS].isna().all().all()  # a run, and a nonsense figure
-    value = display.display(display.sort_frame(view, tbl.default_sort()))
+    assert by_id.loc[["2", "3"], table_efficiency.EFFICIENCY_COLUMNS].isna().all().all()  # a run, and a nonsense figure
+    value = display.display(display.sort_frame(view, table_columns.default_sort()))
     shown = {r[0]: r for r in value["metadata"]["display_value"]}
     at = {name: i for i, name in enumerate(value["headers"])}
-    model = [shown["1"][at[c]] for c in tbl.EFFICIENCY_COLUMNS]
+    model = [shown["1"][at[c]] for c in table_efficiency.EFFICIENCY_COLUMNS]
     assert model == ["1,234.6", "4.2", "384", "0.9", "GPU: NVIDIA H100 80GB HBM3"]
-    assert [shown["2"][at[c]] for c in tbl.EFFICIENCY_COLUMNS] == [""] * 5
+    assert [shown["2"][at[c]] for c in table_efficiency.EFFICIENCY_COLUMNS] == [""] * 5
     assert all("bold" not in s for r in value["metadata"]["styling"] for s in r[at["docs/s"] : at["hardware"]])
     types = dict(zip(view.columns, display.datatypes(view), strict=True))
-    assert [types[c] for c in tbl.EFFICIENCY_COLUMNS] == ["number"] * 4 + ["str"]
-    assert tbl.shown_rows(frame, sort="docs/s")["id"].iloc[0] == "1"  # a sort choice and a deep-link sort
-    assert "docs/s" in tbl.sort_choices(TOPICS) and deep_links.parse_view({"sort": "docs/s"}, TOPICS).sort == "docs/s"
+    assert [types[c] for c in table_efficiency.EFFICIENCY_COLUMNS] == ["number"] * 4 + ["str"]
+    assert table_filters.shown_rows(frame, sort="docs/s")["id"].iloc[0] == "1"  # a sort choice and a deep-link sort
+    assert (
+        "docs/s" in table_filters.sort_choices(TOPICS)
+        and deep_links.parse_view({"sort": "docs/s"}, TOPICS).sort == "docs/s"
+    )
 
 
 def test_exports_carry_the_efficiency_columns(tmp_path):
     measured = row(1, "minilm", {"alpha": 0.3, "beta": 0.2}, "model")
     rows = [type(measured)(measured.system, measured.scores, "0.1.0", "rev1", COST), row(2, "r", {"alpha": 0.1})]
-    csv_path, json_path = tbl.export_files(tbl.view_frame(tbl.build_frame(rows, TOPICS)), tmp_path)
+    csv_path, json_path = table_exports.export_files(
+        table_filters.view_frame(leaderboard_table.build_frame(rows, TOPICS)), tmp_path
+    )
     back = pd.read_csv(csv_path, dtype={"id": str}).set_index("id")
     assert back.at["1", "docs/s"] == 1234.56 and back.at["1", "hardware"] == COST["hardware"]
     assert math.isnan(back.at["2", "docs/s"])
@@ -304,7 +322,7 @@ def test_the_store_reads_efficiency_only_when_asked_on_both_backends(store):
     assert rows[model.id].efficiency == COST
     assert rows[run.id].efficiency is None and rows[plain.id].efficiency is None
     assert all(r.efficiency is None for r in store.leaderboard_rows(measures=(A10,)))
-    frame = tbl.BoardSource(store, TOPICS, "rev1").frame().set_index("id")
+    frame = leaderboard_table.BoardSource(store, TOPICS, "rev1").frame().set_index("id")
     assert frame.at[str(model.id), "hardware"] == COST["hardware"] and frame.at[str(model.id), "dim"] == 384
 
 
@@ -322,7 +340,7 @@ def test_speed_plot_data_and_its_log_scale_chart():
         type(row(3, "x", {}))(row(3, "half", {"alpha": 0.9}, "model").system, {"alpha": {}}, efficiency=COST),
         row(4, "run", {"alpha": 0.9, "beta": 0.9}),
     ]
-    frame = tbl.build_frame(rows, TOPICS)
+    frame = leaderboard_table.build_frame(rows, TOPICS)
     points, caption = plots.speed_scatter(frame, "alpha_ndcg@10")
     assert points["system"].tolist() == ["slow", "fast"]  # slowest first; no average or no speed: no point
     assert points[["docs_per_second", "value"]].values.tolist() == [[8.5, 0.6], [5000.0, 0.2]]
@@ -336,7 +354,7 @@ def test_speed_plot_data_and_its_log_scale_chart():
     assert {t["field"] for t in spec["encoding"]["tooltip"]} >= {"system", "hardware", "docs_per_second", "value"}
     assert [p["hardware"] for p in spec["data"]["values"]] == points["hardware"].tolist()
     assert len(spec["encoding"]["color"]["scale"]["range"]) == 2  # one colour per hardware
-    empty, _ = plots.speed_scatter(tbl.build_frame([row(4, "run", {"alpha": 0.9})], TOPICS))
+    empty, _ = plots.speed_scatter(leaderboard_table.build_frame([row(4, "run", {"alpha": 0.9})], TOPICS))
     assert empty.empty and speed_chart(empty, "y") is None
 
 
@@ -366,16 +384,16 @@ def test_per_query_scores_read_as_text_and_decoded_once_on_both_backends(store):
 def test_the_six_filters_are_one_object_that_shows_what_shown_rows_shows(frame):
     """`Filters`: the page's six filters in their one order, made from the controls' values, showing the rows
     `shown_rows` shows for the same options; a deep link's view is the same object."""
-    assert tbl.Filters.names() == ("search", "types", "sizes", "topic", "sort", "order")
-    given = tbl.Filters.of(None, ["model", "run"], None, None, "size", "asc")
-    assert given == tbl.Filters("", ("model", "run"), None, "", "size", "asc")
+    assert table_filters.Filters.names() == ("search", "types", "sizes", "topic", "sort", "order")
+    given = table_filters.Filters.of(None, ["model", "run"], None, None, "size", "asc")
+    assert given == table_filters.Filters("", ("model", "run"), None, "", "size", "asc")
     assert (given.scope, given.descending) == (None, False)
-    assert tbl.Filters.of(" MODEL ", None, ["1B–10B"], "alpha", None, "desc").scope == "alpha"
-    for filters in (given, tbl.Filters.of(" MODEL ", None, None, tbl.TOPIC_ALL, None, "desc")):
+    assert table_filters.Filters.of(" MODEL ", None, ["1B–10B"], "alpha", None, "desc").scope == "alpha"
+    for filters in (given, table_filters.Filters.of(" MODEL ", None, None, table_columns.TOPIC_ALL, None, "desc")):
         options = {"search": filters.search, "types": filters.types, "sizes": filters.sizes, "sort": filters.sort}
-        expected = tbl.shown_rows(frame, **options, topic=filters.scope, descending=filters.descending)
+        expected = table_filters.shown_rows(frame, **options, topic=filters.scope, descending=filters.descending)
         assert filters.rows(frame).equals(expected) and len(expected)
     assert list(given.rows(frame)["id"]) == ["5", "3", "6"]  # run and model rows, smallest first, blanks last
     view = deep_links.parse_view({"topic": "beta", "sort": "coverage@20", "order": "asc"}, TOPICS)
-    assert view.filters() == tbl.Filters("", None, None, "beta", "beta Coverage@20", "asc")
-    assert deep_links.parse_view({}, TOPICS).filters(["run"]).topic == tbl.TOPIC_ALL
+    assert view.filters() == table_filters.Filters("", None, None, "beta", "beta Coverage@20", "asc")
+    assert deep_links.parse_view({}, TOPICS).filters(["run"]).topic == table_columns.TOPIC_ALL

@@ -87,8 +87,8 @@ def test_an_event_of_the_leaderboard_tab_takes_the_six_filters_as_one_object():
     (what Gradio reads an API's parameters and defaults from) is the filters' names then the answer's own."""
     import inspect
 
-    from leaderboard.tracks.retrieval.tables.leaderboard_table import Filters
-    from leaderboard.tracks.retrieval.tabs.leaderboard_tab import takes_filters
+    from leaderboard.tracks.retrieval.tables.table_filters import Filters
+    from leaderboard.tracks.retrieval.tabs.snapshot_tables import takes_filters
 
     seen = []
 

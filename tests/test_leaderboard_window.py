@@ -20,7 +20,7 @@ from leaderboard.store.schema import Base
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff
 from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
-from leaderboard.tracks.retrieval.tables.leaderboard_table import column
+from leaderboard.tracks.retrieval.tables.table_columns import column
 from leaderboard.tracks.retrieval.tables.window_table import ALL_QUESTIONS, TOTAL, WindowSource, questions_column
 
 

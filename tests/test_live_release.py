@@ -26,7 +26,7 @@ from leaderboard.live_release import (
 )
 from leaderboard.live_scores import NO_ACCESS, status, too_few
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.retrieval.tables import leaderboard_table as tbl
+from leaderboard.tracks.retrieval.tables import leaderboard_table, table_live
 
 SNAPSHOT, UNTIL = "2025-10-31", "2025-12-30"  # a 60-day embargo
 MEASURED = {
@@ -104,20 +104,20 @@ def test_a_held_row_shows_why_and_is_shown_the_day_its_embargo_ends_without_a_st
     ids = _store_with_live(store, "rev-1")
     day = ["2025-11-15"]
     release = LiveRelease(HOLD, published=lambda: [SNAPSHOT, UNTIL], today=lambda: day[0])
-    board = tbl.BoardSource(store, ["alpha"], "rev-1", release)
+    board = leaderboard_table.BoardSource(store, ["alpha"], "rev-1", release)
     frame = board.frame().set_index("id")
-    live, gap = tbl.live_column(HEADLINE[0]), tbl.gap_column(HEADLINE[0])
+    live, gap = table_live.live_column(HEADLINE[0]), table_live.gap_column(HEADLINE[0])
     model = str(ids["model"])
     assert frame.loc[model, live] != frame.loc[model, live]  # NaN: held
     assert frame.loc[model, gap] != frame.loc[model, gap]
-    assert frame.loc[model, tbl.LIVE_NOTE].startswith(f"held until {UNTIL}")
-    assert frame.loc[str(ids["run"]), tbl.LIVE_NOTE].startswith("an uploaded run cannot be scored live")
+    assert frame.loc[model, table_live.LIVE_NOTE].startswith(f"held until {UNTIL}")
+    assert frame.loc[str(ids["run"]), table_live.LIVE_NOTE].startswith("an uploaded run cannot be scored live")
     day[0] = UNTIL
     released = board.frame().set_index("id")
     assert released.loc[model, live] == 0.41 and released.loc[model, gap] == round(0.41 - 0.5, 2)
-    assert released.loc[model, tbl.LIVE_NOTE] == "95% CI 0.30–0.50 · 0.30–0.50 · 0.30–0.50 · 12 questions"
-    assert list(tbl.BoardSource(store, ["alpha"], "rev-1").frame().columns) == [
-        c for c in frame.reset_index().columns if c not in tbl.live_columns()
+    assert released.loc[model, table_live.LIVE_NOTE] == "95% CI 0.30–0.50 · 0.30–0.50 · 0.30–0.50 · 12 questions"
+    assert list(leaderboard_table.BoardSource(store, ["alpha"], "rev-1").frame().columns) == [
+        c for c in frame.reset_index().columns if c not in table_live.live_columns()
     ]  # no release (a snapshot with no embargo): no live column at all
 
 
@@ -179,7 +179,7 @@ def test_the_live_note_names_the_topics_a_live_value_left_out():
     from leaderboard.live_scores import too_few
 
     record = {**MEASURED, "left_out": {"beta": 3}}
-    assert tbl.live_note(record).endswith("· 12 questions · left out (under 10 questions): beta (3)")
+    assert table_live.live_note(record).endswith("· 12 questions · left out (under 10 questions): beta (3)")
     held = shown(record, HOLD, [SNAPSHOT], "2025-11-01")
-    assert tbl.live_note(held) == f"{held_message(UNTIL)} · left out (under 10 questions): beta (3)"
-    assert tbl.live_note(too_few(3, SNAPSHOT, {"beta": 3})) == "too few questions (3 < 10): not shown"
+    assert table_live.live_note(held) == f"{held_message(UNTIL)} · left out (under 10 questions): beta (3)"
+    assert table_live.live_note(too_few(3, SNAPSHOT, {"beta": 3})) == "too few questions (3 < 10): not shown"

@@ -24,7 +24,7 @@ from freshstack_hf.runs import write_run
 from leaderboard.store.store import Store
 from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
-from leaderboard.tracks.retrieval.tables.leaderboard_table import TYPES
+from leaderboard.tracks.retrieval.tables.table_columns import TYPES
 from leaderboard.tracks.retrieval.views.over_time import over_time, snapshots_of
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker

@@ -29,14 +29,10 @@ from leaderboard.page.store_frame import StoreFrame
 from leaderboard.scoring import score_for_store
 from leaderboard.store.records import LeaderboardRow
 from leaderboard.tracks.reranking import SYSTEM_KINDS as RERANK_KINDS
-from leaderboard.tracks.retrieval.tables.leaderboard_table import (
-    EFFICIENCY_COLUMNS,
-    build_frame,
-    default_sort,
-    row_record,
-    score_cells,
-    view_frame,
-)
+from leaderboard.tracks.retrieval.tables.leaderboard_table import build_frame, row_record, score_cells
+from leaderboard.tracks.retrieval.tables.table_columns import default_sort
+from leaderboard.tracks.retrieval.tables.table_efficiency import EFFICIENCY_COLUMNS
+from leaderboard.tracks.retrieval.tables.table_filters import view_frame
 
 RERANK_TYPES = {"reranked_run": "reranked run", "reranker": "reranker (CrossEncoder)"}
 REFERENCE_ID = "first stage"

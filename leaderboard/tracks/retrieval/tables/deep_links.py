@@ -14,15 +14,9 @@ from dataclasses import dataclass
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, parse_measure
 from leaderboard.page.paging import page_number
-from leaderboard.tracks.retrieval.tables.leaderboard_table import (
-    AVERAGE,
-    EFFICIENCY,
-    TOPIC_ALL,
-    Filters,
-    column,
-    default_sort,
-    metric_columns,
-)
+from leaderboard.tracks.retrieval.tables.table_columns import AVERAGE, TOPIC_ALL, column, default_sort, metric_columns
+from leaderboard.tracks.retrieval.tables.table_efficiency import EFFICIENCY
+from leaderboard.tracks.retrieval.tables.table_filters import Filters
 from leaderboard.tracks.retrieval.views.published import REFERENCE_TAB
 
 

@@ -29,7 +29,7 @@ from freshstack_hf.defaults import RANK_RESAMPLES, SEED
 from freshstack_hf.metrics import HEADLINE, Measure
 from freshstack_hf.metrics.rank_uncertainty import RankInterval, rank_intervals
 from freshstack_hf.metrics.score_table import AVERAGE
-from leaderboard.tracks.retrieval.tables.leaderboard_table import RANK, column
+from leaderboard.tracks.retrieval.tables.table_columns import RANK, column
 
 EXPLAINED = (
     f"**{RANK}**: the system's rank on the measure the table is sorted by, with the 95% interval of its rank over "

@@ -23,7 +23,7 @@ from freshstack_hf.metrics.score_table import AVERAGE
 from freshstack_hf.windows import Window, window_result
 from leaderboard.page.store_frame import StoreFrame
 from leaderboard.store.records import SystemRecord, SystemState
-from leaderboard.tracks.retrieval.tables.leaderboard_table import TYPES, column
+from leaderboard.tracks.retrieval.tables.table_columns import TYPES, column
 
 ALL_QUESTIONS = "none: all questions"  # the cutoff cell of a system without one
 TOTAL = "questions (all topics)"

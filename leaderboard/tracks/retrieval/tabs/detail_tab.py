@@ -12,7 +12,7 @@ import gradio as gr
 
 from leaderboard.page.detail_link import asked_system
 from leaderboard.page.page import READ, Page, PageTab
-from leaderboard.tracks.retrieval.tables.leaderboard_table import default_sort
+from leaderboard.tracks.retrieval.tables.table_columns import default_sort
 from leaderboard.tracks.retrieval.tabs import retrieval_page
 from leaderboard.tracks.retrieval.tabs.leaderboard_tab import TABLE
 from leaderboard.tracks.retrieval.views import detail, nugget_views

@@ -22,7 +22,7 @@ from freshstack_hf.metrics.rank_uncertainty import RankInterval
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.sanitize import escape_markdown
 from leaderboard.store.store import Store
-from leaderboard.tracks.retrieval.tables.leaderboard_table import AVERAGE, TYPES, column
+from leaderboard.tracks.retrieval.tables.table_columns import AVERAGE, TYPES, column
 
 JUDGED = parse_measure("judged@10")
 COVERAGE = next(m for m in HEADLINE if m.family == "coverage")

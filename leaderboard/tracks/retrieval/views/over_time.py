@@ -40,7 +40,7 @@ from freshstack_hf.repo.revisions import dated_revisions, is_date, is_local, rev
 from leaderboard.live_release import LiveRelease
 from leaderboard.live_scores import MEASURED
 from leaderboard.tracks.retrieval.jobs.remeasure import RESCORED_MARK, lineage
-from leaderboard.tracks.retrieval.tables.leaderboard_table import TYPES, column
+from leaderboard.tracks.retrieval.tables.table_columns import TYPES, column
 from leaderboard.tracks.retrieval.tables.window_table import build_window_frame
 
 

@@ -21,7 +21,8 @@ import pandas as pd
 
 from freshstack_hf.metrics import HEADLINE, Measure, parse_measure
 from leaderboard.page.display import format_size
-from leaderboard.tracks.retrieval.tables.leaderboard_table import AVERAGE, HARDWARE, column
+from leaderboard.tracks.retrieval.tables.table_columns import AVERAGE, column
+from leaderboard.tracks.retrieval.tables.table_efficiency import HARDWARE
 
 SCATTER_COLUMNS = ["system", "type", "parameters", "value"]
 SPEED = "docs/s"  # the board's documents/s column

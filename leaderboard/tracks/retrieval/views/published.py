@@ -28,7 +28,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, parse_measure, topic_average
 from leaderboard.page.display import link_cell, sort_frame
 from leaderboard.sanitize import MAX_NAME, sanitize_link, sanitize_text
-from leaderboard.tracks.retrieval.tables.leaderboard_table import AVERAGE, column, metric_columns
+from leaderboard.tracks.retrieval.tables.table_columns import AVERAGE, column, metric_columns
 
 REFERENCE_TAB = "Reference (published)"
 SOURCE = "FreshStack paper (Thakur et al., 2025, arXiv:2504.13128) / https://fresh-stack.github.io"
