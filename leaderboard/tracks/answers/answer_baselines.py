@@ -25,13 +25,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf import baselines
 from freshstack_hf._version import __version__
 from freshstack_hf.answers.baseline_answers import DOCS_PER_ANSWER, SENTENCES_PER_DOC, extractive_answers
 from freshstack_hf.answers.baseline_answers import EXTRACTIVE_RUN_ID as RUN_ID
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
+from freshstack_hf.answers.rag_prompts import PROMPT_VERSION
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
 from leaderboard.store.audit import board_entry
 from leaderboard.store.store import Store
@@ -40,15 +43,15 @@ from leaderboard.tracks.answers.answer_rows import BASELINE_PREFIX
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
+from leaderboard.worker.vetting import model_fingerprint
 
 LLM_DOCS = 3  # documents the LLM baseline answers from
 Say = Callable[[str], None]
+Ranked = dict[str, dict[str, list[str]]]  # topic -> query id -> document ids, best first (`top_docs`)
 
 
 def retrievals() -> list[str]:
     """The methods the answer rows may retrieve with (`freshstack_hf.baselines.METHODS` with an `answers` rank)."""
-    from freshstack_hf import baselines
-
     return [name for name, m in baselines.METHODS.items() if m.answers is not None]
 
 
@@ -56,8 +59,6 @@ def answer_baseline_config(retrieval: str, setup: Any) -> dict[str, Any]:
     """Everything that decides the baseline's answers; its hash is the row's dedupe key. The retrieval's part is
     what each method it is computed with records (`Method.answer_part`: BM25's parameters, the dense model's
     fingerprint, the fusion constant)."""
-    from freshstack_hf import baselines
-
     config: dict[str, Any] = {
         "method": "extractive",
         "retrieval": retrieval,
@@ -86,11 +87,6 @@ def plan_answer_baselines(
     dataset: Dataset, retrieval: str = "hybrid", *, model: str | None = None, generator: JudgeEndpoint | None = None
 ) -> AnswerBaselinePlan:
     """The configurations, dedupe keys and names of the answer rows on `dataset`."""
-    from freshstack_hf import baselines
-    from freshstack_hf.answers.rag_prompts import PROMPT_VERSION
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
-    from leaderboard.worker.vetting import model_fingerprint
-
     if retrieval not in retrievals():
         raise FreshStackError(f"unknown retrieval {retrieval!r} for the answer baseline: use {', '.join(retrievals())}")
     dense_dir, fingerprints = None, {}
@@ -123,8 +119,6 @@ def top_docs(
 ) -> dict[str, dict[str, list[str]]]:
     """{topic: {query: doc ids}}: the top docs of each query the answer rows answer from (the `retrieval` method's
     run, the dense model's embeddings, where it uses one, from the embedding cache)."""
-    from freshstack_hf import baselines
-
     settings = {"cache_dir": cache_dir, "device": device, "devices": devices, "show_progress": show_progress}
     resources = baselines.Resources(baselines.Setup(dense_model=dense_dir), **settings)
     depth = max(DOCS_PER_ANSWER, LLM_DOCS)
@@ -177,45 +171,64 @@ def compute_answer_baselines(
     if not todo:
         return rows
     ranked = top_docs(dataset, retrieval, plan.dense_dir, cache_dir=cache_dir, say=say, show_progress=show_progress)
-    submitter = AnswerSubmitter(store, dataset, judge=judge, rate_limit=None, resamples=resamples)
     if "extractive" in todo:
-        config = plan.configs["extractive"]
-        stored = submitter.store_answers(
-            extractive_set(dataset, ranked),
-            list(dataset.topics),
-            name=plan.names["extractive"],
-            content_hash=plan.hashes["extractive"],
-            params={"job": "answers_baseline", "config": config},
-            description=extractive_description(config),
-            audit=board_entry(
-                "baseline", "scored", f"answer baseline '{plan.names['extractive']}' computed and stored"
-            ),
-        )
-        if stored is None:
-            raise FreshStackError("answer baseline: no query of this dataset has nuggets to score")
-        system, created, _ = stored
-        say(f"answer baseline: stored {system.name} as system #{system.id}")
-        rows.append(BaselineRow("extractive", system.name, system.id, created, system.status))
+        submitter = AnswerSubmitter(store, dataset, judge=judge, rate_limit=None, resamples=resamples)
+        rows.append(_store_extractive(submitter, dataset, ranked, plan, say))
     if "llm" in todo and generator is not None:
-        payload = {
-            **payload_dataset(dataset),
-            "topics": list(dataset.topics),
-            "ranked": {t: {q: ids[:LLM_DOCS] for q, ids in r.items()} for t, r in ranked.items()},
-            "generator": generator.as_payload(),
-            "judge": judge.as_payload() if judge is not None else None,
-            "resamples": resamples,
-        }
-        system, created = store.add_system(
-            name=plan.names["llm"],
-            kind=SYSTEM_KIND,
-            content_hash=plan.hashes["llm"],
-            description=llm_description(generator, plan),
-            job=(GENERATE_JOB_KIND, payload),
-            audit=board_entry("baseline", "queued", f"answer baseline '{plan.names['llm']}' queued for a worker"),
-        )
-        say(f"answer baseline: queued {system.name} as system #{system.id} for a worker")
-        rows.append(BaselineRow("llm", system.name, system.id, created, system.status))
+        rows.append(_queue_llm(store, dataset, ranked, plan, generator, judge, resamples, say))
     return rows
+
+
+def _store_extractive(
+    submitter: AnswerSubmitter, dataset: Dataset, ranked: Ranked, plan: AnswerBaselinePlan, say: Say
+) -> BaselineRow:
+    """The extractive row, written from `ranked` and scored by citation now (its answers stored for the judge)."""
+    config = plan.configs["extractive"]
+    stored = submitter.store_answers(
+        extractive_set(dataset, ranked),
+        list(dataset.topics),
+        name=plan.names["extractive"],
+        content_hash=plan.hashes["extractive"],
+        params={"job": "answers_baseline", "config": config},
+        description=extractive_description(config),
+        audit=board_entry("baseline", "scored", f"answer baseline '{plan.names['extractive']}' computed and stored"),
+    )
+    if stored is None:
+        raise FreshStackError("answer baseline: no query of this dataset has nuggets to score")
+    system, created, _ = stored
+    say(f"answer baseline: stored {system.name} as system #{system.id}")
+    return BaselineRow("extractive", system.name, system.id, created, system.status)
+
+
+def _queue_llm(
+    store: Store,
+    dataset: Dataset,
+    ranked: Ranked,
+    plan: AnswerBaselinePlan,
+    generator: JudgeEndpoint,
+    judge: JudgeEndpoint | None,
+    resamples: int,
+    say: Say,
+) -> BaselineRow:
+    """The LLM row, queued with the documents it answers from: a worker holds the key, generates, scores, judges."""
+    payload = {
+        **payload_dataset(dataset),
+        "topics": list(dataset.topics),
+        "ranked": {t: {q: ids[:LLM_DOCS] for q, ids in r.items()} for t, r in ranked.items()},
+        "generator": generator.as_payload(),
+        "judge": judge.as_payload() if judge is not None else None,
+        "resamples": resamples,
+    }
+    system, created = store.add_system(
+        name=plan.names["llm"],
+        kind=SYSTEM_KIND,
+        content_hash=plan.hashes["llm"],
+        description=llm_description(generator, plan),
+        job=(GENERATE_JOB_KIND, payload),
+        audit=board_entry("baseline", "queued", f"answer baseline '{plan.names['llm']}' queued for a worker"),
+    )
+    say(f"answer baseline: queued {system.name} as system #{system.id} for a worker")
+    return BaselineRow("llm", system.name, system.id, created, system.status)
 
 
 def queue_answer_baselines(

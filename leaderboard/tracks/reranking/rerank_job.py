@@ -39,6 +39,8 @@ from freshstack_hf._version import __version__
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.retrieval.models import directory_fingerprint, require_dense
+from freshstack_hf.retrieval.rerank import load_cross_encoder, rerank
 from freshstack_hf.runs import Run, from_ranked
 from leaderboard.live_scores import rank_embargoed, require_candidates
 from leaderboard.scoring import score_for_store
@@ -72,8 +74,7 @@ def reranking_inputs(data: Dataset, topic_name: str, *, judged: bool = True) -> 
 def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
     """Rerank every topic's candidates with the CrossEncoder as MTEB does, and score the reordered lists."""
     try:
-        from freshstack_hf.retrieval.models import directory_fingerprint
-        from freshstack_hf.retrieval.rerank import load_cross_encoder, rerank
+        require_dense()
     except ImportError as exc:
         raise FreshStackError(f"reranker jobs need a CrossEncoder ({exc}); install freshstack-hf[dense]") from exc
 

@@ -12,6 +12,7 @@ them, and a submission is refused naming them, since there is nothing to rerank 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from typing import Any
 
 import gradio as gr
@@ -58,67 +59,19 @@ class RerankTab(PageTab):
         gr.Markdown(f"{legend()} Bold: best value of each column.")
         with gr.Row():
             with gr.Column():
-                gr.Markdown("### A reranked run\nEach query ranks its own candidates only; scored at once.")
-                run_file = gr.File(label="Reranked run (TREC or JSON)", type="filepath", elem_id="rerank-run-file")
-                scope = gr.Dropdown(runs.scopes(), value="auto", label="Topics (auto: those the run covers)")
-                run_name = gr.Textbox(label="Name", elem_id="rerank-run-name")
-                run_desc = gr.Textbox(label="Description", lines=2)
-                run_link = gr.Textbox(label="Link (http/https)")
-                run_button = gr.Button("Submit reranked run", variant="primary", elem_id="rerank-run-submit")
+                run_button, run_inputs = _reranked_run_form(runs)
             with gr.Column():
-                gr.Markdown("### A CrossEncoder\nsentence-transformers, safetensors only; queued for a worker.")
-                model = gr.Textbox(label="Model (Hub id org/name)", elem_id="rerank-model")
-                revision = gr.Textbox(label="Revision (branch, tag or commit; default main; pinned to its commit)")
-                model_name = gr.Textbox(label="Name (default: the model id)")
-                model_desc = gr.Textbox(label="Description", lines=2)
-                model_link = gr.Textbox(label="Link (http/https)")
-                model_propose = propose_box("rerank-propose")
-                model_button = gr.Button("Submit reranker", variant="primary", elem_id="rerank-model-submit")
+                model_button, model_inputs = _reranker_form()
         outcome = gr.Markdown(elem_id="rerank-outcome")
         status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
 
         def rerank_table() -> Any:
             return gr.update(value=source.display(), datatype=source.datatypes())
 
-        def submit_rerank_run(
-            file: Path_, scope: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
-        ) -> Any:
-            shown = os.path.basename(file) if file else None
-            options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
-            return page.signed(
-                request,
-                profile,
-                source,
-                lambda who: runs.submit(file, identity=who, **options),
-                what="reranked_run",
-            )
-
-        def submit_reranker(
-            model: str,
-            revision: str,
-            name: str,
-            desc: str,
-            link: str,
-            propose: bool = False,  # last, and optional: API clients written before it still work
-            request: gr.Request = None,  # type: ignore[assignment]  (gradio always passes these two)
-            profile: Profile = None,
-        ) -> Any:
-            options = {"revision": revision, "name": name, "description": desc, "link": link, "propose": bool(propose)}
-
-            def send(who: str) -> Any:
-                return with_proposal(page, lambda: models.submit(model, identity=who, **options), model, bool(propose))
-
-            return page.signed(request, profile, source, send, what="reranker")
-
         self.table, self.outputs = table, [outcome, status]
         self.forms = (
-            (run_button, submit_rerank_run, [run_file, scope, run_name, run_desc, run_link], "submit_rerank_run"),
-            (
-                model_button,
-                submit_reranker,
-                [model, revision, model_name, model_desc, model_link, model_propose],
-                "submit_reranker",
-            ),
+            (run_button, _reranked_run_event(page, source, runs), run_inputs, "submit_rerank_run"),
+            (model_button, _reranker_event(page, source, models), model_inputs, "submit_reranker"),
         )
         self.refresh = rerank_table
 
@@ -128,3 +81,70 @@ class RerankTab(PageTab):
             button.click(submit, inputs, self.outputs, api_name=api_name, **SCORING).then(
                 self.refresh, None, self.table, api_name=False, **READ
             )
+
+
+def _reranked_run_form(runs: RerankedRunSubmitter) -> tuple[Any, list[Any]]:
+    """The reranked run's form: its button, and its inputs in the order of `/submit_rerank_run`'s arguments."""
+    gr.Markdown("### A reranked run\nEach query ranks its own candidates only; scored at once.")
+    run_file = gr.File(label="Reranked run (TREC or JSON)", type="filepath", elem_id="rerank-run-file")
+    scope = gr.Dropdown(runs.scopes(), value="auto", label="Topics (auto: those the run covers)")
+    run_name = gr.Textbox(label="Name", elem_id="rerank-run-name")
+    run_desc = gr.Textbox(label="Description", lines=2)
+    run_link = gr.Textbox(label="Link (http/https)")
+    run_button = gr.Button("Submit reranked run", variant="primary", elem_id="rerank-run-submit")
+    return run_button, [run_file, scope, run_name, run_desc, run_link]
+
+
+def _reranker_form() -> tuple[Any, list[Any]]:
+    """The CrossEncoder's form: its button, and its inputs in the order of `/submit_reranker`'s arguments."""
+    gr.Markdown("### A CrossEncoder\nsentence-transformers, safetensors only; queued for a worker.")
+    model = gr.Textbox(label="Model (Hub id org/name)", elem_id="rerank-model")
+    revision = gr.Textbox(label="Revision (branch, tag or commit; default main; pinned to its commit)")
+    model_name = gr.Textbox(label="Name (default: the model id)")
+    model_desc = gr.Textbox(label="Description", lines=2)
+    model_link = gr.Textbox(label="Link (http/https)")
+    model_propose = propose_box("rerank-propose")
+    model_button = gr.Button("Submit reranker", variant="primary", elem_id="rerank-model-submit")
+    return model_button, [model, revision, model_name, model_desc, model_link, model_propose]
+
+
+def _reranked_run_event(page: Page, source: RerankSource, runs: RerankedRunSubmitter) -> Callable[..., Any]:
+    """The reranked run form's event, the `/submit_rerank_run` API: its parameters are the API's arguments."""
+
+    def submit_rerank_run(
+        file: Path_, scope: str, name: str, desc: str, link: str, request: gr.Request, profile: Profile
+    ) -> Any:
+        shown = os.path.basename(file) if file else None
+        options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
+        return page.signed(
+            request,
+            profile,
+            source,
+            lambda who: runs.submit(file, identity=who, **options),
+            what="reranked_run",
+        )
+
+    return submit_rerank_run
+
+
+def _reranker_event(page: Page, source: RerankSource, models: RerankerSubmitter) -> Callable[..., Any]:
+    """The CrossEncoder form's event, the `/submit_reranker` API: its parameters are the API's arguments."""
+
+    def submit_reranker(
+        model: str,
+        revision: str,
+        name: str,
+        desc: str,
+        link: str,
+        propose: bool = False,  # last, and optional: API clients written before it still work
+        request: gr.Request = None,  # type: ignore[assignment]  (gradio always passes these two)
+        profile: Profile = None,
+    ) -> Any:
+        options = {"revision": revision, "name": name, "description": desc, "link": link, "propose": bool(propose)}
+
+        def send(who: str) -> Any:
+            return with_proposal(page, lambda: models.submit(model, identity=who, **options), model, bool(propose))
+
+        return page.signed(request, profile, source, send, what="reranker")
+
+    return submit_reranker

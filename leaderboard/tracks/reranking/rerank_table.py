@@ -21,6 +21,7 @@ from typing import Any
 import pandas as pd
 
 from freshstack_hf.metrics import HEADLINE
+from freshstack_hf.repo import layout
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import from_ids
 from leaderboard.live_release import LiveRelease
@@ -43,8 +44,6 @@ REFERENCE_TYPE = "reference: first stage"
 def first_stage_scores(dataset: Dataset) -> dict[str, dict[str, float]]:
     """{topic: {measure id: value}} of the candidates as they come (ids in rank order, scored as a run), for the
     topics that have them."""
-    from freshstack_hf.repo import layout
-
     topics = [t for t in dataset.topics if layout.config_path(dataset.folder, t, "top_ranked").exists()]
     if not topics:
         return {}

@@ -18,10 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf import baselines
 from freshstack_hf._version import __version__
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 from leaderboard.baseline_key import BaselineRow, config_hash, queue_row
 from leaderboard.scoring import score_for_store
 from leaderboard.store.audit import board_entry
@@ -67,9 +69,6 @@ def plan_baselines(
 ) -> BaselinePlan:
     """The configurations and dedupe keys of the rows `methods` (default: the registry's board rows; with a
     cross-encoder also the methods that need one) on `dataset`."""
-    from freshstack_hf import baselines
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
-
     asked = list(dict.fromkeys(baselines.board_methods() if methods is None else methods))
     unknown = [m for m in asked if m not in baselines.METHODS]
     if unknown:
@@ -109,8 +108,6 @@ def compute_runs(
     Dense embeddings go through the embedding cache (`cache_dir`, else the shared default), so rows computed
     one after another (dense, then the hybrid) encode the corpus once.
     """
-    from freshstack_hf import baselines
-
     settings = {"cache_dir": cache_dir, "device": device, "devices": devices, "show_progress": show_progress}
     resources = baselines.Resources(plan.setup, say=say, **settings)
     made: dict[str, dict[str, Any]] = {m: {} for m in baselines.with_inputs(methods)}
@@ -152,8 +149,6 @@ def score_baseline(
 
 def size_of(plan: BaselinePlan, method: str) -> int | None:
     """A row's parameter count: the dense model's (read from its safetensors headers) when the row uses it."""
-    from freshstack_hf import baselines
-
     uses_dense = baselines.DENSE_MODEL in baselines.needs([method])
     return weights_parameters(plan.dense_dir) if plan.dense_dir and uses_dense else None
 

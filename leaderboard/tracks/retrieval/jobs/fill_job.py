@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from leaderboard.fills import fill_archived_run, fill_blob
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.ranking_blob import decode_ranking
 from leaderboard.store.records import ResultMeta
@@ -25,8 +26,6 @@ from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
 
 
 def run_fill(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
-    from leaderboard.fills import fill_archived_run, fill_blob
-
     topic = str(payload["topic"])
     dataset = open_job_dataset(payload, options.dataset, [topic])
     runs = decode_ranking(job_inputs(payload, RANKING, "ranking to fill from"))

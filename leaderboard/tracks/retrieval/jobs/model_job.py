@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +41,9 @@ from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.retrieval.dense import DenseRetriever
 from freshstack_hf.retrieval.encoding import visible_gpus
+from freshstack_hf.retrieval.models import require_dense
 from freshstack_hf.runs import Run, from_ranked
 from leaderboard.live_scores import rank_embargoed, require_candidates
 from leaderboard.scoring import score_for_store
@@ -71,15 +74,10 @@ def _may_pool(retriever: Any) -> bool:
 def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
     """Dense retrieval with a sentence-transformers model over each topic's corpus (or its Nano subset), scored."""
     try:
-        from freshstack_hf.retrieval.dense import DenseRetriever
+        require_dense()
     except ImportError as exc:
         raise FreshStackError(f"model jobs need dense retrieval ({exc}); install freshstack-hf[dense]") from exc
-
-    if not payload.get("model"):
-        raise FreshStackError("model job without 'model' (a Hub id or a local path) in its payload")
-    track = payload.get("track", "full")
-    if track not in ("full", "nano"):
-        raise FreshStackError(f"unknown track {track!r}: use 'full' (whole corpora) or 'nano' (candidate pools)")
+    track = _checked_track(payload)
     folder = model_dir(str(payload["model"]), payload.get("revision"))
     params = check_model_dir(folder, options.max_model_bytes)
     data = open_job_dataset(payload, options.dataset, payload.get("topics"))
@@ -88,48 +86,96 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
     devices = list(options.devices) if options.devices is not None else None  # None: every GPU when several
     split = payload.get(PRIVATE)
     with contextlib.ExitStack() as stack:
-        cache_dir = options.cache_dir
-        if cache_dir is None and split and "folder" in split:  # the live pass reads the corpus's vectors from it
-            cache_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="freshstack-live-"))
-        elif cache_dir is not None:
-            Path(cache_dir).mkdir(parents=True, exist_ok=True)  # made before the seal, which lets it be written only
+        cache_dir = _cache_dir(options.cache_dir, split, stack)
         retriever = DenseRetriever(str(folder), cache_dir=cache_dir, device=options.device, devices=devices, **settings)
         split = seal_job(split, read=[folder, data.folder], write=[cache_dir], shared_memory=_may_pool(retriever))
-        uncached = DenseRetriever(
-            retriever.dense, query_prompt=retriever.query_prompt, doc_prompt=retriever.doc_prompt,
-            max_seq_length=retriever.max_seq_length, batch_size=retriever.batch_size, devices=retriever.devices,
-        )  # fmt: skip  # the embargoed questions' encoder: it keeps no vector of them
-
-        def rank(source: Dataset, name: str) -> tuple[Run, Any, list[str]]:
-            docs, queries = _corpus(source, name, track), source.topic(name).queries
-            ranked, stats = retriever.retrieve(
-                [d.doc_id for d in docs], [d.text for d in docs], [q.query_id for q in queries],
-                [q.text for q in queries], k=min(k, len(docs)),
-            )  # fmt: skip
-            return from_ranked(ranked), stats, [d.text for d in docs]
-
-        def rank_live(handed: Dataset, name: str) -> Run:
-            if track == "nano":
-                require_candidates(handed, name)  # the pool of the embargoed questions' candidates
-            docs, queries = _corpus(handed, name, track), handed.topic(name).queries
-            texts = [d.text for d in docs]
-            ranked, _ = uncached.retrieve(
-                [d.doc_id for d in docs], texts, [q.query_id for q in queries], [q.text for q in queries],
-                k=min(k, len(docs)), doc_vectors=retriever.encode(texts),
-            )  # fmt: skip
-            return from_ranked(ranked)
-
+        ranker = _TopicRanker(retriever, _uncached(retriever), track, k)
         runs = {}
         meter, query_texts = EfficiencyMeter(), []
         for name in data.topics:
-            runs[name], stats, doc_texts = rank(data, name)
+            runs[name], stats, doc_texts = ranker.public(data, name)
             meter.add(stats, doc_texts)
             query_texts += [q.text for q in data.topic(name).queries]
         resamples = int(payload.get("resamples", RESAMPLES))
         scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
-        live_runs, live = rank_embargoed(split, data.topics, rank_live)
+        live_runs, live = rank_embargoed(split, data.topics, ranker.live)
         efficiency = meter.report(retriever, query_texts, options.device)  # the public split's costs alone
-    meta = {
+    meta = _parameters(payload, retriever, data, params, track, k, settings["batch_size"]) | scored.parameters
+    meta["card_cutoff"] = card_cutoff(folder)
+    meta["efficiency"] = efficiency
+    if live is not None:  # why it ranked nothing; the worker writes the live record itself
+        meta["live"] = live
+    output = ResultMeta(data.revision, __version__, meta)
+    return JobOutput(
+        scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"], live_runs=live_runs
+    )
+
+
+def _checked_track(payload: Mapping[str, Any]) -> str:
+    """The payload's track, once it names a model and a track this job knows: refused before anything is loaded."""
+    if not payload.get("model"):
+        raise FreshStackError("model job without 'model' (a Hub id or a local path) in its payload")
+    track = payload.get("track", "full")
+    if track not in ("full", "nano"):
+        raise FreshStackError(f"unknown track {track!r}: use 'full' (whole corpora) or 'nano' (candidate pools)")
+    return track
+
+
+def _cache_dir(given: str | None, split: Any, stack: contextlib.ExitStack) -> str | None:
+    """The embedding cache the job writes: the worker's, made before the seal (which lets it be written only), or
+    for a live pass without one a folder kept for the job's length, from which the second pass reads the corpus's
+    vectors."""
+    if given is None and split and "folder" in split:
+        return stack.enter_context(tempfile.TemporaryDirectory(prefix="freshstack-live-"))
+    if given is not None:
+        Path(given).mkdir(parents=True, exist_ok=True)
+    return given
+
+
+def _uncached(retriever: DenseRetriever) -> DenseRetriever:
+    """The embargoed questions' encoder: the same model and settings as `retriever`, keeping no vector of them."""
+    return DenseRetriever(
+        retriever.dense, query_prompt=retriever.query_prompt, doc_prompt=retriever.doc_prompt,
+        max_seq_length=retriever.max_seq_length, batch_size=retriever.batch_size, devices=retriever.devices,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class _TopicRanker:
+    """One topic's queries ranked over its corpus (or its Nano pool) by the job's model: the public questions
+    through the embedding cache, the embargoed ones with the corpus's vectors from it and their own encoded uncached."""
+
+    retriever: DenseRetriever
+    uncached: DenseRetriever
+    track: str
+    k: int
+
+    def public(self, source: Dataset, name: str) -> tuple[Run, Any, list[str]]:
+        """The topic's run, the encoding's stats and the documents' texts (what the efficiency meter reads)."""
+        docs, queries = _corpus(source, name, self.track), source.topic(name).queries
+        ranked, stats = self.retriever.retrieve(
+            [d.doc_id for d in docs], [d.text for d in docs], [q.query_id for q in queries],
+            [q.text for q in queries], k=min(self.k, len(docs)),
+        )  # fmt: skip
+        return from_ranked(ranked), stats, [d.text for d in docs]
+
+    def live(self, handed: Dataset, name: str) -> Run:
+        if self.track == "nano":
+            require_candidates(handed, name)  # the pool of the embargoed questions' candidates
+        docs, queries = _corpus(handed, name, self.track), handed.topic(name).queries
+        texts = [d.text for d in docs]
+        ranked, _ = self.uncached.retrieve(
+            [d.doc_id for d in docs], texts, [q.query_id for q in queries], [q.text for q in queries],
+            k=min(self.k, len(docs)), doc_vectors=self.retriever.encode(texts),
+        )  # fmt: skip
+        return from_ranked(ranked)
+
+
+def _parameters(
+    payload: Mapping[str, Any], retriever: DenseRetriever, data: Dataset, params: Any, track: str, k: int, batch: int
+) -> dict[str, Any]:
+    """What the row's results record of how they were computed (the scoring's own parameters follow)."""
+    return {
         "job": "model",
         "model": str(payload["model"]),
         "model_revision": retriever.dense.revision,
@@ -142,17 +188,8 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
         "dtype": retriever.dense.dtype,
         "dataset": data.source,
         "topics": data.topics,
-        "batch_size": settings["batch_size"],
-        **scored.parameters,
+        "batch_size": batch,
     }
-    meta["card_cutoff"] = card_cutoff(folder)
-    meta["efficiency"] = efficiency
-    if live is not None:  # why it ranked nothing; the worker writes the live record itself
-        meta["live"] = live
-    output = ResultMeta(data.revision, __version__, meta)
-    return JobOutput(
-        scored.results, output, size=params, runs=scored.archived, cutoff=meta["card_cutoff"], live_runs=live_runs
-    )
 
 
 # what the worker runs for this track (`leaderboard.worker.jobs`); scored live when the worker reads the private split

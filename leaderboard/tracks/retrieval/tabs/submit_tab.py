@@ -53,74 +53,13 @@ class SubmitTab(PageTab):
         models = ModelSubmitter(page.store, page.dataset, model_roots=settings.model_roots, **page.submitter_options())
         with gr.Row():
             with gr.Column():
-                gr.Markdown("### A run file\nScored at once against this dataset's judgments.")
-                run_file = gr.File(label="Run (TREC or JSON)", type="filepath", elem_id="run-file")
-                scope = gr.Dropdown(runs.scopes(), value="auto", label="Topics (auto: those the run covers)")
-                run_name = gr.Textbox(label="Name", elem_id="run-name")
-                run_desc = gr.Textbox(label="Description", lines=2)
-                run_link = gr.Textbox(label="Link (http/https)")
-                run_cutoff = gr.Textbox(label=CUTOFF_LABEL, placeholder="YYYY-MM-DD", elem_id="run-cutoff")
-                run_button = gr.Button("Submit run", variant="primary", elem_id="run-submit")
+                run_button, run_inputs = _run_form(runs)
             with gr.Column():
-                gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
-                model = gr.Textbox(label="Model (Hub id org/name)", elem_id="model-id")
-                revision = gr.Textbox(
-                    label="Revision (branch, tag or commit; default main; pinned to its commit)",
-                    elem_id="model-revision",
-                )
-                track = gr.Radio(["full", "nano"], value="full", label="Track (full corpora or nano pools)")
-                model_name = gr.Textbox(label="Name (default: the model id)")
-                model_desc = gr.Textbox(label="Description", lines=2)
-                model_link = gr.Textbox(label="Link (http/https)")
-                model_cutoff = gr.Textbox(label=CUTOFF_LABEL + "; empty: the model card's", placeholder="YYYY-MM-DD")
-                model_propose = propose_box("model-propose")
-                model_button = gr.Button("Submit model", variant="primary")
+                model_button, model_inputs = _model_form()
         outcome = gr.Markdown(elem_id="submit-outcome")
         status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
-
-        def submit_run(
-            file: Path_,
-            scope: str,
-            name: str,
-            desc: str,
-            link: str,
-            cutoff: str | None = None,  # a default keeps it optional for API clients written before it existed
-            request: gr.Request = None,  # type: ignore[assignment]  (gradio always passes these two)
-            profile: Profile = None,
-        ) -> Any:
-            shown = os.path.basename(file) if file else None
-            options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
-            options["cutoff"] = cutoff or ""
-            return page.signed(
-                request, profile, board, lambda who: runs.submit(file, identity=who, **options), what="run"
-            )
-
-        def submit_model(
-            model: str,
-            revision: str,
-            track: str,
-            name: str,
-            desc: str,
-            link: str,
-            cutoff: str | None = None,
-            propose: bool = False,  # last, and optional: API clients written before it still work
-            request: gr.Request = None,  # type: ignore[assignment]
-            profile: Profile = None,
-        ) -> Any:
-            options = {"revision": revision, "track": track, "name": name, "description": desc, "link": link}
-            options["cutoff"], options["propose"] = cutoff or "", bool(propose)
-
-            def send(who: str) -> SubmitOutcome:
-                return with_proposal(page, lambda: models.submit(model, identity=who, **options), model, bool(propose))
-
-            return page.signed(request, profile, board, send, what="model")
-
-        self.run = run_button, submit_run, [run_file, scope, run_name, run_desc, run_link, run_cutoff]
-        self.model = (
-            model_button,
-            submit_model,
-            [model, revision, track, model_name, model_desc, model_link, model_cutoff, model_propose],
-        )
+        self.run = run_button, _run_event(page, board, runs), run_inputs
+        self.model = model_button, _model_event(page, board, models), model_inputs
         self.outputs = [outcome, status]
 
     def wire(self, page: Page) -> None:
@@ -132,3 +71,81 @@ class SubmitTab(PageTab):
         model_button.click(submit_model, model_inputs, self.outputs, api_name="submit_model", **WRITE).then(
             *refresh, api_name=False, **READ
         ).then(*page.part(WATCH), api_name=False, **READ)
+
+
+def _run_form(runs: RunSubmitter) -> tuple[Any, list[Any]]:
+    """The run file's form: its button, and its inputs in the order of `/submit_run`'s arguments."""
+    gr.Markdown("### A run file\nScored at once against this dataset's judgments.")
+    run_file = gr.File(label="Run (TREC or JSON)", type="filepath", elem_id="run-file")
+    scope = gr.Dropdown(runs.scopes(), value="auto", label="Topics (auto: those the run covers)")
+    run_name = gr.Textbox(label="Name", elem_id="run-name")
+    run_desc = gr.Textbox(label="Description", lines=2)
+    run_link = gr.Textbox(label="Link (http/https)")
+    run_cutoff = gr.Textbox(label=CUTOFF_LABEL, placeholder="YYYY-MM-DD", elem_id="run-cutoff")
+    run_button = gr.Button("Submit run", variant="primary", elem_id="run-submit")
+    return run_button, [run_file, scope, run_name, run_desc, run_link, run_cutoff]
+
+
+def _model_form() -> tuple[Any, list[Any]]:
+    """The model's form: its button, and its inputs in the order of `/submit_model`'s arguments."""
+    gr.Markdown("### A sentence-transformers model\nQueued; an evaluation worker scores it.")
+    model = gr.Textbox(label="Model (Hub id org/name)", elem_id="model-id")
+    revision = gr.Textbox(
+        label="Revision (branch, tag or commit; default main; pinned to its commit)",
+        elem_id="model-revision",
+    )
+    track = gr.Radio(["full", "nano"], value="full", label="Track (full corpora or nano pools)")
+    model_name = gr.Textbox(label="Name (default: the model id)")
+    model_desc = gr.Textbox(label="Description", lines=2)
+    model_link = gr.Textbox(label="Link (http/https)")
+    model_cutoff = gr.Textbox(label=CUTOFF_LABEL + "; empty: the model card's", placeholder="YYYY-MM-DD")
+    model_propose = propose_box("model-propose")
+    model_button = gr.Button("Submit model", variant="primary")
+    return model_button, [model, revision, track, model_name, model_desc, model_link, model_cutoff, model_propose]
+
+
+def _run_event(page: Page, board: Any, runs: RunSubmitter) -> Callable[..., Any]:
+    """The run form's event, the `/submit_run` API: its parameters are the API's arguments, by name."""
+
+    def submit_run(
+        file: Path_,
+        scope: str,
+        name: str,
+        desc: str,
+        link: str,
+        cutoff: str | None = None,  # a default keeps it optional for API clients written before it existed
+        request: gr.Request = None,  # type: ignore[assignment]  (gradio always passes these two)
+        profile: Profile = None,
+    ) -> Any:
+        shown = os.path.basename(file) if file else None
+        options = {"name": name, "description": desc, "link": link, "scope": scope, "display_name": shown}
+        options["cutoff"] = cutoff or ""
+        return page.signed(request, profile, board, lambda who: runs.submit(file, identity=who, **options), what="run")
+
+    return submit_run
+
+
+def _model_event(page: Page, board: Any, models: ModelSubmitter) -> Callable[..., Any]:
+    """The model form's event, the `/submit_model` API: its parameters are the API's arguments, by name."""
+
+    def submit_model(
+        model: str,
+        revision: str,
+        track: str,
+        name: str,
+        desc: str,
+        link: str,
+        cutoff: str | None = None,
+        propose: bool = False,  # last, and optional: API clients written before it still work
+        request: gr.Request = None,  # type: ignore[assignment]
+        profile: Profile = None,
+    ) -> Any:
+        options = {"revision": revision, "track": track, "name": name, "description": desc, "link": link}
+        options["cutoff"], options["propose"] = cutoff or "", bool(propose)
+
+        def send(who: str) -> SubmitOutcome:
+            return with_proposal(page, lambda: models.submit(model, identity=who, **options), model, bool(propose))
+
+        return page.signed(request, profile, board, send, what="model")
+
+    return submit_model

@@ -90,8 +90,6 @@ def _hub_tags(repo_id: str) -> list[str]:
 
 
 def _opened(source: str, revision: str) -> Dataset | None:
-    from freshstack_hf.errors import FreshStackError
-
     try:
         return Dataset(source, revision)
     except FreshStackError:
@@ -158,81 +156,124 @@ def over_time(
     values as `live_of` releases each snapshot's (`leaderboard.live_release`; by default none)."""
     chosen = parse_measure(measure) if isinstance(measure, str) else measure
     labels = [s.label for s in snapshots]
-    by_revision = {s.dataset.revision: s for s in snapshots}
     rows = store.leaderboard_rows(kinds=tuple(TYPES), measures=(chosen.id,))
-    payloads = store.queue.first_payloads()
-    values: dict[str, dict[str, float]] = {}
-    names: dict[str, tuple[str, str, str]] = {}  # lineage -> (name, type, cutoff)
-    rescored: dict[str, list[str]] = {}
-    ids: dict[str, dict[str, int]] = {}  # lineage -> snapshot -> system id
-    failed: dict[str, dict[str, str]] = {}  # lineage -> snapshot -> why its row there failed
-    for row in rows:
-        snapshot = by_revision.get(row.dataset_revision or "")
-        if row.system.status == "failed":
-            queued_for = by_revision.get(str((payloads.get(row.system.id) or {}).get("dataset_revision") or ""))
-            if queued_for is not None and row.system.error:
-                key = lineage(row.system, payloads.get(row.system.id))
-                failed.setdefault(key, {}).setdefault(queued_for.label, row.system.error.splitlines()[0])
-            continue
-        if row.system.status != "scored" or snapshot is None:
-            continue
-        key = lineage(row.system, payloads.get(row.system.id))
-        cells = [[_value(row.scores, t, chosen.id) for t in snapshot.dataset.topics]]
-        average = float(topic_averages(np.array(cells, dtype=np.float64))[0])
-        if math.isnan(average):
-            continue
-        values.setdefault(key, {})[snapshot.label] = average
-        ids.setdefault(key, {})[snapshot.label] = row.system.id
-        name = row.system.name.removesuffix(RESCORED_MARK)
-        if row.system.name.endswith(RESCORED_MARK):
-            rescored.setdefault(key, []).append(snapshot.label)
-        if key not in names or not row.system.name.endswith(RESCORED_MARK):
-            names[key] = (name, TYPES[row.system.kind], row.system.cutoff or "")
-    frame = pd.DataFrame(
-        [
-            {"system": names[k][0], "type": names[k][1], **{label: v.get(label) for label in labels}}
-            for k, v in values.items()
-        ],
-        columns=["system", "type", *labels],
-    )
-    keys = list(values)
-    for label in labels:
-        frame[label] = frame[label].astype("float64")
-        frame[rank_column(label)] = frame[label].rank(ascending=False, method="min").astype("Int64")
-    first_last = [_ends(values[k], labels) for k in keys]
-    frame["change"] = [last - first if n > 1 else np.nan for first, last, n in first_last]
-    frame["re-scored on"] = [", ".join(rescored.get(k, [])) for k in keys]
-    frame["cutoff"] = [names[k][2] for k in keys]
+    lines = _Lines.of(rows, store.queue.first_payloads(), snapshots, chosen)
+    frame = lines.frame(labels)
     with_cutoff = [row.system for row in rows if row.system.cutoff]  # read once for every snapshot
     per_query = store.per_query_scores((chosen.id,)) if with_cutoff else []
     for snapshot in snapshots:
         after = _after_cutoff(snapshot, chosen, with_cutoff, per_query)
-        frame[after_column(snapshot.label)] = [
-            after.get(ids[k].get(snapshot.label, -1), np.nan) if names[k][2] else np.nan for k in keys
-        ]
+        frame[after_column(snapshot.label)] = lines.after_cutoff(snapshot.label, after)
     live_labels, live_points = [], []
     for snapshot in snapshots:  # live values beside the public ones, on the snapshots a worker scored live
-        label, live = snapshot.label, _live_values(store, snapshot, chosen, live_of)
-        found = [live.get(ids[k].get(label, -1), np.nan) for k in keys]
+        label = snapshot.label
+        found = lines.on(label, _live_values(store, snapshot, chosen, live_of))
         if all(math.isnan(v) for v in found):
             continue
         live_labels.append(label)
         frame[live_column(label)] = found
         frame[live_gap_column(label)] = (frame[live_column(label)] - frame[label]).round(2)
-        live_points += [(label, names[k][0] + LIVE_SERIES, v) for k, v in zip(keys, found, strict=True) if v == v]
+        series = [lines.names[k][0] + LIVE_SERIES for k in lines.keys]
+        live_points += [(label, name, v) for name, v in zip(series, found, strict=True) if v == v]
     frame = frame.sort_values([labels[-1], "system"], ascending=[False, True], na_position="last")
-    long = pd.DataFrame(
-        [{"snapshot": label, "system": names[k][0], "value": v[label]} for k, v in values.items() for label in labels
-         if label in v] + [{"snapshot": a, "system": b, "value": c} for a, b, c in live_points],
-        columns=["snapshot", "system", "value"],
-    )  # fmt: skip
-    taus = []
-    for a, b in itertools.pairwise(labels):
-        both = [k for k in keys if a in values[k] and b in values[k]]
-        taus.append((a, b, kendall_tau_b([values[k][a] for k in both], [values[k][b] for k in both]), len(both)))
     gap = frame[frame["change"].notna()][["system", "type", "change"]].sort_values(["change", "system"])
-    stopped = _stopped(labels, values, names, failed)
+    stopped = _stopped(labels, lines.values, lines.names, lines.failed)
+    long, taus = lines.chart(labels, live_points), lines.taus(labels)
     return OverTime(labels, frame.reset_index(drop=True), long, taus, gap.reset_index(drop=True), stopped, live_labels)
+
+
+@dataclass
+class _Lines:
+    """Each system's line across the snapshots, keyed by its lineage (`remeasure.lineage`): its average on each
+    snapshot (`values`), its (name, type, cutoff), the snapshots it was re-scored on, its system id on each, and why
+    its row failed on a snapshot it was queued for."""
+
+    values: dict[str, dict[str, float]] = field(default_factory=dict)
+    names: dict[str, tuple[str, str, str]] = field(default_factory=dict)
+    rescored: dict[str, list[str]] = field(default_factory=dict)
+    ids: dict[str, dict[str, int]] = field(default_factory=dict)  # lineage -> snapshot -> system id
+    failed: dict[str, dict[str, str]] = field(default_factory=dict)  # lineage -> snapshot -> why its row failed
+
+    @classmethod
+    def of(cls, rows: list[Any], payloads: Mapping[int, Any], snapshots: list[Snapshot], measure: Measure) -> _Lines:
+        lines = cls()
+        by_revision = {s.dataset.revision: s for s in snapshots}
+        for row in rows:
+            lines.add(row, payloads.get(row.system.id), by_revision, measure)
+        return lines
+
+    def add(self, row: Any, payload: Any, by_revision: Mapping[str, Snapshot], measure: Measure) -> None:
+        """One stored row: a point of its system's line when it is scored on a listed snapshot (and has an
+        average there), the reason of a failed row queued for one."""
+        snapshot = by_revision.get(row.dataset_revision or "")
+        if row.system.status == "failed":
+            queued_for = by_revision.get(str((payload or {}).get("dataset_revision") or ""))
+            if queued_for is not None and row.system.error:
+                key = lineage(row.system, payload)
+                self.failed.setdefault(key, {}).setdefault(queued_for.label, row.system.error.splitlines()[0])
+            return
+        if row.system.status != "scored" or snapshot is None:
+            return
+        key = lineage(row.system, payload)
+        cells = [[_value(row.scores, t, measure.id) for t in snapshot.dataset.topics]]
+        average = float(topic_averages(np.array(cells, dtype=np.float64))[0])
+        if math.isnan(average):
+            return
+        self.values.setdefault(key, {})[snapshot.label] = average
+        self.ids.setdefault(key, {})[snapshot.label] = row.system.id
+        name = row.system.name.removesuffix(RESCORED_MARK)
+        if row.system.name.endswith(RESCORED_MARK):
+            self.rescored.setdefault(key, []).append(snapshot.label)
+        if key not in self.names or not row.system.name.endswith(RESCORED_MARK):
+            self.names[key] = (name, TYPES[row.system.kind], row.system.cutoff or "")
+
+    @property
+    def keys(self) -> list[str]:
+        return list(self.values)
+
+    def frame(self, labels: list[str]) -> pd.DataFrame:
+        """A row per line: its value and rank on each snapshot, the change from its first to its last, where it was
+        re-scored, its cutoff."""
+        frame = pd.DataFrame(
+            [
+                {"system": self.names[k][0], "type": self.names[k][1], **{label: v.get(label) for label in labels}}
+                for k, v in self.values.items()
+            ],
+            columns=["system", "type", *labels],
+        )
+        for label in labels:
+            frame[label] = frame[label].astype("float64")
+            frame[rank_column(label)] = frame[label].rank(ascending=False, method="min").astype("Int64")
+        first_last = [_ends(self.values[k], labels) for k in self.keys]
+        frame["change"] = [last - first if n > 1 else np.nan for first, last, n in first_last]
+        frame["re-scored on"] = [", ".join(self.rescored.get(k, [])) for k in self.keys]
+        frame["cutoff"] = [self.names[k][2] for k in self.keys]
+        return frame
+
+    def on(self, label: str, by_system: Mapping[int, float]) -> list[float]:
+        """Each line's value in `by_system` (system id -> value) for its system on snapshot `label`; NaN without."""
+        return [by_system.get(self.ids[k].get(label, -1), np.nan) for k in self.keys]
+
+    def after_cutoff(self, label: str, after: Mapping[int, float]) -> list[float]:
+        """Each line's after-cutoff value on snapshot `label`; NaN for a system without a cutoff."""
+        return [v if self.names[k][2] else np.nan for k, v in zip(self.keys, self.on(label, after), strict=True)]
+
+    def chart(self, labels: list[str], live_points: list[tuple[str, str, float]]) -> pd.DataFrame:
+        """(snapshot, system, value) of every point, the live points last: the line chart's data."""
+        return pd.DataFrame(
+            [{"snapshot": label, "system": self.names[k][0], "value": v[label]} for k, v in self.values.items()
+             for label in labels if label in v] + [{"snapshot": a, "system": b, "value": c} for a, b, c in live_points],
+            columns=["snapshot", "system", "value"],
+        )  # fmt: skip
+
+    def taus(self, labels: list[str]) -> list[tuple[str, str, float | None, int]]:
+        """Kendall's tau between consecutive snapshots, over the systems on both, and how many they are."""
+        taus = []
+        for a, b in itertools.pairwise(labels):
+            both = [k for k in self.keys if a in self.values[k] and b in self.values[k]]
+            values_a, values_b = [self.values[k][a] for k in both], [self.values[k][b] for k in both]
+            taus.append((a, b, kendall_tau_b(values_a, values_b), len(both)))
+        return taus
 
 
 def _stopped(
