@@ -8,7 +8,7 @@ write it (`22.7M`, `110M`, `1.3B`), one column per size in increasing order (`si
 size (BM25, API models) cannot be placed and are listed in the caption instead of being dropped silently.
 Values are rounded to 3 decimals: the plots and their tooltips show them as the tables do.
 
-Speed (`speed_scatter`) is the documents/s a worker measured for a model row (`leaderboard_table.EFFICIENCY`),
+Speed (`speed_scatter`) is the documents/s a worker measured for a model row (`table_efficiency.EFFICIENCY`),
 so only rows with that figure are placed, each with the hardware it was measured on: a GPU row and a CPU row
 differ by the machine as much as by the model. Its chart (`speed_chart`) has the log axis this needs.
 """
