@@ -18,11 +18,15 @@
 * `model_pages/`: the board's verified results as the `.eval_results` files of each model's Hub repo (`verified`),
   proposed to the repos by pull request (`pull_requests`, through `hub_files`), and the Hub's reports on the
   benchmark read back beside the board's values (`reports`).
-* At the top: the board's `defaults` (where the store lives, the upload cap, the rate limit), what every
-  submission goes through (`submission`, `sanitize`), scoring through the library (`scoring`), live scores on the
+* `submission/`: what every submission goes through, whatever its kind: the outcome it is told (`outcome`), its
+  checks' view of it (`upload`), file hygiene (`uploaded_files`), the live quota (`live_quota`), one audit row a
+  call (`audited`) and `submitter.BaseSubmitter`, the kinds' checks run in their order.
+* At the top: the board's `defaults` (where the store lives, the upload cap, the rate limit), the sanitizing of
+  a submission's text (`sanitize`), scoring through the library (`scoring`), live scores on the
   embargoed questions (`live_scores`), what every baseline row shares (`baseline_key`), hole fills of stored
-  systems (`fills`), the test-only fault points (`fault_points`), and the commands (`cli_app`, `cli_worker`,
-  `cli_admin`, `cli_drift`, `cli_fill`, `cli_space`).
+  systems (`fills`), and the test-only fault points (`fault_points`).
+* `cli/`: the board's commands, one module each, registered as `freshstack-hf` commands in `pyproject.toml`
+  (`serve_board`, `board_worker`, `admin`, `drift_board`, `fill_board`, `board_space`, `remeasure_board`).
 * `tracks/retrieval` (runs, models, rerankers, baselines; the Leaderboard, Reranking, After cutoff, Reference,
   Detail, Plots, Drift, Holes, Submit and About tabs) and `tracks/answers` (the RAG track, the Answers tab). Shared
   code knows the tracks only through three registries: the kinds of systems (`store.schema`), the job kinds

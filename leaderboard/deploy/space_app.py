@@ -156,7 +156,7 @@ def serve(dataset: str, revision: str | None, env: Mapping[str, str] | None = No
     a store that a restart would lose, unless accepted, is one, refused before anything is written)."""
     import argparse
 
-    from leaderboard import cli_app
+    from leaderboard.cli import serve_board
 
     env = dict(os.environ if env is None else env)
     space_data = space_data_dir(env)
@@ -175,10 +175,10 @@ def serve(dataset: str, revision: str | None, env: Mapping[str, str] | None = No
             flush=True,
         )
     parser = argparse.ArgumentParser(prog="app.py")
-    cli_app.add_arguments(parser)
+    serve_board.add_arguments(parser)
     try:
         args = parser.parse_args(leaderboard_argv(dataset, revision, env, ephemeral=ephemeral))
-        return cli_app.run(args)
+        return serve_board.run(args)
     except FreshStackError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2

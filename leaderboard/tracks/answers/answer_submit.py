@@ -30,20 +30,11 @@ from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.audit import AuditEntry
 from leaderboard.store.blobs import ANSWERS, Blob
 from leaderboard.store.records import ResultMeta, SystemRecord
-from leaderboard.submission import (
-    BaseSubmitter,
-    Check,
-    SubmitOutcome,
-    SubmitStatus,
-    Upload,
-    audited,
-    file_sha256,
-    gzip_bomb,
-    logged_with,
-    parse_refusal,
-    refused,
-    uploaded_size,
-)
+from leaderboard.submission.audited import audited, logged_with
+from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus, parse_refusal, refused
+from leaderboard.submission.submitter import BaseSubmitter
+from leaderboard.submission.upload import Check, Upload
+from leaderboard.submission.uploaded_files import file_sha256, gzip_bomb, uploaded_size
 from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results
 from leaderboard.worker.job_contract import payload_dataset

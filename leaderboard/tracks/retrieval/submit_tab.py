@@ -17,7 +17,7 @@ import gradio as gr
 from leaderboard.model_pages.pull_requests import blocker, told_proposal
 from leaderboard.page.computing import WATCH
 from leaderboard.page.page import READ, REFRESH, SCORING, WRITE, Page, PageTab, Path_, Profile
-from leaderboard.submission import SubmitOutcome
+from leaderboard.submission.outcome import SubmitOutcome
 from leaderboard.tracks.retrieval import retrieval_page
 from leaderboard.tracks.retrieval.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.run_submit import RunSubmitter

@@ -34,7 +34,7 @@ Example:
   freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --devices cuda:0,cuda:1
   HF_TOKEN=hf_... freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --private-repo me/held
   freshstack-hf worker --store sqlite:///lb/leaderboard.db --private-repo out/held --live-runs lb/live-runs
-  python -m leaderboard.cli_worker --store sqlite:///lb/leaderboard.db --once --json
+  python -m leaderboard.cli.board_worker --store sqlite:///lb/leaderboard.db --once --json
 """
 
 from __future__ import annotations
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m leaderboard.cli_worker`), for machines that run only workers."""
+    """Standalone entry (`python -m leaderboard.cli.board_worker`), for machines that run only workers."""
     from freshstack_hf.errors import FreshStackError
 
     parser = argparse.ArgumentParser(
