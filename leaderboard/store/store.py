@@ -24,7 +24,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.defaults import default_store_url
 from leaderboard.fault_points import POINTS
-from leaderboard.live_scores import UPLOADED_RUN, status
+from leaderboard.live_scores import status
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.store.audit import AuditEntry, AuditLog
 from leaderboard.store.blob_store import BlobStore, blob_refs
@@ -38,15 +38,14 @@ from leaderboard.store.records import LeaderboardRow, ResultMeta, Score, SystemR
 from leaderboard.store.schema import (
     HIDDEN,
     LISTED,
+    MEASURED_KINDS,
+    NEVER_LIVE,
     SYSTEM_KINDS,
-    UPLOADED_KINDS,
     insert_results,
     jobs,
     results,
     systems,
 )
-
-MEASURED_KINDS = ("model", "baseline")  # systems whose efficiency a worker or a corpus encoding measures
 
 
 class Store:
@@ -280,8 +279,8 @@ class Store:
             found = conn.execute(query).all()
         live: dict[int, dict[str, Any]] = {}
         for sid, kind, record in found:
-            if kind in UPLOADED_KINDS:
-                live[sid] = status(UPLOADED_RUN)
+            if kind in NEVER_LIVE:
+                live[sid] = status(NEVER_LIVE[kind])
             elif isinstance(record, Mapping) and record:
                 live[sid] = dict(record)
         return live

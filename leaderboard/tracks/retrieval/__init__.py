@@ -12,6 +12,9 @@ RERANK_KINDS = ("reranked_run", "reranker")  # an uploaded reranked run, a submi
 SYSTEM_KINDS = ("baseline", "run", "model", *RERANK_KINDS)  # also: the project's baselines, runs, models
 # Rows scored from an uploaded file: never run again (re-scored from the archive), never scored live.
 UPLOADED_KINDS = ("run", "reranked_run")
+# Rows whose results record what a worker or a corpus encoding measured (time, memory, index size): the only ones
+# whose efficiency cells the board shows (a run file's parameters never put figures on the board).
+MEASURED_KINDS = ("model", "baseline")
 MODEL_JOB_KIND = "model"  # a submitted model, retrieved and scored by a worker
 RERANK_JOB_KIND = "reranker"  # a submitted CrossEncoder, reranking the candidates in a worker
 BASELINE_JOB_KIND = "baseline"  # a project baseline row (BM25, dense, hybrid, reranked), computed and scored
