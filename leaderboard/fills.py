@@ -30,12 +30,13 @@ from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.revisions import list_revisions, revision_folder
-from leaderboard.store.blobs import FILL, Blob
+from leaderboard.store.blobs import Blob
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV, JudgeEndpoint
 
 JUDGED = "judged@10"
 FILL_ROLE = "fill:"  # + the revision name: a worker's fill, kept with the system it filled for
+FILL_MEDIA = "fill"  # what a fill's blob holds: its judgments
 MOVE_MEASURES = (JUDGED, *(m.id for m in HEADLINE))
 
 
@@ -160,7 +161,7 @@ def fill_blob(record: FillRecord) -> dict[str, Blob]:
         "provenance": record.provenance,
     }
     raw = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-    return {FILL_ROLE + record.revision: Blob.of(raw, FILL)}
+    return {FILL_ROLE + record.revision: Blob.of(raw, FILL_MEDIA)}
 
 
 def stored_fills(store: Any) -> list[dict[str, Any]]:

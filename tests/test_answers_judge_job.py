@@ -17,10 +17,10 @@ from freshstack_hf.answers import scores as answer_scores
 from freshstack_hf.answers.measures import JUDGE_IDS
 from freshstack_hf.errors import FreshStackError
 from leaderboard.store.blob_store import blobs
-from leaderboard.store.blobs import ANSWERS, BlobCorrupt
+from leaderboard.store.blobs import BlobCorrupt
 from leaderboard.store.records import JobRecord
 from leaderboard.store.store import Store
-from leaderboard.tracks.answers import JUDGE_JOB_KIND
+from leaderboard.tracks.answers import ANSWERS_BLOB, JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_rows import measure_key
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.worker.job_contract import INPUTS
@@ -71,7 +71,7 @@ def test_the_judge_job_names_the_stored_answers_by_hash_not_their_text(queued, l
     sha256 = job.payload["answers_sha256"]
     assert re.fullmatch(r"[0-9a-f]{64}", sha256)
     checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
-    assert store.blobs.refs_of(job.system_id) == {ANSWERS: sha256}  # kept with the row, by its text's hash
+    assert store.blobs.refs_of(job.system_id) == {ANSWERS_BLOB: sha256}  # kept with the row, by its text's hash
     assert store.blobs.get(sha256).decode() == checked  # the checked answers, as TREC RAG JSONL
     assert checked.splitlines()[0] not in json.dumps(job.payload)
     assert len(json.dumps(job.payload)) < 1000  # small whatever the file's size
@@ -119,7 +119,7 @@ def test_stored_answers_are_read_back_only_as_they_were_written(queued, lb_datas
         conn.execute(blobs.update().where(blobs.c.sha256 == sha256).values(data=b"not what was stored"))
     with pytest.raises(BlobCorrupt, match=f"stored blob {sha256} is damaged.*admin import"):
         run(job, lb_dataset, store)
-    other = {**job.payload, INPUTS: {ANSWERS: b"another answer\n"}}
+    other = {**job.payload, INPUTS: {ANSWERS_BLOB: b"another answer\n"}}
     with pytest.raises(FreshStackError, match="not the ones this job was queued for"):
         evaluate_job(dataclasses.replace(job, payload=other), dataset=str(lb_dataset.folder))
     with pytest.raises(FreshStackError, match="the store keeps no answers file for this job's system"):
@@ -134,7 +134,7 @@ def test_answers_are_stored_with_the_row_whether_or_not_a_judge_is_named(tmp_pat
         outcome = AnswerSubmitter(store, lb_dataset, resamples=0).submit(path, name="no judge")
         assert outcome.status == "scored" and store.queue.list_jobs() == []
         checked = to_trec_rag(parse_answers(path.read_text(), query_ids=lb_dataset.query_ids()))
-        assert store.blobs.system_blob(outcome.system_id, ANSWERS).decode() == checked
+        assert store.blobs.system_blob(outcome.system_id, ANSWERS_BLOB).decode() == checked
 
 
 def test_the_judge_job_refuses_a_payload_naming_no_answers(queued, lb_dataset):

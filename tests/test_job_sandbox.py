@@ -381,7 +381,7 @@ def test_a_worker_without_the_private_repo_stores_no_live_key_without_an_embargo
     """The worker's command, no --private-repo, a model on a snapshot with no embargo: scored, and no `live` key in
     its results' parameters (so the board grows no live column)."""
     pytest.importorskip("sentence_transformers")
-    from leaderboard.cli_worker import main as worker
+    from leaderboard.cli.board_worker import main as worker
 
     public = plain_snapshot(tmp_path)
     url = f"sqlite:///{tmp_path / 'lb.db'}"

@@ -219,13 +219,13 @@ def test_a_reranked_hybrid_job_computes_its_inputs_and_matches_the_in_process_ro
 def test_worker_devices_flag_reaches_the_jobs():
     import argparse
 
-    from leaderboard import cli_worker
+    from leaderboard.cli import board_worker
 
     parser = argparse.ArgumentParser()
-    cli_worker.add_arguments(parser)
-    evaluate = cli_worker._evaluator(parser.parse_args(["--devices", "cuda:0, cuda:1"]))
+    board_worker.add_arguments(parser)
+    evaluate = board_worker._evaluator(parser.parse_args(["--devices", "cuda:0, cuda:1"]))
     assert evaluate.keywords["devices"] == ("cuda:0", "cuda:1")
     assert JobOptions(**evaluate.keywords).devices == ("cuda:0", "cuda:1")
-    assert cli_worker._evaluator(parser.parse_args([])).keywords["devices"] is None  # every GPU when several
+    assert board_worker._evaluator(parser.parse_args([])).keywords["devices"] is None  # every GPU when several
     with pytest.raises(FreshStackError, match=r"--devices ',' names no device: give e\.g\. cuda:0,cuda:1"):
-        cli_worker.parse_devices(",")
+        board_worker.parse_devices(",")

@@ -182,7 +182,7 @@ def test_an_older_store_gets_each_rows_track_once_by_the_rule_the_table_read_it_
 
 
 def test_an_outcome_names_each_average_by_its_tracks_measure_table():
-    from leaderboard.submission import SubmitOutcome
+    from leaderboard.submission.outcome import SubmitOutcome
     from leaderboard.tracks.answers.answer_submit import AnswerOutcome
 
     details = {"topics": ["alpha", "beta"], "average": {"answers:citation_recall": 0.25, "answers:nugget_all": 0.5}}

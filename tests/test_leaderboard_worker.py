@@ -1,6 +1,6 @@
 """The worker loop against real stores: outcomes, time cap, crashes, a worker killed mid-job, a paused zombie.
 
-Worker processes are real subprocesses started through `python -m leaderboard.cli_worker`; they import the
+Worker processes are real subprocesses started through `python -m leaderboard.cli.board_worker`; they import the
 fake evaluate function below from this module, so only the queue machinery is under test here. The real
 evaluate functions (`leaderboard.worker.jobs`) are exercised at the end.
 """
@@ -79,7 +79,7 @@ def wait_for(predicate, timeout: float, what: str) -> None:
 
 def start_worker(url: str, *extra: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)]), "HF_TOKEN": "hf_secret"}
-    cmd = [sys.executable, "-m", "leaderboard.cli_worker", "--store", url, "--evaluator"]
+    cmd = [sys.executable, "-m", "leaderboard.cli.board_worker", "--store", url, "--evaluator"]
     cmd += ["test_leaderboard_worker:fake_evaluate", "--poll-seconds", "0.1", "--json", *extra]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 

@@ -1,4 +1,4 @@
-"""The live quota (`submission.BaseSubmitter.live_quota`, issue 39 point 3): each identity has at most
+"""The live quota (`submission.submitter.BaseSubmitter.live_quota`, issue 39 point 3): each identity has at most
 `--live-per-week` models and rerankers scored live on the embargoed questions in any 7 days, so that probing the
 private split with crafted models learns little. A submission past it is still queued and scored on the public
 questions; its job carries the live status "not measured: ... used up", which the worker hands it instead of reading
@@ -164,12 +164,12 @@ def test_the_quota_window_slides_over_seven_days(store_on_each_backend, embargoe
 def test_live_per_week_zero_scores_no_submission_live(store, embargoed_lb_dataset, monkeypatch):
     """`freshstack-hf leaderboard --live-per-week 0`: the option reaches the page's submitters, and every model is
     queued with the status that the board scores none live, counting nothing; a negative value is refused."""
-    from leaderboard import cli_app
+    from leaderboard.cli import serve_board
     from leaderboard.page import app
     from leaderboard.page.page import Page, Settings
 
     parser = argparse.ArgumentParser()
-    cli_app.add_arguments(parser)
+    serve_board.add_arguments(parser)
     served = ["--dataset", str(embargoed_lb_dataset.folder), "--store", store.url, "--no-baselines"]
     assert parser.parse_args(served).live_per_week == 3  # the default: `defaults.LIVE_SCORES_PER_WEEK`
     built: dict = {}
@@ -183,10 +183,10 @@ def test_live_per_week_zero_scores_no_submission_live(store, embargoed_lb_datase
 
     monkeypatch.setattr(app, "build_app", build_app)
     with pytest.raises(Built):
-        cli_app.run(parser.parse_args([*served, "--live-per-week", "0"]))
+        serve_board.run(parser.parse_args([*served, "--live-per-week", "0"]))
     assert built["live_per_week"] == 0
     with pytest.raises(FreshStackError, match="--live-per-week >= 0"):
-        cli_app.run(parser.parse_args([*served, "--live-per-week", "-1"]))
+        serve_board.run(parser.parse_args([*served, "--live-per-week", "-1"]))
 
     page = Page(None, None, embargoed_lb_dataset, store, Settings(live_per_week=built["live_per_week"]))
     outcome = ModelSubmitter(store, embargoed_lb_dataset, **page.submitter_options()).submit(
@@ -337,7 +337,7 @@ def test_the_worker_command_stores_the_rate_limited_record(tmp_path):
     one) on the public questions only: the second row's live record says the quota was used up, where the split
     it could have read gave the first a number."""
     pytest.importorskip("sentence_transformers")
-    from leaderboard.cli_worker import main as worker
+    from leaderboard.cli.board_worker import main as worker
     from leaderboard.store.store import Store
 
     public, held, _ = split_snapshot(tmp_path, public=12, held=12, candidates=True)

@@ -188,7 +188,7 @@ def test_a_worker_with_the_private_repo_stores_live_aggregates_only(tmp_path, ca
     revision, rounded; a worker without the option records no access, never a zero; nothing of the embargoed
     questions is anywhere in the store or in what the worker printed."""
     pytest.importorskip("sentence_transformers")
-    from leaderboard.cli_worker import main as worker
+    from leaderboard.cli.board_worker import main as worker
 
     public, held, hidden = split_snapshot(tmp_path, public=12, held=12)
     url = f"sqlite:///{tmp_path / 'lb.db'}"

@@ -328,14 +328,14 @@ def test_the_boards_thread_proposes_what_was_asked_and_stops_with_the_board(stor
     import threading
     import time
 
-    from leaderboard import cli_app
+    from leaderboard.cli import serve_board
 
     asked = measured(store, "org/model-a", "a" * 40, 0.4, propose=True)
     with FakeHubRepos() as hub:
         hub.point_here(monkeypatch)
         hub.add_repo("org/model-a")
         stop = threading.Event()
-        thread = cli_app._start_proposer(store, Target(DATASET_ID, BOARD), stop)
+        thread = serve_board._start_proposer(store, Target(DATASET_ID, BOARD), stop)
         deadline = time.monotonic() + 30
         while not hub.pulls("org/model-a") and time.monotonic() < deadline:
             time.sleep(0.1)

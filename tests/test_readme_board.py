@@ -24,7 +24,7 @@ from synthetic_repo import build_small_repo
 from freshstack_hf.cli import demo
 from freshstack_hf.cli.main import build_parser, main
 from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
-from leaderboard import cli_app
+from leaderboard.cli import serve_board
 from leaderboard.defaults import scoring_plan
 from leaderboard.tracks.retrieval.tabs.about_tab import about
 
@@ -38,7 +38,7 @@ SCORED_ROW = """([selector, name]) => [...document.querySelector(selector).query
 
 def parsed(*words: str) -> argparse.Namespace:
     parser = argparse.ArgumentParser()
-    cli_app.add_arguments(parser)
+    serve_board.add_arguments(parser)
     return parser.parse_args(["--dataset", "freshstack", *words])
 
 

@@ -19,7 +19,7 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import load_run, write_run
 from leaderboard.scoring import ARCHIVE_DEPTH
 from leaderboard.store.store import Store
-from leaderboard.submission import file_sha256
+from leaderboard.submission.uploaded_files import file_sha256
 from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 
 CAP = 120_000  # the plain 1,000-deep run is about 5 times this; what the board keeps of it, well under

@@ -28,8 +28,8 @@ from browser_checks import assert_reads_well, headless_chromium, require_chromiu
 from ports import free_port
 
 from freshstack_hf.errors import FreshStackError
-from leaderboard import cli_app
-from leaderboard.cli_app import EPHEMERAL_NOTICE
+from leaderboard.cli import serve_board
+from leaderboard.cli.serve_board import EPHEMERAL_NOTICE
 from leaderboard.deploy.space import SpaceSpec, pinned_requirements, write_space
 from leaderboard.deploy.space_app import check_space_store, leaderboard_argv, lost_store, space_environment
 
@@ -177,7 +177,7 @@ def test_space_settings_become_leaderboard_arguments(tmp_path):
     assert "--oauth" not in argv and "--no-baselines" in argv
     assert "--no-worker" in argv  # GPU workers claim every job: the Space scores no model, encodes no corpus
     parser = argparse.ArgumentParser()
-    cli_app.add_arguments(parser)
+    serve_board.add_arguments(parser)
     assert parser.parse_args(argv).no_worker  # what the command reads
     assert not parser.parse_args(leaderboard_argv("org/freshstack", "v1", {"SYSTEM": "spaces"})).no_worker
 

@@ -11,7 +11,9 @@ import pytest
 from hub_models import COMMIT, OTHER_COMMIT
 from submission_files import answers_text, merged, write_trec
 
-from leaderboard.submission import BaseSubmitter, SubmitOutcome, SubmitStatus, Upload
+from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus
+from leaderboard.submission.submitter import BaseSubmitter
+from leaderboard.submission.upload import Upload
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter
 from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter

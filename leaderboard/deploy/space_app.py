@@ -23,12 +23,14 @@ app.py) the store is the user's own, and is neither checked nor refused.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
+from leaderboard.cli import serve_board
 from leaderboard.defaults import DATA_DIR_ENV, STORE_ENV, default_data_dir
 from leaderboard.store.dialect import known_dialect
 
@@ -154,10 +156,6 @@ def leaderboard_argv(
 def serve(dataset: str, revision: str | None, env: Mapping[str, str] | None = None) -> int:
     """Serve the leaderboard as the Space's settings say; returns when the server stops (2 on a user error:
     a store that a restart would lose, unless accepted, is one, refused before anything is written)."""
-    import argparse
-
-    from leaderboard import cli_app
-
     env = dict(os.environ if env is None else env)
     space_data = space_data_dir(env)
     additions = space_environment(env, space_data)
@@ -175,10 +173,10 @@ def serve(dataset: str, revision: str | None, env: Mapping[str, str] | None = No
             flush=True,
         )
     parser = argparse.ArgumentParser(prog="app.py")
-    cli_app.add_arguments(parser)
+    serve_board.add_arguments(parser)
     try:
         args = parser.parse_args(leaderboard_argv(dataset, revision, env, ephemeral=ephemeral))
-        return cli_app.run(args)
+        return serve_board.run(args)
     except FreshStackError as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         return 2

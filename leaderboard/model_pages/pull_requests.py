@@ -32,7 +32,7 @@ from leaderboard.model_pages.verified import COMMIT, HUB_ID, PROPOSE, ModelFile,
 from leaderboard.store.audit import BOARD, BOARD_ACTS, kind_of
 from leaderboard.store.records import SystemState
 from leaderboard.store.store import Store
-from leaderboard.submission import SubmitOutcome
+from leaderboard.submission.outcome import SubmitOutcome
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from freshstack_hf.errors import FreshStackError
 from leaderboard.page.page import READ, REFRESH, WRITE, Page, PageTab, Profile
 from leaderboard.sanitize import escape_markdown
 from leaderboard.store.audit import short_hash
-from leaderboard.submission import identity_of
+from leaderboard.submission.upload import identity_of
 
 LOG_ROWS = 100  # the newest audit rows the tab shows (`freshstack-hf admin log` prints them all)
 ACTIONS = ("hide", "unhide", "delete")

@@ -1,7 +1,7 @@
 """What the page says is still being computed: a status line over the Leaderboard table, and the `/computing` API.
 
-The app serves before its baseline rows exist (`cli_app` queues them for a worker), so a visitor may open a table
-whose baselines are still queued or running. The line names every row a worker still has to compute (the
+The app serves before its baseline rows exist (`cli.serve_board` queues them for a worker), so a visitor may open a
+table whose baselines are still queued or running. The line names every row a worker still has to compute (the
 baselines, and submitted models waiting in the queue), running ones first: "Computing: Dense (all-MiniLM-L6-v2)
 — running; RRF hybrid (BM25 + all-MiniLM-L6-v2) — queued". While it shows, the page checks the store every
 `POLL_SECONDS` and, when a row has finished, renders the table again (through the store's change marker, so

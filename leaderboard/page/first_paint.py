@@ -252,10 +252,7 @@ def _with_script(
                 body = b"".join(chunks)
                 headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
                 if any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers):
-                    body = body.replace(b"</head>", snippet + b"</head>", 1)
-                    if top:
-                        body = BODY.sub(lambda found: found.group() + top, body, count=1)
-                    finished.append(({**start, "headers": headers}, body))
+                    finished.append(({**start, "headers": headers}, _with_snippet(body, snippet, top)))
                 else:
                     await _send(send, ({**start, "headers": headers}, body))
 
@@ -270,6 +267,12 @@ def _with_script(
             _started.difference_update([task for task in _started if task.done()])
 
     return app
+
+
+def _with_snippet(page: bytes, snippet: bytes, top: bytes) -> bytes:
+    """An HTML page with `snippet` put before `</head>` and `top`, when given, right after `<body ...>`."""
+    page = page.replace(b"</head>", snippet + b"</head>", 1)
+    return BODY.sub(lambda found: found.group() + top, page, count=1) if top else page
 
 
 async def _send(send: Callable[..., Any], answer: Answer) -> None:

@@ -39,7 +39,7 @@ from leaderboard.defaults import (
 from leaderboard.scoring import HERE, Scorer, ScoringApart
 from leaderboard.store.audit import SUBMISSION, kind_of
 from leaderboard.store.store import Store
-from leaderboard.submission import identity_of
+from leaderboard.submission.upload import identity_of
 
 # How an event runs in the queue, given with each event (`leaderboard.defaults` has the numbers and why): every
 # read-only event joins one group of `READ_CONCURRENCY` at once, so no visitor's table waits behind another's;
@@ -75,7 +75,7 @@ class Settings:
     score_apart: bool = False  # score submissions in a child process (`scoring.ScoringApart`): a served board
     live_per_week: int = LIVE_SCORES_PER_WEEK  # `--live-per-week`: live scorings per identity in 7 days
     live_release: str = LIVE_RELEASE  # `--live-release`: when a live value is shown (`leaderboard.live_release`)
-    worker_here: bool = False  # a worker runs in the board's process (`cli_app`; `--no-worker`: none), as About says
+    worker_here: bool = False  # a worker runs in the board's process (`serve_board`, no `--no-worker`), as About says
     # The board's public address (`--board-url`) and the benchmark's Hub dataset id (`--dataset-id`, else the served
     # Hub dataset's): what the board proposes to model pages links, and whose reports the Reference tab reads.
     board_url: str = ""
@@ -114,9 +114,9 @@ class Page:
             self.scorer.warm(dataset)
 
     def submitter_options(self) -> dict[str, Any]:
-        """The settings every submitter of this page is built with (`submission.BaseSubmitter`): one upload cap,
-        one rate limit, one resample count and one scorer for runs, models, rerankers and answers alike, and the
-        live quota the kinds scored live count."""
+        """The settings every submitter of this page is built with (`submission.submitter.BaseSubmitter`): one
+        upload cap, one rate limit, one resample count and one scorer for runs, models, rerankers and answers alike,
+        and the live quota the kinds scored live count."""
         settings = self.settings
         return {
             "max_file_bytes": settings.max_file_bytes,

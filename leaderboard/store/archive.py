@@ -23,9 +23,10 @@ from sqlalchemy.exc import ArgumentError, DBAPIError
 
 from freshstack_hf.errors import FreshStackError
 from leaderboard.defaults import STORE_ENV, default_data_dir, default_store_url
-from leaderboard.store.blobs import ANSWERS, Blob, sha256_of
+from leaderboard.store.blobs import Blob, sha256_of
 from leaderboard.store.dialect import shown_url
 from leaderboard.store.ranking_blob import MEDIA as RANKING
+from leaderboard.store.schema import ANSWERS_BLOB
 from leaderboard.store.store import Store
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ def import_archive_folder(store: Store, folder: str | Path) -> ImportedArchive:
             with gzip.open(path, "rt", encoding="utf-8") as fh:
                 store.blobs.attach(sid, {RANKING: Blob.ranking(json.load(fh))})
             rankings += 1
-    for sid, _, payloads in store.blobs.systems_lacking(ANSWERS):
+    for sid, _, payloads in store.blobs.systems_lacking(ANSWERS_BLOB):
         named = [p["answers_sha256"] for p in payloads if isinstance(p.get("answers_sha256"), str)]
         path = next((p for sha in named if (p := root / ANSWERS_FOLDER / f"{sha}.jsonl.gz").is_file()), None)
         if path is None:
@@ -76,7 +77,7 @@ def import_archive_folder(store: Store, folder: str | Path) -> ImportedArchive:
                 f"{path}: the archived answers do not match their hash; restore the file from a backup, or move it "
                 "out of the folder (the judge job that names it then fails, saying so)"
             )
-        store.blobs.attach(sid, {ANSWERS: Blob.of(data, ANSWERS)})
+        store.blobs.attach(sid, {ANSWERS_BLOB: Blob.of(data, ANSWERS_BLOB)})
         answers += 1
     done = ImportedArchive(rankings, answers)
     if done:

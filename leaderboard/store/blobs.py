@@ -2,10 +2,11 @@
 before any transaction opens, and verified whenever it is read back (`leaderboard.store.blob_store` says where and how
 the store keeps them).
 
-A blob is filed under the sha256 of its uncompressed canonical bytes (`ranking_blob` for rankings; an answers
-file's own text), so the same content is one blob whoever stored it, and a changed byte is noticed on reading:
-an error naming the blob and the fix, never a silently wrong ranking. `BlobCache` is the optional local copy of
-verified blobs (`--runs-dir`): deleting it loses nothing.
+A blob is filed under the sha256 of its uncompressed canonical bytes (`ranking_blob` for rankings; the raw bytes
+of any other content, under the media its owner declares: an answers file's text, a fill's judgments), so the same
+content is one blob whoever stored it, and a changed byte is noticed on reading: an error naming the blob and the
+fix, never a silently wrong ranking. `BlobCache` is the optional local copy of verified blobs (`--runs-dir`):
+deleting it loses nothing.
 """
 
 from __future__ import annotations
@@ -26,8 +27,6 @@ log = logging.getLogger(__name__)
 
 CODEC = "zstd"
 ZSTD_LEVEL = 9  # a release-size ranking: about 0.7 MB in 40 ms (level 19: 0.67 MB in 1.2 s)
-ANSWERS = "answers"  # role and media of an uploaded answers file (TREC RAG JSONL, as checked)
-FILL = "fill"  # media of a hole fill's judgments; its role is `fill:<revision>`
 
 
 def _codec() -> Any:
@@ -58,11 +57,6 @@ class Blob:
     def ranking(cls, runs: Mapping[str, Mapping[str, Mapping[str, float]]]) -> Blob:
         """The blob of an archived ranking ({topic: {query: {doc: score}}}), in its canonical form."""
         return cls.of(encode_ranking(runs), RANKING)
-
-    @classmethod
-    def answers(cls, text: str) -> Blob:
-        """The blob of a checked answers file; its sha256 is the text's, as judge jobs name it."""
-        return cls.of(text.encode("utf-8"), ANSWERS)
 
     def raw(self) -> bytes:
         """The uncompressed bytes, refused unless they still have the hash the blob is filed under."""

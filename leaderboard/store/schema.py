@@ -31,6 +31,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from leaderboard.live_scores import UPLOADED_RUN
 from leaderboard.store.dialect import JSON_TYPE
 from leaderboard.store.records import JobState, ResultMeta, SystemState
 from leaderboard.tracks import answers, reranking, retrieval
@@ -39,6 +40,14 @@ from leaderboard.tracks import answers, reranking, retrieval
 SYSTEM_KINDS = (*retrieval.SYSTEM_KINDS, *reranking.SYSTEM_KINDS, *answers.SYSTEM_KINDS)
 # Scored from a file as uploaded (`Store.live_scores`).
 UPLOADED_KINDS = (*retrieval.UPLOADED_KINDS, *reranking.UPLOADED_KINDS)
+# What the store asks of a system's kind: whether its results record the efficiency a worker measured
+# (`Store.leaderboard_rows(efficiency=True)`), and whether its live column says why it is never scored live, whatever
+# its results hold (`Store.live_scores`): a ranking scored from an uploaded file, whose queries stay private.
+MEASURED_KINDS = (*retrieval.MEASURED_KINDS, *reranking.MEASURED_KINDS, *answers.MEASURED_KINDS)
+NEVER_LIVE = {kind: UPLOADED_RUN for kind in UPLOADED_KINDS}
+# The blobs a track keeps behind its rows beside the archived ranking (`ranking_blob`): an answers file, which an
+# older release kept in its runs archive's folder (`archive`).
+ANSWERS_BLOB = answers.ANSWERS_BLOB
 # The job kinds that leave files, not scores (a hole fill): each track declares its own; the queue never shows their
 # state on their system's row (`queue.JobQueue`).
 SIDE_JOB_KINDS = (*retrieval.SIDE_JOB_KINDS, *reranking.SIDE_JOB_KINDS, *answers.SIDE_JOB_KINDS)

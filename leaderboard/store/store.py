@@ -24,7 +24,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.windows import parse_day
 from leaderboard.defaults import default_store_url
 from leaderboard.fault_points import POINTS
-from leaderboard.live_scores import UPLOADED_RUN, status
+from leaderboard.live_scores import status
 from leaderboard.sanitize import MAX_DESCRIPTION, MAX_NAME, sanitize_link, sanitize_text
 from leaderboard.store.audit import AuditEntry, AuditLog
 from leaderboard.store.blob_store import BlobStore, blob_refs
@@ -38,15 +38,14 @@ from leaderboard.store.records import LeaderboardRow, ResultMeta, Score, SystemR
 from leaderboard.store.schema import (
     HIDDEN,
     LISTED,
+    MEASURED_KINDS,
+    NEVER_LIVE,
     SYSTEM_KINDS,
-    UPLOADED_KINDS,
     insert_results,
     jobs,
     results,
     systems,
 )
-
-MEASURED_KINDS = ("model", "baseline")  # systems whose efficiency a worker or a corpus encoding measures
 
 
 class Store:
@@ -112,27 +111,12 @@ class Store:
         `failed` (with `job`): why the job cannot run, stored as its failure and the system's (`remeasure`: a model
         whose folder is gone gets a row on the new revision that says so).
         """
-        if kind not in SYSTEM_KINDS:
-            raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
-        if not content_hash or len(content_hash) > 128:
-            raise FreshStackError("content_hash must be 1 to 128 characters (a file hash or model@revision)")
+        _check_kind_and_key(kind, content_hash)
         if results is not None and meta is None:
             raise ValueError("results need a ResultMeta (dataset revision, evaluator version)")
-        status = SystemState.QUEUED if job is not None else SystemState.PENDING
-        values = {
-            "name": sanitize_text(name, MAX_NAME),
-            "kind": kind,
-            "content_hash": content_hash,
-            "description": sanitize_text(description, MAX_DESCRIPTION, multiline=True),
-            "link": sanitize_link(link),
-            "size": size,
-            "identity": sanitize_text(identity, 200),
-            "cutoff": parse_day(cutoff, "cutoff").isoformat() if cutoff and cutoff.strip() else None,
-            "status": SystemState.SCORED if results is not None else status,
-            "track": track,
-        }
-        if not values["name"]:
-            raise FreshStackError("system name is empty (after removing markup): give a plain-text name")
+        status = SystemState.SCORED if results is not None else SystemState.QUEUED if job is not None else None
+        text = {"name": name, "description": description, "link": link, "identity": identity}
+        values = _system_values(kind, content_hash, text, size, cutoff, track, status or SystemState.PENDING)
         with self.db.write() as conn:
             now = self.db.now(conn)
             stmt = self.db.dialect.insert_or_ignore(systems, "content_hash", **values, created_at=now)
@@ -146,19 +130,28 @@ class Store:
                     self.queue.insert_in(conn, new_id, job[0], job[1], max_attempts, now, failed)
             row = conn.execute(select(systems).where(systems.c.content_hash == content_hash)).one()
             if new_id is not None:
-                entry = audit(system_record(row)) if callable(audit) else audit
-                if entry is not None:
-                    self.audit.append_in(
-                        conn,
-                        identity=entry.identity,
-                        kind=entry.kind,
-                        outcome=entry.outcome,
-                        content_hash=content_hash,
-                        system_id=new_id,
-                        detail=entry.detail,
-                    )
+                self._audit_created(conn, system_record(row), audit)
                 POINTS.pause("add_system")
         return system_record(row), new_id is not None
+
+    def _audit_created(
+        self,
+        conn: Connection,
+        system: SystemRecord,
+        audit: AuditEntry | Callable[[SystemRecord], AuditEntry | None] | None,
+    ) -> None:
+        """The audit row of a system just created, in its transaction (`audit` may name the new id)."""
+        entry = audit(system) if callable(audit) else audit
+        if entry is not None:
+            self.audit.append_in(
+                conn,
+                identity=entry.identity,
+                kind=entry.kind,
+                outcome=entry.outcome,
+                content_hash=system.content_hash,
+                system_id=system.id,
+                detail=entry.detail,
+            )
 
     def get_system(self, system_id: int) -> SystemRecord | None:
         with self.db.read() as conn:
@@ -280,8 +273,8 @@ class Store:
             found = conn.execute(query).all()
         live: dict[int, dict[str, Any]] = {}
         for sid, kind, record in found:
-            if kind in UPLOADED_KINDS:
-                live[sid] = status(UPLOADED_RUN)
+            if kind in NEVER_LIVE:
+                live[sid] = status(NEVER_LIVE[kind])
             elif isinstance(record, Mapping) and record:
                 live[sid] = dict(record)
         return live
@@ -304,6 +297,42 @@ class Store:
                 *conn.execute(select(func.count(), func.max(jobs.c.updated_at))).one(),
                 conn.execute(select(func.count()).select_from(blob_refs)).scalar(),
             )
+
+
+def _check_kind_and_key(kind: str, content_hash: str) -> None:
+    """Refuse a kind no track declares and an unusable content hash, before anything else is looked at."""
+    if kind not in SYSTEM_KINDS:
+        raise FreshStackError(f"system kind {kind!r} unknown: use one of {', '.join(SYSTEM_KINDS)}")
+    if not content_hash or len(content_hash) > 128:
+        raise FreshStackError("content_hash must be 1 to 128 characters (a file hash or model@revision)")
+
+
+def _system_values(
+    kind: str,
+    content_hash: str,
+    text: Mapping[str, Any],
+    size: int | None,
+    cutoff: str | None,
+    track: str | None,
+    status: SystemState,
+) -> dict[str, Any]:
+    """The columns of a new system, its submitter's `text` (name, description, link, identity) sanitized; a name
+    left empty by the sanitizing is refused."""
+    values = {
+        "name": sanitize_text(text["name"], MAX_NAME),
+        "kind": kind,
+        "content_hash": content_hash,
+        "description": sanitize_text(text["description"], MAX_DESCRIPTION, multiline=True),
+        "link": sanitize_link(text["link"]),
+        "size": size,
+        "identity": sanitize_text(text["identity"], 200),
+        "cutoff": parse_day(cutoff, "cutoff").isoformat() if cutoff and cutoff.strip() else None,
+        "status": status,
+        "track": track,
+    }
+    if not values["name"]:
+        raise FreshStackError("system name is empty (after removing markup): give a plain-text name")
+    return values
 
 
 def _efficiency_by_system(conn: Connection) -> dict[int, dict[str, Any]]:

@@ -16,8 +16,8 @@ default evaluate function) runs a job with the handler its kind names. The kinds
 * `rescore` (retrieval): a stored run's archived ranking scored on a newer dataset revision (`remeasure`).
 
 `BASELINE_JOB_KINDS` are the jobs the app queues for its own baseline rows when it starts (`queue_baselines`, every
-track's, called by `cli_app`); the board's own worker (`cli_app`, unless `--no-worker`) runs every kind, those with
-a time cap of their own, long enough to encode a corpus on a CPU.
+track's, called by `cli.serve_board`); the board's own worker (`cli.serve_board`, unless `--no-worker`) runs every
+kind, those with a time cap of their own, long enough to encode a corpus on a CPU.
 
 There is no `run` kind: run files are validated strictly and scored when they are submitted (`run_submit`).
 """
@@ -38,7 +38,7 @@ from leaderboard.tracks.answers.answer_baselines import queue_answer_baselines
 from leaderboard.tracks.answers.answer_jobs import JOB_KINDS as ANSWER_JOBS
 from leaderboard.tracks.reranking.rerank_job import JOB_KINDS as RERANK_JOBS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND as RETRIEVAL_BASELINE
-from leaderboard.tracks.retrieval import FILL_JOB_KIND as FILL_JOB_KIND  # what `fill-board` (`cli_fill`) queues
+from leaderboard.tracks.retrieval import FILL_JOB_KIND as FILL_JOB_KIND  # what `fill-board` (`cli.fill_board`) queues
 from leaderboard.tracks.retrieval.jobs.baseline_job import JOB_KINDS as BASELINE_JOBS
 from leaderboard.tracks.retrieval.jobs.baseline_rows import queue_baselines as queue_retrieval_baselines
 from leaderboard.tracks.retrieval.jobs.fill_job import JOB_KINDS as FILL_JOBS

@@ -20,7 +20,7 @@ revision embargoes nothing (its manifest's per-topic `embargo` summary), records
 logs of a private revision it could not read is the error's type and counts, never its message: a validation
 problem names query ids.
 
-A job whose submitter had used up its live scorings when it submitted (`submission.BaseSubmitter.live_quota`)
+A job whose submitter had used up its live scorings when it submitted (`submission.submitter.BaseSubmitter.live_quota`)
 carries that decision in its payload (`DECIDED`): it is handed that status as it is, and the private split is not
 read for it.
 

@@ -14,6 +14,7 @@ import struct
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.retrieval.models import resolve_model_source
 
 DEFAULT_MAX_MODEL_BYTES = 4_000_000_000
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl", ".pickle", ".ckpt")
@@ -99,8 +100,6 @@ def _json_file(path: Path) -> dict:
 
 def model_dir(name: str, revision: str | None) -> Path:
     """A local folder or cached snapshot as is; else a download of config, tokenizer and weights, never code."""
-    from freshstack_hf.retrieval.models import resolve_model_source
-
     model_id, local = resolve_model_source(name, revision)
     if local is not None:
         return local
@@ -111,8 +110,6 @@ def model_dir(name: str, revision: str | None) -> Path:
 
 def model_fingerprint(name: str) -> tuple[str, Path, str]:
     """(model id, local folder, short hash of its file names and sizes): part of a baseline's dedupe key."""
-    from freshstack_hf.retrieval.models import resolve_model_source
-
     model_id, local = resolve_model_source(name)
     if local is None:
         raise FreshStackError(f"model {name!r} is not available offline: give a local folder or a cached Hub id")

@@ -38,7 +38,7 @@ from leaderboard.worker.job_contract import INPUTS, JobOutput
 from leaderboard.worker.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
 from leaderboard.worker.jobs import JOB_KINDS, kept_secrets
 from leaderboard.worker.jobs import evaluate_job as default_evaluate_job
-from leaderboard.worker.live_pass import live_pass
+from leaderboard.worker.live_pass import LivePass, live_pass
 from leaderboard.worker.private_split import live_runs_folder
 
 log = logging.getLogger(__name__)
@@ -112,6 +112,17 @@ def with_inputs(store: Store, job: JobRecord) -> JobRecord:
     return dataclasses.replace(job, payload={**job.payload, INPUTS: found})
 
 
+def _claim(
+    store: Store, worker_id: str, lease_seconds: float, kinds: tuple[str, ...] | None, poll_seconds: float
+) -> JobRecord | None:
+    """The next job this worker may run, or None (none queued, or the store could not be reached this time)."""
+    try:
+        return store.queue.claim_job(worker_id, lease_seconds, kinds)
+    except SQLAlchemyError as exc:
+        log.warning("claiming failed (%s); retrying in %g s", exc.__class__.__name__, poll_seconds)
+        return None
+
+
 def run_job(
     store: Store,
     job: JobRecord,
@@ -155,8 +166,11 @@ def run_job(
             runner.close()
     finally:
         live.close()  # the job process is gone: its folder goes too
-    if isinstance(answer, str):
-        return answer
+    return answer if isinstance(answer, str) else _stored(store, job, worker_id, live, answer)
+
+
+def _stored(store: Store, job: JobRecord, worker_id: str, live: LivePass, answer: tuple[str, Any]) -> str:
+    """The outcome of a job that answered: its scores (and its live pass's) stored, or why not."""
     status, value = answer
     if status == "crash":
         store.queue.release_job(job.id, worker_id, value)
@@ -249,30 +263,18 @@ def run_worker(
     stats = WorkerStats()
     idle_since = time.monotonic()
     log.info("worker %s polling %r", worker_id, store)
+    each_job: dict[str, Any] = {"lease_seconds": lease_seconds, "isolate": isolate, "abort": flags.abort}
+    each_job |= {"private_repo": private_repo, "live_runs": str(kept) if kept else None}
     try:
         while not flags.stop.is_set():
-            try:
-                job = store.queue.claim_job(worker_id, lease_seconds, kinds)
-            except SQLAlchemyError as exc:
-                log.warning("claiming failed (%s); retrying in %g s", exc.__class__.__name__, poll_seconds)
-                job = None
+            job = _claim(store, worker_id, lease_seconds, kinds, poll_seconds)
             if job is None:
                 if max_idle_seconds is not None and time.monotonic() - idle_since >= max_idle_seconds:
                     break
                 flags.stop.wait(poll_seconds)
                 continue
-            outcome = run_job(
-                store,
-                job,
-                evaluate_job,
-                worker_id,
-                lease_seconds=lease_seconds,
-                time_cap_seconds=(kind_time_caps or {}).get(job.kind, time_cap_seconds),
-                isolate=isolate,
-                abort=flags.abort,
-                private_repo=private_repo,
-                live_runs=str(kept) if kept else None,
-            )
+            time_cap = (kind_time_caps or {}).get(job.kind, time_cap_seconds)
+            outcome = run_job(store, job, evaluate_job, worker_id, time_cap_seconds=time_cap, **each_job)
             log.info("job %d: %s", job.id, outcome)
             stats.record(outcome)
             idle_since = time.monotonic()

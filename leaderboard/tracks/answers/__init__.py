@@ -8,6 +8,8 @@ state shows on its system's row); imports nothing.
 
 SYSTEM_KIND = "answers"
 SYSTEM_KINDS = (SYSTEM_KIND,)
+MEASURED_KINDS: tuple[str, ...] = ()  # no efficiency is measured: answers are scored as uploaded or generated
+ANSWERS_BLOB = "answers"  # role and media of the checked answers file (TREC RAG JSONL) kept with its system
 JUDGE_JOB_KIND = "answers_judge"  # All/Vital of stored answers, judged at the endpoint the app named
 GENERATE_JOB_KIND = "answers_generate"  # the LLM answer baseline: generated, then scored and judged
 BASELINE_JOB_KIND = "answers_baseline"  # the extractive answer baseline: retrieved, written, scored by citation

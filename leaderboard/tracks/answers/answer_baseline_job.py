@@ -25,9 +25,9 @@ from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.fault_points import POINTS
-from leaderboard.store.blobs import ANSWERS, Blob
+from leaderboard.store.blobs import Blob
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.answers import JUDGE_JOB_KIND
+from leaderboard.tracks.answers import ANSWERS_BLOB, JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_baselines import extractive_set, plan_answer_baselines, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
 from leaderboard.tracks.answers.answer_submit import judge_payload
@@ -83,11 +83,12 @@ def evaluate_answers_baseline(payload: Mapping[str, Any], options: JobOptions) -
         "seed": SEED,
         "dataset": data.source,
     }
-    checked = Blob.answers(to_trec_rag(answers))  # stored with the scores; the judge reads it from the store
+    # Stored with the scores, filed under the text's sha256: the judge job names it so and reads it from the store.
+    checked = Blob.of(to_trec_rag(answers).encode("utf-8"), ANSWERS_BLOB)
     follow_up = None
     if payload.get("judge"):
         judge = JudgeEndpoint(**payload["judge"])
         judged = judge_payload(checked.sha256, data, list(data.topics), judge, max_words, resamples)
         follow_up = (JUDGE_JOB_KIND, judged)
     meta = ResultMeta(data.revision, __version__, params)
-    return JobOutput(results, meta, follow_up=follow_up, blobs={ANSWERS: checked})
+    return JobOutput(results, meta, follow_up=follow_up, blobs={ANSWERS_BLOB: checked})

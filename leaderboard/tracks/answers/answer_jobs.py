@@ -26,9 +26,9 @@ from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.transport import endpoint_label
 from leaderboard.fault_points import POINTS
-from leaderboard.store.blobs import ANSWERS, sha256_of
+from leaderboard.store.blobs import sha256_of
 from leaderboard.store.records import ResultMeta
-from leaderboard.tracks.answers import BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND
+from leaderboard.tracks.answers import ANSWERS_BLOB, BASELINE_JOB_KIND, GENERATE_JOB_KIND, JUDGE_JOB_KIND
 from leaderboard.tracks.answers.answer_baseline_job import evaluate_answers_baseline, planned_dataset
 from leaderboard.tracks.answers.answer_baselines import LLM_DOCS, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
@@ -40,7 +40,7 @@ def archived_answers(payload: Mapping[str, Any]) -> str:
     """The answers a judge job names: read from the store by the worker, or (jobs of older releases) as text."""
     if isinstance(payload.get("answers"), str):
         return payload["answers"]
-    data = job_inputs(payload, ANSWERS, "answers file")
+    data = job_inputs(payload, ANSWERS_BLOB, "answers file")
     if sha256_of(data) != payload["answers_sha256"]:
         raise FreshStackError(
             f"the system's stored answers are not the ones this job was queued for ({payload['answers_sha256']}): "
@@ -144,7 +144,7 @@ def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -
 # What the worker runs for this track (`leaderboard.worker.jobs`): the LLM kinds keep the endpoint's key, and nothing
 # else; the extractive baseline sends nothing anywhere, so its process keeps no secret.
 JOB_KINDS = {
-    JUDGE_JOB_KIND: JobKind(evaluate_answers_judge, keeps=(JUDGE_KEY_ENV,), inputs=(ANSWERS,)),
+    JUDGE_JOB_KIND: JobKind(evaluate_answers_judge, keeps=(JUDGE_KEY_ENV,), inputs=(ANSWERS_BLOB,)),
     GENERATE_JOB_KIND: JobKind(evaluate_answers_generate, keeps=(JUDGE_KEY_ENV,)),
     BASELINE_JOB_KIND: JobKind(evaluate_answers_baseline),
 }

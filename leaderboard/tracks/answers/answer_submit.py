@@ -28,23 +28,14 @@ from freshstack_hf.defaults import SEED
 from freshstack_hf.errors import FreshStackError
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.audit import AuditEntry
-from leaderboard.store.blobs import ANSWERS, Blob
+from leaderboard.store.blobs import Blob
 from leaderboard.store.records import ResultMeta, SystemRecord
-from leaderboard.submission import (
-    BaseSubmitter,
-    Check,
-    SubmitOutcome,
-    SubmitStatus,
-    Upload,
-    audited,
-    file_sha256,
-    gzip_bomb,
-    logged_with,
-    parse_refusal,
-    refused,
-    uploaded_size,
-)
-from leaderboard.tracks.answers import JUDGE_JOB_KIND, SYSTEM_KIND
+from leaderboard.submission.audited import audited, logged_with
+from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus, parse_refusal, refused
+from leaderboard.submission.submitter import BaseSubmitter
+from leaderboard.submission.upload import Check, Upload
+from leaderboard.submission.uploaded_files import file_sha256, gzip_bomb, uploaded_size
+from leaderboard.tracks.answers import ANSWERS_BLOB, JUDGE_JOB_KIND, SYSTEM_KIND
 from leaderboard.tracks.answers.answer_rows import answers_content_hash, measure_key, stored_results
 from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
@@ -216,7 +207,8 @@ class AnswerSubmitter(BaseSubmitter[AnswersUpload]):
             "seed": SEED,
             "dataset": self.dataset.source,
         }
-        checked = Blob.answers(to_trec_rag(answers))  # stored with the row: the judge job reads it from the store
+        # Stored with the row, filed under the text's sha256: the judge job names it so and reads it from the store.
+        checked = Blob.of(to_trec_rag(answers).encode("utf-8"), ANSWERS_BLOB)
         job = None
         if self.judge is not None:
             payload = judge_payload(checked.sha256, self.dataset, topics, self.judge, self.max_words, self.resamples)
@@ -231,7 +223,7 @@ class AnswerSubmitter(BaseSubmitter[AnswersUpload]):
             results=results,
             meta=ResultMeta(self.dataset.revision, __version__, meta_params),
             job=job,
-            blobs={ANSWERS: checked},
+            blobs={ANSWERS_BLOB: checked},
             audit=audit,
         )
         return system, created, scores

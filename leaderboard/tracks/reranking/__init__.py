@@ -16,6 +16,8 @@ RERANKER_KIND = "reranker"  # a submitted CrossEncoder, run by a worker
 SYSTEM_KINDS = (RERANKED_RUN_KIND, RERANKER_KIND)
 # Rows scored from an uploaded file: never run again (re-scored from the archive), never scored live.
 UPLOADED_KINDS = (RERANKED_RUN_KIND,)
+# Rows whose results record what a worker measured for the board's efficiency cells: none of this track's.
+MEASURED_KINDS: tuple[str, ...] = ()
 RERANK_JOB_KIND = "reranker"  # a submitted CrossEncoder, reranking the candidates in a worker
 SIDE_JOB_KINDS: tuple[str, ...] = ()
 # Systems whose job names a Hub model at the commit the board pinned (`leaderboard.model_pages`).

@@ -23,7 +23,10 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.records import SystemRecord
-from leaderboard.submission import BaseSubmitter, Check, SubmitOutcome, SubmitStatus, Upload, audited
+from leaderboard.submission.audited import audited
+from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus
+from leaderboard.submission.submitter import BaseSubmitter
+from leaderboard.submission.upload import Check, Upload
 from leaderboard.tracks.reranking import RERANK_JOB_KIND
 from leaderboard.tracks.reranking.rerank_job import RERANK_BATCH_SIZE
 from leaderboard.tracks.retrieval.submissions.model_submit import (

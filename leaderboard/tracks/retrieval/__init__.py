@@ -16,6 +16,9 @@ Declares the kinds of systems this track stores and the kinds of jobs it queues,
 SYSTEM_KINDS = ("baseline", "run", "model")  # the project's baselines, uploaded runs, submitted models
 # Rows scored from an uploaded file: never run again (re-scored from the archive), never scored live.
 UPLOADED_KINDS = ("run",)
+# Rows whose results record what a worker or a corpus encoding measured (time, memory, index size): the only ones
+# whose efficiency cells the board shows (a run file's parameters never put figures on the board).
+MEASURED_KINDS = ("model", "baseline")
 MODEL_JOB_KIND = "model"  # a submitted model, retrieved and scored by a worker
 BASELINE_JOB_KIND = "baseline"  # a project baseline row (BM25, dense, hybrid, reranked), computed and scored
 RESCORE_JOB_KIND = "rescore"  # a stored run's archived ranking scored as it is on a newer dataset revision

@@ -43,7 +43,7 @@ from leaderboard.model_pages.verified import PROPOSE
 from leaderboard.store.audit import board_entry
 from leaderboard.store.ranking_blob import MEDIA as RANKING
 from leaderboard.store.records import SystemRecord, SystemState
-from leaderboard.submission import SubmitOutcome, SubmitStatus
+from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus
 from leaderboard.tracks import reranking
 from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND, UPLOADED_KINDS

@@ -35,15 +35,11 @@ from freshstack_hf.retrieval.models import (
 from leaderboard.model_pages.verified import PROPOSE
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.store.records import SystemRecord
-from leaderboard.submission import (
-    BaseSubmitter,
-    Check,
-    SubmitOutcome,
-    SubmitStatus,
-    Upload,
-    audited,
-    file_sha256,
-)
+from leaderboard.submission.audited import audited
+from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus
+from leaderboard.submission.submitter import BaseSubmitter
+from leaderboard.submission.upload import Check, Upload
+from leaderboard.submission.uploaded_files import file_sha256
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
 from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff, submitted_cutoff
 from leaderboard.worker.job_contract import payload_dataset

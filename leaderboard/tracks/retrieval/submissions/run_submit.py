@@ -24,18 +24,11 @@ from leaderboard.defaults import GZIP_RATIO
 from leaderboard.sanitize import SubmissionText, sanitize_submission
 from leaderboard.scoring import ARCHIVE_DEPTH, ReadRun
 from leaderboard.store.records import ResultMeta, SystemRecord
-from leaderboard.submission import (
-    BaseSubmitter,
-    Check,
-    SubmitOutcome,
-    SubmitStatus,
-    Upload,
-    audited,
-    file_sha256,
-    parse_refusal,
-    refused,
-    uploaded_size,
-)
+from leaderboard.submission.audited import audited
+from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus, parse_refusal, refused
+from leaderboard.submission.submitter import BaseSubmitter
+from leaderboard.submission.upload import Check, Upload
+from leaderboard.submission.uploaded_files import file_sha256, uploaded_size
 from leaderboard.tracks.retrieval.submissions.cutoff import submitted_cutoff
 
 AUTO, ALL = "auto", "all"  # run scopes besides one topic: the topics the run touches, or every topic

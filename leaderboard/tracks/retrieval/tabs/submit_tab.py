@@ -17,7 +17,7 @@ import gradio as gr
 from leaderboard.model_pages.pull_requests import blocker, told_proposal
 from leaderboard.page.computing import WATCH
 from leaderboard.page.page import READ, REFRESH, SCORING, WRITE, Page, PageTab, Path_, Profile
-from leaderboard.submission import SubmitOutcome
+from leaderboard.submission.outcome import SubmitOutcome
 from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
 from leaderboard.tracks.retrieval.tabs import retrieval_page

@@ -15,28 +15,27 @@ Example:
 from __future__ import annotations
 
 import argparse
-from typing import Any
+
+from freshstack_hf.cli import drift
+from freshstack_hf.drift.systems import SystemPair
+from leaderboard.defaults import RUNS_DIR_HELP
+from leaderboard.store.archive import open_store
+from leaderboard.store.store import Store
 
 NAME = "drift-board"
 HELP = "the drift report between two snapshots, with every system the leaderboard stores"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from freshstack_hf.cli import drift
-
     drift.add_arguments(p)
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
-    from leaderboard.defaults import RUNS_DIR_HELP
-
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
 
 
-def stored_pairs(store: Any) -> list[Any]:
+def stored_pairs(store: Store) -> list[SystemPair]:
     """Every finished system whose ranking is archived (uploads, model rows, stored baselines) as a drift pair, topics
     merged into one run (query ids are unique across topics); a system without an archived ranking cannot be
     re-scored and is left out. Names are made unique with the row id, as two submitters may pick the same name."""
-    from freshstack_hf.drift.systems import SystemPair
-
     pairs = []
     for system, runs in store.blobs.rankings(scored_only=True):
         merged = {qid: docs for topic_run in runs.values() for qid, docs in topic_run.items()}
@@ -45,9 +44,6 @@ def stored_pairs(store: Any) -> list[Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli import drift
-    from leaderboard.store.archive import open_store
-
     def extra():
         with open_store(args.store, args.runs_dir, announce=True) as store:
             return stored_pairs(store)

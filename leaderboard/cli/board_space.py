@@ -19,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from leaderboard.deploy.space import SpaceSpec, write_space
+
 NAME = "space"
 HELP = "write a Hugging Face Space folder that serves the leaderboard"
 
@@ -48,8 +50,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from leaderboard.deploy.space import SpaceSpec, write_space
-
     spec = SpaceSpec(
         dataset=args.dataset,
         revision=args.revision,

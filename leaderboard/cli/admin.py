@@ -47,50 +47,68 @@ Example:
 from __future__ import annotations
 
 import argparse
+import getpass
 import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import OperationalError
+
 from freshstack_hf.errors import FreshStackError
+from leaderboard.defaults import RUNS_DIR_HELP, default_store_url
+from leaderboard.export.board_export import check_target, export_board
+from leaderboard.export.board_import import import_board
 from leaderboard.model_pages.pull_requests import FAILED, RepoOutcome, propose
 from leaderboard.model_pages.verified import Plan, Target, plan
-from leaderboard.store.audit import ADMIN
+from leaderboard.store.archive import announce_store, open_store, unopenable
+from leaderboard.store.audit import ADMIN, short_hash
+from leaderboard.store.dialect import dialect_for, shown_url
+from leaderboard.store.store import Store
 
 NAME = "admin"
 HELP = "moderate the leaderboard (hide, unhide, delete a system), print its audit log, export and import it"
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.defaults import RUNS_DIR_HELP
+STORE_HELP = "store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)"
+BY_HELP = "who is acting, as the log records it (default: local:<your user name>)"
 
-    store = "store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)"
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
     # --store goes before the action or after it: the action's own option leaves the admin's value alone unless given
-    p.add_argument("--store", help=store + "; before or after ACTION")
+    p.add_argument("--store", help=STORE_HELP + "; before or after ACTION")
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--store", default=argparse.SUPPRESS, help=store)
+    common.add_argument("--store", default=argparse.SUPPRESS, help=STORE_HELP)
     common.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     actions = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    by = "who is acting, as the log records it (default: local:<your user name>)"
+    _moderation_actions(actions, common)
+    _backup_actions(actions, common)
+    _eval_results_action(actions, common)
 
+
+def _moderation_actions(actions: Any, common: argparse.ArgumentParser) -> None:
+    """hide, unhide, delete and log: a moderator's actions and the trail they leave."""
     hide = actions.add_parser("hide", parents=[common], help="take a system off the board (restorable)")
     hide.add_argument("system", type=int, metavar="ID", help="the system's id (the table's id column)")
     hide.add_argument("--reason", required=True, help="why: kept with the system and in the log")
-    hide.add_argument("--by", help=by)
+    hide.add_argument("--by", help=BY_HELP)
 
     unhide = actions.add_parser("unhide", parents=[common], help="put a hidden system back on the board")
     unhide.add_argument("system", type=int, metavar="ID", help="the system's id")
-    unhide.add_argument("--by", help=by)
+    unhide.add_argument("--by", help=BY_HELP)
 
     remove = actions.add_parser("delete", parents=[common], help="remove a system's results and files for good")
     remove.add_argument("system", type=int, metavar="ID", help="the system's id")
     remove.add_argument("--reason", required=True, help="why: kept in its tombstone, told to a resubmitter")
-    remove.add_argument("--by", help=by)
+    remove.add_argument("--by", help=BY_HELP)
 
     log = actions.add_parser("log", parents=[common], help="print the audit trail, oldest first")
     log.add_argument("--since", metavar="DATE", help="rows at or after DATE (YYYY-MM-DD, or YYYY-MM-DDTHH:MM UTC)")
     log.add_argument("--json", action="store_true", help="print the rows as a JSON list")
 
+
+def _backup_actions(actions: Any, common: argparse.ArgumentParser) -> None:
+    """export and import: the whole board as a dataset folder, and back into an empty store."""
     export = actions.add_parser("export", parents=[common], help="write the board as a dataset folder (a backup)")
     export.add_argument("folder", metavar="DIR", help="the folder to write (refused if it exists, unless --force)")
     export.add_argument(
@@ -109,9 +127,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         default=argparse.SUPPRESS,
         help="the EMPTY store to restore into (default: $FRESHSTACK_STORE, else the SQLite file in the data dir)",
     )
-    restore.add_argument("--by", help=by)
+    restore.add_argument("--by", help=BY_HELP)
     restore.add_argument("--json", action="store_true", help="print what was imported as JSON")
 
+
+def _eval_results_action(actions: Any, common: argparse.ArgumentParser) -> None:
+    """eval-results: the board's verified results as the .eval_results files of model repos."""
     results = actions.add_parser(
         "eval-results", parents=[common], help="the board's verified results as .eval_results files of model repos"
     )
@@ -133,14 +154,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--out", metavar="DIR", help="write each repo's files under DIR/ORG/NAME/ (nothing is sent)")
     mode.add_argument("--dry-run", action="store_true", help="list the pull requests --open-prs would open")
     mode.add_argument("--open-prs", action="store_true", help="open one pull request per model repo (needs a token)")
-    results.add_argument("--by", help=by)
+    results.add_argument("--by", help=BY_HELP)
     results.add_argument("--json", action="store_true", help="print what was done as JSON")
 
 
 def parse_since(text: str) -> datetime:
     """A day or a time as naive UTC (the store's clock); a time with an offset is converted to UTC."""
-    from freshstack_hf.errors import FreshStackError
-
     try:
         when = datetime.fromisoformat(text.strip())
     except ValueError:
@@ -151,8 +170,6 @@ def parse_since(text: str) -> datetime:
 
 
 def default_moderator() -> str:
-    import getpass
-
     try:
         return f"local:{getpass.getuser()}"
     except (OSError, KeyError):  # no user name in this environment (a container without one)
@@ -161,8 +178,6 @@ def default_moderator() -> str:
 
 def log_lines(rows: list[Any]) -> list[str]:
     """One line per audit row: time (UTC), who, kind, outcome, system, content hash (shortened), detail."""
-    from leaderboard.store.audit import short_hash
-
     lines = []
     for row in rows:
         digest = short_hash(row.content_hash)
@@ -173,14 +188,9 @@ def log_lines(rows: list[Any]) -> list[str]:
     return lines
 
 
-def _open_store(url: str | None, runs_dir: str | None = None) -> Any:
+def _open_store(url: str | None, runs_dir: str | None = None) -> Store:
     """The leaderboard's store, migrated like the app opens it; a SQLite file that does not exist is a wrong
     --store, not a new board."""
-    from freshstack_hf.errors import FreshStackError
-    from leaderboard.defaults import default_store_url
-    from leaderboard.store.archive import open_store
-    from leaderboard.store.dialect import dialect_for
-
     url = url or default_store_url()
     dialect = dialect_for(url)
     if dialect.file is not None and not dialect.file.is_file():
@@ -195,8 +205,6 @@ def _counts(rows: dict[str, int]) -> str:
 
 def _export(args: argparse.Namespace) -> int:
     """Checks DIR before the store is opened, so a refused export neither migrates the store nor writes anything."""
-    from leaderboard.export.board_export import check_target, export_board
-
     check_target(args.folder, args.force)
     with _open_store(args.store, args.runs_dir) as store:
         done = export_board(store, args.folder, public=args.public, force=args.force)
@@ -210,13 +218,6 @@ def _export(args: argparse.Namespace) -> int:
 
 def _import(args: argparse.Namespace) -> int:
     """Not through `_open_store`: the store may not exist yet, and an older runs archive must not be mixed in."""
-    from sqlalchemy.exc import OperationalError
-
-    from leaderboard.defaults import default_store_url
-    from leaderboard.export.board_import import import_board
-    from leaderboard.store.archive import announce_store, unopenable
-    from leaderboard.store.dialect import shown_url
-
     url = args.store or default_store_url()
     announce_store(url)
     try:

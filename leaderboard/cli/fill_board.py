@@ -18,6 +18,14 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.defaults import RUNS_DIR_HELP
+from leaderboard.fills import board_fill_name, fill_payload, fill_stored_system, moves_table
+from leaderboard.store.archive import open_store
+from leaderboard.store.records import SystemState
+from leaderboard.worker.jobs import FILL_JOB_KIND
+
 NAME = "fill-board"
 HELP = "judge a stored system's unjudged top-k documents into a new qrels revision (a worker job, or --now)"
 
@@ -29,20 +37,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--system", type=int, required=True, help="the stored system's id (the table's # column)")
     p.add_argument("--topic", required=True, help="the topic to fill")
     p.add_argument("--k", type=int, default=10, help="depth of the ranking to fill (default: 10)")
-    from leaderboard.defaults import RUNS_DIR_HELP
-
     p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
     p.add_argument("--now", action="store_true", help="judge here and now instead of queueing a worker job")
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.fills import board_fill_name, fill_payload
-    from leaderboard.store.archive import open_store
-    from leaderboard.store.records import SystemState
-    from leaderboard.worker.jobs import FILL_JOB_KIND
-
     if args.k < 1:
         raise FreshStackError(f"--k must be a positive cutoff, not {args.k}")
     dataset = Dataset(args.dataset, args.revision, [args.topic])
@@ -60,8 +59,6 @@ def run(args: argparse.Namespace) -> int:
             job = store.queue.enqueue(system.id, FILL_JOB_KIND, fill_payload(dataset, args.topic, system, args.k, name))
             print(f"queued fill job #{job.id} for {system.name!r} on {args.topic}; a worker judges it")
             return 0
-        from leaderboard.fills import fill_stored_system, moves_table
-
         record, moves = fill_stored_system(store, dataset, system.id, args.topic, k=args.k)
     if record.revision is None:
         print(f"{system.name!r} has no unjudged document in its top {args.k} on {args.topic}: nothing to fill")

@@ -53,13 +53,32 @@ machine is logged in to (`hf auth login`), which Gradio asks the Hub about once 
 from __future__ import annotations
 
 import argparse
+import functools
+import os
 import sys
 import threading
 from typing import Any
 
-from leaderboard.defaults import scoring_plan
+from freshstack_hf.baselines import METHODS, board_methods
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.defaults import (
+    LIVE_RELEASE,
+    LIVE_RELEASES,
+    LIVE_SCORES_PER_WEEK,
+    MAX_UPLOAD_MB,
+    RATE_LIMIT_PER_HOUR,
+    RUNS_DIR_HELP,
+    scoring_plan,
+)
+from leaderboard.live_release import release_plan
 from leaderboard.model_pages.pull_requests import Proposer
 from leaderboard.model_pages.verified import Target, served_dataset_id
+from leaderboard.store.archive import open_store
+from leaderboard.store.records import SystemState
+from leaderboard.store.store import Store
+from leaderboard.worker.jobs import BASELINE_JOB_KINDS, evaluate_job, measure_on, queue_baselines
+from leaderboard.worker.worker import run_worker
 
 NAME = "leaderboard"
 HELP = "serve the Gradio leaderboard (a worker in the same process scores its baselines and submitted models)"
@@ -71,16 +90,17 @@ EPHEMERAL_NOTICE = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from freshstack_hf.baselines import METHODS, board_methods
-    from leaderboard.defaults import (
-        LIVE_RELEASE,
-        LIVE_RELEASES,
-        LIVE_SCORES_PER_WEEK,
-        MAX_UPLOAD_MB,
-        RATE_LIMIT_PER_HOUR,
-        RUNS_DIR_HELP,
-    )
+    _served_arguments(p)
+    _baseline_arguments(p)
+    _submission_arguments(p)
+    p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
+    _access_arguments(p)
+    _worker_arguments(p)
+    _public_arguments(p)
 
+
+def _served_arguments(p: argparse.ArgumentParser) -> None:
+    """What the board serves (the dataset, the store, the files of its Reference and Drift tabs) and where."""
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
     p.add_argument(
         "--revision", help="dataset revision: a Hub tag or commit, or a dated snapshot of a folder (DIR@REVISION)"
@@ -96,6 +116,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="REPORT.json",
         help="a report of `freshstack-hf drift OLD NEW --json`, shown in a Drift tab (repeatable)",
     )
+
+
+def _baseline_arguments(p: argparse.ArgumentParser) -> None:
+    """Which baseline rows the board queues when it starts, and with which models."""
     p.add_argument("--no-baselines", action="store_true", help="do not queue missing baseline rows")
     p.add_argument(
         "--baselines",
@@ -106,6 +130,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dense-model", help="dense baseline model (default: the packaged all-MiniLM-L6-v2)")
     p.add_argument("--cross-encoder", help="cross-encoder for a reranked-hybrid row (local folder or cached id)")
     p.add_argument("--cache-dir", help="embedding cache for the dense baseline (default: $FRESHSTACK_CACHE)")
+
+
+def _submission_arguments(p: argparse.ArgumentParser) -> None:
+    """What a submission may be and how often: the upload cap, the hourly rate limit and the live quota, and when a
+    live score is shown."""
     p.add_argument(
         "--max-file-mb",
         type=float,
@@ -137,7 +166,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "crafted models learns nothing of them; open = as soon as it is measured, which lets a submitter with "
         "several identities read the embargoed judgments back (default: %(default)s)",
     )
-    p.add_argument("--runs-dir", help=RUNS_DIR_HELP)
+
+
+def _access_arguments(p: argparse.ArgumentParser) -> None:
+    """Who may submit what: local model folders, the Hugging Face sign-in, the admins."""
     p.add_argument(
         "--model-root", action="append", default=[], metavar="DIR", help="accept local model folders under DIR"
     )
@@ -149,6 +181,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="USER",
         help="a Hugging Face user who sees the Admin tab (hide, unhide, delete; the audit log); needs --oauth",
     )
+
+
+def _worker_arguments(p: argparse.ArgumentParser) -> None:
+    """Whether a worker runs in the board's process (it does unless --no-worker; the other two are old spellings)."""
     worker = p.add_mutually_exclusive_group()
     worker.add_argument(
         "--no-worker",
@@ -164,6 +200,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="accepted for compatibility: a worker runs in this process by default (--no-worker turns it off)",
     )
+
+
+def _public_arguments(p: argparse.ArgumentParser) -> None:
+    """How the board presents itself: its public address and the benchmark's Hub id (for model pages and the
+    Hub's reports), and whether its store outlives a restart."""
     p.add_argument(
         "--board-url",
         default="",
@@ -194,22 +235,15 @@ def _say(message: str) -> None:
 BASELINE_TIME_CAP_SECONDS = 48 * 3600.0
 
 
-def _evaluate(args: argparse.Namespace, dataset: Any) -> Any:
+def _evaluate(args: argparse.Namespace, dataset: Dataset) -> Any:
     """The in-app worker's evaluate function: the app's dataset and embedding cache."""
-    import functools
-
-    from leaderboard.worker.jobs import evaluate_job
-
     options = {"dataset": str(dataset.folder), "cache_dir": args.cache_dir}
     return functools.partial(evaluate_job, **options)
 
 
-def _start_worker(store: Any, evaluate: Any, stop: threading.Event) -> threading.Thread:
+def _start_worker(store: Store, evaluate: Any, stop: threading.Event) -> threading.Thread:
     """The board's worker: a thread claiming every kind of job until `stop`, the baselines with their long cap; its
     jobs run in spawned child processes that drop secret-looking variables, as a standalone worker's do."""
-    from leaderboard.worker.jobs import BASELINE_JOB_KINDS
-    from leaderboard.worker.worker import run_worker
-
     caps = {kind: BASELINE_TIME_CAP_SECONDS for kind in BASELINE_JOB_KINDS}
     options = {"stop": stop, "kind_time_caps": caps}
     thread = threading.Thread(target=run_worker, args=(store, evaluate), kwargs=options, name="leaderboard-worker")
@@ -221,7 +255,7 @@ def _start_worker(store: Any, evaluate: Any, stop: threading.Event) -> threading
 PROPOSE_SECONDS = 60.0  # how often the board looks for scored rows whose submitter asked for a model-page proposal
 
 
-def _start_proposer(store: Any, target: Target, stop: threading.Event) -> threading.Thread:
+def _start_proposer(store: Store, target: Target, stop: threading.Event) -> threading.Thread:
     """The board's model-page proposals (`model_pages.pull_requests.Proposer`), in a thread of this process: the one
     that holds the operator's Hugging Face token, where the workers (submitted code beside them) hold none."""
     proposer = Proposer(store, target)
@@ -240,11 +274,8 @@ def _start_proposer(store: Any, target: Target, stop: threading.Event) -> thread
     return thread
 
 
-def _queue_baselines(args: argparse.Namespace, store: Any, dataset: Any) -> None:
+def _queue_baselines(args: argparse.Namespace, store: Store, dataset: Dataset) -> None:
     """Store every missing baseline row of every track, queued for a worker (cheap: no model is loaded here)."""
-    from leaderboard.store.records import SystemState
-    from leaderboard.worker.jobs import queue_baselines
-
     methods = [m.strip() for m in args.baselines.split(",") if m.strip()]
     model, cross_encoder = args.dense_model, args.cross_encoder
     rows = queue_baselines(store, dataset, methods=methods, model=model, cross_encoder=cross_encoder, say=_say)
@@ -253,80 +284,99 @@ def _queue_baselines(args: argparse.Namespace, store: Any, dataset: Any) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.store.archive import open_store
-
-    if args.max_file_mb <= 0 or args.rate_limit < 0 or args.live_per_week < 0:
-        raise FreshStackError("--max-file-mb must be > 0, --rate-limit and --live-per-week >= 0")
-    if args.admin and not args.oauth:
-        raise FreshStackError("--admin needs --oauth: admins are recognised by their Hugging Face sign-in")
-    if args.oauth:
-        from leaderboard.page.sign_in import check_sign_in
-
-        _say(f"sign-in: {check_sign_in()}")
+    _check_arguments(args)
     dataset = Dataset(args.dataset, args.revision)  # user errors first, before anything is created
     _say(f"dataset: {dataset.source} ({', '.join(dataset.topics)}; revision {dataset.revision})")
-    dataset_id = args.dataset_id.strip() or served_dataset_id(dataset.source, dataset.revision) or ""
-    target = Target(dataset_id, args.board_url.strip()) if dataset_id else None  # refuses a bad id or address
-    if args.board_url and target is None:
-        raise FreshStackError("--board-url needs the benchmark's Hub id: --dataset ORG/NAME, or --dataset-id ORG/NAME")
-    from leaderboard.live_release import release_plan
-
+    dataset_id, target = _model_pages_target(args, dataset)
     _say(f"live scores: {release_plan(args.live_release)}")
-    from leaderboard.page.page import Settings
-    from leaderboard.page.tabs import check_inputs
-
-    for line in check_inputs(Settings(reported_path=args.reported, drift_reports=tuple(args.drift))):
-        _say(line)  # a bad --reported or --drift file is a user error before anything is created
+    _check_shown_files(args)
     store = open_store(args.store, args.runs_dir)  # an older release's runs folder is imported here
     stop = threading.Event()
     try:
         _say(f"store: {store!r}" + (" (ephemeral: lost on restart, and every page says so)" if args.ephemeral else ""))
         if not args.no_baselines:
             _queue_baselines(args, store, dataset)
-        from leaderboard.worker.jobs import measure_on
-
         measure_on(
             store, dataset, live_per_week=args.live_per_week, say=lambda line: _say(f"other revisions' systems: {line}")
         )
-        from leaderboard.page.app import build_app, launch_app
-
-        worker_here = not args.no_worker
-        _say(f"worker: {scoring_plan(worker_here)}" + (" (--no-worker)" if args.no_worker else ""))
-        demo = build_app(
-            dataset,
-            store,
-            reported_path=args.reported,
-            max_file_mb=args.max_file_mb,
-            rate_limit=args.rate_limit,
-            live_per_week=args.live_per_week,
-            live_release=args.live_release,
-            model_roots=args.model_root,
-            oauth=args.oauth,
-            drift_reports=args.drift,
-            admins=args.admin,
-            notice=EPHEMERAL_NOTICE if args.ephemeral else "",
-            score_apart=True,  # a served board: its visitors' reads never take turns with a submission's scoring
-            board_url=args.board_url,
-            dataset_id=dataset_id,
-            worker_here=worker_here,
-        )
-        print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
-        launch_app(
-            demo, host=args.host, port=args.port, max_file_mb=args.max_file_mb, quiet=True, prevent_thread_lock=True
-        )
-        # Serving now; the work starts after, so it never delays the first answer.
-        if target is not None and target.board_url:
-            _say(f"model pages: proposing the results submitters ask for to {dataset_id}'s model pages")
-            _start_proposer(store, target, stop)
-        if worker_here:
-            _start_worker(store, _evaluate(args, dataset), stop)
-        demo.block_thread()
+        _serve(args, dataset, store, dataset_id, target, stop)
     finally:
         stop.set()
         store.close()
     return 0
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse values the board cannot run with, and with --oauth say whether the sign-in can work, before anything
+    is read or created."""
+    if args.max_file_mb <= 0 or args.rate_limit < 0 or args.live_per_week < 0:
+        raise FreshStackError("--max-file-mb must be > 0, --rate-limit and --live-per-week >= 0")
+    if args.admin and not args.oauth:
+        raise FreshStackError("--admin needs --oauth: admins are recognised by their Hugging Face sign-in")
+    if args.oauth:
+        from leaderboard.page.sign_in import check_sign_in  # the page's modules import Gradio
+
+        _say(f"sign-in: {check_sign_in()}")
+
+
+def _model_pages_target(args: argparse.Namespace, dataset: Dataset) -> tuple[str, Target | None]:
+    """The benchmark's Hub id (--dataset-id, else the served Hub dataset's) and, with it, where model-page proposals
+    go (None without an id); --board-url without an id is refused."""
+    dataset_id = args.dataset_id.strip() or served_dataset_id(dataset.source, dataset.revision) or ""
+    target = Target(dataset_id, args.board_url.strip()) if dataset_id else None  # refuses a bad id or address
+    if args.board_url and target is None:
+        raise FreshStackError("--board-url needs the benchmark's Hub id: --dataset ORG/NAME, or --dataset-id ORG/NAME")
+    return dataset_id, target
+
+
+def _check_shown_files(args: argparse.Namespace) -> None:
+    """A bad --reported or --drift file is a user error before anything is created."""
+    from leaderboard.page.page import Settings  # the page's modules import Gradio
+    from leaderboard.page.tabs import check_inputs
+
+    for line in check_inputs(Settings(reported_path=args.reported, drift_reports=tuple(args.drift))):
+        _say(line)
+
+
+def _serve(
+    args: argparse.Namespace,
+    dataset: Dataset,
+    store: Store,
+    dataset_id: str,
+    target: Target | None,
+    stop: threading.Event,
+) -> None:
+    """Build the page and serve it; once it answers, start the model-page proposals and the board's own worker, and
+    block until the server stops."""
+    from leaderboard.page.app import build_app, launch_app  # Gradio
+
+    worker_here = not args.no_worker
+    _say(f"worker: {scoring_plan(worker_here)}" + (" (--no-worker)" if args.no_worker else ""))
+    demo = build_app(
+        dataset,
+        store,
+        reported_path=args.reported,
+        max_file_mb=args.max_file_mb,
+        rate_limit=args.rate_limit,
+        live_per_week=args.live_per_week,
+        live_release=args.live_release,
+        model_roots=args.model_root,
+        oauth=args.oauth,
+        drift_reports=args.drift,
+        admins=args.admin,
+        notice=EPHEMERAL_NOTICE if args.ephemeral else "",
+        score_apart=True,  # a served board: its visitors' reads never take turns with a submission's scoring
+        board_url=args.board_url,
+        dataset_id=dataset_id,
+        worker_here=worker_here,
+    )
+    print(f"leaderboard: http://{args.host}:{args.port}/", flush=True)
+    launch_app(demo, host=args.host, port=args.port, max_file_mb=args.max_file_mb, quiet=True, prevent_thread_lock=True)
+    # Serving now; the work starts after, so it never delays the first answer.
+    if target is not None and target.board_url:
+        _say(f"model pages: proposing the results submitters ask for to {dataset_id}'s model pages")
+        _start_proposer(store, target, stop)
+    if worker_here:
+        _start_worker(store, _evaluate(args, dataset), stop)
+    demo.block_thread()

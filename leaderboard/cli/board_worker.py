@@ -34,7 +34,7 @@ Example:
   freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --devices cuda:0,cuda:1
   HF_TOKEN=hf_... freshstack-hf worker --store postgresql://lb@db.example.org/leaderboard --private-repo me/held
   freshstack-hf worker --store sqlite:///lb/leaderboard.db --private-repo out/held --live-runs lb/live-runs
-  python -m leaderboard.cli_worker --store sqlite:///lb/leaderboard.db --once --json
+  python -m leaderboard.cli.board_worker --store sqlite:///lb/leaderboard.db --once --json
 """
 
 from __future__ import annotations
@@ -42,17 +42,22 @@ from __future__ import annotations
 import argparse
 import functools
 import importlib
+import json
 import logging
 import sys
 from typing import Any
+
+from freshstack_hf.errors import FreshStackError
+from leaderboard.defaults import RUNS_DIR_HELP
+from leaderboard.store.archive import open_store
+from leaderboard.worker.jobs import evaluate_job
+from leaderboard.worker.worker import run_worker
 
 NAME = "worker"
 HELP = "run an evaluation worker for the leaderboard's job queue"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from leaderboard.defaults import RUNS_DIR_HELP
-
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
     p.add_argument("--dataset", help="dataset repo (folder or Hub id) for jobs that name none ($FRESHSTACK_DATASET)")
     p.add_argument("--once", action="store_true", help="run one job (waiting for it if needed), then exit")
@@ -107,8 +112,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def parse_devices(value: str | None) -> tuple[str, ...] | None:
     """`--devices cuda:0,cuda:1` as a tuple (None when not given: the encoder picks every GPU when several)."""
-    from freshstack_hf.errors import FreshStackError
-
     if value is None:
         return None
     devices = tuple(d.strip() for d in value.split(",") if d.strip())
@@ -118,27 +121,18 @@ def parse_devices(value: str | None) -> tuple[str, ...] | None:
 
 
 def _evaluator(args: argparse.Namespace) -> Any:
-    from freshstack_hf.errors import FreshStackError
-
     if args.evaluator:
         module, _, name = args.evaluator.partition(":")
         try:
             return getattr(importlib.import_module(module), name)
         except (ImportError, AttributeError, ValueError) as exc:
             raise FreshStackError(f"--evaluator {args.evaluator!r}: {exc}; give MODULE:FUNCTION") from exc
-    from leaderboard.worker.jobs import evaluate_job
-
     options = {"dataset": args.dataset, "cache_dir": args.cache_dir, "device": args.device}
     options["devices"] = parse_devices(args.devices)
     return functools.partial(evaluate_job, max_model_bytes=int(args.max_model_gb * 1e9), **options)
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
-    from leaderboard.store.archive import open_store
-    from leaderboard.worker.worker import run_worker
-
     evaluate = _evaluator(args)
     loop = {"worker_id": args.worker_id, "once": args.once, "max_idle_seconds": args.exit_when_idle}
     loop["private_repo"], loop["live_runs"] = args.private_repo, args.live_runs
@@ -151,9 +145,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Standalone entry (`python -m leaderboard.cli_worker`), for machines that run only workers."""
-    from freshstack_hf.errors import FreshStackError
-
+    """Standalone entry (`python -m leaderboard.cli.board_worker`), for machines that run only workers."""
     parser = argparse.ArgumentParser(
         prog="freshstack-hf worker", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )

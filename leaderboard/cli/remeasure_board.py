@@ -19,13 +19,18 @@ from __future__ import annotations
 
 import argparse
 
+from freshstack_hf.baselines import METHODS, board_methods
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo.dataset import Dataset
+from leaderboard.defaults import LIVE_SCORES_PER_WEEK, RUNS_DIR_HELP
+from leaderboard.store.archive import open_store
+from leaderboard.worker.jobs import measure_on
+
 NAME = "remeasure"
 HELP = "queue every stored system of the leaderboard on a (new) dataset revision"
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from freshstack_hf.baselines import METHODS, board_methods
-
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")
     p.add_argument("--revision", help="the revision to measure on: a Hub tag or commit, or DIR@REVISION's REVISION")
@@ -37,8 +42,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help=f"also store or queue the board's baseline rows of the revision, of {', '.join(METHODS)} "
         f"(default: {','.join(board_methods())})",
     )
-    from leaderboard.defaults import LIVE_SCORES_PER_WEEK, RUNS_DIR_HELP
-
     p.add_argument(
         "--live-per-week",
         type=int,
@@ -52,11 +55,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.repo.dataset import Dataset
-    from leaderboard.store.archive import open_store
-    from leaderboard.worker.jobs import measure_on
-
     if args.live_per_week < 0:
         raise FreshStackError("--live-per-week must be >= 0 (0: nothing re-measured is scored live)")
     dataset = Dataset(args.dataset, args.revision)
