@@ -44,7 +44,7 @@ from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.budget import BudgetExhausted, SpendCap
 from freshstack_hf.owner_only import as_published, owner_only
 from freshstack_hf.pipeline.choose import make_backend
-from freshstack_hf.pipeline.embargo import PrivateRepo, private_problems, private_targets, publish_private
+from freshstack_hf.pipeline.private_repos import PrivateRepo, private_problems, private_targets, publish_private
 from freshstack_hf.pipeline.public_account import without_paths
 from freshstack_hf.pipeline.refresh_plan import (
     TopicPlan,
@@ -54,10 +54,11 @@ from freshstack_hf.pipeline.refresh_plan import (
     plan_topic,
     where,
 )
-from freshstack_hf.pipeline.runner import default_work_dir, run_build, snapshot_work, work_lock
+from freshstack_hf.pipeline.runner import run_build
 from freshstack_hf.pipeline.snapshots import TODAY, check_date
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.topic_config import TopicConfig, load_definitions
+from freshstack_hf.pipeline.work_folder import default_work_dir, snapshot_work, work_lock
 from freshstack_hf.repo.check import validate_repo
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.revisions import revision_of

@@ -24,10 +24,10 @@ from freshstack_hf.owner_only import owner_only
 from freshstack_hf.pipeline.choose import effective_config
 from freshstack_hf.pipeline.corpus.repos import update_clone
 from freshstack_hf.pipeline.inputs import REPO_CACHE
-from freshstack_hf.pipeline.runner import default_work_dir
 from freshstack_hf.pipeline.snapshot_plan import SnapshotPlan, plan_snapshot
 from freshstack_hf.pipeline.snapshots import check_snapshots, snapshot_config
 from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.pipeline.work_folder import default_work_dir
 from freshstack_hf.repo.revisions import revision_folder, revision_of
 from freshstack_hf.repo.targets import Target
 

@@ -49,9 +49,8 @@ from pathlib import Path
 from freshstack_hf._version import __version__
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
-from freshstack_hf.pipeline.embargo import is_hub_id
 from freshstack_hf.pipeline.snapshots import TODAY
-from freshstack_hf.pipeline.topic_config import TopicConfig, load_definitions
+from freshstack_hf.pipeline.topic_config import TopicConfig, is_hub_id, load_definitions
 from freshstack_hf.repo.targets import open_target
 
 DEFAULT_CRON = "0 6 1 * *"  # 06:00 UTC on the 1st of every month
@@ -93,7 +92,7 @@ class Schedule:
 
     @property
     def work(self) -> str:
-        """The work folder the cache keeps: `NAME-work` beside the local mirror, as `runner.default_work_dir`."""
+        """The work folder the cache keeps: `NAME-work` beside the local mirror, as `work_folder.default_work_dir`."""
         mirror = Path(self.out or self.repo.split("/", 1)[1])
         return (mirror.parent / f"{mirror.name}-work").as_posix()
 

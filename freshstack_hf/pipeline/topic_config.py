@@ -19,6 +19,7 @@ from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.pipeline.config_reader import YamlReader, resolve_path, section_dataclass
 from freshstack_hf.pipeline.repository_config import RepoConfig, read_repository
 from freshstack_hf.pipeline.sources.registry import formats as question_formats
+from freshstack_hf.repo.targets import HUB_ID, names_hub_dataset
 from freshstack_hf.topic import TOPIC_NAME_RE
 
 # `freshstack-0.0.6` reproduces the released corpus (the official chunker, file by file); `sections` is the
@@ -171,8 +172,6 @@ def read_embargo(r: YamlReader, data: dict, base: Path, default: tuple[int, str]
         r.problem("embargo_days", f"must be 0 or more days, got {days}", "give the days a question stays private")
     value = r.get(data, "private_repo", str, "", default[1]) or ""
     if value and value != default[1]:
-        from freshstack_hf.repo.targets import names_hub_dataset
-
         local = Path(value).expanduser() if Path(value).expanduser().is_absolute() else base / value
         if not names_hub_dataset(value, local):
             value = str(local.resolve())
@@ -183,6 +182,21 @@ def read_embargo(r: YamlReader, data: dict, base: Path, default: tuple[int, str]
             "add `private_repo:` (a local folder, or a private Hub dataset ORG/NAME), or set embargo_days: 0",
         )
     return days or 0, value
+
+
+def private_base(value: str, public_base: Path) -> Path:
+    """The local folder whose `@DATE` siblings hold the revisions of `private_repo` `value`: the folder itself, or
+    for a Hub id its mirror beside the public repo's (named after the Hub repo, `-private` added when that name is
+    the public repo's own)."""
+    if not is_hub_id(value):
+        return Path(value)
+    name = value.split("/", 1)[1]
+    return public_base.parent / (f"{name}-private" if name == public_base.name else name)
+
+
+def is_hub_id(value: str) -> bool:
+    """Whether `private_repo` names a Hub dataset (`ORG/NAME`) rather than a local folder (absolute once read)."""
+    return bool(HUB_ID.match(value)) and not Path(value).is_absolute()
 
 
 def _read_questions(r: YamlReader, q: dict, base: Path) -> QuestionsConfig:
