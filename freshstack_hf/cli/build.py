@@ -66,8 +66,8 @@ def run(args: argparse.Namespace) -> int:
 
     from freshstack_hf.cli.common import write_json
     from freshstack_hf.pipeline.choose import effective_config
+    from freshstack_hf.pipeline.config.topic import load_topic_config
     from freshstack_hf.pipeline.runner import parse_stages, run_build
-    from freshstack_hf.pipeline.topic_config import load_topic_config
 
     config = load_topic_config(args.definition)
     llm = effective_config(config.llm)  # FRESHSTACK_LLM_* environment overrides, then the flags

@@ -114,7 +114,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.pipeline.refresh import refresh  # heavy (pyarrow, drift): a command's work is loaded in `run`
+    from freshstack_hf.pipeline.refresh.run import (
+        refresh,  # heavy (pyarrow, drift): a command's work is loaded in `run`
+    )
 
     if args.resamples < 0:
         raise FreshStackError("--resamples must be >= 0 (0 leaves the drift intervals out)")
@@ -198,7 +200,7 @@ def _hide_password(arg: str) -> str:
 
 def _write_workflow(args: argparse.Namespace) -> int:
     """`--write-workflow`: the schedule of the refresh these arguments describe, written instead of run."""
-    from freshstack_hf.pipeline.refresh_schedule import DEFAULT_CRON, INSTALL, plan_schedule, write_workflow  # as `run`
+    from freshstack_hf.pipeline.refresh.schedule import DEFAULT_CRON, INSTALL, plan_schedule, write_workflow  # as `run`
 
     if args.dry_run:
         raise FreshStackError("--dry-run with --write-workflow: a schedule of plans would spend and publish nothing")

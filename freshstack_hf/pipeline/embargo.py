@@ -16,8 +16,8 @@ the day every one of them is released by, not the newest one's own end, which wo
 about a private revision says how many problems it has and where, never what (the problems quote its ids).
 
 This module is the date rule alone (`Embargo`, `embargo_of`), which the stages read; where a `private_repo` lies is
-read with the definition (`topic_config.private_base`), the plan's account of an embargo is planning's
-(`embargo_plan`), and publishing the private revisions is the refresh's (`private_repos`).
+read with the definition (`config.topic.private_base`), the plan's account of an embargo is planning's
+(`planning.embargo_plan`), and publishing the private revisions is the refresh's (`refresh.private_repos`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from datetime import date as Date
 from datetime import timedelta
 from typing import Any
 
-from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.pipeline.config.topic import TopicConfig
 
 MIN_QUESTIONS = 10  # the fewest embargoed questions a live score averages over; a plan warns below it on either side
 

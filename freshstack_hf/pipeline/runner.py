@@ -35,12 +35,12 @@ from typing import Any
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.owner_only import owner_only
 from freshstack_hf.pipeline.choose import effective_config
+from freshstack_hf.pipeline.config.topic import TopicConfig, private_base
 from freshstack_hf.pipeline.inputs import REPO_CACHE
-from freshstack_hf.pipeline.snapshot_plan import plan_build, plan_snapshot
+from freshstack_hf.pipeline.planning.snapshot_plan import plan_build, plan_snapshot
 from freshstack_hf.pipeline.snapshots import check_snapshots, previous_revision, snapshot_config
 from freshstack_hf.pipeline.stage import StageContext, write_json
 from freshstack_hf.pipeline.stages import ORDER, stage_module
-from freshstack_hf.pipeline.topic_config import TopicConfig, private_base
 from freshstack_hf.pipeline.work_folder import default_work_dir, snapshot_work, work_lock
 from freshstack_hf.repo.revisions import revision_folder
 

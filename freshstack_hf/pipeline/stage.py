@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 from freshstack_hf import atomic
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.pipeline.config.topic import TopicConfig
 
 RECORD = "record.json"
 

@@ -34,7 +34,7 @@ from freshstack_hf.pipeline.inputs import (
 from freshstack_hf.pipeline.stage import StageContext, write_json, write_table
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
 
 NAME = "candidates"
 READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "embargo_days")

@@ -30,7 +30,7 @@ from freshstack_hf.records import Doc
 from freshstack_hf.repo.revisions import revision_of
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
 
 NAME = "filter"
 READS = ("judgments", "snapshot")

@@ -32,8 +32,8 @@ from freshstack_hf.records import Doc
 from freshstack_hf.runs.run import RankedList
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts, Previous
-    from freshstack_hf.pipeline.topic_config import PoolingConfig
+    from freshstack_hf.pipeline.config.topic import PoolingConfig
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts, Previous
 
 NAME = "pools"
 READS = ("topic", "llm", "pooling", "questions", "corpus", "nuggets")

@@ -27,7 +27,7 @@ from freshstack_hf.pipeline.sources.registry import open_source
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_json, write_table
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
 
 NAME = "questions"
 READS = ("topic", "questions")

@@ -32,7 +32,7 @@ from freshstack_hf.pipeline.stage import StageContext
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
     from freshstack_hf.topic import Topic
 
 NAME = "write"

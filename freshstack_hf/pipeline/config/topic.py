@@ -16,8 +16,8 @@ from typing import Any
 
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.config import LLMConfig
-from freshstack_hf.pipeline.config_reader import YamlReader, resolve_path, section_dataclass
-from freshstack_hf.pipeline.repository_config import RepoConfig, read_repository
+from freshstack_hf.pipeline.config.reader import YamlReader, resolve_path, section_dataclass
+from freshstack_hf.pipeline.config.repository import RepoConfig, read_repository
 from freshstack_hf.pipeline.sources.registry import formats as question_formats
 from freshstack_hf.repo.targets import HUB_ID, names_hub_dataset
 from freshstack_hf.topic import TOPIC_NAME_RE

@@ -49,8 +49,8 @@ from pathlib import Path
 from freshstack_hf._version import __version__
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
+from freshstack_hf.pipeline.config.topic import TopicConfig, is_hub_id, load_definitions
 from freshstack_hf.pipeline.snapshots import TODAY
-from freshstack_hf.pipeline.topic_config import TopicConfig, is_hub_id, load_definitions
 from freshstack_hf.repo.targets import open_target
 
 DEFAULT_CRON = "0 6 1 * *"  # 06:00 UTC on the 1st of every month
