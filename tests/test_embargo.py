@@ -26,7 +26,8 @@ from test_refresh import FakeHub
 from freshstack_hf.cli.main import main
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.pipeline import build_prompts
-from freshstack_hf.pipeline.config.topic import load_definitions, load_topic_config
+from freshstack_hf.pipeline.config.definitions import load_definitions
+from freshstack_hf.pipeline.config.topic import load_topic_config
 from freshstack_hf.pipeline.embargo import Embargo
 from freshstack_hf.repo.revisions import list_revisions
 

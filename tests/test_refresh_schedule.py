@@ -29,7 +29,7 @@ from test_refresh import FakeHub
 
 from freshstack_hf.cli.main import build_parser, main
 from freshstack_hf.pipeline.choose import ENV_BASE_URL, ENV_MODEL
-from freshstack_hf.pipeline.refresh.schedule import INSTALL, Schedule
+from freshstack_hf.pipeline.refresh.workflow import INSTALL, Schedule
 from freshstack_hf.pipeline.snapshots import check_date
 from freshstack_hf.pipeline.work_folder import default_work_dir
 

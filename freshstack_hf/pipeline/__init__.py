@@ -5,7 +5,8 @@ Rooms, roughly in the order a build reads them:
 * `sources/`: the questions sources (a Stack Exchange dump, BigQuery exports, saved API pages), one reader each,
   found through one table (`registry`).
 * `config/`: the topic definition as read from YAML, checked whole before anything runs: the YAML reader and its
-  problems (`reader`), a repository's entry (`repository`), the topic and its sections (`topic`).
+  problems (`reader`), a repository's entry (`repository`), the topic and its sections (`topic`), the embargo's
+  settings (`embargo_settings`), a refresh's definitions file (`definitions`).
 * `corpus/`: a repository read into documents: cloned and cut at a commit (`repos`), its files chosen
   (`file_selection`), chunked (`chunking`, `release_chunker`, `token_counts`), and the commits that reproduce a
   release (`pinning`).
@@ -21,7 +22,8 @@ Rooms, roughly in the order a build reads them:
   snapshot's plan summed from its stages' own (`snapshot_plan`), the embargo's account in it (`embargo_plan`), and
   a refresh's plan of every topic, refused over its budget (`refresh_plan`).
 * `refresh/`: the next dated snapshot of every topic, planned, built, checked and published (`run`), its private
-  repos under an embargo (`private_repos`), and the scheduled workflow that runs it (`schedule`).
+  repos under an embargo (`private_repos`), a scheduled refresh checked (`schedule`) and its GitHub Actions workflow
+  file (`workflow`).
 
 Where a work folder lies is `work_folder`'s, below the planners: the runner imports the planners (for `--dry-run`),
 the refresh imports the runner, and neither is imported back by anything in this package.

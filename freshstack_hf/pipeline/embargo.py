@@ -16,7 +16,7 @@ the day every one of them is released by, not the newest one's own end, which wo
 about a private revision says how many problems it has and where, never what (the problems quote its ids).
 
 This module is the date rule alone (`Embargo`, `embargo_of`), which the stages read; where a `private_repo` lies is
-read with the definition (`config.topic.private_base`), the plan's account of an embargo is planning's
+read with the definition (`config.embargo_settings.private_base`), the plan's account of an embargo is planning's
 (`planning.embargo_plan`), and publishing the private revisions is the refresh's (`refresh.private_repos`).
 """
 

@@ -35,7 +35,8 @@ from typing import Any
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.owner_only import owner_only
 from freshstack_hf.pipeline.choose import effective_config
-from freshstack_hf.pipeline.config.topic import TopicConfig, private_base
+from freshstack_hf.pipeline.config.embargo_settings import private_base
+from freshstack_hf.pipeline.config.topic import TopicConfig
 from freshstack_hf.pipeline.inputs import REPO_CACHE
 from freshstack_hf.pipeline.planning.snapshot_plan import plan_build, plan_snapshot
 from freshstack_hf.pipeline.snapshots import check_snapshots, previous_revision, snapshot_config

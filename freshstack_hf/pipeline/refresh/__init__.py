@@ -2,5 +2,6 @@
 
 `run` plans (`pipeline.planning`), builds (`pipeline.runner`), checks and publishes the snapshot within a budget and
 compares it with the previous one; `private_repos` stages and publishes the embargoed questions' private revisions
-before the public one; `schedule` writes the GitHub Actions workflow that runs the refresh on a schedule.
+before the public one; `schedule` checks a scheduled refresh (`refresh --write-workflow`) before anything is written,
+and `workflow` is the GitHub Actions workflow file that runs it.
 """

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError, Problem
-from freshstack_hf.pipeline.config.topic import is_hub_id, private_base
+from freshstack_hf.pipeline.config.embargo_settings import is_hub_id, private_base
 from freshstack_hf.pipeline.planning.refresh_plan import TopicPlan, where
 from freshstack_hf.publish import reported_public
 from freshstack_hf.repo.check import validate_repo

@@ -19,7 +19,7 @@ leave alone:
 
 A revision is published once and never rewritten, so a refresh at a date already published does nothing, and
 says so. The definitions file is a topic definition (`scripts/topics/*.yaml`) or a list of them (`topics:`,
-`config.topic.load_definitions`).
+`config.definitions.load_definitions`).
 "Nothing written" means no revision, staging folder or work file; planning does refresh two caches, since a plan
 on stale inputs would be wrong: a kept clone of a repository URL is fetched (which is also how a remote that
 vanished is found), and a Hub repo's previous snapshot is downloaded into the local mirror it is built from.
@@ -44,7 +44,8 @@ from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.budget import BudgetExhausted, SpendCap
 from freshstack_hf.owner_only import as_published, owner_only
 from freshstack_hf.pipeline.choose import make_backend
-from freshstack_hf.pipeline.config.topic import TopicConfig, load_definitions
+from freshstack_hf.pipeline.config.definitions import load_definitions
+from freshstack_hf.pipeline.config.topic import TopicConfig
 from freshstack_hf.pipeline.planning.refresh_plan import (
     TopicPlan,
     budget_problems,
