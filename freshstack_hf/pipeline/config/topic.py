@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from freshstack_hf.baselines import runnable
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.pipeline.config.embargo_settings import EMBARGO_KEYS, read_embargo
@@ -277,8 +278,6 @@ def pooling_retrievers() -> tuple[str, ...]:
     """What `pooling.retrievers` may name: the registered retrieval methods (`baselines.METHODS`, a plugin's too)
     that a build can run, i.e. those needing no cross-encoder; a name outside them is refused with the file and
     key before any stage runs, not deep inside the pools stage."""
-    from freshstack_hf.baselines import runnable
-
     return tuple(runnable())
 
 
