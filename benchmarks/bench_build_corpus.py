@@ -128,7 +128,7 @@ _CHILD = """
 import json, sys, time
 from pathlib import Path
 from freshstack_hf.pipeline.stages import corpus
-from freshstack_hf.pipeline.topic_config import parse_topic
+from freshstack_hf.pipeline.config.topic import parse_topic
 from freshstack_hf.pipeline.stage import StageContext
 repo, work = sys.argv[1], sys.argv[2]
 cfg = parse_topic({"topic": "bench", "questions": {"source": "q", "tags": ["x"]},
@@ -181,7 +181,7 @@ from freshstack_hf import cl100k
 from freshstack_hf.pipeline.corpus import release_chunker
 from freshstack_hf.pipeline.stages import corpus
 cl100k.load_encoding()  # the official chunker imports its libraries and loads cl100k before its timed loop: ours too
-from freshstack_hf.pipeline.topic_config import parse_topic
+from freshstack_hf.pipeline.config.topic import parse_topic
 from freshstack_hf.pipeline.stage import StageContext
 tree, name, work = sys.argv[1:4]
 cfg = parse_topic({"topic": "bench", "questions": {"source": "q", "tags": ["x"]},

@@ -134,9 +134,9 @@ def our_reader(path: Path) -> tuple[int, int]:
 
 
 def whole_stage(path: Path) -> dict:
+    from freshstack_hf.pipeline.config.topic import parse_topic
     from freshstack_hf.pipeline.stage import StageContext
     from freshstack_hf.pipeline.stages import questions
-    from freshstack_hf.pipeline.topic_config import parse_topic
 
     with tempfile.TemporaryDirectory() as tmp:
         config = parse_topic(

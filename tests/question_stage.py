@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from freshstack_hf.pipeline.config.topic import parse_topic
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages import questions
-from freshstack_hf.pipeline.topic_config import parse_topic
 
 
 def stage_context(tmp_path: Path, source: Path | str, tags, **extra) -> StageContext:

@@ -8,7 +8,7 @@ import pytest
 
 from freshstack_hf.cli.main import main
 from freshstack_hf.errors import FreshStackError, ValidationError
-from freshstack_hf.pipeline.topic_config import load_topic_config, parse_topic
+from freshstack_hf.pipeline.config.topic import load_topic_config, parse_topic
 
 TOPICS = Path(__file__).resolve().parents[1] / "scripts" / "topics"
 

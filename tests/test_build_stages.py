@@ -12,9 +12,9 @@ import yaml
 from freshstack_hf.cli.main import main
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline import inputs
+from freshstack_hf.pipeline.config.topic import parse_topic
 from freshstack_hf.pipeline.runner import CONFIG_SECTIONS, parse_stages, run_build
 from freshstack_hf.pipeline.stages import ORDER, stage_module
-from freshstack_hf.pipeline.topic_config import parse_topic
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "laravel_dump" / "Posts.xml"
 

@@ -26,8 +26,9 @@ from test_refresh import FakeHub
 from freshstack_hf.cli.main import main
 from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.pipeline import build_prompts
+from freshstack_hf.pipeline.config.definitions import load_definitions
+from freshstack_hf.pipeline.config.topic import load_topic_config
 from freshstack_hf.pipeline.embargo import Embargo
-from freshstack_hf.pipeline.topic_config import load_definitions, load_topic_config
 from freshstack_hf.repo.revisions import list_revisions
 
 DAYS = 45
@@ -267,7 +268,7 @@ def test_a_refresh_stopped_between_its_two_publications_goes_on(tmp_path):
 def test_a_schedule_says_when_an_embargo_outlasts_the_time_between_its_runs(tmp_path, monkeypatch):
     from test_refresh_schedule import LLM, WORKFLOW, run_cli
 
-    from freshstack_hf.pipeline.refresh_schedule import interval_days
+    from freshstack_hf.pipeline.refresh.schedule import interval_days
 
     assert [interval_days(c) for c in ("0 6 1 * *", "0 5 * * 1", "30 2 * * *", "*/5 * * * *")] == [28, 7, 1, None]
     make_three_commits(tmp_path)

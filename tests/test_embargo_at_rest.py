@@ -45,7 +45,7 @@ from test_refresh_schedule import WORKFLOW, evaluate, run_cli, run_step_argv, st
 from freshstack_hf.cli.main import main
 from freshstack_hf.pipeline.embargo import Embargo
 from freshstack_hf.pipeline.inputs import EMBARGOED_CANDIDATE_LISTS
-from freshstack_hf.pipeline.runner import snapshot_work
+from freshstack_hf.pipeline.work_folder import snapshot_work
 from freshstack_hf.repo.card import render_card
 
 pytestmark = pytest.mark.slow

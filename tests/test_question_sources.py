@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from freshstack_hf.errors import ValidationError
+from freshstack_hf.pipeline.config.topic import parse_topic
 from freshstack_hf.pipeline.runner import run_build
 from freshstack_hf.pipeline.sources.posts import Post
 from freshstack_hf.pipeline.sources.reader import BY_NAME, NO, QuestionReader
@@ -23,7 +24,6 @@ from freshstack_hf.pipeline.sources.registry import (
     open_source,
     register_reader,
 )
-from freshstack_hf.pipeline.topic_config import parse_topic
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "laravel_dump" / "Posts.xml"
 

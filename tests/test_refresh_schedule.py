@@ -29,9 +29,9 @@ from test_refresh import FakeHub
 
 from freshstack_hf.cli.main import build_parser, main
 from freshstack_hf.pipeline.choose import ENV_BASE_URL, ENV_MODEL
-from freshstack_hf.pipeline.refresh_schedule import INSTALL, Schedule
-from freshstack_hf.pipeline.runner import default_work_dir
+from freshstack_hf.pipeline.refresh.workflow import INSTALL, Schedule
 from freshstack_hf.pipeline.snapshots import check_date
+from freshstack_hf.pipeline.work_folder import default_work_dir
 
 WORKFLOW = ".github/workflows/freshstack-refresh.yml"
 SCHEDULE_PAGE = Path(__file__).resolve().parents[1] / "docs" / "refresh.md"

@@ -25,10 +25,11 @@ from official_chunker import needs_official, official_chunks
 
 from freshstack_hf import cl100k
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker, lexer_name
+from freshstack_hf.pipeline.config.topic import parse_topic
+from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker
+from freshstack_hf.pipeline.corpus.release_lexers import lexer_name
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages import corpus
-from freshstack_hf.pipeline.topic_config import parse_topic
 
 
 def ours(tmp_path: Path, tree: Path, repo_id: str, **corpus_keys: str) -> tuple[dict[str, str], dict]:

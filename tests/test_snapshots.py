@@ -91,8 +91,8 @@ def test_dry_run_of_a_clone_url_writes_nothing(history, capsys):
     assert plans[NEW]["questions_carried"] == 4 and plans[NEW]["repositories"]["docs"]["changed"] == 1
     assert sorted(p.name for p in history.iterdir()) == ["docs", "laravel.yaml"]  # no freshstack-work, no repo
     # a clone the work folder holds (a build made it) is what the plan reads, and it stays as it was
+    from freshstack_hf.pipeline.config.topic import load_topic_config
     from freshstack_hf.pipeline.corpus.repos import history as clone_of
-    from freshstack_hf.pipeline.topic_config import load_topic_config
 
     work = history / "freshstack-work"
     clone_of(load_topic_config(definition).corpus.repositories[0], work / "laravel" / "corpus" / "cache")

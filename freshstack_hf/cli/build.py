@@ -20,6 +20,16 @@ snapshot reuses the earlier one's chunks, cached LLM answers and judgments, and 
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
+from pathlib import Path
+
+from freshstack_hf.cli.common import write_json
+from freshstack_hf.llm.config import LLMConfig
+from freshstack_hf.pipeline.choose import effective_config
+from freshstack_hf.pipeline.config.topic import TopicConfig, load_topic_config
+from freshstack_hf.pipeline.offline.backend import OfflineBackend
+from freshstack_hf.pipeline.runner import parse_stages, run_build, run_snapshots
+from freshstack_hf.pipeline.snapshots import snapshot_dates
 
 NAME = "build"
 HELP = "build a topic from a Stack Exchange dump, GitHub repositories and an LLM"
@@ -61,68 +71,30 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from dataclasses import replace
-    from pathlib import Path
-
-    from freshstack_hf.cli.common import write_json
-    from freshstack_hf.pipeline.choose import effective_config
-    from freshstack_hf.pipeline.runner import parse_stages, run_build
-    from freshstack_hf.pipeline.topic_config import load_topic_config
-
     config = load_topic_config(args.definition)
-    llm = effective_config(config.llm)  # FRESHSTACK_LLM_* environment overrides, then the flags
-    if args.base_url:
-        llm = replace(llm, base_url=args.base_url)
-    if args.model:
-        llm = replace(llm, model=args.model)
-    if args.batch:
-        llm = replace(llm, batch=True)
-    backend = None
-    if args.offline:
-        from freshstack_hf.pipeline.offline.backend import OfflineBackend
-
-        llm = replace(llm, base_url="")
-        backend = OfflineBackend(show_progress=not (args.quiet or args.json))  # constructing it loads nothing
-    config = replace(config, llm=llm)
+    config, backend = _with_flags(config, args)
     backend_note = _backend_note(config.llm)
     echo = (lambda _line: None) if args.json else print
-    from freshstack_hf.pipeline.runner import run_snapshots
-    from freshstack_hf.pipeline.snapshots import snapshot_dates
-
     dates = snapshot_dates(config, args.snapshot)
+    options = {
+        "stages": parse_stages(args.stages),
+        "resume": args.resume,
+        "show_progress": not (args.quiet or args.json),
+        "backend": backend,
+        "echo": echo,
+        "llm_env": False,  # applied by `_with_flags`, before the flags
+    }
+    work = Path(args.work) if args.work else None
     if dates:
         echo(f"building {len(dates)} snapshot(s) of topic {config.topic!r} from {args.definition} ({backend_note})")
-        results = run_snapshots(
-            config,
-            Path(args.out),
-            dates,
-            work_root=Path(args.work) if args.work else None,
-            echo=echo,
-            dry_run=args.dry_run,
-            stages=parse_stages(args.stages),
-            resume=args.resume,
-            show_progress=not (args.quiet or args.json),
-            backend=backend,
-            llm_env=False,
-        )
+        results = run_snapshots(config, Path(args.out), dates, work_root=work, dry_run=args.dry_run, **options)
         if args.json:
             write_json(results, "-")
         elif not args.dry_run:
             print(f"next: freshstack-hf drift {args.out}@{dates[0]} {args.out}@{dates[-1]}" if len(dates) > 1 else "")
         return 0
     echo(f"building topic {config.topic!r} from {args.definition} into {args.out} ({backend_note})")
-    results = run_build(
-        config,
-        Path(args.out),
-        work=Path(args.work) if args.work else None,
-        stages=parse_stages(args.stages),
-        resume=args.resume,
-        dry_run=args.dry_run,
-        show_progress=not (args.quiet or args.json),
-        backend=backend,
-        echo=echo,
-        llm_env=False,  # applied above, before the flags
-    )
+    results = run_build(config, Path(args.out), work=work, dry_run=args.dry_run, **options)
     if args.json:
         write_json(results, "-")
     elif not args.dry_run and "write" in results:
@@ -132,7 +104,24 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _backend_note(llm) -> str:
+def _with_flags(config: TopicConfig, args: argparse.Namespace) -> tuple[TopicConfig, OfflineBackend | None]:
+    """The definition's `llm:` with the FRESHSTACK_LLM_* environment overrides, then the command's flags, applied;
+    and the offline backend when `--offline` asks for it whatever the YAML says."""
+    llm = effective_config(config.llm)
+    if args.base_url:
+        llm = replace(llm, base_url=args.base_url)
+    if args.model:
+        llm = replace(llm, model=args.model)
+    if args.batch:
+        llm = replace(llm, batch=True)
+    backend = None
+    if args.offline:
+        llm = replace(llm, base_url="")
+        backend = OfflineBackend(show_progress=not (args.quiet or args.json))  # constructing it loads nothing
+    return replace(config, llm=llm), backend
+
+
+def _backend_note(llm: LLMConfig) -> str:
     if llm.offline:
         return "LLM stages: offline heuristic backend, no endpoint; judgments will be marked heuristic"
     return f"LLM stages: {llm.model} at {llm.base_url}" + (" (Batch API)" if llm.batch else "")

@@ -37,8 +37,8 @@ def run(args: argparse.Namespace) -> int:
 
     from freshstack_hf.cli.common import write_json
     from freshstack_hf.errors import FreshStackError
+    from freshstack_hf.pipeline.config.topic import load_topic_config
     from freshstack_hf.pipeline.corpus.pinning import Window, load_released_ids, pin_topic, with_work_cache
-    from freshstack_hf.pipeline.topic_config import load_topic_config
 
     if args.before_days < 0 or args.after_days < 0 or args.max_commits < 1:
         raise FreshStackError("--before-days and --after-days must be >= 0 and --max-commits >= 1")

@@ -43,10 +43,18 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
+import re
 
 from freshstack_hf.cli.common import add_resampling_arguments, write_json
+from freshstack_hf.cli.drift import summary
+from freshstack_hf.cli.main import main
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.refresh.run import refresh
+from freshstack_hf.pipeline.refresh.schedule import plan_schedule
+from freshstack_hf.pipeline.refresh.workflow import DEFAULT_CRON, INSTALL, write_workflow
 
 NAME = "refresh"
 HELP = "make, check and publish the next dated snapshot of every topic, within an LLM budget"
@@ -114,8 +122,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.pipeline.refresh import refresh  # heavy (pyarrow, drift): a command's work is loaded in `run`
-
     if args.resamples < 0:
         raise FreshStackError("--resamples must be >= 0 (0 leaves the drift intervals out)")
     if args.write_workflow:
@@ -154,8 +160,6 @@ def run(args: argparse.Namespace) -> int:
         write_json(result.as_json(), "-")
         return 0
     if result.drift_reports:
-        from freshstack_hf.cli.drift import summary  # another command: loaded only when a report is printed
-
         for report in result.drift_reports:
             print(summary(report))
     return 0
@@ -167,11 +171,6 @@ def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool, live_per_w
     leaderboard). An empty `store` (`--store` alone) leaves the URL to `remeasure`'s default, the one the board's
     commands share, and `remeasure` says on stderr which store it used; `live_per_week` None leaves the live quota
     the re-measured models count against to `remeasure`'s default, the leaderboard's."""
-    import contextlib
-    import io
-
-    from freshstack_hf.cli.main import main  # an import cycle: the entry point loads this command
-
     where = ["--store", store] if store else []
     quota = ["--live-per-week", str(live_per_week)] if live_per_week is not None else []
     command = ["remeasure", *where, "--dataset", repo, "--revision", date, "--baselines", *quota]
@@ -191,15 +190,11 @@ def _tell_the_board(store: str, repo: str, date: str, *, quiet: bool, live_per_w
 
 def _hide_password(arg: str) -> str:
     """A command-line word as an error shows it: a URL's password replaced by ***."""
-    import re
-
     return re.sub(r"^([a-z][a-z0-9+.-]*://[^/@]*?:)[^/@]*@", r"\1***@", arg)
 
 
 def _write_workflow(args: argparse.Namespace) -> int:
     """`--write-workflow`: the schedule of the refresh these arguments describe, written instead of run."""
-    from freshstack_hf.pipeline.refresh_schedule import DEFAULT_CRON, INSTALL, plan_schedule, write_workflow  # as `run`
-
     if args.dry_run:
         raise FreshStackError("--dry-run with --write-workflow: a schedule of plans would spend and publish nothing")
     extra = [("--resamples", args.resamples, RESAMPLES), ("--seed", args.seed, SEED)]

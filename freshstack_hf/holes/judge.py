@@ -17,7 +17,7 @@ from typing import Any
 from freshstack_hf.holes.find import Holes
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.pipeline.accounting import delta, usage_total
-from freshstack_hf.pipeline.topic_config import JudgingConfig
+from freshstack_hf.pipeline.config.topic import JudgingConfig
 from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.revisions import base_repo

@@ -1,7 +1,7 @@
 """How to reach a model: the `llm:` section of a topic YAML, and what the answer judge and generator are given.
 
 It lives with the client rather than with the topic definition because the build and the answer track both
-call models with it; the topic reader (`freshstack_hf.pipeline.topic_config`) only validates the YAML into it.
+call models with it; the topic reader (`freshstack_hf.pipeline.config.topic`) only validates the YAML into it.
 """
 
 from __future__ import annotations

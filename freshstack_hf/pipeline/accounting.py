@@ -21,7 +21,7 @@ from freshstack_hf.cl100k import count
 
 if TYPE_CHECKING:
     from freshstack_hf.llm.config import LLMConfig
-    from freshstack_hf.pipeline.topic_config import TopicConfig
+    from freshstack_hf.pipeline.config.topic import TopicConfig
 
 # OpenAI's chat framing (its cookbook's `num_tokens_from_messages`): every message bills its role and content plus
 # 3 tokens, and the reply is primed with 3 more.

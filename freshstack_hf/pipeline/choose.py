@@ -17,6 +17,8 @@ from typing import Any
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.registry import OFFLINE, transport_kind
 from freshstack_hf.pipeline.backends import Backend
+from freshstack_hf.pipeline.offline.backend import OfflineBackend
+from freshstack_hf.pipeline.online import OnlineBackend
 
 ENV_BASE_URL = "FRESHSTACK_LLM_BASE_URL"
 ENV_MODEL = "FRESHSTACK_LLM_MODEL"
@@ -40,9 +42,5 @@ def make_backend(config: LLMConfig, cache_path: Path, *, show_progress: bool = F
     """The offline heuristic backend when `config` names no endpoint, else the build's prompts over the
     registry's transport for it. `config` is taken as effective: the environment was applied by the caller."""
     if transport_kind(config.base_url) == OFFLINE:
-        from freshstack_hf.pipeline.offline.backend import OfflineBackend
-
         return OfflineBackend(show_progress=show_progress)
-    from freshstack_hf.pipeline.online import OnlineBackend
-
     return OnlineBackend(config, Path(cache_path), show_progress=show_progress)

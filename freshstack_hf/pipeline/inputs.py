@@ -16,6 +16,7 @@ from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.backends import QA
+from freshstack_hf.pipeline.embargo import embargo_of
 from freshstack_hf.pipeline.stage import StageContext, read_table
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
 from freshstack_hf.topic import Topic, canonical_order
@@ -81,8 +82,6 @@ def read_topic(ctx: StageContext, *, embargoed: bool = False) -> Topic:
     Under an embargo (`pipeline.embargo`) that is the public part: the kept questions asked before the embargo's
     start; `embargoed=True` reads the others, the topic the private repo holds. Every stage after `filter` reads
     the topic here, so the public candidate lists and their manifest record never see an embargoed question."""
-    from freshstack_hf.pipeline.embargo import embargo_of
-
     kept_file = KEPT.path(ctx.work)
     kept = json.loads(kept_file.read_text(encoding="utf-8"))["kept"]
     if not kept:

@@ -18,8 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.metrics import evaluate
+from freshstack_hf.metrics.qrels import NuggetQrels
 from freshstack_hf.pipeline.stages.judgments import judge_tasks
 from freshstack_hf.records import NuggetJudgment
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs.run import from_ids
 
 EFFECT_MEASURES = ("alpha_ndcg@10", "coverage@20")
 CANDIDATE_STEMS = ("bm25", "dense", "top_ranked")
@@ -58,8 +62,6 @@ def judge_agreement(
     max_doc_tokens: int = 1024,
 ) -> dict[str, Any]:
     """Re-judge `topic`'s judged pairs with `backend` (a build backend) and compare with the repo's labels."""
-    from freshstack_hf.repo.dataset import Dataset
-
     dataset = Dataset(repo, topics=[topic])
     t = dataset.topic(topic)
     reference = {(j.nugget_id, j.doc_id): int(j.relevance > 0) for j in t.judgments}
@@ -177,10 +179,6 @@ def _row(path: Path, line_no: int, line: str, keys: tuple[str, ...]) -> dict[str
 
 def _effect(dataset: Any, topic: str, t: Any, rejudged: list[NuggetJudgment]) -> dict[str, Any]:
     """The candidate lists under both sets of judgments, and the Kendall tau of their orderings."""
-    from freshstack_hf.metrics import evaluate
-    from freshstack_hf.metrics.qrels import NuggetQrels
-    from freshstack_hf.runs.run import from_ids
-
     before = dataset.qrels(topic)
     after = NuggetQrels.from_judgments(rejudged, nuggets=t.nuggets)
     systems: dict[str, dict[str, dict[str, float]]] = {}

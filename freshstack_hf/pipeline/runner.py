@@ -7,7 +7,9 @@ changes the fingerprints after it. So editing `judging:` re-judges and re-filter
 the LLM cache makes re-running a stage free of calls for every request it has seen.
 
 The runner holds the record of every stage it ran or found done, as stored, and hands a stage the records of
-the stages before it (`StageContext.records`): nothing under `pipeline/` needs to import the runner back.
+the stages before it (`StageContext.records`): nothing under `pipeline/` needs to import the runner back. Where a
+work folder lies, and its lock, are `pipeline.work_folder`'s, below the planners, so the runner imports the planners
+(for `--dry-run`) and none of them imports it.
 Dated snapshots (`run_snapshots`) are builds of one definition cut at several dates (`pipeline.snapshots`).
 
 A work folder is private (`freshstack_hf.owner_only`): whatever a build makes in it, the clones, stage outputs,
@@ -25,15 +27,22 @@ import json
 import logging
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.owner_only import owner_only
+from freshstack_hf.pipeline.choose import effective_config
+from freshstack_hf.pipeline.config.embargo_settings import private_base
+from freshstack_hf.pipeline.config.topic import TopicConfig
+from freshstack_hf.pipeline.inputs import REPO_CACHE
+from freshstack_hf.pipeline.planning.snapshot_plan import plan_build, plan_snapshot
+from freshstack_hf.pipeline.snapshots import check_snapshots, previous_revision, snapshot_config
 from freshstack_hf.pipeline.stage import StageContext, write_json
 from freshstack_hf.pipeline.stages import ORDER, stage_module
-from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.pipeline.work_folder import default_work_dir, snapshot_work, work_lock
 from freshstack_hf.repo.revisions import revision_folder
 
 log = logging.getLogger(__name__)
@@ -49,17 +58,6 @@ CONFIG_SECTIONS = (
     "embargo_days",
     "private_repo",
 )
-
-
-def default_work_dir(out: Path, topic: str) -> Path:
-    """Beside the repo, not inside it: the work folder must never be published."""
-    return out.parent / f"{out.name}-work" / topic
-
-
-def snapshot_work(shared: Path, date: str) -> Path:
-    """The work folder of a topic's dated snapshot, inside the folder its snapshots share: the same for `build
-    --snapshot DATE` and `refresh --date DATE`, so either resumes what the other left."""
-    return Path(shared) / "snapshots" / date
 
 
 def parse_stages(value: str | None) -> list[str]:
@@ -90,23 +88,6 @@ def _recorded(ctx: StageContext, stage: str) -> str:
     return json.loads(path.read_text(encoding="utf-8")).get("fingerprint", "missing")
 
 
-@contextlib.contextmanager
-def work_lock(work: Path) -> Iterator[None]:
-    """One build per work folder at a time: two would interleave stage files and double-pay calls."""
-    import fcntl
-
-    work.mkdir(parents=True, exist_ok=True)
-    handle = open(work / ".lock", "w")  # noqa: SIM115  (held for the block)
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise FreshStackError(f"{work}: another build is running on this work folder; wait for it") from exc
-        yield
-    finally:
-        handle.close()
-
-
 def run_build(
     config: TopicConfig,
     out: Path,
@@ -128,66 +109,84 @@ def run_build(
     them already (the `build` command does, under its own flags) passes False.
     """
     out = Path(out)
-    if config.embargo_days and not config.snapshot.date:  # before any stage: nothing paid for a build refused
-        raise FreshStackError(
-            f"{config.path}: embargo_days: {config.embargo_days} counts back from a snapshot's date, and this build "
-            "has none; build dated snapshots (`snapshots:` or --snapshot DATE) or refresh, or set embargo_days: 0"
-        )
+    _refuse_undated_embargo(config)  # before any stage: nothing paid for a build refused
     if backend is None and llm_env:  # the overrides count in the fingerprints, as in the backend they pick
-        from dataclasses import replace
-
-        from freshstack_hf.pipeline.choose import effective_config
-
         config = replace(config, llm=effective_config(config.llm))
     work = Path(work) if work else default_work_dir(out, config.topic)
     ctx = StageContext(
         config, work, out, show_progress=show_progress, dry_run=dry_run, backend_override=backend, shared_dir=shared
     )
     wanted = stages or list(ORDER)
-    results: dict[str, Any] = {}
     if dry_run:
-        from freshstack_hf.pipeline.snapshot_plan import plan_build  # it imports this module (`snapshot_work`)
-
-        for i, (name, plan) in enumerate(plan_build(ctx, wanted).items(), 1):
-            results[name] = plan.as_dict()
-            echo(f"[{i}/{len(wanted)}] {name}: {_plan_line(results[name])}")
-        return results
+        return _plan_stages(ctx, wanted, echo)
+    results: dict[str, Any] = {}
     done: dict[str, str] = {}
     out.parent.mkdir(parents=True, exist_ok=True)  # the repo's folder: the user's, before the private block
     with owner_only(), work_lock(work):
         for i, name in enumerate(wanted, 1):
-            module = stage_module(name)
+            step = f"[{i}/{len(wanted)}] {name}"
             fp = fingerprint(ctx, name, done)
-            record_path = ctx.record_path(name)
-            if resume and record_path.is_file():
-                old = json.loads(record_path.read_text(encoding="utf-8"))
-                if old.get("fingerprint") == fp:
-                    done[name] = fp
-                    results[name] = old
-                    echo(f"[{i}/{len(wanted)}] {name}: up to date (finished {old.get('finished_at', '?')})")
-                    continue
-            echo(f"[{i}/{len(wanted)}] {name}: running")
-            start = time.perf_counter()
-            ctx.dir(name)
-            ctx.records = _earlier_records(ctx, name, results)
-            record = module.run(ctx)
-            missing = [str(f.path(work)) for f in module.OUTPUTS if not f.path(work).exists()]
-            if missing:  # a stage that forgot a declared file must not be recorded as done
-                raise FreshStackError(f"stage `{name}` finished without writing {', '.join(missing)}")
-            record = _as_stored(
-                {
-                    "stage": name,
-                    "fingerprint": fp,
-                    "seconds_total": round(time.perf_counter() - start, 3),
-                    "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                    **record,
-                }
-            )
-            write_json(record_path, record)
+            old = _finished(ctx, name, fp) if resume else None
+            if old is not None:
+                echo(f"{step}: up to date (finished {old.get('finished_at', '?')})")
+                record = old
+            else:
+                echo(f"{step}: running")
+                record = _run_stage(ctx, name, fp, results)
+                echo(f"{step}: done in {record['seconds_total']:.1f} s — {stage_module(name).summary(record)}")
             done[name] = fp
             results[name] = record
-            echo(f"[{i}/{len(wanted)}] {name}: done in {record['seconds_total']:.1f} s — {module.summary(record)}")
     return results
+
+
+def _refuse_undated_embargo(config: TopicConfig) -> None:
+    """An embargo counts back from a snapshot's date: a build without one cannot keep any question private."""
+    if config.embargo_days and not config.snapshot.date:
+        raise FreshStackError(
+            f"{config.path}: embargo_days: {config.embargo_days} counts back from a snapshot's date, and this build "
+            "has none; build dated snapshots (`snapshots:` or --snapshot DATE) or refresh, or set embargo_days: 0"
+        )
+
+
+def _plan_stages(ctx: StageContext, wanted: list[str], echo: Callable[[str], None]) -> dict[str, Any]:
+    """`--dry-run`: each wanted stage's plan, said one line a stage."""
+    results: dict[str, Any] = {}
+    for i, (name, plan) in enumerate(plan_build(ctx, wanted).items(), 1):
+        results[name] = plan.as_dict()
+        echo(f"[{i}/{len(wanted)}] {name}: {_plan_line(results[name])}")
+    return results
+
+
+def _finished(ctx: StageContext, name: str, fp: str) -> dict[str, Any] | None:
+    """The record a previous run left for stage `name`, when it was made from the same inputs (fingerprint `fp`)."""
+    record_path = ctx.record_path(name)
+    if not record_path.is_file():
+        return None
+    old = json.loads(record_path.read_text(encoding="utf-8"))
+    return old if old.get("fingerprint") == fp else None
+
+
+def _run_stage(ctx: StageContext, name: str, fp: str, held: dict[str, Any]) -> dict[str, Any]:
+    """Run stage `name`, check it wrote every file it declares, and store its record (`held`: this run's records)."""
+    module = stage_module(name)
+    start = time.perf_counter()
+    ctx.dir(name)
+    ctx.records = _earlier_records(ctx, name, held)
+    record = module.run(ctx)
+    missing = [str(f.path(ctx.work)) for f in module.OUTPUTS if not f.path(ctx.work).exists()]
+    if missing:  # a stage that forgot a declared file must not be recorded as done
+        raise FreshStackError(f"stage `{name}` finished without writing {', '.join(missing)}")
+    record = _as_stored(
+        {
+            "stage": name,
+            "fingerprint": fp,
+            "seconds_total": round(time.perf_counter() - start, 3),
+            "finished_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            **record,
+        }
+    )
+    write_json(ctx.record_path(name), record)
+    return record
 
 
 def _earlier_records(ctx: StageContext, name: str, held: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -222,10 +221,6 @@ def run_snapshots(
     """Build (or, with `dry_run`, plan) each snapshot in date order; returns {date: stage records or plan}.
 
     A plan writes nothing: the clones it needs and the work folder lacks go to a folder removed afterwards."""
-    from freshstack_hf.pipeline.embargo import private_base
-    from freshstack_hf.pipeline.inputs import REPO_CACHE
-    from freshstack_hf.pipeline.snapshots import check_snapshots, previous_revision, snapshot_config
-
     shared = Path(work_root) if work_root else default_work_dir(Path(out), config.topic)
     with contextlib.ExitStack() as stack:
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="freshstack-plan-"))) if dry_run else None
@@ -244,8 +239,6 @@ def run_snapshots(
             dated = snapshot_config(config, date, previous, private)
             echo(f"snapshot {date}: {target}" + (f" (carrying over {previous.name})" if previous else ""))
             if scratch is not None:
-                from freshstack_hf.pipeline.snapshot_plan import plan_snapshot  # it imports this module
-
                 results[date] = plan_snapshot(
                     dated, target, shared, echo=echo, scratch=scratch, built_before=date != dates[0]
                 ).as_dict()

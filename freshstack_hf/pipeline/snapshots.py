@@ -18,9 +18,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError, ValidationError
-from freshstack_hf.pipeline.config_reader import YamlReader
+from freshstack_hf.pipeline.config.reader import YamlReader
+from freshstack_hf.pipeline.config.topic import SnapshotConfig, TopicConfig, read_snapshot_dates
 from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit, source_kind
-from freshstack_hf.pipeline.topic_config import SnapshotConfig, TopicConfig, read_snapshot_dates
 from freshstack_hf.repo.revisions import previous_revision
 
 __all__ = ["TODAY", "check_date", "check_snapshots", "previous_revision", "snapshot_config", "snapshot_dates"]

@@ -20,7 +20,8 @@ import pyarrow.parquet as pq
 from freshstack_hf import atomic
 from freshstack_hf.atomic import atomic_path
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.pipeline.choose import make_backend
+from freshstack_hf.pipeline.config.topic import TopicConfig
 
 RECORD = "record.json"
 
@@ -76,8 +77,6 @@ class StageContext:
         if self.backend_override is not None:
             return self.backend_override
         if self._backend is None:
-            from freshstack_hf.pipeline.choose import make_backend
-
             self._backend = make_backend(self.config.llm, self.llm_cache, show_progress=self.show_progress)
         return self._backend
 

@@ -12,7 +12,7 @@ and keep the revisions the build reads in local folders `BASE@REV`:
 
 This lives in the repo room, beside `revisions` (the folder naming) and next to `freshstack_hf.publish` (the Hub
 upload it calls), because it is about a repo's revisions, not about building one: `refresh` and the schedule
-writer (`pipeline.refresh_schedule`, which only needs to know a Hub id from a folder) both open one here.
+writer (`pipeline.refresh.schedule`, which only needs to know a Hub id from a folder) both open one here.
 """
 
 from __future__ import annotations

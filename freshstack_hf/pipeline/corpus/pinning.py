@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.config.topic import RepoConfig, TopicConfig
 from freshstack_hf.pipeline.corpus.file_selection import read_release_text
 from freshstack_hf.pipeline.corpus.release_chunker import ReleaseChunker
 from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit
-from freshstack_hf.pipeline.topic_config import RepoConfig, TopicConfig
+from freshstack_hf.pipeline.inputs import REPO_CACHE
 
 # keys under which a row of a released file names corpus ids (queries with nuggets, qrels, corpus rows, runs)
 _ID_KEYS = ("corpus_id", "corpus-id", "doc_id", "docid", "_id")
@@ -286,6 +287,4 @@ def _nearest(scores: list[tuple[str, datetime, set[str]]], best: int, centre: da
 
 def with_work_cache(work: Path) -> Path:
     """The corpus stage's cache under a build work folder, so a clone made here serves the build too."""
-    from freshstack_hf.pipeline.inputs import REPO_CACHE
-
     return REPO_CACHE.path(work)

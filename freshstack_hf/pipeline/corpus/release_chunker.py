@@ -23,21 +23,20 @@ encoded once and every span is counted from that (`cl100k.SpanCounter`), a slice
 than tokens allowed) is never counted, and pygments and parsers are looked up once per name. The result is the
 same; `tests/test_release_chunker.py` checks it against the official package on real repositories.
 
-Below the chunker, the three things it alone uses: one file's token counts (`FileTokens`), which files are code
-(`lexer_name`) and a notebook as the official sees it (`NotebookScript`).
+Below the chunker, one file's token counts (`FileTokens`); which files are code is `release_lexers.lexer_name`'s, and
+a notebook as the official sees it `release_notebooks.NotebookScript`'s.
 """
 
 from __future__ import annotations
 
-import ast
-import contextlib
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from freshstack_hf import cl100k
+from freshstack_hf.pipeline.corpus.release_lexers import lexer_name
+from freshstack_hf.pipeline.corpus.release_notebooks import NotebookScript
 
 logger = logging.getLogger(__name__)
 
@@ -309,117 +308,3 @@ class FileTokens:
             return n
 
         return count
-
-
-# ---- which files are code ----------------------------------------------------------------------------------------
-# Which files are code: pygments' lexer for a file name, as the official chunker asks it, but fast. The official
-# asks `get_lexer_for_filename` once per file, which tries all ~1,500 filename patterns; a 50,000-file repository
-# made that the chunker's second cost. The index below answers the same question from a suffix table.
-
-
-class _LexerIndex:
-    """pygments' `get_lexer_for_filename(name).name` without trying all ~1,500 patterns on every name.
-
-    pygments fnmatch-es the base name against every lexer's filename patterns and keeps the best rated match
-    (the lexer's priority, +0.5 for a pattern without `*`, then the class name). Here patterns of the form
-    `*.suffix` are looked up by the name's suffixes and only the others are matched one by one; the rating is
-    pygments' own. Where plugin lexers are installed, pygments itself is asked.
-    """
-
-    def __init__(self) -> None:
-        import fnmatch
-
-        from pygments.lexers import find_plugin_lexers
-        from pygments.lexers._mapping import LEXERS
-
-        self.plugins = any(True for _ in find_plugin_lexers())
-        self.by_suffix: dict[str, list[tuple[str, str]]] = {}
-        self.others: list[tuple[re.Pattern, str, str]] = []
-        for _module, lexer, _aliases, patterns, _mimes in LEXERS.values():
-            for pattern in patterns:
-                rest = pattern[1:]
-                if pattern.startswith("*") and not any(ch in rest for ch in "*?["):
-                    self.by_suffix.setdefault(rest, []).append((lexer, pattern))
-                else:
-                    self.others.append((re.compile(fnmatch.translate(pattern)), lexer, pattern))
-
-    def name(self, base: str) -> str | None:
-        from pygments.lexers import find_lexer_class
-
-        if self.plugins:
-            from pygments.lexers import get_lexer_for_filename
-            from pygments.util import ClassNotFound
-
-            try:
-                return get_lexer_for_filename(base).name
-            except ClassNotFound:
-                return None
-        matches = [m for i in range(len(base)) for m in self.by_suffix.get(base[i:], ())]
-        matches += [(lexer, pattern) for regex, lexer, pattern in self.others if regex.match(base)]
-        if not matches:
-            return None
-        rated = []
-        for lexer, pattern in matches:
-            cls = find_lexer_class(lexer)
-            rated.append(((cls.priority + (0.5 if "*" not in pattern else 0), cls.__name__), cls))
-        rated.sort(key=lambda item: item[0])
-        return rated[-1][1].name
-
-
-_LEXERS: list[_LexerIndex] = []
-
-
-def lexer_name(base: str) -> str | None:
-    """The pygments lexer name for a file's base name (None when pygments knows none)."""
-    if not _LEXERS:
-        _LEXERS.append(_LexerIndex())
-    return _LEXERS[0].name(base)
-
-
-# ---- notebooks ---------------------------------------------------------------------------------------------------
-# A notebook as the official chunker sees it: nbconvert's Python script, raw cells left out, embedded media blanked
-# and `pip` commented out (quirks included: every `pip` in the text is commented, not only commands).
-
-
-_MEDIA_FIELD = re.compile(r'"(?:image\/png|image\/jpeg)":\s*"([^"]*)"')
-_MEDIA_URI = re.compile(r'"data:(?:video/mp4|image/jpeg|image/png|audio/x-wav);base64,([^"]+)"')
-_OFFICIAL_SUB_COUNT = 16  # the official passes re.DOTALL (16) where `re.sub` takes its count: 16 per pass
-
-
-def blank_embedded_media(text: str, passes: int = 3) -> str:
-    """Embedded images and media replaced by `""`, as the official's notebook cleaner does (16 per pass)."""
-    if "image/png" in text or "image/jpeg" in text:
-        for _ in range(passes):
-            text = _MEDIA_FIELD.sub('""', text, count=_OFFICIAL_SUB_COUNT)
-    uris = ("data:video/mp4;base64,", "data:image/jpeg;base64,", "data:image/png;base64,", "data:audio/x-wav;base64,")
-    if any(uri in text for uri in uris):
-        for _ in range(passes):
-            text = _MEDIA_URI.sub('""', text, count=_OFFICIAL_SUB_COUNT)
-    return text
-
-
-class NotebookScript:
-    """nbconvert's exporter, made once per chunker (it loads templates) and only when a notebook comes."""
-
-    def __init__(self) -> None:
-        self.exporter: Any = None
-
-    def convert(self, raw: str) -> str:
-        """The notebook's Python script as the official makes it (the JSON may arrive quoted as a literal)."""
-        import nbformat
-
-        if self.exporter is None:
-            from nbconvert import ScriptExporter
-            from traitlets.config import Config
-
-            config = Config()
-            config.TemplateExporter.exclude_raw = True
-            self.exporter = ScriptExporter(config=config)
-        stripped = raw.strip()
-        if stripped.startswith(("'", '"')) and stripped.endswith(("'", '"')):
-            with contextlib.suppress(Exception):  # not a quoted literal after all
-                raw = ast.literal_eval(stripped)
-        notebook = nbformat.reads(raw, as_version=nbformat.NO_CONVERT)
-        script, _ = self.exporter.from_notebook_node(notebook)
-        script = blank_embedded_media(script)
-        return script.replace("%pip", "#%pip").replace("!pip", "#!pip").replace("pip", "#pip")

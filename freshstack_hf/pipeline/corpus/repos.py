@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.pipeline.topic_config import RepoConfig
+from freshstack_hf.pipeline.config.topic import RepoConfig
 
 logger = logging.getLogger(__name__)
 

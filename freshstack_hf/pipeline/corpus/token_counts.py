@@ -13,6 +13,8 @@ from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
 
+from freshstack_hf.errors import FreshStackError
+
 # Words, 1-3 digit groups, underscore runs, punctuation runs, whitespace runs: every character is in one token.
 # Joining two texts can only merge the tokens at the seam, so counts are sub-additive and packing can sum them.
 TOKEN_RE = re.compile(r"[^\W\d_]+|\s+|[^\w\s]+|\d{1,3}|_+")  # (this order of the disjoint classes is fastest)
@@ -175,8 +177,6 @@ class HFTokenizer(Tokenizer):
 
 def get_tokenizer(name: str) -> Tokenizer:
     """`regex` (default), `whitespace`, or `hf:PATH` to a local tokenizer.json; never downloads anything."""
-    from freshstack_hf.errors import FreshStackError
-
     if name == "regex":
         return RegexTokenizer()
     if name == "whitespace":

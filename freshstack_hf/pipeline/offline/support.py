@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+from freshstack_hf.defaults import dense_retriever
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.offline_text import lexical_share, terms
 
@@ -62,8 +63,6 @@ class SupportScorer:
         """The MiniLM retriever with the shared on-disk embedding cache, loaded once; None (and the reason kept for
         stats) when it cannot be."""
         if self._model is None and not self.model_error:
-            from freshstack_hf.defaults import dense_retriever
-
             try:
                 self._model = dense_retriever(self.model_name)
             except (ImportError, FreshStackError) as exc:

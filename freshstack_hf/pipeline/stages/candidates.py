@@ -21,6 +21,9 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING, Any
 
+from freshstack_hf.baselines import CorpusMemo, Resources
+from freshstack_hf.candidates import topic_candidates
+from freshstack_hf.defaults import dense_retriever
 from freshstack_hf.pipeline.accounting import StagePlan
 from freshstack_hf.pipeline.embargo import embargo_of
 from freshstack_hf.pipeline.inputs import (
@@ -32,9 +35,10 @@ from freshstack_hf.pipeline.inputs import (
     read_topic,
 )
 from freshstack_hf.pipeline.stage import StageContext, write_json, write_table
+from freshstack_hf.repo.tables import candidates_table
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
 
 NAME = "candidates"
 READS = ("topic", "questions", "corpus", "nuggets", "pools", "judgments", "filter", "embargo_days")
@@ -46,11 +50,6 @@ EMBARGO_OUTPUTS = (EMBARGOED_CANDIDATES, EMBARGOED_CANDIDATES_RECORD)
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
-    from freshstack_hf.baselines import CorpusMemo, Resources
-    from freshstack_hf.candidates import topic_candidates
-    from freshstack_hf.defaults import dense_retriever
-    from freshstack_hf.repo.tables import candidates_table
-
     topic = read_topic(ctx)
     retriever = dense_retriever(show_progress=ctx.show_progress)
     resources = Resources(show_progress=ctx.show_progress, retriever=retriever, corpus=CorpusMemo())
@@ -66,9 +65,6 @@ def _embargoed_lists(ctx: StageContext, resources: Any) -> int:
     """The embargoed questions' lists and record, written apart for `write` to put in the private revision;
     returns how many questions they cover (0, and nothing kept, without an embargo or with nothing embargoed). A
     previous run's are removed first, so lists of questions no longer embargoed never outlive the run."""
-    from freshstack_hf.candidates import topic_candidates
-    from freshstack_hf.repo.tables import candidates_table
-
     shutil.rmtree(EMBARGOED_CANDIDATES.path(ctx.work), ignore_errors=True)
     if embargo_of(ctx.config) is None:
         return 0

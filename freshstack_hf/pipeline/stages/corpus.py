@@ -28,6 +28,7 @@ from freshstack_hf.cl100k import count
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.document_cut import cut_document
 from freshstack_hf.pipeline.accounting import StagePlan
+from freshstack_hf.pipeline.config.topic import CorpusConfig, RepoConfig
 from freshstack_hf.pipeline.corpus.chunking import Chunker
 from freshstack_hf.pipeline.corpus.file_selection import (  # the walk's path rules, for a plan's tree of paths
     _release_skip,
@@ -43,10 +44,9 @@ from freshstack_hf.pipeline.corpus.token_counts import get_tokenizer
 from freshstack_hf.pipeline.inputs import CHUNK_MEMO, CHUNKS, REPO_CACHE
 from freshstack_hf.pipeline.memo import Memo, content_key
 from freshstack_hf.pipeline.stage import StageContext
-from freshstack_hf.pipeline.topic_config import CorpusConfig, RepoConfig
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
 
 NAME = "corpus"
 READS = ("topic", "corpus")
@@ -287,7 +287,7 @@ def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
     return StagePlan(NAME, details)
 
 
-# ---- a plan's view of the documents (`pipeline.plan_facts`) ------------------------------------------------------
+# ---- a plan's view of the documents (`pipeline.planning.plan_facts`) -------------------------------------------------
 
 
 def readable_paths(cfg: CorpusConfig, repo: RepoConfig, paths: list[str]) -> list[str]:

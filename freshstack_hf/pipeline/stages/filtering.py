@@ -23,14 +23,16 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freshstack_hf.drift.fate import document_fates, file_of
 from freshstack_hf.pipeline.accounting import StagePlan
 from freshstack_hf.pipeline.inputs import CARRYOVER, JUDGMENTS, KEPT, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_json
 from freshstack_hf.records import Doc
+from freshstack_hf.repo.reader import load_topic
 from freshstack_hf.repo.revisions import revision_of
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
 
 NAME = "filter"
 READS = ("judgments", "snapshot")
@@ -117,8 +119,6 @@ def carryover(ctx: StageContext) -> dict[str, Any]:
     previous = ctx.config.snapshot.previous
     if not previous:
         return {"previous": ""}
-    from freshstack_hf.repo.reader import load_topic
-
     old = load_topic(Path(previous), ctx.config.topic)
     current = {q.query_id for q in read_qas(ctx)}
     old_ids = [q.query_id for q in old.queries]
@@ -148,8 +148,6 @@ def carryover(ctx: StageContext) -> dict[str, Any]:
 def migrations(ctx: StageContext, old: Any, carried: set[str]) -> list[dict[str, str]]:
     """Supporting documents of the carried questions whose text left their file and lives elsewhere now: the
     `moved` fate of `drift.fate` (the rule `freshstack-hf drift` reports), so the build and drift agree."""
-    from freshstack_hf.drift.fate import document_fates, file_of
-
     pairs = list(
         dict.fromkeys((j.query_id, j.doc_id) for j in old.judgments if j.relevance > 0 and j.query_id in carried)
     )

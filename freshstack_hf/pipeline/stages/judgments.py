@@ -30,7 +30,7 @@ from freshstack_hf.pipeline.accounting import (
 from freshstack_hf.pipeline.backends import QA, JudgeTask
 from freshstack_hf.pipeline.inputs import JUDGMENT_MEMO, JUDGMENTS, POOLS, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.memo import Memo, content_key
-from freshstack_hf.pipeline.plan_facts import PlanFacts, expected_new
+from freshstack_hf.pipeline.planning.plan_facts import PlanFacts, expected_new
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_table
 from freshstack_hf.pipeline.stages.pools import expected_pool_size
 
@@ -223,7 +223,7 @@ def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
 
 def _estimate(ctx: StageContext, facts: PlanFacts, completion: float) -> tuple[StageEstimate, int]:
     """(the estimate, its calls for carried questions): per question, the documents and calls expected
-    (`plan_facts.expected_new`) priced at its own prompt, the question and nuggets exact where known."""
+    (`planning.plan_facts.expected_new`) priced at its own prompt, the question and nuggets exact where known."""
     judging, documents = ctx.config.judging, facts.documents
     pool = expected_pool_size(ctx.config.pooling, documents.count if documents else None, facts.previous)
     doc_tokens = documents.tokens if documents else None

@@ -19,7 +19,7 @@ from freshstack_hf.pipeline.inputs import NUGGETS, QUESTIONS, read_qas
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_table
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
 
 NAME = "nuggets"
 READS = ("topic", "llm", "questions")

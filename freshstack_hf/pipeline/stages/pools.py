@@ -29,11 +29,15 @@ from freshstack_hf.pipeline.accounting import StageEstimate, StagePlan, backend_
 from freshstack_hf.pipeline.inputs import CHUNKS, POOL_QUERIES, POOLS, QUESTIONS, read_chunks, read_nuggets, read_qas
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_table
 from freshstack_hf.records import Doc
+from freshstack_hf.retrieval.dense import DenseStats
+from freshstack_hf.retrieval.encoding import EncodeStats
+from freshstack_hf.retrieval.exact_search import exact_search
+from freshstack_hf.retrieval.fusion import minmax_fusion
 from freshstack_hf.runs.run import RankedList
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts, Previous
-    from freshstack_hf.pipeline.topic_config import PoolingConfig
+    from freshstack_hf.pipeline.config.topic import PoolingConfig
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts, Previous
 
 NAME = "pools"
 READS = ("topic", "llm", "pooling", "questions", "corpus", "nuggets")
@@ -91,8 +95,6 @@ def run(ctx: StageContext) -> dict[str, Any]:
         [PoolQuery(f"{tech}\t{qid}", text) for tech, qid, text in flat],
     )
     runs, seconds = _retrieve(ctx, searched)
-
-    from freshstack_hf.retrieval.fusion import minmax_fusion
 
     fused = minmax_fusion(runs, depth=cfg.retrieval_depth)
     pool: dict[str, dict[str, tuple[int, list[str]]]] = {}
@@ -220,10 +222,6 @@ class EndpointRetriever:
         k: int,
     ) -> tuple[dict[str, list[tuple[str, float]]], Any]:
         import numpy as np
-
-        from freshstack_hf.retrieval.dense import DenseStats
-        from freshstack_hf.retrieval.encoding import EncodeStats
-        from freshstack_hf.retrieval.exact_search import exact_search
 
         def unit(x: np.ndarray) -> np.ndarray:
             return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)

@@ -27,7 +27,7 @@ from freshstack_hf.pipeline.sources.registry import open_source
 from freshstack_hf.pipeline.stage import StageContext, read_table, write_json, write_table
 
 if TYPE_CHECKING:
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
 
 NAME = "questions"
 READS = ("topic", "questions")
@@ -91,45 +91,15 @@ def _progress_bar(ctx: StageContext, total: int | None, desc: str):
 def run(ctx: StageContext) -> dict[str, Any]:
     q = ctx.config.questions
     src = _source(ctx)
-    topic_tags = frozenset(q.tags)
-    counts = Counter()
-    candidates: dict[int, Post] = {}
-    wanted: set[str] = set()  # accepted answer ids (as in the source's text) of candidate questions
-    answers: dict[int, Post] = {}
     stats = ScanStats()
     start = time.perf_counter()
     log.info("questions: scanning %s (%s) for tags %s", src.path, src.format, ", ".join(q.tags))
-
-    with _progress_bar(ctx, src.stream_size(), "questions: scan") as bar:
-        for post in src.scan(_tag_precheck(q.tags), wanted.__contains__, stats, bar.update):
-            if not post.is_question:
-                answers[post.id] = post
-                continue
-            if topic_tags.isdisjoint(post.tags):
-                continue
-            counts["with_topic_tag"] += 1
-            day = post.date[:10]
-            if (q.since and day < q.since) or (q.until and day > q.until):
-                continue
-            counts["in_window"] += 1
-            if post.accepted_answer_id is None:
-                continue
-            counts["with_accepted_answer_id"] += 1
-            candidates[post.id] = post
-            wanted.add(str(post.accepted_answer_id))
-
+    candidates, answers, counts = _scan(ctx, src, stats)
     passes = 1
     missing = {str(p.accepted_answer_id) for p in candidates.values()} - {str(a) for a in answers}
     if missing and src.answers_may_come_first:
-        # An accepted answer can precede its question in some layouts (the dump: ids are not strictly
-        # creation-ordered after merges and migrations): one more pass that decodes only those answers.
         passes = 2
-        log.info("questions: %d accepted answers came before their question; second pass", len(missing))
-        second = ScanStats()
-        with _progress_bar(ctx, src.stream_size(), "questions: accepted answers") as bar:
-            for post in src.scan(lambda _raw: False, missing.__contains__, second, bar.update):
-                answers[post.id] = post
-        stats.bytes_read += second.bytes_read
+        _second_pass(ctx, src, missing, answers, stats)
 
     present = [p for _, p in sorted(candidates.items()) if p.accepted_answer_id in answers]
     kept = present[: q.max_questions] if q.max_questions else present
@@ -163,6 +133,48 @@ def run(ctx: StageContext) -> dict[str, Any]:
         "cooccurrence_top10": cooc["cooccurring"][:10],
         "files": [f.name for f in OUTPUTS],
     }
+
+
+def _scan(ctx: StageContext, src: QuestionReader, stats: ScanStats) -> tuple[dict[int, Post], dict[int, Post], Counter]:
+    """The one pass over the source: the candidate questions (topic tag, date window, an accepted answer) by id, the
+    answers they accept that the pass decoded, and how many questions each filter let through."""
+    q = ctx.config.questions
+    topic_tags = frozenset(q.tags)
+    counts: Counter = Counter()
+    candidates: dict[int, Post] = {}
+    wanted: set[str] = set()  # accepted answer ids (as in the source's text) of candidate questions
+    answers: dict[int, Post] = {}
+    with _progress_bar(ctx, src.stream_size(), "questions: scan") as bar:
+        for post in src.scan(_tag_precheck(q.tags), wanted.__contains__, stats, bar.update):
+            if not post.is_question:
+                answers[post.id] = post
+                continue
+            if topic_tags.isdisjoint(post.tags):
+                continue
+            counts["with_topic_tag"] += 1
+            day = post.date[:10]
+            if (q.since and day < q.since) or (q.until and day > q.until):
+                continue
+            counts["in_window"] += 1
+            if post.accepted_answer_id is None:
+                continue
+            counts["with_accepted_answer_id"] += 1
+            candidates[post.id] = post
+            wanted.add(str(post.accepted_answer_id))
+    return candidates, answers, counts
+
+
+def _second_pass(
+    ctx: StageContext, src: QuestionReader, missing: set[str], answers: dict[int, Post], stats: ScanStats
+) -> None:
+    """An accepted answer can precede its question in some layouts (the dump: ids are not strictly creation-ordered
+    after merges and migrations): one more pass that decodes only those answers into `answers`."""
+    log.info("questions: %d accepted answers came before their question; second pass", len(missing))
+    second = ScanStats()
+    with _progress_bar(ctx, src.stream_size(), "questions: accepted answers") as bar:
+        for post in src.scan(lambda _raw: False, missing.__contains__, second, bar.update):
+            answers[post.id] = post
+    stats.bytes_read += second.bytes_read
 
 
 def summary(record: dict[str, Any]) -> str:

@@ -28,11 +28,14 @@ from freshstack_hf.pipeline.inputs import (
 )
 from freshstack_hf.pipeline.public_account import public_entry
 from freshstack_hf.pipeline.stage import StageContext
+from freshstack_hf.repo.tables import candidates_table
+from freshstack_hf.repo.writer import write_topics
+from freshstack_hf.topic_check import validate_topic
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from freshstack_hf.pipeline.plan_facts import PlanFacts
+    from freshstack_hf.pipeline.planning.plan_facts import PlanFacts
     from freshstack_hf.topic import Topic
 
 NAME = "write"
@@ -70,9 +73,6 @@ def manifest_entry(ctx: StageContext) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def run(ctx: StageContext) -> dict[str, Any]:
-    from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.topic_check import validate_topic
-
     source, entry = manifest_entry(ctx)
     topic = read_topic(ctx)
     problems = validate_topic(topic)
@@ -104,8 +104,6 @@ def candidate_tables(ctx: StageContext, topic: Topic, *, embargoed: bool = False
     """The `candidates` stage's lists of `topic` (the kept questions, or with `embargoed` the embargoed ones) as the
     repo's tables, refused unless they are that topic's questions in its order: lists made before the last
     `filter`, or missing, are made again by the stage, never published stale."""
-    from freshstack_hf.repo.tables import candidates_table
-
     files = (
         [*EMBARGOED_CANDIDATE_LISTS.values(), EMBARGOED_CANDIDATES_RECORD] if embargoed else CANDIDATE_LISTS.values()
     )
@@ -126,8 +124,6 @@ def _write_private(ctx: StageContext, source: dict[str, Any], entry: dict[str, A
     ones are and written as they are (the manifest's `candidates` their record), into `snapshot.private`, before the
     public revision; returns what the public manifest may say of it (how many, until when:
     `Embargo.public_summary`)."""
-    from freshstack_hf.repo.writer import write_topics
-
     embargo = embargo_of(ctx.config)
     if embargo is None:  # no embargo (a plain build with one is refused by `runner.run_build`)
         return None

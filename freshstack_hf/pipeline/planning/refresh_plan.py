@@ -6,7 +6,7 @@ What a refresh checks before it spends (`refresh` runs these in order, each refu
 - the date against the repo's published snapshots (`check_published`): a date already published with these topics
   is nothing to do; one published without them, or one before the last snapshot, would rewrite history;
 - each topic (`plan_topic`): its repositories fetched and cut at the date (a repository that vanished is found
-  here), its plan made (`pipeline.snapshot_plan`: the sum of the stages' own estimates), its LLM settings
+  here), its plan made (`pipeline.planning.snapshot_plan`: the sum of the stages' own estimates), its LLM settings
   budgetable (`check_budgetable`), and its questions source newer than the last snapshot;
 - the budget (`check_budget`): positive, and not under the estimate.
 """
@@ -22,12 +22,12 @@ from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.registry import OPENAI, transport_kind
 from freshstack_hf.owner_only import owner_only
 from freshstack_hf.pipeline.choose import effective_config
+from freshstack_hf.pipeline.config.topic import TopicConfig
 from freshstack_hf.pipeline.corpus.repos import update_clone
 from freshstack_hf.pipeline.inputs import REPO_CACHE
-from freshstack_hf.pipeline.runner import default_work_dir
-from freshstack_hf.pipeline.snapshot_plan import SnapshotPlan, plan_snapshot
+from freshstack_hf.pipeline.planning.snapshot_plan import SnapshotPlan, plan_snapshot
 from freshstack_hf.pipeline.snapshots import check_snapshots, snapshot_config
-from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.pipeline.work_folder import default_work_dir
 from freshstack_hf.repo.revisions import revision_folder, revision_of
 from freshstack_hf.repo.targets import Target
 

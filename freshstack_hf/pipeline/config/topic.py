@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from freshstack_hf.baselines import runnable
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.config import LLMConfig
-from freshstack_hf.pipeline.config_reader import YamlReader, resolve_path, section_dataclass
-from freshstack_hf.pipeline.repository_config import RepoConfig, read_repository
+from freshstack_hf.pipeline.config.embargo_settings import EMBARGO_KEYS, read_embargo
+from freshstack_hf.pipeline.config.reader import YamlReader, resolve_path, section_dataclass
+from freshstack_hf.pipeline.config.repository import RepoConfig, read_repository
 from freshstack_hf.pipeline.sources.registry import formats as question_formats
 from freshstack_hf.topic import TOPIC_NAME_RE
 
@@ -158,33 +162,6 @@ def parse_topic(data: Any, path: str = "<topic>", base: Path | None = None) -> T
     )
 
 
-EMBARGO_KEYS = ("embargo_days", "private_repo")
-
-
-def read_embargo(r: YamlReader, data: dict, base: Path, default: tuple[int, str] = (0, "")) -> tuple[int, str]:
-    """`embargo_days:` and `private_repo:` (a topic's, or a refresh's definitions list's for all its topics): a
-    number of days >= 0, and where the embargoed questions go, required with an embargo. A `private_repo` that
-    names no local folder and reads `ORG/NAME` is a Hub dataset id; anything else is a folder, taken from the
-    YAML's folder like every other path (so its dated revisions sit beside it, as `refresh --repo`'s do)."""
-    days = r.get(data, "embargo_days", int, "", default[0])
-    if days is not None and days < 0:
-        r.problem("embargo_days", f"must be 0 or more days, got {days}", "give the days a question stays private")
-    value = r.get(data, "private_repo", str, "", default[1]) or ""
-    if value and value != default[1]:
-        from freshstack_hf.repo.targets import names_hub_dataset
-
-        local = Path(value).expanduser() if Path(value).expanduser().is_absolute() else base / value
-        if not names_hub_dataset(value, local):
-            value = str(local.resolve())
-    if days and not value:
-        r.problem(
-            "private_repo",
-            f"embargo_days: {days} needs a private repo for the embargoed questions",
-            "add `private_repo:` (a local folder, or a private Hub dataset ORG/NAME), or set embargo_days: 0",
-        )
-    return days or 0, value
-
-
 def _read_questions(r: YamlReader, q: dict, base: Path) -> QuestionsConfig:
     """`questions:`: the source, its format, the tags and the date window."""
     r.unknown(q, {f.name for f in QuestionsConfig.__dataclass_fields__.values()}, "questions.")
@@ -301,8 +278,6 @@ def pooling_retrievers() -> tuple[str, ...]:
     """What `pooling.retrievers` may name: the registered retrieval methods (`baselines.METHODS`, a plugin's too)
     that a build can run, i.e. those needing no cross-encoder; a name outside them is refused with the file and
     key before any stage runs, not deep inside the pools stage."""
-    from freshstack_hf.baselines import runnable
-
     return tuple(runnable())
 
 
@@ -354,8 +329,6 @@ def _tokenizer(name: str, base: Path) -> str:
 
 def load_topic_config(path: str | Path) -> TopicConfig:
     """Read and validate a topic YAML; every problem names the file and the dotted key."""
-    import yaml
-
     path = Path(path)
     if not path.is_file():
         hint = "it is a folder; give the .yaml file inside it" if path.is_dir() else "check the path"
@@ -369,55 +342,3 @@ def load_topic_config(path: str | Path) -> TopicConfig:
     except UnicodeDecodeError as exc:
         raise FreshStackError(f"{path}: not a UTF-8 text file ({exc.reason})") from exc
     return parse_topic(data, str(path), path.resolve().parent)
-
-
-def load_definitions(path: str | Path) -> list[TopicConfig]:
-    """The topics a definitions file names (`refresh TOPICS.yaml`): the file itself when it is a topic definition
-    (it has `topic:`), else the definitions its `topics:` list names (paths relative to the file), each checked as
-    `build` checks it, and no topic twice."""
-    import yaml
-
-    path = Path(path)
-    if not path.is_file():
-        raise FreshStackError(f"{path}: no such definitions file (a topic YAML, or a YAML with `topics: [FILE, ...]`)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise FreshStackError(f"{path}: not a readable YAML file ({exc})") from exc
-    if isinstance(data, dict) and "topic" in data:
-        return [load_topic_config(path)]
-    items = data.get("topics") if isinstance(data, dict) else None
-    listing = YamlReader(str(path))
-    if isinstance(data, dict):
-        listing.unknown(data, {"topics", *EMBARGO_KEYS}, "")
-    if not isinstance(items, list) or not items or not all(isinstance(i, str) and i.strip() for i in items):
-        raise FreshStackError(
-            f"{path}: expected a topic definition (with `topic:`) or `topics:` listing definition files, e.g.\n"
-            "  topics:\n    - laravel.yaml\n    - langchain.yaml"
-        )
-    configs, seen, problems = [], {}, []
-    for i, item in enumerate(items):
-        file = (path.parent / item).resolve() if not Path(item).is_absolute() else Path(item)
-        if not file.is_file():
-            problems.append(Problem(f"{path}: topics[{i}]", f"{item!r}: no such file", fix="fix the path"))
-            continue
-        config = load_topic_config(file)
-        if config.topic in seen:
-            problems.append(
-                Problem(f"{path}: topics[{i}]", f"topic {config.topic!r} again (topics[{seen[config.topic]}])")
-            )
-        seen.setdefault(config.topic, i)
-        configs.append(config)
-    if isinstance(data, dict) and any(k in data for k in EMBARGO_KEYS):
-        configs = [_listing_embargo(listing, data, path, c) for c in configs]
-    problems += listing.problems
-    if problems:
-        raise ValidationError(problems, f"{path}: invalid definitions list")
-    return configs
-
-
-def _listing_embargo(r: YamlReader, data: dict, path: Path, config: TopicConfig) -> TopicConfig:
-    """A definitions list's `embargo_days:` / `private_repo:` set (or override) the embargo of every topic it
-    lists: one private repo for a refresh, whatever each definition says; a key it leaves out keeps the topic's."""
-    days, private = read_embargo(r, data, path.resolve().parent, (config.embargo_days, config.private_repo))
-    return replace(config, embargo_days=days, private_repo=private)

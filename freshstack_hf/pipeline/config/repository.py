@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf.pipeline.config_reader import YamlReader, resolve_path
+from freshstack_hf.pipeline.config.reader import YamlReader, resolve_path
 
 # A git sha for repositories with history; tarballs and plain folders may name a release instead (`pandas==3.1.1`).
 COMMIT_RE = re.compile(r"^(?:[0-9a-f]{7,40}|[A-Za-z0-9][A-Za-z0-9._+=-]{0,63})$")

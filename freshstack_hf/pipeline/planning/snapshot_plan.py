@@ -1,9 +1,9 @@
 """`--dry-run`: what a build or a dated snapshot would reuse and ask, before paying: the sum of its stages' plans.
 
-One source of truth for calls and tokens: each stage says what it would send (`plan(ctx, facts)` in its module),
-told what is known before building (`pipeline.plan_facts`: the questions, the work folder's caches, the documents,
-the previous snapshot's figures), and a plan here only adds them up. `build --dry-run` prints each stage's plan,
-`build --snapshot D --dry-run` and `refresh` (which refuses a plan over its budget) the snapshot's sum.
+One source of truth for calls and tokens: each stage says what it would send (`plan(ctx, facts)` in its module), told
+what is known before building (`pipeline.planning.plan_facts`: the questions, the work folder's caches, the documents,
+the previous snapshot's figures), and a plan here only adds them up. `build --dry-run` prints each stage's plan, `build
+--snapshot D --dry-run` and `refresh` (which refuses a plan over its budget) the snapshot's sum.
 
 Nothing is written to the work folder or the repo. The commits come from the repositories' history (a clone URL
 the work folder holds no clone of yet is cloned into the plan's scratch folder, removed afterwards), the questions
@@ -25,13 +25,14 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.accounting import Price, StageEstimate, StagePlan
 from freshstack_hf.pipeline.backends import QA
 from freshstack_hf.pipeline.build_prompts import nugget_messages
-from freshstack_hf.pipeline.embargo import embargo_of, plan_notes
+from freshstack_hf.pipeline.config.topic import TopicConfig
+from freshstack_hf.pipeline.embargo import embargo_of
 from freshstack_hf.pipeline.inputs import CHUNKS, QUESTIONS, read_qas
-from freshstack_hf.pipeline.plan_facts import PlanFacts, Previous, read_repositories, work_facts
-from freshstack_hf.pipeline.runner import snapshot_work
+from freshstack_hf.pipeline.planning.embargo_plan import plan_notes
+from freshstack_hf.pipeline.planning.plan_facts import PlanFacts, Previous, read_repositories, work_facts
 from freshstack_hf.pipeline.stage import StageContext
 from freshstack_hf.pipeline.stages import ORDER, questions, stage_module
-from freshstack_hf.pipeline.topic_config import TopicConfig
+from freshstack_hf.pipeline.work_folder import snapshot_work
 from freshstack_hf.repo.revisions import revision_of
 
 LLM_STAGES = ("nuggets", "pools", "judgments")
@@ -50,7 +51,7 @@ class SnapshotPlan:
     repositories: dict[str, dict[str, Any]]
     stages: tuple[StagePlan, ...]
     carried_cached: bool = True  # the carried questions' requests cost nothing (false: the work folder lacks them)
-    embargo: dict[str, Any] | None = None  # `pipeline.embargo.plan_notes`: the split, until when, the notes
+    embargo: dict[str, Any] | None = None  # `planning.embargo_plan.plan_notes`: the split, until when, the notes
 
     @property
     def estimate(self) -> StageEstimate:

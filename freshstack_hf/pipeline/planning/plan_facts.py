@@ -36,11 +36,11 @@ from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.llm.registry import OPENAI, transport_kind
 from freshstack_hf.pipeline.accounting import StageEstimate, prompt_tokens
 from freshstack_hf.pipeline.backends import QA
+from freshstack_hf.pipeline.config.topic import RepoConfig, TopicConfig
 from freshstack_hf.pipeline.corpus.file_selection import walk_files
 from freshstack_hf.pipeline.corpus.repos import git, history, pick_commit, source_kind
 from freshstack_hf.pipeline.inputs import JUDGMENT_MEMO, REPO_CACHE
 from freshstack_hf.pipeline.stages import corpus as corpus_stage
-from freshstack_hf.pipeline.topic_config import RepoConfig, TopicConfig
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.revisions import revision_of
 

@@ -4,9 +4,9 @@ A benchmark stays fresh only if making its next snapshot is one command that a s
 refresh at date D is the chain a maintainer would otherwise run by hand, with the guarantees that make it safe to
 leave alone:
 
-1. *plan* every topic at D (`pipeline.refresh_plan`: the questions asked since the last snapshot plus the carried
-   ones, every repository at its last commit on or before D, priced by the stages' own plans) and refuse, writing
-   nothing, when the estimate passes the budget or an input is wrong (a date before the last published snapshot,
+1. *plan* every topic at D (`pipeline.planning.refresh_plan`: the questions asked since the last snapshot plus the
+   carried ones, every repository at its last commit on or before D, priced by the stages' own plans) and refuse,
+   writing nothing, when the estimate passes the budget or an input is wrong (a date before the last published snapshot,
    no budget, a repository that vanished, a questions source older than the last snapshot);
 2. *build* each snapshot through the ordinary stages (`pipeline.runner`), into a staging folder of the refresh: a
    killed refresh resumes at the stage it stopped in and the response cache answers every call already paid for;
@@ -19,7 +19,7 @@ leave alone:
 
 A revision is published once and never rewritten, so a refresh at a date already published does nothing, and
 says so. The definitions file is a topic definition (`scripts/topics/*.yaml`) or a list of them (`topics:`,
-`topic_config.load_definitions`).
+`config.definitions.load_definitions`).
 "Nothing written" means no revision, staging folder or work file; planning does refresh two caches, since a plan
 on stale inputs would be wrong: a kept clone of a repository URL is fetched (which is also how a remote that
 vanished is found), and a Hub repo's previous snapshot is downloaded into the local mirror it is built from.
@@ -44,9 +44,9 @@ from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.budget import BudgetExhausted, SpendCap
 from freshstack_hf.owner_only import as_published, owner_only
 from freshstack_hf.pipeline.choose import make_backend
-from freshstack_hf.pipeline.embargo import PrivateRepo, private_problems, private_targets, publish_private
-from freshstack_hf.pipeline.public_account import without_paths
-from freshstack_hf.pipeline.refresh_plan import (
+from freshstack_hf.pipeline.config.definitions import load_definitions
+from freshstack_hf.pipeline.config.topic import TopicConfig
+from freshstack_hf.pipeline.planning.refresh_plan import (
     TopicPlan,
     budget_problems,
     check_budget,
@@ -54,10 +54,12 @@ from freshstack_hf.pipeline.refresh_plan import (
     plan_topic,
     where,
 )
-from freshstack_hf.pipeline.runner import default_work_dir, run_build, snapshot_work, work_lock
+from freshstack_hf.pipeline.public_account import without_paths
+from freshstack_hf.pipeline.refresh.private_repos import PrivateRepo, private_problems, private_targets, publish_private
+from freshstack_hf.pipeline.runner import run_build
 from freshstack_hf.pipeline.snapshots import TODAY, check_date
 from freshstack_hf.pipeline.stage import StageContext
-from freshstack_hf.pipeline.topic_config import TopicConfig, load_definitions
+from freshstack_hf.pipeline.work_folder import default_work_dir, snapshot_work, work_lock
 from freshstack_hf.repo.check import validate_repo
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.revisions import revision_of
