@@ -71,7 +71,7 @@ EPHEMERAL_NOTICE = (
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from freshstack_hf.baselines import METHODS, board_methods
+    from freshstack_hf.baselines.registry import METHODS, board_methods
     from leaderboard.defaults import (
         LIVE_RELEASE,
         LIVE_RELEASES,

@@ -24,7 +24,7 @@ HELP = "queue every stored system of the leaderboard on a (new) dataset revision
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from freshstack_hf.baselines import METHODS, board_methods
+    from freshstack_hf.baselines.registry import METHODS, board_methods
 
     p.add_argument("--store", help="store URL (default: $FRESHSTACK_STORE, else a SQLite file in the data dir)")
     p.add_argument("--dataset", required=True, help="dataset repo folder or Hub id")

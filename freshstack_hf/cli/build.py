@@ -21,9 +21,6 @@ from __future__ import annotations
 
 import argparse
 
-NAME = "build"
-HELP = "build a topic from a Stack Exchange dump, GitHub repositories and an LLM"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("definition", metavar="TOPIC.yaml", help="topic definition (examples in scripts/topics/)")

@@ -48,9 +48,6 @@ from freshstack_hf.cli.common import add_resampling_arguments, write_json
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
 
-NAME = "refresh"
-HELP = "make, check and publish the next dated snapshot of every topic, within an LLM budget"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("definitions", metavar="TOPICS.yaml", help="a topic definition, or `topics:` listing several")

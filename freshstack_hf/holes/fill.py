@@ -21,6 +21,7 @@ from freshstack_hf.holes.judge import JudgeSetup, judge_holes
 from freshstack_hf.holes.revision import base_name, next_fill_name, target_folder, write_filled_revision
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.records import NuggetJudgment
+from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, cut
 
 if TYPE_CHECKING:
@@ -88,8 +89,6 @@ def fill_holes(
 
     A run with no hole in its top k asks no judge and writes nothing: the record has `holes` 0, `revision` None
     and `judge` None (null in `to_dict`'s JSON, rather than an empty name)."""
-    from freshstack_hf.repo.dataset import Dataset
-
     say = progress or (lambda text: None)
     base, t, run = _open_base(repo, revision, topic, run, k)
     target = target_folder(base.folder, name or next_fill_name(base.folder))
@@ -134,7 +133,6 @@ def fill_holes(
 
 def _open_base(repo: str | Path, revision: str | None, topic: str, run: Run, k: int) -> tuple[Dataset, Topic, Run]:
     """(the base revision, its topic, the run cut to what a fill reads), or the error naming the flag at fault."""
-    from freshstack_hf.repo.dataset import Dataset
 
     if k < 1:
         raise FreshStackError(f"--k must be a positive cutoff, not {k}")

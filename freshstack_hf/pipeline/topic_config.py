@@ -301,7 +301,7 @@ def pooling_retrievers() -> tuple[str, ...]:
     """What `pooling.retrievers` may name: the registered retrieval methods (`baselines.METHODS`, a plugin's too)
     that a build can run, i.e. those needing no cross-encoder; a name outside them is refused with the file and
     key before any stage runs, not deep inside the pools stage."""
-    from freshstack_hf.baselines import runnable
+    from freshstack_hf.baselines.registry import runnable
 
     return tuple(runnable())
 

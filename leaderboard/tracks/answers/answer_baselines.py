@@ -47,16 +47,16 @@ Say = Callable[[str], None]
 
 def retrievals() -> list[str]:
     """The methods the answer rows may retrieve with (`freshstack_hf.baselines.METHODS` with an `answers` rank)."""
-    from freshstack_hf import baselines
+    from freshstack_hf.baselines import registry
 
-    return [name for name, m in baselines.METHODS.items() if m.answers is not None]
+    return [name for name, m in registry.METHODS.items() if m.answers is not None]
 
 
 def answer_baseline_config(retrieval: str, setup: Any) -> dict[str, Any]:
     """Everything that decides the baseline's answers; its hash is the row's dedupe key. The retrieval's part is
     what each method it is computed with records (`Method.answer_part`: BM25's parameters, the dense model's
     fingerprint, the fusion constant)."""
-    from freshstack_hf import baselines
+    from freshstack_hf.baselines import registry
 
     config: dict[str, Any] = {
         "method": "extractive",
@@ -65,8 +65,8 @@ def answer_baseline_config(retrieval: str, setup: Any) -> dict[str, Any]:
         "sentences_per_doc": SENTENCES_PER_DOC,
         "max_words": DEFAULT_MAX_WORDS,
     }
-    for name in baselines.with_inputs([retrieval]):
-        config |= baselines.METHODS[name].answer_part(setup)
+    for name in registry.with_inputs([retrieval]):
+        config |= registry.METHODS[name].answer_part(setup)
     return config
 
 
@@ -86,20 +86,20 @@ def plan_answer_baselines(
     dataset: Dataset, retrieval: str = "hybrid", *, model: str | None = None, generator: JudgeEndpoint | None = None
 ) -> AnswerBaselinePlan:
     """The configurations, dedupe keys and names of the answer rows on `dataset`."""
-    from freshstack_hf import baselines
     from freshstack_hf.answers.rag_prompts import PROMPT_VERSION
+    from freshstack_hf.baselines import registry
     from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
     from leaderboard.worker.vetting import model_fingerprint
 
     if retrieval not in retrievals():
         raise FreshStackError(f"unknown retrieval {retrieval!r} for the answer baseline: use {', '.join(retrievals())}")
     dense_dir, fingerprints = None, {}
-    if baselines.DENSE_MODEL in baselines.needs([retrieval]):
+    if registry.DENSE_MODEL in registry.needs([retrieval]):
         dense_id, dense_dir, files = model_fingerprint(model or DEFAULT_DENSE_MODEL)
         fingerprints = {"dense_id": dense_id, "dense_files": files}
-    setup = baselines.Setup(dense_model=model, **fingerprints)
+    setup = registry.Setup(dense_model=model, **fingerprints)
     configs = {"extractive": answer_baseline_config(retrieval, setup)}
-    title = baselines.METHODS[retrieval].title
+    title = registry.METHODS[retrieval].title
     names = {"extractive": f"Extractive top-{DOCS_PER_ANSWER} ({title})"}
     if generator is not None:
         llm = {"method": "llm", "generator": generator.name, "prompt_version": PROMPT_VERSION}
@@ -123,15 +123,15 @@ def top_docs(
 ) -> dict[str, dict[str, list[str]]]:
     """{topic: {query: doc ids}}: the top docs of each query the answer rows answer from (the `retrieval` method's
     run, the dense model's embeddings, where it uses one, from the embedding cache)."""
-    from freshstack_hf import baselines
+    from freshstack_hf.baselines import registry
 
     settings = {"cache_dir": cache_dir, "device": device, "devices": devices, "show_progress": show_progress}
-    resources = baselines.Resources(baselines.Setup(dense_model=dense_dir), **settings)
+    resources = registry.Resources(registry.Setup(dense_model=dense_dir), **settings)
     depth = max(DOCS_PER_ANSWER, LLM_DOCS)
     ranked: dict[str, dict[str, list[str]]] = {}
     for name in dataset.topics:
         say(f"answer baseline: {name}: the {retrieval} top {depth} of each query")
-        run = baselines.compute(dataset.topic(name), [retrieval], resources)[retrieval]
+        run = registry.compute(dataset.topic(name), [retrieval], resources)[retrieval]
         ranked[name] = {q: [d for d, _ in docs[:depth]] for q, docs in run.run.items()}
     return ranked
 

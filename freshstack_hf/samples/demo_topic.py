@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.corpus.file_selection import walk_files
+from freshstack_hf.pipeline.corpus.repos import git
 from freshstack_hf.pipeline.topic_config import TopicConfig, parse_topic
 
 TOPIC = "pylibs"
@@ -148,13 +150,12 @@ def demo_definition() -> dict[str, Any]:
 
 
 def demo_config() -> TopicConfig:
-    return parse_topic(demo_definition(), f"freshstack_hf/demo_topic.py ({TOPIC})", POSTS.parent)
+    return parse_topic(demo_definition(), f"freshstack_hf/samples/demo_topic.py ({TOPIC})", POSTS.parent)
 
 
 def library_histories(root: Path) -> dict[str, Path]:
     """keyword -> a git checkout under `root` holding the files the corpus reads of the installed library, in one
     commit dated `HISTORY_DATE`: made once per installed version, whole or not at all (a killed run leaves none)."""
-    from freshstack_hf.pipeline.corpus.file_selection import walk_files
 
     rules = "sections" if demo_config().corpus.chunker == "sections" else "release"  # as the corpus stage walks
     made = {}
@@ -176,7 +177,6 @@ def library_histories(root: Path) -> dict[str, Path]:
 def _commit_all(folder: Path, message: str) -> None:
     """Every file of `folder` in one commit of a new repository, with a fixed date and author (the same sha on
     every machine holding the same files)."""
-    from freshstack_hf.pipeline.corpus.repos import git
 
     who = {"NAME": "freshstack-hf demo", "EMAIL": "demo@freshstack-hf.invalid", "DATE": HISTORY_DATE}
     env = {f"GIT_{role}_{key}": value for role in ("AUTHOR", "COMMITTER") for key, value in who.items()}
@@ -192,4 +192,4 @@ def snapshot_config(histories: Mapping[str, Path]) -> TopicConfig:
     for repo in definition["corpus"]["repositories"]:
         repo["source"] = str(Path(histories[repo["keyword"]]).resolve())  # a relative one would read from POSTS's
         del repo["commit"]
-    return parse_topic(definition, f"freshstack_hf/demo_topic.py ({TOPIC}, snapshots)", POSTS.parent)
+    return parse_topic(definition, f"freshstack_hf/samples/demo_topic.py ({TOPIC}, snapshots)", POSTS.parent)
