@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.holes.find import find_holes
+from freshstack_hf.holes.find import Holes, find_holes
 from freshstack_hf.holes.judge import JudgeSetup, judge_holes
 from freshstack_hf.holes.revision import base_name, next_fill_name, target_folder, write_filled_revision
 from freshstack_hf.metrics import HEADLINE
@@ -95,20 +95,7 @@ def fill_holes(
     measures = [f"judged@{k}", *(m.id for m in HEADLINE)]
     before = _scores(base, topic, run, measures)
     holes = find_holes(t, run, k)
-    record = FillRecord(
-        topic=topic,
-        system=system,
-        run_sha256=run_sha256 or run_digest(run),
-        k=k,
-        base_revision=base_name(base.folder),
-        base_folder=str(base.folder),
-        judge=None,  # named once a judge is asked: a fill with no holes asks none
-        queries_ranked=holes.queries_ranked,
-        holes=holes.docs,
-        not_in_corpus=sum(len(v) for v in holes.not_in_corpus.values()),
-        before=before,
-        after=dict(before),
-    )
+    record = _found(topic, system, run_sha256 or run_digest(run), k, base, holes, before)
     say(
         f"{topic} ({record.base_revision}): {holes.docs} unjudged documents in the top {k} of "
         f"{len(holes.by_query)} of {holes.queries_ranked} queries"
@@ -129,6 +116,26 @@ def fill_holes(
     record.after = _scores(Dataset(target), topic, run, measures)
     say(f"wrote {target}: {record.pairs} judgments, {record.supported} supported, {record.requests} requests")
     return record
+
+
+def _found(
+    topic: str, system: str, run_sha256: str, k: int, base: Dataset, holes: Holes, before: dict[str, float]
+) -> FillRecord:
+    """The record of a fill before any judge is asked: what was found, and the scores as they stand."""
+    return FillRecord(
+        topic=topic,
+        system=system,
+        run_sha256=run_sha256,
+        k=k,
+        base_revision=base_name(base.folder),
+        base_folder=str(base.folder),
+        judge=None,  # named once a judge is asked: a fill with no holes asks none
+        queries_ranked=holes.queries_ranked,
+        holes=holes.docs,
+        not_in_corpus=sum(len(v) for v in holes.not_in_corpus.values()),
+        before=before,
+        after=dict(before),
+    )
 
 
 def _open_base(repo: str | Path, revision: str | None, topic: str, run: Run, k: int) -> tuple[Dataset, Topic, Run]:

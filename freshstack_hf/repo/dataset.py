@@ -26,7 +26,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE, MEASURES, qrels_from_topic, score_topics
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.reader import list_topics, load_candidates, load_topic, local_revision, read_table, resolve_repo
-from freshstack_hf.runs.check import IdColumn
+from freshstack_hf.runs.columns import IdColumn
 from freshstack_hf.runs.run import Run
 from freshstack_hf.topic import Topic
 from freshstack_hf.windows import window, window_qrels
