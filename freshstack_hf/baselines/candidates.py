@@ -51,9 +51,9 @@ def topic_candidates(
     resources: registry.Resources | None = None,
 ) -> tuple[dict[str, dict[str, list[str]]], dict[str, Any]]:
     """Candidate lists (file stem -> query -> doc ids) and the manifest record for one topic, from the methods of
-    `baselines.METHODS` that the board's baseline rows and `retrieve` run too. `resources` (which then stand for
+    `registry.METHODS` that the board's baseline rows and `retrieve` run too. `resources` (which then stand for
     the other settings) are shared by a caller making lists for two sets of questions over one corpus: with a
-    `baselines.CorpusMemo` the second searches the first's BM25 index and document vectors."""
+    `retrievers.CorpusMemo` the second searches the first's BM25 index and document vectors."""
 
     if resources is None:
         setup = registry.Setup(dense_model=dense_model or None)

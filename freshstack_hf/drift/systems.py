@@ -2,7 +2,7 @@
 
 Each side is scored on its own snapshot's judgments through `Dataset.score`, the path the CLI and the leaderboard
 score through, so a drift report's numbers are the numbers either snapshot's leaderboard would show. The baselines
-are methods of the retrieval registry (`baselines.METHODS`), each the same method re-run on the new corpus: by
+are methods of the retrieval registry (`baselines.registry.METHODS`), each the same method re-run on the new corpus: by
 default those a dataset repo stores the run of (`Method.stored`: the `bm25`, `dense` and `top_ranked` candidate
 configs), read from each snapshot; a method named that a snapshot stores no list of (a plugin's method) is run on
 each snapshot's topic. A run file given once is scored on both snapshots as it is (unchanged documents keep their
