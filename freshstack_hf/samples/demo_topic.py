@@ -30,6 +30,7 @@ from freshstack_hf.pipeline.topic_config import TopicConfig, parse_topic
 
 TOPIC = "pylibs"
 POSTS = Path(__file__).resolve().parent / "demo_data" / "Posts.xml"
+DEFINITION = "freshstack_hf/demo_topic.py"  # how a build names the demo's definition (manifest, card)
 TAGS = ("huggingface-datasets", "huggingface-hub", "gradio", "pandas", "sentence-transformers")
 # The dated snapshots: 15 of the 44 questions are asked by the first date, 34 by the second (the repo holds all).
 SNAPSHOTS = ("2025-10-31", "2026-04-30")
@@ -150,7 +151,9 @@ def demo_definition() -> dict[str, Any]:
 
 
 def demo_config() -> TopicConfig:
-    return parse_topic(demo_definition(), f"freshstack_hf/samples/demo_topic.py ({TOPIC})", POSTS.parent)
+    # The label is stored in the manifest and the card: it keeps the module's former path, so a demo built now
+    # writes the same files as before the move to `samples/`.
+    return parse_topic(demo_definition(), f"{DEFINITION} ({TOPIC})", POSTS.parent)
 
 
 def library_histories(root: Path) -> dict[str, Path]:
@@ -192,4 +195,4 @@ def snapshot_config(histories: Mapping[str, Path]) -> TopicConfig:
     for repo in definition["corpus"]["repositories"]:
         repo["source"] = str(Path(histories[repo["keyword"]]).resolve())  # a relative one would read from POSTS's
         del repo["commit"]
-    return parse_topic(definition, f"freshstack_hf/samples/demo_topic.py ({TOPIC}, snapshots)", POSTS.parent)
+    return parse_topic(definition, f"{DEFINITION} ({TOPIC}, snapshots)", POSTS.parent)
