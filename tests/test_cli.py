@@ -129,6 +129,23 @@ def test_a_command_parsed_alone_has_the_same_help_and_imports_no_other_command()
     assert done.stdout.strip().splitlines()[-1] == str([f"freshstack_hf.cli.{m}" for m in loaded])
 
 
+def test_the_whole_command_line_imports_a_command_only_when_it_is_given():
+    """`freshstack-hf --help` lists every built-in command from `SUBCOMMANDS` alone: a command module's imports,
+    at its top, are paid only by that command (the installed plug-ins, loaded as before, are left out here)."""
+    code = (
+        "import sys; from freshstack_hf.cli import main\n"
+        "main._plugins = lambda: []\n"
+        "parser = main.build_parser(lazy=True)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('freshstack_hf.cli.')))\n"
+        "parser.parse_args(['stats', 'repo'])\n"
+        "print(sorted(m for m in sys.modules if m.startswith('freshstack_hf.cli.')))"
+    )
+    done = subprocess.run([EXE.parent / "python", "-c", code], capture_output=True, text=True, check=True)
+    before, after = done.stdout.strip().splitlines()[-2:]
+    assert before == "['freshstack_hf.cli.main']"
+    assert after == "['freshstack_hf.cli.common', 'freshstack_hf.cli.main', 'freshstack_hf.cli.stats']"
+
+
 @pytest.mark.parametrize(("command", "given", "expected"), [("evaluate", None, "1"), ("evaluate", "2", "2"),
                                                           ("retrieve", None, None)])  # fmt: skip
 def test_evaluate_runs_numpy_with_one_blas_thread_unless_told(command, given, expected):
