@@ -74,7 +74,7 @@ def main() -> None:
     from freshstack_hf.metrics import HEADLINE
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
     from leaderboard.page.app import build_app, launch_app
     from leaderboard.page.paging import PAGE_ROWS
     from leaderboard.store.store import Store

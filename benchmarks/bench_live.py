@@ -51,7 +51,7 @@ def write_snapshot(root: Path) -> tuple[Path, Path]:
     from freshstack_hf.pipeline.refresh.private_repos import PrivateRepo, publish_private
     from freshstack_hf.repo.targets import LocalTarget
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
     from freshstack_hf.topic import Topic
 
     full = synth_topic(TOPIC, SynthConfig(queries=PUBLIC + EMBARGOED, docs=DOCS, seed=7))

@@ -17,7 +17,7 @@ the private revision (the measures, their 95% intervals with the worker's resamp
 snapshot itself; the next refresh publishes on the day the embargo ends). What the adversary identifies is counted
 while the embargo lasts: after it, the questions and their judgments are public anyway.
 
-The embargoed questions are two synthetic topics (`freshstack_hf.synth`, 12 and 30 questions: the review's two
+The embargoed questions are two synthetic topics (`freshstack_hf.samples.synth`, 12 and 30 questions: the review's two
 cases) written as a private revision. The honest figure: a model submitted on a uniformly random day of the embargo,
 whatever it improves by (0.02 or more), is shown within one week how often, under each rule.
 
@@ -43,7 +43,7 @@ from benchmarks.goals import judge
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.writer import write_topics
-from freshstack_hf.synth import SynthConfig, synth_topic
+from freshstack_hf.samples.synth import SynthConfig, synth_topic
 from leaderboard.defaults import LIVE_RELEASE, LIVE_SCORES_PER_WEEK
 from leaderboard.live_release import RULES, shown
 from leaderboard.live_scores import MEASURED, live_aggregates

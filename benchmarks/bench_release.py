@@ -42,7 +42,7 @@ EXE = Path(sys.executable).parent / "freshstack-hf"
 def build_repo() -> None:
     """The synthetic release, written topic by topic (each topic freed before the next)."""
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
 
     done = OUT / "repo.done"
     if done.exists():

@@ -72,7 +72,7 @@ def build_inputs() -> list[Path]:
     runs the bench submits; made once."""
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
     from leaderboard.store.store import Store
     from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_baselines
     from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter

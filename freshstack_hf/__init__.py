@@ -1,5 +1,19 @@
 """FreshStack-HF: build, publish, load and score FreshStack topics.
 
+Rooms:
+
+* `topic` (the `Topic`), `records`, `topic_check` (validation) and `split_stats`: what a topic is;
+* `repo/`: the dataset repo on disk and the Hub, read, written, checked, and the official release schema;
+* `pipeline/`: building a topic from a Stack Exchange dump and GitHub repositories; `publish`: sending it to the Hub;
+* `retrieval/`: BM25, dense retrieval, fusion, reranking; `baselines/`: the registry of retrieval methods run as
+  baselines and the candidate lists; `runs/`: run files; `metrics/`: the nugget-aware measures;
+* `answers/` (the RAG track), `llm/` (the judge's client), `holes/` (judging what a system finds unjudged),
+  `drift/` (two snapshots compared), `windows` (contamination windows);
+* `samples/`: the demo's topic, synthetic topics and Nano subsets; `templates/`: the cards' text;
+* `cli/`: the `freshstack-hf` command, one module per subcommand;
+* shared by all: `defaults`, `errors`, `atomic` (whole-file writes), `owner_only` (private files), `cl100k`
+  (the corpus tokenizer offline).
+
 Public names are resolved lazily (PEP 562), so `import freshstack_hf` costs nothing until a name is used.
 """
 

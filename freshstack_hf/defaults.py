@@ -12,6 +12,9 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from freshstack_hf.retrieval.dense import DenseRetriever
+from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
+
 if TYPE_CHECKING:
     from freshstack_hf.retrieval.dense import DenseRetriever
 
@@ -39,8 +42,6 @@ def dense_retriever(
 ) -> DenseRetriever:
     """The dense retriever of `model` (default: the packaged MiniLM) with its embeddings cached in `cache_dir`
     (default: `default_cache_dir()`, the cache every command shares, so no chunk is encoded twice)."""
-    from freshstack_hf.retrieval.dense import DenseRetriever
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 
     cache = default_cache_dir() if cache_dir is None else cache_dir
     return DenseRetriever(str(model or DEFAULT_DENSE_MODEL), cache_dir=cache, **settings)

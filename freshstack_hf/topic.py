@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable
 from functools import cached_property
 
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
 
 TOPIC_NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -21,7 +22,6 @@ QuerySide = tuple[list[Query], list[Nugget], list[NuggetJudgment]]
 
 def check_topic_name(name: str) -> str:
     """Topic names become Hugging Face split names (`\\w+`) and folder names, so they are restricted."""
-    from freshstack_hf.errors import FreshStackError
 
     if not TOPIC_NAME_RE.match(name or ""):
         raise FreshStackError(

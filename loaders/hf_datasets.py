@@ -19,8 +19,11 @@ One line per way in (`T` is a topic, e.g. `langchain`):
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+from freshstack_hf import load_topic
+from freshstack_hf.repo.revisions import is_local, open_revision
 from loaders.source import dataset_source as _resolve_source
 
 
@@ -31,10 +34,6 @@ def _load(repo: str | None, config: str, split: str, revision: str | None) -> An
         source = _resolve_source(revision=revision)
         repo, revision = source.location, source.revision
     elif revision:  # `datasets` ignores a folder's revision: a dated snapshot of a folder is its `@REV` sibling
-        from pathlib import Path
-
-        from freshstack_hf.repo.revisions import is_local, open_revision
-
         local = Path(repo).expanduser()
         if is_local(local):
             repo, revision = str(open_revision(local, revision)), None
@@ -79,7 +78,6 @@ def load_candidates(repo: str | None, topic: str, kind: str = "top_ranked", revi
 
 def load_topic_records(topic: str, repo: str | None = None, revision: str | None = None):
     """A lazy `freshstack_hf.Topic` (typed records, qrels views) from the same repo the other loaders read."""
-    from freshstack_hf import load_topic
 
     source = _resolve_source(repo, revision)
     return load_topic(source.location, topic, source.revision)

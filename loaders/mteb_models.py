@@ -20,13 +20,18 @@ from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.retrieval.models import (
+    DEFAULT_DENSE_MODEL,
+    PACKAGED_HUB_ID,
+    directory_fingerprint,
+    packaged_model_dir,
+)
 
 _GENERIC_DIR_NAMES = {"model", "models", "checkpoint", "final", "best"}
 
 
 def local_model_dir(name: object) -> Path | None:
     """The directory `name` points at, or None when mteb should resolve it itself (a registry or Hub name)."""
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL, packaged_model_dir
 
     if not isinstance(name, str | os.PathLike):
         return None
@@ -38,7 +43,6 @@ def local_model_dir(name: object) -> Path | None:
 
 def model_identity(model_dir: Path) -> tuple[str, str]:
     """(name, revision) under which results of the model in `model_dir` are saved."""
-    from freshstack_hf.retrieval.models import PACKAGED_HUB_ID, directory_fingerprint, packaged_model_dir
 
     revision = f"local-{directory_fingerprint(model_dir)[:12]}"
     parts = model_dir.parts

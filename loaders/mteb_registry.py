@@ -18,6 +18,7 @@ import sys
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
+from loaders.mteb_models import load_local_model, local_model_dir
 
 TESTED_MTEB = "2.26.24"
 
@@ -70,8 +71,6 @@ def _accept_model_directories(mteb: Any) -> None:
 
     @functools.wraps(original)
     def get_model(model_name: str, revision: str | None = None, device: str | None = None, **kwargs: Any) -> Any:
-        from loaders.mteb_models import load_local_model, local_model_dir
-
         model_dir = local_model_dir(model_name)
         if model_dir is None:
             return original(model_name, revision, device, **kwargs)

@@ -15,6 +15,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from freshstack_hf import list_topics
+from freshstack_hf.repo.dataset import dataset_revision
+from freshstack_hf.repo.revisions import is_local, open_revision
+
 # The published dataset repo and the revision the loaders pin. Update both together when publishing a new
 # version: results computed with another revision say so in their metadata.
 PUBLISHED_DATASET = "freshstack-hf/freshstack"
@@ -49,7 +53,6 @@ class DatasetSource:
         """
         if not self.is_local:
             return self.revision or "main"
-        from freshstack_hf.repo.dataset import dataset_revision
 
         return dataset_revision(Path(self.location).expanduser())
 
@@ -57,7 +60,6 @@ class DatasetSource:
         """Topics of the repo; the published revision's list is known without reading anything."""
         if self.is_published:
             return list(PUBLISHED_TOPICS)
-        from freshstack_hf import list_topics
 
         return list_topics(self.location, self.revision)
 
@@ -67,7 +69,6 @@ def dataset_source(location: str | os.PathLike[str] | None = None, revision: str
     chosen = os.fspath(location) if location is not None else os.environ.get(ENV_DATASET, "").strip()
     chosen = chosen or PUBLISHED_DATASET
     pinned = revision or os.environ.get(ENV_REVISION, "").strip() or None
-    from freshstack_hf.repo.revisions import is_local, open_revision
 
     local = Path(chosen).expanduser()
     if is_local(local):  # a folder's revision is its `@REV` sibling folder

@@ -1,4 +1,4 @@
-"""Regenerate the demo topic's Stack Exchange dump: freshstack_hf/demo_data/Posts.xml and sources.json.
+"""Regenerate the demo topic's Stack Exchange dump: freshstack_hf/samples/demo_data/Posts.xml and sources.json.
 
 The posts are data, in scripts/demo_posts.yaml (whose header describes its fields and the light markup of the
 bodies). This script gives each post its id, renders the markup as Stack Overflow HTML and writes the dump in the
@@ -24,7 +24,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 POSTS = Path(__file__).resolve().parent / "demo_posts.yaml"
-OUT_DIR = ROOT / "freshstack_hf" / "demo_data"
+OUT_DIR = ROOT / "freshstack_hf" / "samples" / "demo_data"
 
 _INLINE = re.compile(r"`([^`]+)`")
 

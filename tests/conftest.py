@@ -51,7 +51,7 @@ def shared_data() -> Path:
 def synth_repo(tmp_path_factory) -> Path:
     """A small two-topic synthetic dataset repo, built once; tests must not modify it (copy it first)."""
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
 
     root = tmp_path_factory.mktemp("repo") / "freshstack"
     topics = [synth_topic(name, SynthConfig(queries=12, docs=600, seed=7)) for name in ("alpha", "beta")]
@@ -227,9 +227,9 @@ def embargoed_lb_dataset(tmp_path_factory):
 @pytest.fixture(scope="session")
 def bm25_runs(lb_dataset) -> dict[str, dict[str, dict[str, float]]]:
     """{topic: BM25 run at depth 100} on `lb_dataset`; tests must not modify it (copy it first)."""
-    from freshstack_hf import baselines
+    from freshstack_hf.baselines import retrievers
 
-    return {t: baselines.bm25(lb_dataset.topic(t), k=100).as_scores() for t in lb_dataset.topics}
+    return {t: retrievers.bm25(lb_dataset.topic(t), k=100).as_scores() for t in lb_dataset.topics}
 
 
 # ---- the official chunker ---------------------------------------------------------------------------------

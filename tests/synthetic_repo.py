@@ -19,7 +19,7 @@ def build_small_repo(root: Path, queries: int = 6, docs: int = 300, doc_chars: i
     """Synthetic topics with short documents, plus a `top_ranked` list per query (positives + random docs)."""
     from freshstack_hf.repo.tables import candidates_table
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
 
     topics, extra = [], {}
     for seed, name in enumerate(TOPICS):

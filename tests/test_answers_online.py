@@ -184,14 +184,15 @@ def test_cli_option_errors_exit_2(tmp_path, answer_repo, capsys):
 
 
 def test_cli_scores_one_topic_of_a_whole_dataset_answer_file(tmp_path, synth_repo, capsys):
-    from freshstack_hf import baselines, load_topic
+    from freshstack_hf import load_topic
     from freshstack_hf.answers import extractive_answers, to_trec_rag
+    from freshstack_hf.baselines import retrievers
 
     path = tmp_path / "all.jsonl"
     with path.open("w") as out:
         for name in ("alpha", "beta"):
             topic = load_topic(synth_repo, name)
-            ranked = {q: [d for d, _ in docs] for q, docs in baselines.bm25(topic, k=10).run.items()}
+            ranked = {q: [d for d, _ in docs] for q, docs in retrievers.bm25(topic, k=10).run.items()}
             out.write(to_trec_rag(extractive_answers(topic, ranked)))
     argv = ["evaluate-answers", str(synth_repo), "--answers", str(path), "--topic", "alpha", "--no-judge"]
     assert main([*argv, "--resamples", "200", "--json", "-"]) == 0

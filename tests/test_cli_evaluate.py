@@ -89,7 +89,7 @@ def test_cutoff_option():
 # ---- end to end on a synthetic dataset repo ------------------------------------------------------
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    synth = pytest.importorskip("freshstack_hf.synth", reason="freshstack_hf.synth not written yet")
+    synth = pytest.importorskip("freshstack_hf.samples.synth", reason="freshstack_hf.samples.synth not written yet")
     writer = pytest.importorskip("freshstack_hf.repo.writer", reason="freshstack_hf.repo.writer not written yet")
     path = tmp_path_factory.mktemp("repo") / "freshstack"
     topics = synth.synth_topics(["langchain", "yolo"], queries=15, docs=300, seed=1)

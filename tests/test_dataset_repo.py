@@ -10,7 +10,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.check import validate_repo
 from freshstack_hf.repo.writer import transaction
-from freshstack_hf.synth import SynthConfig, synth_topic
+from freshstack_hf.samples.synth import SynthConfig, synth_topic
 
 OFFICIAL_COLUMNS = ["query_id", "query_title", "query_text", "answer_id", "answer_text", "metadata", "nuggets"]
 

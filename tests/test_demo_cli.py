@@ -21,9 +21,9 @@ import pytest
 from cli_runner import EXE, cli
 from ports import free_port
 
-from freshstack_hf.demo_topic import SNAPSHOTS
 from freshstack_hf.pipeline.stages import ORDER
 from freshstack_hf.repo.revisions import list_revisions
+from freshstack_hf.samples.demo_topic import SNAPSHOTS
 
 FILL = "main.fill1"
 DOCS = Path(__file__).resolve().parents[1] / "docs"  # the checkout's pages: the pictures of the demo's board

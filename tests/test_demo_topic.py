@@ -11,7 +11,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from freshstack_hf.demo_topic import (
+from freshstack_hf.pipeline.corpus.file_selection import walk_files
+from freshstack_hf.pipeline.corpus.repos import git
+from freshstack_hf.pipeline.runner import run_build
+from freshstack_hf.pipeline.snapshots import check_snapshots, snapshot_dates
+from freshstack_hf.samples.demo_topic import (
     HISTORY_DATE,
     LIBRARIES,
     POSTS,
@@ -20,10 +24,6 @@ from freshstack_hf.demo_topic import (
     library_histories,
     snapshot_config,
 )
-from freshstack_hf.pipeline.corpus.file_selection import walk_files
-from freshstack_hf.pipeline.corpus.repos import git
-from freshstack_hf.pipeline.runner import run_build
-from freshstack_hf.pipeline.snapshots import check_snapshots, snapshot_dates
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = json.loads((POSTS.parent / "sources.json").read_text(encoding="utf-8"))
@@ -36,7 +36,7 @@ def test_the_shipped_dump_is_what_the_generator_makes_of_the_posts(tmp_path):
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["Posts.xml", "sources.json"]
     for name in ("Posts.xml", "sources.json"):
-        shipped = ROOT / "freshstack_hf" / "demo_data" / name
+        shipped = ROOT / "freshstack_hf" / "samples" / "demo_data" / name
         assert (tmp_path / name).read_bytes() == shipped.read_bytes(), f"{name} differs from {shipped}: regenerate it"
 
 

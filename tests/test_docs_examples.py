@@ -191,7 +191,7 @@ def _answers(url: str) -> bool:
 
 def _unregister_recipes() -> None:
     """extend.md registers a method, a measure family and a transport in this process: take them back out."""
-    from freshstack_hf.baselines import METHODS, unregister_method
+    from freshstack_hf.baselines.registry import METHODS, unregister_method
     from freshstack_hf.llm.registry import unregister
     from freshstack_hf.metrics import FAMILIES, unregister_family
 

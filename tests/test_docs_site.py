@@ -95,10 +95,10 @@ def test_the_environment_page_lists_every_variable_the_code_reads_and_no_other()
 def test_the_extension_recipes_register_and_are_taken_back(tmp_path):
     """extend.md's method, measure family and LLM transport register as written (the method's run is BM25 cut to
     ten), and the page's end takes them out again."""
-    from freshstack_hf.baselines import METHODS, Resources, compute
+    from freshstack_hf.baselines.registry import METHODS, Resources, compute
     from freshstack_hf.llm.registry import transport_kind
     from freshstack_hf.metrics import FAMILIES, parse_measure
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
 
     page = ROOT / "docs" / "extend.md"
     assert [b.lang for b in blocks(page)] == ["python"] * 3

@@ -154,7 +154,7 @@ def test_a_run_given_once_is_scored_on_both_snapshots(snapshots, tmp_path):
 
 def test_topics_not_shared_is_an_error_naming_both(snapshots, tmp_path):
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
 
     other = write_topics(tmp_path / "other", [synth_topic("other", SynthConfig(queries=3, docs=40, seed=1))])
     with pytest.raises(FreshStackError, match=rf"{snapshots[0]} has {TOPIC}, {other} has other"):
@@ -185,7 +185,7 @@ def test_cli_report_path_puts_the_plot_beside_it(snapshots, tmp_path):
 
 def test_cli_different_topics_exit_2_and_write_nothing(snapshots, tmp_path):
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
 
     other = write_topics(tmp_path / "other", [synth_topic("other", SynthConfig(queries=3, docs=40, seed=1))])
     out = tmp_path / "out"

@@ -18,7 +18,7 @@ import pytest
 from refresh_topic import D2, definition, make_three_commits
 from test_embargo import embargoed, leaks, manifest, secrets
 
-from freshstack_hf.candidates import topic_candidates
+from freshstack_hf.baselines.candidates import topic_candidates
 from freshstack_hf.cli.main import main
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.dataset import Dataset
@@ -126,11 +126,12 @@ def test_two_sets_of_questions_over_one_corpus_index_and_encode_it_once(monkeypa
     lists each set gets alone; a corpus of other texts is indexed anew."""
     import dataclasses
 
-    from freshstack_hf.baselines import CorpusMemo, Resources
+    from freshstack_hf.baselines.registry import Resources
+    from freshstack_hf.baselines.retrievers import CorpusMemo
     from freshstack_hf.defaults import dense_retriever
     from freshstack_hf.retrieval.bm25 import BM25Index
     from freshstack_hf.retrieval.dense import DenseRetriever
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
     from freshstack_hf.topic import Topic
 
     full = synth_topic("alpha", SynthConfig(queries=8, docs=60, seed=2))

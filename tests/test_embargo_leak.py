@@ -407,7 +407,7 @@ def collected(tmp_path_factory) -> Collected:
     from app_client import submit
     from app_client import table as table_rows
 
-    from freshstack_hf import baselines
+    from freshstack_hf.baselines import retrievers
     from freshstack_hf.cli.main import main
     from freshstack_hf.retrieval.models import packaged_model_dir
     from leaderboard.store.store import Store
@@ -419,7 +419,7 @@ def collected(tmp_path_factory) -> Collected:
     shutil.copytree(packaged_model_dir(), short)
     settings = short / "sentence_bert_config.json"
     settings.write_text(json.dumps({**json.loads(settings.read_text()), "max_seq_length": SHORT_READ}))
-    trec = write_trec(root / "bm25.trec", baselines.bm25(Dataset(public).topic(TOPIC), k=100).as_scores())
+    trec = write_trec(root / "bm25.trec", retrievers.bm25(Dataset(public).topic(TOPIC), k=100).as_scores())
     cache = root / "worker-cache"
 
     material, log = Material(), root / "board.log"

@@ -45,7 +45,7 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.writer import write_topics
 from freshstack_hf.retrieval.embedding_cache import EmbeddingCache
 from freshstack_hf.runs import load_run
-from freshstack_hf.synth import SynthConfig, synth_topic
+from freshstack_hf.samples.synth import SynthConfig, synth_topic
 from freshstack_hf.topic import Topic
 from leaderboard.live_scores import live_aggregates
 from leaderboard.store.records import ResultMeta

@@ -10,8 +10,8 @@ import pytest
 from hub_models import COMMIT, HubCache
 from submission_files import merged, write_trec
 
-from freshstack_hf import baselines
 from freshstack_hf._version import __version__
+from freshstack_hf.baselines import retrievers
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.metrics.scoring import score_run
 from freshstack_hf.repo.dataset import Dataset
@@ -186,7 +186,7 @@ def test_baseline_rows_are_computed_once_per_dataset_revision(store, lb_dataset,
     (again,) = compute_baselines(store, lb_dataset, methods=["bm25"], say=said.append)
     assert (again.system_id, again.created) == (first.system_id, False) and "already stored" in said[0]
     rows = store.results_for(first.system_id)
-    expected = baselines.bm25(lb_dataset.topic("alpha")).as_scores()
+    expected = retrievers.bm25(lb_dataset.topic("alpha")).as_scores()
     direct = score_run({"alpha": lb_dataset.qrels("alpha")}, expected, MEASURES, resamples=100)
     alpha = {r["measure"]: r for r in rows if r["topic"] == "alpha"}
     assert alpha["alpha_ndcg@10"]["value"] == direct.topics["alpha"].metrics["alpha_ndcg@10"]

@@ -124,7 +124,7 @@ def test_a_held_row_shows_why_and_is_shown_the_day_its_embargo_ends_without_a_st
 def test_has_embargo_reads_the_public_manifests_counts(tmp_path):
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import synth_topics
+    from freshstack_hf.samples.synth import synth_topics
 
     plain, held = tmp_path / "plain", tmp_path / "held"
     write_topics(plain, synth_topics(["alpha"], queries=4, docs=40))

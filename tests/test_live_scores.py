@@ -27,7 +27,7 @@ from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.repo.tables import candidates_table
 from freshstack_hf.repo.targets import LocalTarget
 from freshstack_hf.repo.writer import write_topics
-from freshstack_hf.synth import SynthConfig, synth_topic
+from freshstack_hf.samples.synth import SynthConfig, synth_topic
 from freshstack_hf.topic import Topic
 from leaderboard.store.store import Store
 from leaderboard.worker.job_contract import payload_dataset

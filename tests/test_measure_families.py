@@ -76,7 +76,7 @@ def test_a_family_is_refused_twice_and_gone_once_unregistered(toy_family):
 def repo(tmp_path_factory):
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.runs import write_run
-    from freshstack_hf.synth import synth_topics
+    from freshstack_hf.samples.synth import synth_topics
 
     root = tmp_path_factory.mktemp("families")
     topics = synth_topics(["alpha", "beta"], queries=6, docs=80, seed=3)

@@ -1,10 +1,10 @@
 from freshstack_hf import load_candidates, load_topic
-from freshstack_hf.nano import build_nano, nano_topic
 from freshstack_hf.repo.check import validate_repo
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.tables import candidates_table
 from freshstack_hf.repo.writer import write_topics
-from freshstack_hf.synth import SynthConfig, synth_topic
+from freshstack_hf.samples.nano import build_nano, nano_topic
+from freshstack_hf.samples.synth import SynthConfig, synth_topic
 from freshstack_hf.topic_check import validate_topic
 
 

@@ -6,8 +6,8 @@ import pytest
 
 from freshstack_hf import load_topic
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.official import export_official, import_official
 from freshstack_hf.repo.check import validate_repo
+from freshstack_hf.repo.official import export_official, import_official
 
 NUGGET = pa.struct(
     [

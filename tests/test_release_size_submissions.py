@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from freshstack_hf import baselines
+from freshstack_hf.baselines import retrievers
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import load_run, write_run
@@ -28,14 +28,14 @@ CAP = 120_000  # the plain 1,000-deep run is about 5 times this; what the board 
 @pytest.fixture(scope="module")
 def deep(tmp_path_factory):
     from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.synth import SynthConfig, synth_topic
+    from freshstack_hf.samples.synth import SynthConfig, synth_topic
 
     root = tmp_path_factory.mktemp("release_size")
     topic = synth_topic("deep", SynthConfig(queries=8, docs=1200, seed=5))
     write_topics(root / "freshstack", [topic])
     ids = [d.doc_id for d in topic.docs]
     run = {}
-    for query, hits in baselines.bm25(topic, k=1000).run.items():  # BM25's hits, then the rest of the corpus
+    for query, hits in retrievers.bm25(topic, k=1000).run.items():  # BM25's hits, then the rest of the corpus
         ranked = [d for d, _ in hits] + sorted(set(ids) - {d for d, _ in hits})
         run[query] = {d: (1000 - rank) / 7 for rank, d in enumerate(ranked[:1000])}
     assert all(len(docs) == 1000 for docs in run.values())

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from freshstack_hf import baselines
-from freshstack_hf.baselines import BaselineRun, Method, register_method, unregister_method
+from freshstack_hf.baselines import BaselineRun, Method, register_method, registry, retrievers
+from freshstack_hf.baselines.registry import unregister_method
 from freshstack_hf.runs import load_run
 
 
@@ -40,13 +40,13 @@ def toy():
         yield TOY
     finally:
         unregister_method(TOY.name)
-    assert TOY.name not in baselines.METHODS
+    assert TOY.name not in registry.METHODS
 
 
 def bm25_top10(dataset) -> dict[str, dict[str, float]]:
     merged = {}
     for t in dataset.topics:
-        run = baselines.bm25(dataset.topic(t))
+        run = retrievers.bm25(dataset.topic(t))
         merged |= BaselineRun("x", {q: hits[:10] for q, hits in run.run.items()}).as_scores()
     return merged
 
@@ -95,11 +95,11 @@ def test_a_registered_method_serves_the_answer_rows(toy, lb_dataset):
     from leaderboard.tracks.answers.answer_baselines import plan_answer_baselines, retrievals, top_docs
 
     assert toy.name in retrievals()
-    assert baselines.answer_retrieval(["bm25", toy.name]) == "bm25"  # ranks after BM25 for the answer rows
-    assert baselines.answer_retrieval([toy.name]) == toy.name
+    assert registry.answer_retrieval(["bm25", toy.name]) == "bm25"  # ranks after BM25 for the answer rows
+    assert registry.answer_retrieval([toy.name]) == toy.name
     plan = plan_answer_baselines(lb_dataset, toy.name)
     assert plan.names["extractive"] == "Extractive top-3 (BM25 top 10)" and plan.configs["extractive"]["cut"] == 10
-    assert plan.configs["extractive"]["bm25"] == {"k1": baselines.BM25_K1, "b": baselines.BM25_B, "k": 500}
+    assert plan.configs["extractive"]["bm25"] == {"k1": retrievers.BM25_K1, "b": retrievers.BM25_B, "k": 500}
     ranked = top_docs(lb_dataset, toy.name, plan.dense_dir)
     first = bm25_top10(lb_dataset)
     for t in lb_dataset.topics:
@@ -120,7 +120,7 @@ def test_a_registered_method_is_a_pooling_retriever(toy, tmp_path, freshstack_ma
         return toy.run(topic, inputs, resources, k)
 
     with monkeypatch.context() as patch:  # undone before `toy` unregisters the method
-        patch.setitem(baselines.METHODS, toy.name, dataclasses.replace(toy, run=spy))
+        patch.setitem(registry.METHODS, toy.name, dataclasses.replace(toy, run=spy))
         pools, chunks, queries = build_pools(toy.name, tmp_path, freshstack_main)
     (asked, docs, k), *more = calls
     assert not more and k == 3 and docs == chunks.column("_id").to_pylist()

@@ -12,9 +12,10 @@ import pyarrow as pa
 import pytest
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.runs import IdColumn, load_run, parse
+from freshstack_hf.runs import IdColumn, columns, load_run
 from freshstack_hf.runs.check import check_entries
-from freshstack_hf.runs.parse import clean_trec_columns, stream_entries
+from freshstack_hf.runs.columns import clean_trec_columns
+from freshstack_hf.runs.parse import stream_entries
 
 QUERIES = frozenset({"q1", "q2", "q3"})
 DOCS = frozenset({"d1", "d2", "d3", "d4", "a b"})
@@ -151,10 +152,10 @@ def test_arrow_reads_every_score_as_python_float_does():
         form = rng.choice(["{!r}", "{:.6f}", "{:.17g}", "{:e}", "{:.25f}", "{:+.3E}", "{:.0f}."])
         texts.append(form.format(value))
     texts += ["0.1", ".5", "5.", "-0", "+7", "1e-320", "9007199254740993", "2.2250738585072011e-308", "1E5"]
-    values = parse._block_scores(pa.array(texts))
+    values = columns._block_scores(pa.array(texts))
     assert np.array_equal(values, np.array([float(t) for t in texts]))
     assert pc.cast(pa.array(["1_000"]), pa.string()).to_pylist() == ["1_000"]
-    assert parse._block_scores(pa.array(["1_000", "2"])).tolist() == [1000.0, 2.0]  # Python's forms, read by it
+    assert columns._block_scores(pa.array(["1_000", "2"])).tolist() == [1000.0, 2.0]  # Python's forms, read by it
 
 
 def test_a_gzip_past_its_limit_is_refused_the_same_way(tmp_path):

@@ -13,7 +13,7 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
-from freshstack_hf import baselines
+from freshstack_hf.baselines import retrievers
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import write_run
@@ -35,7 +35,7 @@ def repos(tmp_path_factory):
     run = {}
     dataset = Dataset(full)
     for topic in dataset.topics:
-        run |= baselines.bm25(dataset.topic(topic), k=100).as_scores()
+        run |= retrievers.bm25(dataset.topic(topic), k=100).as_scores()
     return full, ids_only, run, write_run(run, root / "bm25.trec", tag="bm25")
 
 

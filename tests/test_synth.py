@@ -1,6 +1,6 @@
 import re
 
-from freshstack_hf.synth import SynthConfig, synth_topic
+from freshstack_hf.samples.synth import SynthConfig, synth_topic
 from freshstack_hf.topic_check import validate_topic
 
 

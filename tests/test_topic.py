@@ -4,7 +4,7 @@ from freshstack_hf.records import Doc, Nugget, NuggetJudgment, Query
 from freshstack_hf.repo.reader import load_topic
 from freshstack_hf.repo.tables import nuggets_table, official_queries_table, query_side_from_official, with_importance
 from freshstack_hf.repo.writer import write_topics
-from freshstack_hf.synth import synth_topics
+from freshstack_hf.samples.synth import synth_topics
 from freshstack_hf.topic import Topic, canonical_order
 
 

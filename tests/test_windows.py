@@ -18,8 +18,8 @@ from freshstack_hf.windows import parse_day, question_day, window, window_result
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory):
-    from freshstack_hf import synth
     from freshstack_hf.repo import writer
+    from freshstack_hf.samples import synth
 
     path = tmp_path_factory.mktemp("windows") / "freshstack"
     topics = synth.synth_topics(["langchain", "yolo"], queries=15, docs=300, seed=1)

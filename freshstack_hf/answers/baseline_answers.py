@@ -27,6 +27,7 @@ from freshstack_hf.answers.answer_set import Answer, AnswerSet, Sentence
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS
 from freshstack_hf.answers.rag_prompts import answer_messages, parse_answer
 from freshstack_hf.llm.config import LLMConfig
+from freshstack_hf.llm.offline_text import drop_links, split_markdown, summarize_code, terms
 from freshstack_hf.llm.registry import open_transport
 from freshstack_hf.llm.transport import ChatRequest
 from freshstack_hf.topic import Topic
@@ -59,8 +60,6 @@ def extractive_answers(
 def _extract(
     question: str, doc_ids: Sequence[str], texts: Mapping[str, str], per_doc: int, max_words: int
 ) -> list[Sentence]:
-    from freshstack_hf.llm.offline_text import drop_links, split_markdown, summarize_code, terms
-
     wanted = terms(question)
     out: list[Sentence] = []
     words = 0

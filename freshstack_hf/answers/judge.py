@@ -31,7 +31,10 @@ from freshstack_hf.answers.rag_prompts import (
     assign_messages,
     parse_assignments,
 )
+from freshstack_hf.defaults import cache_root
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.llm.config import LLMConfig
+from freshstack_hf.llm.offline_text import lexical_share, terms
 from freshstack_hf.llm.registry import OFFLINE, open_transport, transport_kind
 from freshstack_hf.llm.transport import OFFLINE_LABEL, ChatRequest
 
@@ -72,8 +75,6 @@ class OfflineJudge:
         self._calls = 0
 
     def assign(self, tasks: Sequence[AssignTask]) -> list[list[str]]:
-        from freshstack_hf.llm.offline_text import lexical_share, terms
-
         out: list[list[str]] = []
         for task in tasks:
             if not _needs_call(task):
@@ -154,15 +155,12 @@ def make_judge(
     if transport_kind(base_url) == OFFLINE:
         return OfflineJudge()
     if not model:
-        from freshstack_hf.errors import FreshStackError
-
         raise FreshStackError(f"a judge endpoint ({base_url}) needs a model name: pass --judge-model")
     return LLMJudge(base_url, model, cache_path or default_judge_cache(), **options)
 
 
 def default_judge_cache() -> Path:
     """The judge's response cache: beside the embedding cache, under $FRESHSTACK_CACHE (else ~/.cache)."""
-    from freshstack_hf.defaults import cache_root
 
     return cache_root() / "llm" / "answer-judge.sqlite"
 

@@ -21,6 +21,7 @@ from typing import Any, TypedDict
 
 from freshstack_hf.answers.answer_set import Answer, AnswerSet, Sentence
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
+from freshstack_hf.runs.parse import open_text
 
 DEFAULT_MAX_WORDS = 400  # TREC RAG 2024's answer length cap
 FORMATS = ("trec-rag", "json")
@@ -49,7 +50,6 @@ def read_answers(
 
     Answers to `other_query_ids` (the queries of a dataset's other topics, when only some are scored) are left
     out unchecked and counted in `AnswerSet.skipped`, so one whole-dataset file serves every `--topic`."""
-    from freshstack_hf.runs.parse import open_text
 
     checks = AnswerChecks(query_ids=query_ids, doc_ids=doc_ids, max_words=max_words, other_query_ids=other_query_ids)
     return parse_answers(open_text(Path(path), "answer"), source=str(path), **checks)

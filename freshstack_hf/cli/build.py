@@ -31,9 +31,6 @@ from freshstack_hf.pipeline.offline.backend import OfflineBackend
 from freshstack_hf.pipeline.runner import parse_stages, run_build, run_snapshots
 from freshstack_hf.pipeline.snapshots import snapshot_dates
 
-NAME = "build"
-HELP = "build a topic from a Stack Exchange dump, GitHub repositories and an LLM"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("definition", metavar="TOPIC.yaml", help="topic definition (examples in scripts/topics/)")

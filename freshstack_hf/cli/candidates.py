@@ -15,10 +15,8 @@ import argparse
 from collections.abc import Iterator
 from typing import Any
 
-from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "candidates"
-HELP = "write BM25, dense and hybrid candidate lists into a dataset repo"
+from freshstack_hf.baselines.candidates import QUALITY_MEASURES, build_candidates
+from freshstack_hf.cli.common import add_repo_argument, plural, print_records, resolve_topics
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -31,9 +29,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.candidates import QUALITY_MEASURES, build_candidates
-    from freshstack_hf.cli.common import plural, print_records, resolve_topics
-
     topics = resolve_topics(args.repo, args.topic)
     records = build_candidates(
         args.repo,

@@ -10,8 +10,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf.atomic import write_json as write_file
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo import layout
+from freshstack_hf.repo.reader import list_topics
 
 
 def split_list(value: str, what: str) -> list[str]:
@@ -40,8 +43,6 @@ def p_value_cell(p: float) -> str:
 
 
 def _is_repo(folder: Path) -> bool:
-    from freshstack_hf.repo import layout
-
     return (folder / layout.MANIFEST).is_file() or (folder / layout.DATA_DIR).is_dir()
 
 
@@ -81,7 +82,6 @@ def require_repo_folder(repo: str | Path) -> Path:
 
 def resolve_topics(repo: str | Path, topic: str | None, revision: str | None = None) -> list[str]:
     """`--topic all` (or none) means every topic of the repo; otherwise a comma-separated list."""
-    from freshstack_hf.repo.reader import list_topics
 
     if Path(repo).expanduser().exists():  # a local folder: say what is wrong with it; anything else is a Hub id
         require_repo_folder(repo)
@@ -104,7 +104,6 @@ def write_json(data: Any, target: str) -> None:
     if target == "-":
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
         return
-    from freshstack_hf.atomic import write_json as write_file
 
     write_file(target, data)
 

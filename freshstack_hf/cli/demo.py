@@ -27,13 +27,34 @@ Example:
 from __future__ import annotations
 
 import argparse
+import contextlib
+import hashlib
+import os
+import socket
 import threading
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-NAME = "demo"
-HELP = "build the sample topic with the real pipeline, score its baselines and serve the leaderboard"
+from freshstack_hf import load_topic
+from freshstack_hf.cli.common import plural
+from freshstack_hf.cli.main import run_plugin
+from freshstack_hf.defaults import default_cache_dir
+from freshstack_hf.errors import ValidationError
+from freshstack_hf.holes import fill_holes, judge_setup
+from freshstack_hf.metrics import evaluate, qrels_from_topic
+from freshstack_hf.pipeline.runner import run_build, run_snapshots
+from freshstack_hf.pipeline.snapshots import snapshot_dates
+from freshstack_hf.repo.card import stats_table
+from freshstack_hf.repo.check import validate_repo
+from freshstack_hf.repo.manifest import read_manifest
+from freshstack_hf.repo.reader import load_candidates
+from freshstack_hf.repo.revisions import list_revisions, revision_folder
+from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
+from freshstack_hf.runs import load_run, write_run
+from freshstack_hf.samples.demo_topic import SNAPSHOTS, TOPIC, demo_config, library_histories, snapshot_config
+
 FILL_K = 10  # the depth of the BM25 run whose holes the demo fills (the Holes tab's Judged@10)
 
 Step = Callable[[str], None]
@@ -48,9 +69,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-    import time
-
     started = time.perf_counter()
     out, repo = Path(args.out), Path(args.repo)
     os.environ.setdefault("FRESHSTACK_CACHE", str((out / "cache").resolve()))
@@ -81,10 +99,6 @@ def steps(total: int) -> Step:
 
 def build(repo: Path, out: Path, step: Step) -> None:
     """The sample topic through every build stage into `repo`, then validated."""
-    from freshstack_hf.demo_topic import TOPIC, demo_config
-    from freshstack_hf.errors import ValidationError
-    from freshstack_hf.pipeline.runner import run_build
-    from freshstack_hf.repo.check import validate_repo
 
     config = demo_config()
     step(f"building topic {TOPIC!r} with the build pipeline into {repo} (work files in {out}/work)")
@@ -104,14 +118,8 @@ def build(repo: Path, out: Path, step: Step) -> None:
 
 def show_loaded(repo: Path, step: Step) -> None:
     """The repo read back with `datasets`, its split statistics, and the quality of its candidate lists."""
-    import contextlib
 
     import datasets
-
-    from freshstack_hf.cli.common import plural
-    from freshstack_hf.demo_topic import TOPIC
-    from freshstack_hf.repo.card import stats_table
-    from freshstack_hf.repo.manifest import read_manifest
 
     datasets.disable_progress_bars()
     with contextlib.chdir(repo.resolve().parent):
@@ -136,11 +144,6 @@ def show_loaded(repo: Path, step: Step) -> None:
 
 def score_bm25(repo: Path, out: Path, step: Step) -> Path:
     """The BM25 candidate list written as a TREC run and scored; returns the run's path."""
-    from freshstack_hf import load_topic
-    from freshstack_hf.demo_topic import TOPIC
-    from freshstack_hf.metrics import evaluate, qrels_from_topic
-    from freshstack_hf.repo.reader import load_candidates
-    from freshstack_hf.runs import write_run
 
     topic = load_topic(repo, TOPIC)
     bm25 = load_candidates(repo, TOPIC, "bm25")
@@ -156,12 +159,6 @@ def build_snapshots(repo: Path, work: Path, step: Step) -> list[Path]:
     topic's work folder under `work`: the first build's LLM cache, the chunk and judgment memos the snapshots share,
     and the embedding cache every command shares, so what the first build encoded is not encoded again. Returns
     the snapshots' folders, oldest first."""
-    import time
-
-    from freshstack_hf.demo_topic import SNAPSHOTS, TOPIC, library_histories, snapshot_config
-    from freshstack_hf.pipeline.runner import run_snapshots
-    from freshstack_hf.pipeline.snapshots import snapshot_dates
-    from freshstack_hf.repo.revisions import revision_folder
 
     shared = work / TOPIC
     config = snapshot_config(library_histories(shared / "history"))
@@ -193,11 +190,6 @@ def fill_bm25_holes(repo: Path, work: Path, run_path: Path, step: Step) -> str |
     response cache: offline, no request, unless FRESHSTACK_LLM_BASE_URL names an endpoint) into a new qrels
     revision beside `repo`, which the Holes tab shows; a fill of the same run found beside the repo is reported
     again, not made twice. Returns the fill's revision name (None: no hole)."""
-    import hashlib
-
-    from freshstack_hf.demo_topic import TOPIC
-    from freshstack_hf.holes import fill_holes, judge_setup
-    from freshstack_hf.runs import load_run
 
     digest = hashlib.sha256(run_path.read_bytes()).hexdigest()
     name, fill = earlier_fill(repo, digest)
@@ -218,8 +210,6 @@ def fill_bm25_holes(repo: Path, work: Path, run_path: Path, step: Step) -> str |
 
 def earlier_fill(repo: Path, digest: str) -> tuple[str | None, dict[str, Any]]:
     """(revision, provenance) of a fill of the working repo's top-`FILL_K` holes of the run `digest`, else None."""
-    from freshstack_hf.repo.manifest import read_manifest
-    from freshstack_hf.repo.revisions import list_revisions, revision_folder
 
     for name in list_revisions(repo):
         last = (read_manifest(revision_folder(repo, name)).get("fills") or [{}])[-1]
@@ -237,8 +227,6 @@ def board_store(out: Path) -> str:
 
 
 def next_steps(repo: Path, out: Path, run_path: Path, *, serving: bool) -> None:
-    from freshstack_hf.demo_topic import SNAPSHOTS
-
     print("next steps:")
     print(f"  freshstack-hf evaluate {repo} --run {run_path}               # score a run, with intervals")
     dataset = repo if repo.is_absolute() else f"$PWD/{repo}"  # MTEB reads it from anywhere
@@ -258,8 +246,6 @@ def next_steps(repo: Path, out: Path, run_path: Path, *, serving: bool) -> None:
 def serve(args: argparse.Namespace, repo: Path, out: Path, step: Step) -> int:
     """The leaderboard on the repo and the demo's store, with its worker (the board's default: every job kind, in
     its process); once it serves, the demo fills its queue behind the board's own baseline rows (`when_serving`)."""
-    from freshstack_hf.cli.main import run_plugin
-    from freshstack_hf.defaults import default_cache_dir
 
     store, runs = board_store(out.resolve()), str(out / "runs-archive")
     step("serving the leaderboard (Ctrl-C to stop); a model and the snapshots' baselines then join its queue")
@@ -282,11 +268,6 @@ def when_serving(port: int, where: list[str], wait_s: float = 600.0) -> threadin
     worker measures the model's speed for the Plots tab; then every snapshot's baseline rows queued, with
     `remeasure --baselines` as `refresh --store` queues a new snapshot's (`where` names the store and the dataset).
     A board that never answers gets neither."""
-    import socket
-    import time
-
-    from freshstack_hf.cli.main import run_plugin
-    from freshstack_hf.demo_topic import SNAPSHOTS
 
     def fill_queue() -> None:
         deadline = time.monotonic() + wait_s
@@ -312,8 +293,6 @@ def when_serving(port: int, where: list[str], wait_s: float = 600.0) -> threadin
 def submit_demo_model(url: str) -> str:
     """The packaged MiniLM submitted to the board at `url` through its Submit tab's API; the outcome in a line."""
     from gradio_client import Client
-
-    from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
 
     fields = (DEFAULT_DENSE_MODEL, "", "full", DEFAULT_DENSE_MODEL, "the packaged MiniLM, submitted by the demo", "")
     _, outcome = Client(url, verbose=False).predict(*fields, api_name="/submit_model")

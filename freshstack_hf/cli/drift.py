@@ -25,11 +25,15 @@ Example:
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from freshstack_hf.cli.common import add_resampling_arguments
-
-NAME = "drift"
-HELP = "compare two snapshots of a dataset repo: answerability, document fates, rank agreement"
+from freshstack_hf.atomic import atomic_path
+from freshstack_hf.baselines.registry import runnable
+from freshstack_hf.cli.common import add_resampling_arguments, require_repo_folder, split_list, write_json
+from freshstack_hf.drift import drift_report
+from freshstack_hf.drift.markdown import markdown
+from freshstack_hf.drift.svg import drift_svg
+from freshstack_hf.errors import FreshStackError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -44,7 +48,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="ARG",
         help="NAME RUN (one run file scored on both snapshots) or NAME OLD_RUN NEW_RUN; repeatable",
     )
-    from freshstack_hf.baselines import runnable
 
     systems = p.add_mutually_exclusive_group()
     systems.add_argument("--no-baselines", action="store_true", help="leave out the candidate-list baselines")
@@ -63,14 +66,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, extra=None) -> int:
     """`extra() -> [SystemPair]` adds systems from elsewhere (the leaderboard's stored ones,
     `freshstack-hf drift-board`), scored like the baselines and --run files."""
-    from pathlib import Path
-
-    from freshstack_hf.atomic import atomic_path
-    from freshstack_hf.cli.common import require_repo_folder, split_list, write_json
-    from freshstack_hf.drift import drift_report
-    from freshstack_hf.drift.markdown import markdown
-    from freshstack_hf.drift.svg import drift_svg
-    from freshstack_hf.errors import FreshStackError
 
     old, new = require_repo_folder(args.old), require_repo_folder(args.new)
     if args.resamples < 0:

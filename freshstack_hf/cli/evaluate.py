@@ -22,24 +22,24 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from freshstack_hf.cli.common import add_repo_argument, add_resampling_arguments
-
-if TYPE_CHECKING:
-    from freshstack_hf.metrics.measures import Measure
-    from freshstack_hf.metrics.scoring import RunScores
-    from freshstack_hf.repo.dataset import Dataset
-    from freshstack_hf.runs import LoadedRun
-
-NAME = "evaluate"
-HELP = "score runs with the nugget-aware metrics (with 95%% intervals and paired tests)"
+from freshstack_hf.cli.common import add_repo_argument, add_resampling_arguments, interval_cell, plural, resolve_topics
+from freshstack_hf.cli.report import PAIRED_HEADER, add_json_argument, emit, paired_cells, report_document, scored_lines
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.metrics import FAMILIES, HEADLINE, measures_at, parse_measures, with_params
+from freshstack_hf.metrics.engine import RunCoverageWarning
+from freshstack_hf.metrics.measures import Measure
+from freshstack_hf.metrics.score_table import AVERAGE
+from freshstack_hf.metrics.scoring import RunScores, compare_runs, comparison_json, scores_json
+from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs import LoadedRun, load_run
+from freshstack_hf.windows import parse_day
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    from freshstack_hf.metrics.measures import FAMILIES
-
     add_repo_argument(p, hub=True)
     p.add_argument("--run", action="append", required=True, metavar="RUN", help="run file; give twice to compare")
     extra = p.add_mutually_exclusive_group()
@@ -52,7 +52,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the extra measures written to --json instead of every family at each --k, comma-separated, e.g. "
         f"ndcg@10,judged@20 (families: {', '.join(FAMILIES)})",
     )
-    p.add_argument("--json", metavar="PATH", help="write full-precision results as JSON to PATH ('-' = stdout)")
+    add_json_argument(p)
     p.add_argument("--strict", action="store_true", help="refuse runs with any problem (the leaderboard's rule)")
     p.add_argument("--max-depth", type=int, default=1000, help="most docs allowed per query (default: 1000)")
     p.add_argument("--alpha", type=float, default=0.5, help="alpha of alpha-nDCG (default: 0.5, as ndeval)")
@@ -65,12 +65,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import resolve_topics, write_json
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.metrics import FAMILIES, HEADLINE, measures_at, with_params
-    from freshstack_hf.metrics.scoring import compare_runs
-    from freshstack_hf.repo.dataset import Dataset
-
     if len(args.run) > 2:
         raise FreshStackError("give one --run to score, or two to compare")
     if args.max_depth < 1 or args.resamples < 1 or not 0.0 <= args.alpha <= 1.0:
@@ -90,10 +84,11 @@ def run(args: argparse.Namespace) -> int:
     if args.json != "-" and after is not None:
         for topic in dataset.topics:
             print(f"{topic}: {dataset.window(topic, after).describe()}")
-    if args.json != "-":  # stdout carries either the table or the JSON, so `--json -` pipes cleanly
-        print(render_table([(item.name, item.source) for item in loaded], scores, tests, headline))
-    if args.json:
-        write_json(_report(args, dataset, loaded, scores, tests, measures, after), args.json)
+    emit(
+        lambda: render_table([(item.name, item.source) for item in loaded], scores, tests, headline),
+        lambda: _report(args, dataset, loaded, scores, tests, measures, after),
+        args.json,
+    )
     return 0
 
 
@@ -103,12 +98,6 @@ def _load_runs(args: argparse.Namespace, dataset: Dataset, depth: int) -> list[L
 
     Every measure at cutoff k reads a query's top k under the tie rule and nothing below, so each query is kept to
     the deepest cutoff asked (`depth`): the same scores, from a tenth of a 1,000-deep run's rows as Python objects."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from freshstack_hf.cli.common import plural
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.runs import load_run
-
     with ThreadPoolExecutor(max_workers=1) as pool:
         pool.submit(dataset.warm)  # ids, judgments and revision read while the runs are parsed (Arrow, no GIL)
         loaded = [
@@ -142,8 +131,6 @@ def _score(
     after: date | None,
 ) -> list[RunScores]:
     """Each run's scores, and one warning per run and topic counting the judged queries it does not rank."""
-    from freshstack_hf.metrics.engine import RunCoverageWarning
-
     options = {"interval_measures": headline, "resamples": args.resamples, "seed": args.seed}
     with warnings.catch_warnings():  # the missing queries are reported below, per run and topic, with counts
         warnings.simplefilter("ignore", RunCoverageWarning)
@@ -170,8 +157,6 @@ def _report(
     after: date | None,
 ) -> dict[str, Any]:
     """The --json document: each run's full-precision scores (and the comparison of two) with the settings."""
-    from freshstack_hf.metrics.scoring import comparison_json, scores_json
-
     report = [
         {"run": {"name": item.name, "path": item.source, "warnings": list(item.warnings)}, **scores_json(s)}
         for item, s in zip(loaded, scores, strict=True)
@@ -186,16 +171,11 @@ def _report(
     if after is not None:
         settings["after"] = after.isoformat()
         settings["window"] = {t: dataset.window(t, after).counts() for t in dataset.topics}
-    if tests is None:
-        return {**report[0], "settings": settings}
-    return {"runs": report, "comparison": comparison_json(tests), "settings": settings}
+    return report_document(report, "runs", None if tests is None else comparison_json(tests), settings)
 
 
 def _window(dataset, text: str):
     """`--after` as a date, checked against every topic before anything is scored or written."""
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.windows import parse_day
-
     after = parse_day(text, "--after")
     empty = [w for w in (dataset.window(t, after) for t in dataset.topics) if not w.asked]
     if empty:
@@ -208,8 +188,6 @@ def _window(dataset, text: str):
 
 
 def _cutoffs(text: str) -> list[int]:
-    from freshstack_hf.errors import FreshStackError
-
     try:
         ks = [int(part) for part in text.split(",") if part.strip()]
     except ValueError:
@@ -221,9 +199,6 @@ def _cutoffs(text: str) -> list[int]:
 
 def _measures(text: str):
     """`--measures` parsed, an unknown family named with the registered ones (`metrics.measures.FAMILIES`)."""
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.metrics import parse_measures
-
     try:
         measures = parse_measures(text)
     except FreshStackError as exc:
@@ -235,17 +210,9 @@ def _measures(text: str):
 
 def render_table(runs, scores, tests=None, headline=None) -> str:
     """The headline table: one row per topic (plus the average); with two runs, one row per topic and measure."""
-    from freshstack_hf.cli.common import interval_cell, p_value_cell, plural
-    from freshstack_hf.metrics import HEADLINE
-    from freshstack_hf.metrics.score_table import AVERAGE
-
     shown = HEADLINE if headline is None else headline
 
-    labels = "AB" if len(runs) == 2 else [""]
-    lines = [
-        f"{'run ' + label + ': ' if label else 'run: '}{name} ({source})"
-        for label, (name, source) in zip(labels, runs, strict=True)
-    ]
+    lines = scored_lines("run", runs)
     first = scores[0]
     scopes = [*first.topics, AVERAGE] if first.average else list(first.topics)
 
@@ -263,13 +230,10 @@ def render_table(runs, scores, tests=None, headline=None) -> str:
             cells = [interval_cell(value(first, scope, m.id), first.intervals.get(scope, {}).get(m.id)) for m in shown]
             lines.append(f"{scope:<{width}}  {size(scope):>9}  " + "  ".join(f"{c:<21}" for c in cells).rstrip())
         return "\n".join(lines)
-    header = f"{'topic':<{width}}  {'measure':<11}  {'A':<21}  {'B':<21}  {'B-A':>7}  {'p':>6}"
-    lines += ["", header]
+    lines += ["", f"{'topic':<{width}}  {'measure':<11}  {PAIRED_HEADER}"]
     for scope in scopes:
         for i, m in enumerate(shown):
             a, b = (interval_cell(value(s, scope, m.id), s.intervals.get(scope, {}).get(m.id)) for s in scores)
-            t = tests[scope][m.id]
             label = scope if i == 0 else ""
-            p = p_value_cell(t.p_value)
-            lines.append(f"{label:<{width}}  {m.name:<11}  {a:<21}  {b:<21}  {t.diff:>+7.3f}  {p:>6}")
+            lines.append(f"{label:<{width}}  {m.name:<11}  {paired_cells(a, b, tests[scope][m.id])}")
     return "\n".join(lines)

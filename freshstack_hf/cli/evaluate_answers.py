@@ -24,17 +24,21 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-from freshstack_hf.cli.common import add_repo_argument, add_resampling_arguments
-
-if TYPE_CHECKING:
-    from freshstack_hf.answers.scores import AnswerScores
-    from freshstack_hf.metrics.uncertainty import PairedTest
-
-NAME = "evaluate-answers"
-HELP = "score RAG answers by citation and by nugget judge (All/Vital), with 95%% intervals"
+from freshstack_hf.answers import compare_answers, make_judge, read_answers, score_answers
+from freshstack_hf.answers.answer_set import AnswerSet
+from freshstack_hf.answers.judge import OFFLINE_NAME
+from freshstack_hf.answers.measures import BY_ID
+from freshstack_hf.answers.scores import AnswerScores, answers_json
+from freshstack_hf.cli.common import add_repo_argument, add_resampling_arguments, interval_cell, resolve_topics
+from freshstack_hf.cli.report import PAIRED_HEADER, add_json_argument, emit, paired_cells, report_document, scored_lines
+from freshstack_hf.errors import FreshStackError, ValidationError
+from freshstack_hf.metrics.score_table import AVERAGE
+from freshstack_hf.metrics.scoring import comparison_json
+from freshstack_hf.metrics.uncertainty import PairedTest
+from freshstack_hf.repo.dataset import Dataset
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -63,18 +67,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--cache", metavar="PATH", help="judge response cache (default: $FRESHSTACK_CACHE/llm/answer-judge.sqlite)"
     )
     p.add_argument("--max-words", type=int, default=400, help="longest answer accepted, in words (default: 400)")
-    p.add_argument("--json", metavar="PATH", help="write full-precision results as JSON to PATH ('-' = stdout)")
+    add_json_argument(p)
     add_resampling_arguments(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.answers import compare_answers, make_judge, read_answers, score_answers
-    from freshstack_hf.answers.scores import answers_json
-    from freshstack_hf.cli.common import resolve_topics, write_json
-    from freshstack_hf.errors import FreshStackError, ValidationError
-    from freshstack_hf.metrics.scoring import comparison_json
-    from freshstack_hf.repo.dataset import Dataset
-
     if len(args.answers) > 2:
         raise FreshStackError("give one --answers file to score, or two to compare")
     if args.max_words < 1 or args.resamples < 1 or args.concurrency < 1:
@@ -88,15 +85,36 @@ def run(args: argparse.Namespace) -> int:
     names = resolve_topics(args.repo, args.topic, args.revision)
     dataset = Dataset(args.repo, args.revision)
     topics = [dataset.topic(name) for name in names]
+    loaded = _read_all(args.answers, dataset, names, args.max_words)
+    new_judge = _judge_maker(args, base_url)
+    options = {"resamples": args.resamples, "seed": args.seed}
+    scores = [score_answers(topics, item, new_judge(), **options) for item in loaded]
+    if args.json == "-":  # the table, which names the judge, is not printed: say it on stderr
+        print(f"judge: {describe_judge(scores[0].judge)}", file=sys.stderr)
+    tests = compare_answers(*scores, resamples=args.resamples, seed=args.seed) if len(scores) == 2 else None
+
+    settings = {"max_words": args.max_words, "resamples": args.resamples, "seed": args.seed}
+    emit(
+        lambda: render_table(scores, tests),
+        lambda: report_document(
+            [answers_json(s) for s in scores], "files", None if tests is None else comparison_json(tests), settings
+        ),
+        args.json,
+    )
+    return 0
+
+
+def _read_all(paths: Sequence[str], dataset: Dataset, names: Sequence[str], max_words: int) -> list[AnswerSet]:
+    """Every answer file read and checked before any is scored, so one run reports the problems of all of them.
+
+    A whole-dataset file scored on some topics has its answers to the other topics' queries left out (and said),
+    not refused."""
     query_ids, doc_ids = dataset.query_ids(names), dataset.doc_ids(names)
-    # a whole-dataset file scored on some topics: the other topics' answers are left out, not refused
     others = dataset.query_ids([t for t in dataset.topics if t not in names])
     loaded, problems = [], []
-    for path in args.answers:  # check every file before scoring any, so one run reports all problems
+    for path in paths:
         try:
-            item = read_answers(
-                path, query_ids=query_ids, doc_ids=doc_ids, max_words=args.max_words, other_query_ids=others
-            )
+            item = read_answers(path, query_ids=query_ids, doc_ids=doc_ids, max_words=max_words, other_query_ids=others)
         except ValidationError as exc:
             problems += exc.problems
             continue
@@ -105,8 +123,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"note: {path}: {item.skipped} answer(s) to other topics' queries left out", file=sys.stderr)
     if problems:
         raise ValidationError(problems, title="answers refused, nothing scored")
+    return loaded
 
-    def new_judge():  # one per file, so each file's judge stats are its own (the response cache is shared)
+
+def _judge_maker(args: argparse.Namespace, base_url: str) -> Callable[[], Any]:
+    """A maker of one judge per file, so each file's judge stats are its own (the response cache is shared)."""
+
+    def new_judge() -> Any:
         if args.no_judge:
             return None
         if not base_url:
@@ -114,37 +137,17 @@ def run(args: argparse.Namespace) -> int:
         options = {"api_key_env": args.judge_api_key_env, "max_concurrency": args.concurrency}
         return make_judge(base_url, args.judge_model.strip(), args.cache, **options)
 
-    options = {"resamples": args.resamples, "seed": args.seed}
-    scores = [score_answers(topics, item, new_judge(), **options) for item in loaded]
-    if args.json == "-":  # the table, which names the judge, is not printed: say it on stderr
-        print(f"judge: {describe_judge(scores[0].judge)}", file=sys.stderr)
-    tests = compare_answers(*scores, resamples=args.resamples, seed=args.seed) if len(scores) == 2 else None
-
-    if args.json != "-":  # stdout carries either the table or the JSON, so `--json -` pipes cleanly
-        print(render_table(scores, tests))
-    if args.json:
-        settings = {"max_words": args.max_words, "resamples": args.resamples, "seed": args.seed}
-        if tests is None:
-            data = {**answers_json(scores[0]), "settings": settings}
-        else:
-            data = {"files": [answers_json(s) for s in scores], "comparison": comparison_json(tests)}
-            data["settings"] = settings
-        write_json(data, args.json)
-    return 0
+    return new_judge
 
 
 def render_table(scores: Sequence[AnswerScores], tests: Mapping[str, Mapping[str, PairedTest]] | None = None) -> str:
     """One row per topic and measure: value [95% interval]; with two files, A, B, B-A and the paired p-value."""
-    from freshstack_hf.answers.measures import BY_ID
-    from freshstack_hf.cli.common import interval_cell, p_value_cell
-    from freshstack_hf.metrics.score_table import AVERAGE
 
     def cell(s: AnswerScores, scope: str, m: str) -> str | None:
         values = s.average if scope == AVERAGE else s.topics[scope].metrics
         return interval_cell(values[m], s.intervals.get(scope, {}).get(m)) if m in values else None
 
-    labels = [" A", " B"] if len(scores) == 2 else [""]
-    lines = [f"answers{label}: {s.name} ({s.source})" for label, s in zip(labels, scores, strict=True)]
+    lines = scored_lines("answers", [(s.name, s.source) for s in scores])
     first = scores[0]
     lines.append(f"judge: {describe_judge(first.judge)}")
     scopes = [*first.topics, AVERAGE] if len(first.topics) > 1 and first.average else list(first.topics)
@@ -152,7 +155,7 @@ def render_table(scores: Sequence[AnswerScores], tests: Mapping[str, Mapping[str
     if len(scores) == 1:
         lines += ["", f"{'topic':<{width}}  {'size':>6}  {'measure':<14}  value [95% CI]"]
     else:
-        lines += ["", f"{'topic':<{width}}  {'size':>6}  {'measure':<14}  {'A':<21}  {'B':<21}  {'B-A':>7}  {'p':>6}"]
+        lines += ["", f"{'topic':<{width}}  {'size':>6}  {'measure':<14}  {PAIRED_HEADER}"]
     for scope in scopes:
         size = f"{len(first.topics)} t" if scope == AVERAGE else f"{len(first.topics[scope].per_query)} q"
         shown = False
@@ -165,16 +168,12 @@ def render_table(scores: Sequence[AnswerScores], tests: Mapping[str, Mapping[str
             if len(scores) == 1:
                 lines.append(f"{head}  {cells[0]}")
                 continue
-            test = (tests or {}).get(scope, {}).get(m)
-            diff = f"{test.diff:>+7.3f}  {p_value_cell(test.p_value):>6}" if test else f"{'-':>7}  {'-':>6}"
-            lines.append(f"{head}  {cells[0]:<21}  {cells[1] or '-':<21}  {diff}")
+            lines.append(f"{head}  {paired_cells(cells[0], cells[1], (tests or {}).get(scope, {}).get(m))}")
     return "\n".join(lines)
 
 
 def describe_judge(name: str | None) -> str:
     """A plain line on who made the nugget scores, with a warning for the offline heuristic."""
-    from freshstack_hf.answers.judge import OFFLINE_NAME
-
     if name is None:
         return "none (citation scores only)"
     if name == OFFLINE_NAME:

@@ -9,9 +9,7 @@ from __future__ import annotations
 import argparse
 
 from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "export-official"
-HELP = "export a topic in the official release schema"
+from freshstack_hf.repo.official import export_official
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -20,8 +18,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.official import export_official
-
     q, c = export_official(args.repo, args.topic, args.out)
     print(f"wrote {q} and {c}")
     return 0

@@ -18,9 +18,17 @@ Example:
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
+import sys
+from pathlib import Path
 
-NAME = "fill-holes"
-HELP = "judge a run's unjudged top-k documents into a new qrels revision"
+from freshstack_hf.cli.common import require_repo_folder, write_json
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.holes import fill_holes, judge_setup
+from freshstack_hf.repo.reader import list_topics, resolve_repo
+from freshstack_hf.repo.revisions import is_local
+from freshstack_hf.runs import load_run
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -44,17 +52,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import dataclasses
-    import hashlib
-    import sys
-    from pathlib import Path
-
-    from freshstack_hf.cli.common import require_repo_folder, write_json
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.holes import fill_holes, judge_setup
-    from freshstack_hf.repo.reader import list_topics, resolve_repo
-    from freshstack_hf.repo.revisions import is_local
-    from freshstack_hf.runs import load_run
 
     # a snapshot build writes only the dated folders: DIR itself may not exist when a revision of it is asked
     folder = Path(args.repo) if args.revision and is_local(args.repo) else require_repo_folder(args.repo)

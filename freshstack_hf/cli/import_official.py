@@ -18,9 +18,14 @@ Example:
 from __future__ import annotations
 
 import argparse
+import sys
 
-NAME = "import-official"
-HELP = "import the official FreshStack release schema into a dataset repo"
+from freshstack_hf.cli.common import plural
+from freshstack_hf.errors import format_problems
+from freshstack_hf.repo.official import import_official
+from freshstack_hf.split_stats import topic_stats
+from freshstack_hf.topic import check_topic_name
+from freshstack_hf.topic_check import validate_topic
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -37,15 +42,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-
-    from freshstack_hf.cli.common import plural
-    from freshstack_hf.errors import format_problems
-    from freshstack_hf.official import import_official
-    from freshstack_hf.split_stats import topic_stats
-    from freshstack_hf.topic import check_topic_name
-    from freshstack_hf.topic_check import validate_topic
-
     check_topic_name(args.topic)
     topic = import_official(
         args.queries,

@@ -14,11 +14,14 @@ Example:
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "judge-agreement"
-HELP = "agreement of a judge (offline or an endpoint) with a repo's judgments"
+from freshstack_hf.cli.common import add_repo_argument, require_repo_folder, resolve_topics, write_json
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.llm.config import LLMConfig
+from freshstack_hf.pipeline.judge_agreement import judge_agreement
+from freshstack_hf.pipeline.offline.backend import OfflineBackend
+from freshstack_hf.pipeline.online import OnlineBackend
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -36,13 +39,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from freshstack_hf.cli.common import require_repo_folder, resolve_topics, write_json
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.llm.config import LLMConfig
-    from freshstack_hf.pipeline.judge_agreement import judge_agreement
-
     folder = require_repo_folder(args.repo)
     topics = resolve_topics(folder, args.topic)
     if len(topics) != 1:
@@ -52,12 +48,8 @@ def run(args: argparse.Namespace) -> int:
         raise FreshStackError("--docs-per-call must be 1..50 and --max-doc-tokens positive")
     progress = not args.quiet and args.json != "-"
     if args.offline:
-        from freshstack_hf.pipeline.offline.backend import OfflineBackend
-
         backend = OfflineBackend(show_progress=progress)
     else:
-        from freshstack_hf.pipeline.online import OnlineBackend
-
         cache = Path(args.cache) if args.cache else folder.parent / f"{folder.name}-work" / "judge-agreement"
         cache = cache if cache.suffix else cache / "llm-cache.sqlite"
         cache.parent.mkdir(parents=True, exist_ok=True)

@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "nano"
-HELP = "write a Nano subset (few queries and docs per topic) of a dataset repo"
+from freshstack_hf.cli.common import add_repo_argument, print_records, resolve_topics
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo.reader import resolve_repo
+from freshstack_hf.samples.nano import build_nano
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -29,13 +29,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import print_records, resolve_topics
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.nano import build_nano
-
     if args.max_queries < 1 or args.max_docs < 1:
         raise FreshStackError("--max-queries and --max-docs must be at least 1")
-    from freshstack_hf.repo.reader import resolve_repo
 
     topics = resolve_topics(args.repo, args.topic, args.revision)
     records = build_nano(

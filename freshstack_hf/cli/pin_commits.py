@@ -14,9 +14,13 @@ Example:
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-NAME = "pin-commits"
-HELP = "find the commits of a topic's repositories that reproduce released corpus ids"
+from freshstack_hf.cli.common import write_json
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.pipeline.config.topic import load_topic_config
+from freshstack_hf.pipeline.corpus.pinning import Window, load_released_ids, pin_topic, with_work_cache
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -32,14 +36,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import sys
-    from pathlib import Path
-
-    from freshstack_hf.cli.common import write_json
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.pipeline.config.topic import load_topic_config
-    from freshstack_hf.pipeline.corpus.pinning import Window, load_released_ids, pin_topic, with_work_cache
-
     if args.before_days < 0 or args.after_days < 0 or args.max_commits < 1:
         raise FreshStackError("--before-days and --after-days must be >= 0 and --max-commits >= 1")
     config = load_topic_config(args.definition)

@@ -19,11 +19,10 @@ oldest first.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "publish"
-HELP = "publish a dataset repo to the Hugging Face Hub"
+from freshstack_hf.cli.common import add_repo_argument, plural, write_json
+from freshstack_hf.publish import plan_publish, publish
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -40,11 +39,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from freshstack_hf.cli.common import plural, write_json
-    from freshstack_hf.publish import plan_publish, publish
-
     plan = plan_publish(Path(args.repo), args.repo_id, args.revision, args.private, args.message, args.tag)
     if args.dry_run:
         if args.json:

@@ -56,9 +56,6 @@ from freshstack_hf.pipeline.refresh.run import refresh
 from freshstack_hf.pipeline.refresh.schedule import plan_schedule
 from freshstack_hf.pipeline.refresh.workflow import DEFAULT_CRON, INSTALL, write_workflow
 
-NAME = "refresh"
-HELP = "make, check and publish the next dated snapshot of every topic, within an LLM budget"
-
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("definitions", metavar="TOPICS.yaml", help="a topic definition, or `topics:` listing several")

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import argparse
 
-from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "rerank"
-HELP = "rerank the hybrid candidates with a CrossEncoder"
+from freshstack_hf import load_candidates, load_topic
+from freshstack_hf.cli.common import add_repo_argument, plural, resolve_topics
+from freshstack_hf.retrieval.rerank import rerank
+from freshstack_hf.runs import write_run
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -27,11 +27,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf import load_candidates, load_topic
-    from freshstack_hf.cli.common import plural, resolve_topics
-    from freshstack_hf.retrieval.rerank import rerank
-    from freshstack_hf.runs import write_run
-
     merged: dict[str, dict[str, float]] = {}
     for name in resolve_topics(args.repo, args.topic, args.revision):
         topic = load_topic(args.repo, name, args.revision)

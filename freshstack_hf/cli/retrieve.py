@@ -9,17 +9,16 @@ Example:
 from __future__ import annotations
 
 import argparse
+import math
 
-from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "retrieve"
-HELP = "run a BM25, dense or hybrid baseline (any registered method) and write a TREC run"
+from freshstack_hf import load_topic
+from freshstack_hf.baselines.registry import CROSS_ENCODER, METHODS, needs, run_method
+from freshstack_hf.cli.common import add_repo_argument, plural, resolve_topics, timed
+from freshstack_hf.runs import write_run
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     add_repo_argument(p, hub=True)
-    from freshstack_hf.baselines import CROSS_ENCODER, METHODS, needs
-
     offered = [name for name in METHODS if CROSS_ENCODER not in needs([name])]  # no cross-encoder flag here
     p.add_argument("--method", required=True, choices=offered, help="retriever (the registered methods)")
     p.add_argument("--model", default="", help="dense model name or path (default: packaged MiniLM)")
@@ -30,13 +29,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import math
-
-    from freshstack_hf import load_topic
-    from freshstack_hf.baselines import run_method
-    from freshstack_hf.cli.common import plural, resolve_topics, timed
-    from freshstack_hf.runs import write_run
-
     merged: dict[str, dict[str, float]] = {}
     for name in resolve_topics(args.repo, args.topic, args.revision):
         kw = {"show_progress": args.progress, "cache_dir": args.cache_dir}  # the cache serves dense methods only

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "stats"
-HELP = "print split statistics of a dataset repo"
+from freshstack_hf.cli.common import add_repo_argument, require_repo_folder, write_json
+from freshstack_hf.repo.card import stats_table
+from freshstack_hf.repo.manifest import read_manifest
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -21,10 +20,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import require_repo_folder, write_json
-    from freshstack_hf.repo.card import stats_table
-    from freshstack_hf.repo.manifest import read_manifest
-
     manifest = read_manifest(require_repo_folder(args.repo))
     if args.json:
         write_json({t: e.get("stats", {}) for t, e in manifest["topics"].items()}, "-")

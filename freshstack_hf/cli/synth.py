@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import argparse
 
-NAME = "synth"
-HELP = "write synthetic topics into a dataset repo"
+from freshstack_hf.cli.common import plural, split_list, timed, write_json
+from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo.writer import write_topics
+from freshstack_hf.samples.synth import SynthConfig, synth_topic
+from freshstack_hf.split_stats import topic_stats
+from freshstack_hf.topic import check_topic_name
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,13 +28,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import plural, split_list, timed, write_json
-    from freshstack_hf.errors import FreshStackError
-    from freshstack_hf.repo.writer import write_topics
-    from freshstack_hf.split_stats import topic_stats
-    from freshstack_hf.synth import SynthConfig, synth_topic
-    from freshstack_hf.topic import check_topic_name
-
     if args.queries < 1 or args.docs < 1 or args.doc_words < 1:
         raise FreshStackError("--queries, --docs and --doc-words must be at least 1")
     names = [check_topic_name(t) for t in split_list(args.topics, "topic")]

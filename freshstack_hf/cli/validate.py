@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import argparse
 
-from freshstack_hf.cli.common import add_repo_argument
-
-NAME = "validate"
-HELP = "check a dataset repo and report every problem"
+from freshstack_hf.cli.common import add_repo_argument, require_repo_folder, resolve_topics, write_json
+from freshstack_hf.errors import ValidationError
+from freshstack_hf.repo.check import validate_repo
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -24,10 +23,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from freshstack_hf.cli.common import require_repo_folder, resolve_topics, write_json
-    from freshstack_hf.errors import ValidationError
-    from freshstack_hf.repo.check import validate_repo
-
     repo = require_repo_folder(args.repo)
     topics = resolve_topics(args.repo, args.topic)
     problems = validate_repo(repo, topics)

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf.baselines import Resources
+from freshstack_hf.baselines.registry import Resources
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.drift.fate import document_fates
 from freshstack_hf.drift.rank_agreement import agreement

@@ -2,7 +2,7 @@
 
 Each side is scored on its own snapshot's judgments through `Dataset.score`, the path the CLI and the leaderboard
 score through, so a drift report's numbers are the numbers either snapshot's leaderboard would show. The baselines
-are methods of the retrieval registry (`baselines.METHODS`), each the same method re-run on the new corpus: by
+are methods of the retrieval registry (`baselines.registry.METHODS`), each the same method re-run on the new corpus: by
 default those a dataset repo stores the run of (`Method.stored`: the `bm25`, `dense` and `top_ranked` candidate
 configs), read from each snapshot; a method named that a snapshot stores no list of (a plugin's method) is run on
 each snapshot's topic. A run file given once is scored on both snapshots as it is (unchanged documents keep their
@@ -15,11 +15,12 @@ import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from freshstack_hf import baselines
+from freshstack_hf.baselines import registry
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.dataset import Dataset
+from freshstack_hf.runs import load_run
 from freshstack_hf.runs.run import Run, from_ids
 
 
@@ -48,10 +49,10 @@ class SystemScores:
         return {"source": self.source, "old": self.old, "new": self.new}
 
 
-def check_methods(names: Sequence[str], resources: baselines.Resources) -> list[str]:
+def check_methods(names: Sequence[str], resources: registry.Resources) -> list[str]:
     """`names` when each is a registered method these resources can run (one needing a cross-encoder only where
     the setup names one); else an error listing those it can, before anything is read or run."""
-    offered = baselines.runnable(resources.setup)
+    offered = registry.runnable(resources.setup)
     unknown = [name for name in names if name not in offered]
     if unknown:
         raise FreshStackError(
@@ -66,31 +67,30 @@ def baseline_pairs(
     new: Dataset,
     topic: str,
     methods: Sequence[str] | None = None,
-    resources: baselines.Resources | None = None,
+    resources: registry.Resources | None = None,
 ) -> list[SystemPair]:
     """The retrieval methods as systems, each named by its title, in the order given (default: registry order).
 
     `methods` None: every method a dataset repo stores the run of, where both snapshots hold its list (a config
     only one snapshot has is skipped). Named methods: each from its stored lists where both snapshots hold them,
     else run on each snapshot's topic with `resources` (one dense model loaded for every topic and snapshot)."""
-    names = [n for n, m in baselines.METHODS.items() if m.stored] if methods is None else list(methods)
+    names = [n for n, m in registry.METHODS.items() if m.stored] if methods is None else list(methods)
     pairs = []
     for name in names:
-        method = baselines.method(name)
+        method = registry.method(name)
         stem = method.stored
         if stem and all(layout.config_path(d.folder, topic, stem).exists() for d in (old, new)):
             runs = [from_ids(d.candidates(topic, stem)) for d in (old, new)]
             pairs.append(SystemPair(method.title, f"candidates:{stem}", *runs))
         elif methods is not None:
-            resources = resources or baselines.Resources()
-            runs = [baselines.compute(d.topic(topic), [name], resources)[name].as_scores() for d in (old, new)]
+            resources = resources or registry.Resources()
+            runs = [registry.compute(d.topic(topic), [name], resources)[name].as_scores() for d in (old, new)]
             pairs.append(SystemPair(method.title, f"method:{name}", *runs))
     return pairs
 
 
 def run_pairs(specs: Sequence[Sequence[str]], old: Dataset, new: Dataset) -> list[SystemPair]:
     """`--run NAME RUN` (one file on both snapshots) or `--run NAME OLD_RUN NEW_RUN`, read leniently."""
-    from freshstack_hf.runs import load_run
 
     pairs = []
     for spec in specs:

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.holes.find import find_holes
+from freshstack_hf.holes.find import Holes, find_holes
 from freshstack_hf.holes.judge import JudgeSetup, judge_holes
 from freshstack_hf.holes.revision import base_name, next_fill_name, target_folder, write_filled_revision
 from freshstack_hf.metrics import HEADLINE
 from freshstack_hf.records import NuggetJudgment
+from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.runs import Run, cut
 
 if TYPE_CHECKING:
@@ -88,28 +89,13 @@ def fill_holes(
 
     A run with no hole in its top k asks no judge and writes nothing: the record has `holes` 0, `revision` None
     and `judge` None (null in `to_dict`'s JSON, rather than an empty name)."""
-    from freshstack_hf.repo.dataset import Dataset
-
     say = progress or (lambda text: None)
     base, t, run = _open_base(repo, revision, topic, run, k)
     target = target_folder(base.folder, name or next_fill_name(base.folder))
     measures = [f"judged@{k}", *(m.id for m in HEADLINE)]
     before = _scores(base, topic, run, measures)
     holes = find_holes(t, run, k)
-    record = FillRecord(
-        topic=topic,
-        system=system,
-        run_sha256=run_sha256 or run_digest(run),
-        k=k,
-        base_revision=base_name(base.folder),
-        base_folder=str(base.folder),
-        judge=None,  # named once a judge is asked: a fill with no holes asks none
-        queries_ranked=holes.queries_ranked,
-        holes=holes.docs,
-        not_in_corpus=sum(len(v) for v in holes.not_in_corpus.values()),
-        before=before,
-        after=dict(before),
-    )
+    record = _found(topic, system, run_sha256 or run_digest(run), k, base, holes, before)
     say(
         f"{topic} ({record.base_revision}): {holes.docs} unjudged documents in the top {k} of "
         f"{len(holes.by_query)} of {holes.queries_ranked} queries"
@@ -132,9 +118,28 @@ def fill_holes(
     return record
 
 
+def _found(
+    topic: str, system: str, run_sha256: str, k: int, base: Dataset, holes: Holes, before: dict[str, float]
+) -> FillRecord:
+    """The record of a fill before any judge is asked: what was found, and the scores as they stand."""
+    return FillRecord(
+        topic=topic,
+        system=system,
+        run_sha256=run_sha256,
+        k=k,
+        base_revision=base_name(base.folder),
+        base_folder=str(base.folder),
+        judge=None,  # named once a judge is asked: a fill with no holes asks none
+        queries_ranked=holes.queries_ranked,
+        holes=holes.docs,
+        not_in_corpus=sum(len(v) for v in holes.not_in_corpus.values()),
+        before=before,
+        after=dict(before),
+    )
+
+
 def _open_base(repo: str | Path, revision: str | None, topic: str, run: Run, k: int) -> tuple[Dataset, Topic, Run]:
     """(the base revision, its topic, the run cut to what a fill reads), or the error naming the flag at fault."""
-    from freshstack_hf.repo.dataset import Dataset
 
     if k < 1:
         raise FreshStackError(f"--k must be a positive cutoff, not {k}")

@@ -17,7 +17,9 @@ from typing import Any
 from freshstack_hf.holes.find import Holes
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.pipeline.accounting import delta, usage_total
+from freshstack_hf.pipeline.choose import effective_config, make_backend
 from freshstack_hf.pipeline.config.topic import JudgingConfig
+from freshstack_hf.pipeline.judge_agreement import rejudge
 from freshstack_hf.records import NuggetJudgment
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.revisions import base_repo
@@ -33,8 +35,6 @@ class JudgeSetup:
     cache_path: Path
 
     def backend(self, show_progress: bool = False) -> Any:
-        from freshstack_hf.pipeline.choose import make_backend
-
         if self.llm.base_url:  # the offline judge keeps no cache: leave no folder behind
             self.cache_path.parent.mkdir(parents=True, exist_ok=True)
         return make_backend(self.llm, self.cache_path, show_progress=show_progress)
@@ -52,7 +52,6 @@ def judge_setup(
     """The topic's judge: its build's `llm`/`judging` definition where the manifest keeps one (the environment's
     `FRESHSTACK_LLM_*` applied, as a build applies them), overridden by `base_url`/`model`; `offline` forces the
     heuristic backend. `work` is the folder holding the LLM cache (default: the build's, `REPO-work/TOPIC`)."""
-    from freshstack_hf.pipeline.choose import effective_config
 
     definition = (read_manifest(Path(folder)).get("topics", {}).get(topic, {}).get("build") or {}).get("definition")
     definition = definition or {}
@@ -81,7 +80,6 @@ def judge_holes(
 ) -> tuple[list[NuggetJudgment], dict[str, Any]]:
     """Every hole of each query against all the query's nuggets: the new judgments and what judging them cost
     (`calls` planned, `requests` sent to an endpoint, `cache_hits`)."""
-    from freshstack_hf.pipeline.judge_agreement import rejudge
 
     nuggets: dict[str, list[tuple[str, str]]] = {}
     for n in topic.nuggets:

@@ -14,7 +14,7 @@ from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.records import NuggetJudgment
-from freshstack_hf.repo.revisions import check_revision, revision_folder, revision_of
+from freshstack_hf.repo.revisions import check_revision, list_revisions, revision_folder, revision_of
 from freshstack_hf.repo.tables import nugget_qrels_table, official_queries_table, qrels_table
 from freshstack_hf.repo.writer import derive
 from freshstack_hf.split_stats import stats_to_dict, topic_stats
@@ -31,7 +31,6 @@ def base_name(folder: str | Path) -> str:
 def next_fill_name(folder: str | Path) -> str:
     """`<base>.fillN` with the smallest N above every fill of that base written so far (`main.fill1`, then
     `main.fill2`; a fill of `main.fill1` is `main.fill2` too: fills of one base share one counter)."""
-    from freshstack_hf.repo.revisions import list_revisions
 
     stem = FILL_SUFFIX.sub("", base_name(folder))
     taken = [int(m.group(1)) for r in list_revisions(folder) if (m := FILL_SUFFIX.search(r)) and r.startswith(stem)]

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.llm.batch import run_batch
 from freshstack_hf.llm.budget import BudgetExhausted, SpendCap, worst_case_cost
 from freshstack_hf.llm.cache import ResponseCache, request_key
 from freshstack_hf.llm.config import LLMConfig
@@ -238,8 +239,6 @@ class LLMClient:
                     f"stage `{stage}`: the Batch API cannot run under a spend cap (a batch job is paid as a whole, "
                     "after it ran); set llm.batch: false (or FRESHSTACK_LLM_BATCH=0) for a budgeted run"
                 )
-            from freshstack_hf.llm.batch import run_batch
-
             from_batch = run_batch(self, stage, [self.chat_request(r.messages, r.params) for r in reqs])
         return self._run_pool(
             [lambda r=r, p=p: self._chat_one(r, stage, p, from_batch) for r, p in zip(reqs, parsers, strict=True)],

@@ -23,10 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from freshstack_hf.defaults import RESAMPLES, SEED
 from freshstack_hf.errors import FreshStackError
-from freshstack_hf.repo.reader import list_topics, load_candidates, load_topic, local_revision, resolve_repo
-from freshstack_hf.runs.check import IdColumn
+from freshstack_hf.metrics import HEADLINE, MEASURES, qrels_from_topic, score_topics
+from freshstack_hf.repo import layout
+from freshstack_hf.repo.reader import list_topics, load_candidates, load_topic, local_revision, read_table, resolve_repo
+from freshstack_hf.runs.columns import IdColumn
 from freshstack_hf.runs.run import Run
 from freshstack_hf.topic import Topic
+from freshstack_hf.windows import window, window_qrels
 
 if TYPE_CHECKING:
     from datetime import date
@@ -91,13 +94,11 @@ class Dataset:
 
     def qrels(self, name: str) -> Any:
         """The topic's `NuggetQrels` (built once: every scoring of the topic reuses it)."""
-        from freshstack_hf.metrics import qrels_from_topic
 
         return self._cached("qrels", self._check(name), lambda: qrels_from_topic(self.topic(name)))
 
     def window(self, name: str, after: date) -> Window:
         """The topic's judged questions asked strictly after `after` (`freshstack_hf.windows` has the rule)."""
-        from freshstack_hf.windows import window
 
         topic = self.topic(name)
         return self._cached(
@@ -107,7 +108,6 @@ class Dataset:
     def window_qrels(self, name: str, after: date) -> Any:
         """The topic's `NuggetQrels` restricted to `window(name, after)`; an empty window is an error (its
         scores would be zeros that look like results)."""
-        from freshstack_hf.windows import window_qrels
 
         found = self.window(name, after)
         if not found.asked:
@@ -139,9 +139,6 @@ class Dataset:
         )
 
     def _id_column(self, topic: str) -> Any:
-        from freshstack_hf.repo import layout
-        from freshstack_hf.repo.reader import read_table
-
         return read_table(layout.config_path(self.folder, topic, "corpus"), columns=["_id"]).column("_id")
 
     def score(
@@ -163,7 +160,6 @@ class Dataset:
         `interval_measures` (the headline measures by default; `resamples=0` skips them) come back together.
         With `after`, each topic is scored on its questions asked strictly after that day only (`window`).
         """
-        from freshstack_hf.metrics import HEADLINE, MEASURES, score_topics
 
         runs = dict(run) if by_topic else {t: run for t in (self.topics if topics is None else list(topics))}
         return score_topics(

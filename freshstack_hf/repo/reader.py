@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
+from freshstack_hf.defaults import cache_root
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from freshstack_hf.repo.manifest import read_manifest
@@ -89,8 +90,6 @@ class DigestCache:
     @classmethod
     @contextlib.contextmanager
     def opened(cls) -> Iterator[DigestCache]:
-        from freshstack_hf.defaults import cache_root
-
         cache = cls(cache_root() / "file-digests.json")
         yield cache
         cache.save()

@@ -23,6 +23,7 @@ from datetime import date
 from pathlib import Path
 
 from freshstack_hf.errors import FreshStackError
+from freshstack_hf.repo.manifest import read_manifest  # heavy: its layout imports pyarrow; naming stays light
 
 SEPARATOR = "@"
 CONTENT_REVISION = "local-"  # what results record for a folder (`repo.reader.local_revision`)
@@ -124,7 +125,6 @@ def dated_revisions(repo: str | Path, *, hub: bool = False) -> list[str]:
 def previous_revision(repo: str | Path, topic: str, date: str) -> Path | None:
     """The latest dated snapshot of local `repo` before `date` that holds `topic`: the one whose questions a snapshot
     at `date` carries over."""
-    from freshstack_hf.repo.manifest import read_manifest  # heavy: its layout imports pyarrow; naming stays light
 
     for name in reversed(dated_revisions(repo)):
         if name < date:

@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freshstack_hf.atomic import swap_folder
+from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
 from freshstack_hf.repo import manifest as manifest_io
 from freshstack_hf.repo.card import render_card
@@ -86,8 +87,6 @@ def derive(base: Path | str, target: Path | str) -> Iterator[Staging]:
     rewritten and a failure leaves no `target` at all."""
     base, target = Path(base), Path(target)
     if target.exists():
-        from freshstack_hf.errors import FreshStackError
-
         raise FreshStackError(f"{target} exists already: a revision is written once; choose another name")
     staging_root = target.parent / f".{target.name}.staging-{uuid.uuid4().hex[:8]}"
     try:
@@ -120,8 +119,6 @@ def write_topics(
         for topic in topics:  # a Topic's name is checked when it is made and cannot change (`Topic.name`)
             if topic.name in st.manifest["topics"]:
                 if not replace:
-                    from freshstack_hf.errors import FreshStackError
-
                     raise FreshStackError(f"{repo}: topic {topic.name!r} exists; pass replace=True to overwrite")
                 st.remove_topic(topic.name)
             for stem, table in core_tables(topic).items():

@@ -125,7 +125,7 @@ class DenseRetriever:
     ) -> tuple[dict[str, list[tuple[str, float]]], DenseStats]:
         """Top-k documents per query as (doc_id, cosine score), best first, ties to the earlier document.
         `doc_vectors`: the documents' vectors as `encode` made them (and what making them cost), for a caller that
-        searches one corpus with several sets of questions (`baselines.CorpusMemo`)."""
+        searches one corpus with several sets of questions (`baselines.retrievers.CorpusMemo`)."""
         _check_ids("document", doc_ids, doc_texts)
         _check_ids("query", query_ids, query_texts)
         doc_emb, doc_stats = doc_vectors if doc_vectors is not None else self.encode(doc_texts)

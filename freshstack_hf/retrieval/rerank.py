@@ -107,23 +107,9 @@ def rerank(
     that many consecutive pairs (a model batches within a call only, so the batches are those of MTEB's
     dataloader when `pairs_per_call` is its batch size).
     """
-    heads: dict[str, list[str]] = {}
-    tails: dict[str, list[str]] = {}
-    problems: list[str] = []
     if pairs_per_call is not None and pairs_per_call <= 0:
         raise FreshStackError(f"pairs_per_call must be a positive number of pairs, not {pairs_per_call}")
-    for qid in _pair_order(candidates, query_order):
-        docs = [doc for doc, _ in ranked(candidates[qid])]
-        cut = len(docs) if top_k is None else top_k
-        heads[qid], tails[qid] = docs[:cut], docs[cut:]
-        if heads[qid] and qid not in queries:
-            problems.append(f"query {qid!r} has candidates but no query text")
-        problems += [f"doc {d!r} (query {qid!r}) has no text" for d in heads[qid] if d not in doc_texts]
-    if problems:
-        raise FreshStackError(
-            f"cannot rerank: {len(problems)} missing text(s), e.g. {'; '.join(problems[:3])}: pass the corpus "
-            "and queries the candidates were retrieved from"
-        )
+    heads, tails = _split_candidates(queries, candidates, doc_texts, top_k, query_order)
     pairs = [(queries[qid], doc_texts[d]) for qid, head in heads.items() for d in head]
     score = _score_fn(scorer, batch_size, show_progress, device=device, precision=precision, max_length=max_length)
     step = pairs_per_call or max(len(pairs), 1)
@@ -141,6 +127,33 @@ def rerank(
         floor = min((s for _, s in scored), default=0.0)
         out[qid] = reranked + [(doc, floor - (i + 1)) for i, doc in enumerate(tails[qid])]
     return out
+
+
+def _split_candidates(
+    queries: Mapping[str, str],
+    candidates: Mapping[str, Ranking],
+    doc_texts: Mapping[str, str],
+    top_k: int | None,
+    query_order: Sequence[str] | None,
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Each query's candidates split into the head the scorer reranks and the tail that follows, queries in pair
+    order; every missing query or doc text is found before any is scored, and all of them refused at once."""
+    heads: dict[str, list[str]] = {}
+    tails: dict[str, list[str]] = {}
+    problems: list[str] = []
+    for qid in _pair_order(candidates, query_order):
+        docs = [doc for doc, _ in ranked(candidates[qid])]
+        cut = len(docs) if top_k is None else top_k
+        heads[qid], tails[qid] = docs[:cut], docs[cut:]
+        if heads[qid] and qid not in queries:
+            problems.append(f"query {qid!r} has candidates but no query text")
+        problems += [f"doc {d!r} (query {qid!r}) has no text" for d in heads[qid] if d not in doc_texts]
+    if problems:
+        raise FreshStackError(
+            f"cannot rerank: {len(problems)} missing text(s), e.g. {'; '.join(problems[:3])}: pass the corpus "
+            "and queries the candidates were retrieved from"
+        )
+    return heads, tails
 
 
 def _pair_order(candidates: Mapping[str, Ranking], query_order: Sequence[str] | None) -> list[str]:

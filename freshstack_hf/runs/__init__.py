@@ -1,6 +1,10 @@
 """Runs: the one run type (`Run`, with conversions from ranked lists, id lists and fused results) and run files
 (read and write TREC 6-column and JSON runs, check them strictly or leniently).
 
+Rooms: `run` (the type), `parse` (the line reader of TREC and JSON files), `columns` (plain TREC files read by
+columns, and the corpus' ids as one column), `check` (`load_run`: a file read and checked against a topic) and
+`write` (TREC and JSON out).
+
 from freshstack_hf.runs import from_ranked, top_docs
 run = from_ranked({"q1": [("doc-a", 3.2), ("doc-b", 1.0)]})   # {"q1": {"doc-a": 3.2, "doc-b": 1.0}}
 
@@ -11,7 +15,8 @@ loaded.run, loaded.warnings
 load_run("bm25.trec", query_ids=..., doc_ids=..., strict=True)                   # leaderboard
 """
 
-from freshstack_hf.runs.check import DEFAULT_MAX_DEPTH, IdColumn, LoadedRun, check_entries, check_run, load_run
+from freshstack_hf.runs.check import DEFAULT_MAX_DEPTH, LoadedRun, check_entries, check_run, load_run
+from freshstack_hf.runs.columns import IdColumn
 from freshstack_hf.runs.parse import Entry, RunEntry, detect_format, parse_json, parse_trec, read_entries
 from freshstack_hf.runs.run import RankedList, Ranking, Run, cut, from_ids, from_ranked, top_docs
 from freshstack_hf.runs.write import trec_lines, write_run

@@ -15,62 +15,25 @@ mode drops it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Container, Iterable, Iterator, Mapping
-from collections.abc import Set as AbstractSet
+from collections.abc import Callable, Container, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import TypedDict
 
 from freshstack_hf.errors import Problem, ValidationError
-from freshstack_hf.runs.parse import (
-    Entry,
-    RunEntry,
+from freshstack_hf.runs.columns import (
     TrecColumns,
     arrow_int64,
     clean_trec_columns,
-    numpy_view,
+    doc_codes,
+    kept_run,
     spans,
-    stream_entries,
 )
+from freshstack_hf.runs.parse import Entry, RunEntry, stream_entries
 from freshstack_hf.runs.run import top_docs
 
 DEFAULT_MAX_DEPTH = 1000
-
-
-class IdColumn(AbstractSet[str]):
-    """A set of ids held as one Arrow string column (a corpus' `_id`s): a run is checked against it in one
-    vectorised pass (`contains_all`), and the Python set that `in` needs is built only when an id is asked
-    about one at a time (the line reader's path), since 271,842 Python strings cost more than the check."""
-
-    def __init__(self, column) -> None:
-        self.column = column  # an Array or ChunkedArray: Arrow's set lookups take either
-        self._names: frozenset[str] | None = None
-
-    @property
-    def names(self) -> frozenset[str]:
-        if self._names is None:  # two threads may both build it; either result is the same set
-            self._names = frozenset(self.column.to_pylist())
-        return self._names
-
-    def __contains__(self, item: object) -> bool:
-        return item in self.names
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.names)
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    @classmethod
-    def _from_iterable(cls, items: Iterable[str]) -> frozenset[str]:  # what `&`, `|` and `-` return
-        return frozenset(items)
-
-    def contains_all(self, ids) -> bool:
-        """Whether every id of the Arrow string column `ids` is in this set."""
-        import pyarrow.compute as pc
-
-        return len(ids) == 0 or bool(pc.all(pc.is_in(ids, value_set=self.column)).as_py())
 
 
 class RunLimits(TypedDict):
@@ -323,9 +286,9 @@ def _clean_run(columns: TrecColumns, limits: RunLimits, keep: int | None, source
     # Arrow's lookup of every row in the corpus holds no lock: it runs on its own thread while this one builds the
     # kept run (about as long), and a run it refuses costs that build for nothing.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        lookup = pool.submit(_doc_codes, ids, doc_ids)
+        lookup = pool.submit(doc_codes, ids, doc_ids)
         starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        run = _kept_run([columns.queries[i] for i in known], starts, ids, scores, keep)
+        run = kept_run([columns.queries[i] for i in known], starts, ids, scores, keep)
         codes, distinct = lookup.result()
     if codes is None:
         return None  # a doc outside the corpus: check_entries reports it
@@ -335,78 +298,6 @@ def _clean_run(columns: TrecColumns, limits: RunLimits, keep: int | None, source
     warnings = (_unknown_query_warning(unknown),) if unknown else ()
     problems = sorted(_unknown_query_problems(source, unknown), key=lambda p: p.row or 0)
     return LoadedRun(run, source, columns.tags[known[0]] if known else "", "trec", warnings, tuple(problems))
-
-
-def _doc_codes(ids, doc_ids: Container[str] | None) -> tuple[Any, int]:
-    """(a number per row of the Arrow column `ids`, equal numbers for equal ids, and how many numbers there can
-    be), or (None, 0) when an id is not in `doc_ids`. Against an `IdColumn` this is one hash lookup per row (its
-    position in the corpus); otherwise the distinct ids are numbered and those few are looked up in Python."""
-    import pyarrow.compute as pc
-
-    if isinstance(doc_ids, IdColumn):
-        found = pc.index_in(ids, value_set=doc_ids.column)
-        return (None, 0) if found.null_count else (_flat(found), len(doc_ids.column))
-    encoded = pc.dictionary_encode(ids.combine_chunks() if hasattr(ids, "combine_chunks") else ids)  # one dictionary
-    if doc_ids is not None:
-        names = encoded.dictionary.to_pylist()
-        known = doc_ids.issuperset(names) if isinstance(doc_ids, set | frozenset) else all(d in doc_ids for d in names)
-        if not known:
-            return None, 0
-    return numpy_view(encoded.indices), len(encoded.dictionary)
-
-
-def _flat(column) -> Any:
-    """A fixed-width Arrow column (chunked or not) without nulls as one NumPy array."""
-    import numpy as np
-
-    chunks = getattr(column, "chunks", [column])
-    if len(chunks) == 1:
-        return numpy_view(chunks[0])
-    return np.concatenate([numpy_view(c) for c in chunks]) if chunks else np.empty(0, dtype=np.int32)
-
-
-def _kept_run(queries: list[str], starts, ids, scores, keep: int | None) -> dict[str, dict[str, float]]:
-    """{query: {doc: score}} from grouped columns, each query cut to its top `keep` (`top_docs`, the tie rule).
-
-    A query's cut is found in bulk: its `keep`-th best score is the threshold, every doc at or above it is kept,
-    and the kept docs are ordered by score. Only a query with tied scores among its kept docs (where doc ids
-    decide, and may decide which docs make the cut) is ranked by `top_docs` on its doc ids."""
-    import numpy as np
-
-    lengths = np.diff(starts)
-    owner = np.repeat(np.arange(len(lengths)), lengths)
-    over = np.flatnonzero(lengths > keep) if keep is not None else np.empty(0, dtype=np.int64)
-    if not len(over):
-        kept = np.arange(len(scores))
-        tied: set[int] = set()
-    else:
-        width = int(lengths[over].max())
-        grid = np.full((len(over), width), -np.inf)
-        rows = spans(starts[over], lengths[over])
-        grid[np.repeat(np.arange(len(over)), lengths[over]), rows - np.repeat(starts[over], lengths[over])] = scores[
-            rows
-        ]
-        floor = np.full(len(lengths), -np.inf)
-        floor[over] = np.partition(grid, width - keep, axis=1)[:, width - keep]
-        kept = np.flatnonzero(scores >= floor[owner])
-        cut = np.zeros(len(lengths), dtype=bool)
-        cut[over] = True
-        within = np.where(cut[owner[kept]], -scores[kept], np.arange(len(kept)))  # uncut queries: file order
-        kept = kept[np.lexsort((within, owner[kept]))]
-        same = (owner[kept][1:] == owner[kept][:-1]) & (scores[kept][1:] == scores[kept][:-1])
-        tied = set(owner[kept][1:][same & cut[owner[kept][1:]]].tolist())
-    bounds = np.searchsorted(owner[kept], np.arange(len(lengths) + 1)).tolist()
-    names = (ids.take(arrow_int64(kept)) if len(kept) < len(scores) or len(over) else ids).to_pylist()
-    values = scores[kept].tolist()
-    run: dict[str, dict[str, float]] = {}
-    for i, query_id in enumerate(queries):
-        if i in tied:  # the whole query, ranked on its doc ids
-            a, b = int(starts[i]), int(starts[i + 1])
-            docs = dict(zip(ids.slice(a, b - a).to_pylist(), scores[a:b].tolist(), strict=True))
-            run[query_id] = {d: docs[d] for d in top_docs(docs, keep or 0)}
-        else:
-            run[query_id] = dict(zip(names[bounds[i] : bounds[i + 1]], values[bounds[i] : bounds[i + 1]], strict=True))
-    return run
 
 
 def check_run(

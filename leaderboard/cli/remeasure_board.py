@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import argparse
 
-from freshstack_hf.baselines import METHODS, board_methods
+from freshstack_hf.baselines.registry import METHODS, board_methods
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import LIVE_SCORES_PER_WEEK, RUNS_DIR_HELP

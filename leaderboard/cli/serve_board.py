@@ -59,7 +59,7 @@ import sys
 import threading
 from typing import Any
 
-from freshstack_hf.baselines import METHODS, board_methods
+from freshstack_hf.baselines.registry import METHODS, board_methods
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.defaults import (

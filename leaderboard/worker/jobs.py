@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from freshstack_hf import baselines
+from freshstack_hf.baselines import registry
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.baseline_key import BaselineRow
@@ -84,7 +84,7 @@ def queue_baselines(
     rows += queue_answer_baselines(
         store,
         dataset,
-        retrieval=baselines.answer_retrieval(methods),
+        retrieval=registry.answer_retrieval(methods),
         model=model,
         judge=JudgeEndpoint.from_env(),
         generator=JudgeEndpoint.generator_from_env(),

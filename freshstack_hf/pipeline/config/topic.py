@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from freshstack_hf.baselines import runnable
+from freshstack_hf.baselines.registry import runnable
 from freshstack_hf.errors import FreshStackError, Problem, ValidationError
 from freshstack_hf.llm.config import LLMConfig
 from freshstack_hf.pipeline.config.embargo_settings import EMBARGO_KEYS, read_embargo

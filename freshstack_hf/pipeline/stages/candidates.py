@@ -1,11 +1,11 @@
 """Stage `candidates`: the Nano-style candidate lists of the topic the build keeps, ready for the repo.
 
 BM25 top-500, dense top-500 (the default dense model, the packaged MiniLM) and their RRF hybrid top-100
-(`top_ranked`, with the safeguard), made by the project's one definition of the baselines (`freshstack_hf.candidates`)
-on the topic exactly as `write` publishes it (`inputs.read_topic`), and measured there (alpha-nDCG@10, Coverage@20,
-Recall@50, ...). Each list is a file in the repo's candidate schema; the record holds what the manifest keeps of
-them. Dense embeddings are cached on disk, and as a stage of its own the lists
-are resumed like every other output: a build killed after them, or re-run with nothing changed, does not make
+(`top_ranked`, with the safeguard), made by the project's one definition of the baselines
+(`freshstack_hf.baselines.candidates`) on the topic exactly as `write` publishes it (`inputs.read_topic`), and
+measured there (alpha-nDCG@10, Coverage@20, Recall@50, ...). Each list is a file in the repo's candidate schema;
+the record holds what the manifest keeps of them. Dense embeddings are cached on disk, and as a stage of its own
+the lists are resumed like every other output: a build killed after them, or re-run with nothing changed, does not make
 them again, and `write` only reads them.
 
 Under an embargo the embargoed questions get the same lists, by the same methods and settings over the same
@@ -21,8 +21,9 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING, Any
 
-from freshstack_hf.baselines import CorpusMemo, Resources
-from freshstack_hf.candidates import topic_candidates
+from freshstack_hf.baselines.candidates import topic_candidates
+from freshstack_hf.baselines.registry import Resources
+from freshstack_hf.baselines.retrievers import CorpusMemo
 from freshstack_hf.defaults import dense_retriever
 from freshstack_hf.pipeline.accounting import StagePlan
 from freshstack_hf.pipeline.embargo import embargo_of

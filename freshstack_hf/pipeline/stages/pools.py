@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
-from freshstack_hf import baselines
+from freshstack_hf.baselines import registry
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline import build_prompts
 from freshstack_hf.pipeline.accounting import StageEstimate, StagePlan, backend_record, made_by, stage_plan
@@ -142,12 +142,12 @@ def _retrieve(ctx: StageContext, searched: PoolSearch) -> tuple[list[dict[str, R
     """Each of `pooling.retrievers` (a registered retrieval method, checked when the YAML was read) over the
     pooling queries at the retrieval depth, with its seconds; a method's inputs run at their own depths."""
     cfg = ctx.config.pooling
-    setup = baselines.Setup(dense_model=cfg.dense_model or None)
+    setup = registry.Setup(dense_model=cfg.dense_model or None)
     resources = PoolResources(setup, show_progress=ctx.show_progress, ctx=ctx)
     runs, seconds = [], {}
     for retriever in cfg.retrievers:
         start = time.perf_counter()
-        made = baselines.compute(searched, [retriever], resources, {retriever: cfg.retrieval_depth})
+        made = registry.compute(searched, [retriever], resources, {retriever: cfg.retrieval_depth})
         runs.append(made[retriever].run)
         seconds[retriever] = round(time.perf_counter() - start, 3)
     return runs, seconds
@@ -171,7 +171,7 @@ class PoolSearch:
 
 
 @dataclass
-class PoolResources(baselines.Resources):
+class PoolResources(registry.Resources):
     """The registry's resources for pooling: `pooling.dense_model: openai:MODEL` makes the build's endpoint the
     dense retriever of every method that needs one; any other model is loaded as the registry loads it, with the
     embedding cache every command shares (FRESHSTACK_CACHE), so the candidates and later `retrieve`/leaderboard

@@ -25,12 +25,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf import baselines
 from freshstack_hf._version import __version__
 from freshstack_hf.answers.baseline_answers import DOCS_PER_ANSWER, SENTENCES_PER_DOC, extractive_answers
 from freshstack_hf.answers.baseline_answers import EXTRACTIVE_RUN_ID as RUN_ID
 from freshstack_hf.answers.parse import DEFAULT_MAX_WORDS, AnswerSet
 from freshstack_hf.answers.rag_prompts import PROMPT_VERSION
+from freshstack_hf.baselines import registry
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
@@ -52,7 +52,7 @@ Ranked = dict[str, dict[str, list[str]]]  # topic -> query id -> document ids, b
 
 def retrievals() -> list[str]:
     """The methods the answer rows may retrieve with (`freshstack_hf.baselines.METHODS` with an `answers` rank)."""
-    return [name for name, m in baselines.METHODS.items() if m.answers is not None]
+    return [name for name, m in registry.METHODS.items() if m.answers is not None]
 
 
 def answer_baseline_config(retrieval: str, setup: Any) -> dict[str, Any]:
@@ -66,8 +66,8 @@ def answer_baseline_config(retrieval: str, setup: Any) -> dict[str, Any]:
         "sentences_per_doc": SENTENCES_PER_DOC,
         "max_words": DEFAULT_MAX_WORDS,
     }
-    for name in baselines.with_inputs([retrieval]):
-        config |= baselines.METHODS[name].answer_part(setup)
+    for name in registry.with_inputs([retrieval]):
+        config |= registry.METHODS[name].answer_part(setup)
     return config
 
 
@@ -90,12 +90,12 @@ def plan_answer_baselines(
     if retrieval not in retrievals():
         raise FreshStackError(f"unknown retrieval {retrieval!r} for the answer baseline: use {', '.join(retrievals())}")
     dense_dir, fingerprints = None, {}
-    if baselines.DENSE_MODEL in baselines.needs([retrieval]):
+    if registry.DENSE_MODEL in registry.needs([retrieval]):
         dense_id, dense_dir, files = model_fingerprint(model or DEFAULT_DENSE_MODEL)
         fingerprints = {"dense_id": dense_id, "dense_files": files}
-    setup = baselines.Setup(dense_model=model, **fingerprints)
+    setup = registry.Setup(dense_model=model, **fingerprints)
     configs = {"extractive": answer_baseline_config(retrieval, setup)}
-    title = baselines.METHODS[retrieval].title
+    title = registry.METHODS[retrieval].title
     names = {"extractive": f"Extractive top-{DOCS_PER_ANSWER} ({title})"}
     if generator is not None:
         llm = {"method": "llm", "generator": generator.name, "prompt_version": PROMPT_VERSION}
@@ -120,12 +120,12 @@ def top_docs(
     """{topic: {query: doc ids}}: the top docs of each query the answer rows answer from (the `retrieval` method's
     run, the dense model's embeddings, where it uses one, from the embedding cache)."""
     settings = {"cache_dir": cache_dir, "device": device, "devices": devices, "show_progress": show_progress}
-    resources = baselines.Resources(baselines.Setup(dense_model=dense_dir), **settings)
+    resources = registry.Resources(registry.Setup(dense_model=dense_dir), **settings)
     depth = max(DOCS_PER_ANSWER, LLM_DOCS)
     ranked: dict[str, dict[str, list[str]]] = {}
     for name in dataset.topics:
         say(f"answer baseline: {name}: the {retrieval} top {depth} of each query")
-        run = baselines.compute(dataset.topic(name), [retrieval], resources)[retrieval]
+        run = registry.compute(dataset.topic(name), [retrieval], resources)[retrieval]
         ranked[name] = {q: [d for d, _ in docs[:depth]] for q, docs in run.run.items()}
     return ranked
 

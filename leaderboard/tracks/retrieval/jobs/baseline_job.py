@@ -18,7 +18,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from freshstack_hf.baselines import METHODS
+from freshstack_hf.baselines.registry import METHODS
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from leaderboard.fault_points import POINTS

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf import baselines
 from freshstack_hf._version import __version__
+from freshstack_hf.baselines import registry
 from freshstack_hf.defaults import RESAMPLES
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
@@ -69,25 +69,25 @@ def plan_baselines(
 ) -> BaselinePlan:
     """The configurations and dedupe keys of the rows `methods` (default: the registry's board rows; with a
     cross-encoder also the methods that need one) on `dataset`."""
-    asked = list(dict.fromkeys(baselines.board_methods() if methods is None else methods))
-    unknown = [m for m in asked if m not in baselines.METHODS]
+    asked = list(dict.fromkeys(registry.board_methods() if methods is None else methods))
+    unknown = [m for m in asked if m not in registry.METHODS]
     if unknown:
-        raise FreshStackError(f"unknown baseline method(s) {unknown}: use {', '.join(baselines.board_methods())}")
-    with_ce = [m for m, spec in baselines.METHODS.items() if baselines.CROSS_ENCODER in spec.needs]
+        raise FreshStackError(f"unknown baseline method(s) {unknown}: use {', '.join(registry.board_methods())}")
+    with_ce = [m for m, spec in registry.METHODS.items() if registry.CROSS_ENCODER in spec.needs]
     wanted = asked + [m for m in with_ce if cross_encoder and m not in asked]
-    if baselines.CROSS_ENCODER in baselines.needs(wanted) and not cross_encoder:
+    if registry.CROSS_ENCODER in registry.needs(wanted) and not cross_encoder:
         raise FreshStackError("a rerank baseline needs a cross-encoder: pass --cross-encoder")
     fingerprints: dict[str, Any] = {"dense_model": model, "cross_encoder": cross_encoder}
     dense_dir = None
-    if baselines.DENSE_MODEL in baselines.needs(wanted):
+    if registry.DENSE_MODEL in registry.needs(wanted):
         dense_id, dense_dir, files = model_fingerprint(model or DEFAULT_DENSE_MODEL)
         fingerprints |= {"dense_id": dense_id, "dense_files": files}
     if cross_encoder:
         ce_id, _, ce_files = model_fingerprint(cross_encoder)
         fingerprints |= {"cross_encoder_id": ce_id, "cross_encoder_files": ce_files}
-    setup = baselines.Setup(**fingerprints)
-    configs = baselines.configs(wanted, setup)
-    names = {m: baselines.METHODS[m].label(setup) for m in baselines.with_inputs(wanted)}
+    setup = registry.Setup(**fingerprints)
+    configs = registry.configs(wanted, setup)
+    names = {m: registry.METHODS[m].label(setup) for m in registry.with_inputs(wanted)}
     hashes = {m: config_hash(configs[m], dataset.revision) for m in wanted}
     return BaselinePlan(wanted, configs, hashes, names, setup, dense_dir)
 
@@ -109,10 +109,10 @@ def compute_runs(
     one after another (dense, then the hybrid) encode the corpus once.
     """
     settings = {"cache_dir": cache_dir, "device": device, "devices": devices, "show_progress": show_progress}
-    resources = baselines.Resources(plan.setup, say=say, **settings)
-    made: dict[str, dict[str, Any]] = {m: {} for m in baselines.with_inputs(methods)}
+    resources = registry.Resources(plan.setup, say=say, **settings)
+    made: dict[str, dict[str, Any]] = {m: {} for m in registry.with_inputs(methods)}
     for topic_name in dataset.topics:
-        for method, run in baselines.compute(dataset.topic(topic_name), methods, resources).items():
+        for method, run in registry.compute(dataset.topic(topic_name), methods, resources).items():
             made[method][topic_name] = run
     return made
 
@@ -149,7 +149,7 @@ def score_baseline(
 
 def size_of(plan: BaselinePlan, method: str) -> int | None:
     """A row's parameter count: the dense model's (read from its safetensors headers) when the row uses it."""
-    uses_dense = baselines.DENSE_MODEL in baselines.needs([method])
+    uses_dense = registry.DENSE_MODEL in registry.needs([method])
     return weights_parameters(plan.dense_dir) if plan.dense_dir and uses_dense else None
 
 

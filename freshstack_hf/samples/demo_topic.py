@@ -25,9 +25,12 @@ from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.pipeline.config.topic import TopicConfig, parse_topic
+from freshstack_hf.pipeline.corpus.file_selection import walk_files
+from freshstack_hf.pipeline.corpus.repos import git
 
 TOPIC = "pylibs"
 POSTS = Path(__file__).resolve().parent / "demo_data" / "Posts.xml"
+DEFINITION = "freshstack_hf/demo_topic.py"  # how a build names the demo's definition (manifest, card)
 TAGS = ("huggingface-datasets", "huggingface-hub", "gradio", "pandas", "sentence-transformers")
 # The dated snapshots: 15 of the 44 questions are asked by the first date, 34 by the second (the repo holds all).
 SNAPSHOTS = ("2025-10-31", "2026-04-30")
@@ -148,13 +151,14 @@ def demo_definition() -> dict[str, Any]:
 
 
 def demo_config() -> TopicConfig:
-    return parse_topic(demo_definition(), f"freshstack_hf/demo_topic.py ({TOPIC})", POSTS.parent)
+    # The label is stored in the manifest and the card: it keeps the module's former path, so a demo built now
+    # writes the same files as before the move to `samples/`.
+    return parse_topic(demo_definition(), f"{DEFINITION} ({TOPIC})", POSTS.parent)
 
 
 def library_histories(root: Path) -> dict[str, Path]:
     """keyword -> a git checkout under `root` holding the files the corpus reads of the installed library, in one
     commit dated `HISTORY_DATE`: made once per installed version, whole or not at all (a killed run leaves none)."""
-    from freshstack_hf.pipeline.corpus.file_selection import walk_files
 
     rules = "sections" if demo_config().corpus.chunker == "sections" else "release"  # as the corpus stage walks
     made = {}
@@ -176,7 +180,6 @@ def library_histories(root: Path) -> dict[str, Path]:
 def _commit_all(folder: Path, message: str) -> None:
     """Every file of `folder` in one commit of a new repository, with a fixed date and author (the same sha on
     every machine holding the same files)."""
-    from freshstack_hf.pipeline.corpus.repos import git
 
     who = {"NAME": "freshstack-hf demo", "EMAIL": "demo@freshstack-hf.invalid", "DATE": HISTORY_DATE}
     env = {f"GIT_{role}_{key}": value for role in ("AUTHOR", "COMMITTER") for key, value in who.items()}
@@ -192,4 +195,4 @@ def snapshot_config(histories: Mapping[str, Path]) -> TopicConfig:
     for repo in definition["corpus"]["repositories"]:
         repo["source"] = str(Path(histories[repo["keyword"]]).resolve())  # a relative one would read from POSTS's
         del repo["commit"]
-    return parse_topic(definition, f"freshstack_hf/demo_topic.py ({TOPIC}, snapshots)", POSTS.parent)
+    return parse_topic(definition, f"{DEFINITION} ({TOPIC}, snapshots)", POSTS.parent)

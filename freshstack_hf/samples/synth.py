@@ -126,22 +126,8 @@ def _query_side(rng, name, cfg, vocab, band, n_docs):
     ids = 60_000_000 + np.sort(rng.choice(19_000_000, size=cfg.queries, replace=False))
     for qi, qid_num in enumerate(ids):
         qid = str(int(qid_num))
-        keys = [vocab[i] for i in rng.choice(band, size=int(rng.integers(10, 18)), replace=False)]
-        ident = _identifier(rng, keys)
-        title = f"How to {keys[0]} {keys[1]} with {ident} in {name}?"
-        body_words = [vocab[i] for i in rng.choice(len(vocab) // 4, size=int(rng.integers(60, 260)))]
-        for k in keys:
-            body_words.insert(int(rng.integers(len(body_words) + 1)), k)
-        code = "\n".join(
-            f"{ident}({keys[(i + 2) % len(keys)]}_{keys[(i + 3) % len(keys)]}) # {vocab[int(rng.integers(500))]}"
-            for i in range(int(rng.integers(2, 8)))
-        )
         lang = _LANGS[qi % len(_LANGS)]
-        body = (
-            " ".join(body_words[: len(body_words) // 2])
-            + f"\n```{lang}\n{code}\n```\n"
-            + " ".join(body_words[len(body_words) // 2 :])
-        )
+        keys, ident, title, body = _question(rng, name, vocab, band, lang)
         n_nug = int(rng.integers(cfg.min_nuggets, cfg.max_nuggets + 1))
         facts = []
         qdocs: list[int] = []
@@ -180,19 +166,43 @@ def _query_side(rng, name, cfg, vocab, band, n_docs):
         for d in rng.integers(n_docs, size=12 + len(keys)).tolist():
             extra.setdefault(int(d), []).extend(keys[int(rng.integers(len(keys)))] for _ in range(2))
         answer = " ".join(facts) + f"\n```{lang}\n{ident}({keys[0]})\n```"
-        year = 2023 + int(rng.integers(2))
-        queries.append(
-            Query(
-                query_id=qid,
-                title=title,
-                body=body,
-                answer_id=str(int(qid_num) + 1 + int(rng.integers(1000))),
-                answer_text=answer,
-                date=f"{year}-{int(rng.integers(1, 13)):02d}-{int(rng.integers(1, 29)):02d}",
-                tags=(name, keys[0], lang),
-            )
-        )
+        queries.append(_asked(rng, int(qid_num), title, body, answer, (name, keys[0], lang)))
     return queries, nuggets, judged, extra
+
+
+def _asked(rng, qid_num: int, title: str, body: str, answer: str, tags: tuple[str, ...]) -> Query:
+    """The question's record, with its accepted answer's id and the day it was asked drawn from `rng`."""
+    year = 2023 + int(rng.integers(2))
+    return Query(
+        query_id=str(qid_num),
+        title=title,
+        body=body,
+        answer_id=str(qid_num + 1 + int(rng.integers(1000))),
+        answer_text=answer,
+        date=f"{year}-{int(rng.integers(1, 13)):02d}-{int(rng.integers(1, 29)):02d}",
+        tags=tags,
+    )
+
+
+def _question(rng, name: str, vocab: list[str], band: np.ndarray, lang: str) -> tuple[list[str], str, str, str]:
+    """(key terms, code identifier, title, body with a code block) of one question. The random draws keep their
+    order, so a seed makes the same topic as before this was a function of its own."""
+    keys = [vocab[i] for i in rng.choice(band, size=int(rng.integers(10, 18)), replace=False)]
+    ident = _identifier(rng, keys)
+    title = f"How to {keys[0]} {keys[1]} with {ident} in {name}?"
+    body_words = [vocab[i] for i in rng.choice(len(vocab) // 4, size=int(rng.integers(60, 260)))]
+    for k in keys:
+        body_words.insert(int(rng.integers(len(body_words) + 1)), k)
+    code = "\n".join(
+        f"{ident}({keys[(i + 2) % len(keys)]}_{keys[(i + 3) % len(keys)]}) # {vocab[int(rng.integers(500))]}"
+        for i in range(int(rng.integers(2, 8)))
+    )
+    body = (
+        " ".join(body_words[: len(body_words) // 2])
+        + f"\n```{lang}\n{code}\n```\n"
+        + " ".join(body_words[len(body_words) // 2 :])
+    )
+    return keys, ident, title, body
 
 
 def _identifier(rng, keys: list[str]) -> str:

@@ -16,11 +16,14 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from freshstack_hf import baselines
+from freshstack_hf.baselines import registry, retrievers
+from freshstack_hf.defaults import dense_retriever
 from freshstack_hf.metrics import evaluate, qrels_from_topic
+from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.reader import load_topic
 from freshstack_hf.repo.tables import candidates_table
 from freshstack_hf.repo.writer import transaction
+from freshstack_hf.retrieval.fusion import apply_safeguard, minmax_fusion
 from freshstack_hf.runs.run import RankedList, from_ranked
 from freshstack_hf.topic import Topic
 
@@ -45,21 +48,20 @@ def topic_candidates(
     retriever: Any = None,
     cache_dir: str | Path | None = None,
     show_progress: bool = False,
-    resources: baselines.Resources | None = None,
+    resources: registry.Resources | None = None,
 ) -> tuple[dict[str, dict[str, list[str]]], dict[str, Any]]:
     """Candidate lists (file stem -> query -> doc ids) and the manifest record for one topic, from the methods of
-    `baselines.METHODS` that the board's baseline rows and `retrieve` run too. `resources` (which then stand for
+    `registry.METHODS` that the board's baseline rows and `retrieve` run too. `resources` (which then stand for
     the other settings) are shared by a caller making lists for two sets of questions over one corpus: with a
-    `baselines.CorpusMemo` the second searches the first's BM25 index and document vectors."""
-    from freshstack_hf.retrieval.fusion import apply_safeguard, minmax_fusion
+    `retrievers.CorpusMemo` the second searches the first's BM25 index and document vectors."""
 
     if resources is None:
-        setup = baselines.Setup(dense_model=dense_model or None)
-        resources = baselines.Resources(setup, cache_dir=cache_dir, show_progress=show_progress, retriever=retriever)
-    runs = baselines.compute(topic, ["hybrid"], resources)  # the registry's hybrid and the two lists it fuses
+        setup = registry.Setup(dense_model=dense_model or None)
+        resources = registry.Resources(setup, cache_dir=cache_dir, show_progress=show_progress, retriever=retriever)
+    runs = registry.compute(topic, ["hybrid"], resources)  # the registry's hybrid and the two lists it fuses
     bm25, dense, hybrid = runs["bm25"], runs["dense"], runs["hybrid"]
-    guarded = apply_safeguard(hybrid.run, positives(topic), depth=baselines.HYBRID_DEPTH, inputs=[bm25.run, dense.run])
-    paper = minmax_fusion([bm25.run, dense.run], depth=baselines.HYBRID_DEPTH)
+    guarded = apply_safeguard(hybrid.run, positives(topic), depth=retrievers.HYBRID_DEPTH, inputs=[bm25.run, dense.run])
+    paper = minmax_fusion([bm25.run, dense.run], depth=retrievers.HYBRID_DEPTH)
     quality = list_quality(
         topic, {"bm25": bm25.run, "dense": dense.run, "hybrid_rrf": hybrid.run, "hybrid_minmax": paper}
     )
@@ -73,7 +75,7 @@ def topic_candidates(
         "dense": {"params": dense.params, "seconds": dense.seconds},
         "hybrid": {"params": hybrid.params, "fusion": "rrf"},
         "safeguard": {
-            "rank": baselines.HYBRID_DEPTH + 1,
+            "rank": retrievers.HYBRID_DEPTH + 1,
             "queries": guarded.count,
             "appended": dict(sorted(guarded.safeguarded.items())),
             "queries_without_positive": guarded.without_positives,
@@ -98,8 +100,6 @@ def build_candidates(
     show_progress: bool = False,
 ) -> dict[str, dict[str, Any]]:
     """Compute and write candidate configs for each topic (one atomic commit per topic)."""
-    from freshstack_hf.defaults import dense_retriever
-    from freshstack_hf.repo.manifest import read_manifest
 
     repo = Path(repo)
     done = {t for t, e in read_manifest(repo)["topics"].items() if e.get("candidates")}

@@ -14,13 +14,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from freshstack_hf.atomic import atomic_path
-from freshstack_hf.errors import FreshStackError
+from freshstack_hf.errors import FreshStackError, ValidationError
 from freshstack_hf.records import Doc
 from freshstack_hf.repo.manifest import read_manifest
 from freshstack_hf.repo.reader import load_topic
 from freshstack_hf.repo.tables import docs_from_corpus, official_queries_table, query_side_from_official
 from freshstack_hf.repo.writer import write_topics
 from freshstack_hf.topic import Topic
+from freshstack_hf.topic_check import validate_topic
 
 DOC_ID_RE = re.compile(r"^(?P<repo>[^/]+)/(?P<path>.+)_(?P<start>\d+)_(?P<end>\d+)$")
 REQUIRED_QUERY_COLUMNS = ("query_id", "query_title", "query_text", "nuggets")
@@ -102,9 +103,6 @@ def import_official(
     corpus = read_source(corpus_source, topic, corpus_split, "corpus", revision)
     t = topic_from_official(topic, queries, corpus)
     if strict:
-        from freshstack_hf.errors import ValidationError
-        from freshstack_hf.topic_check import validate_topic
-
         problems = validate_topic(t)
         if problems:
             raise ValidationError(problems, f"official topic {topic} not imported (nothing written)")
