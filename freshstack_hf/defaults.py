@@ -10,13 +10,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from freshstack_hf.retrieval.dense import DenseRetriever
 from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
-
-if TYPE_CHECKING:
-    from freshstack_hf.retrieval.dense import DenseRetriever
 
 RESAMPLES = 10_000  # bootstrap and randomization-test samples
 SEED = 0  # the bootstrap's and paired test's random seed
@@ -42,6 +39,5 @@ def dense_retriever(
 ) -> DenseRetriever:
     """The dense retriever of `model` (default: the packaged MiniLM) with its embeddings cached in `cache_dir`
     (default: `default_cache_dir()`, the cache every command shares, so no chunk is encoded twice)."""
-
     cache = default_cache_dir() if cache_dir is None else cache_dir
     return DenseRetriever(str(model or DEFAULT_DENSE_MODEL), cache_dir=cache, **settings)

@@ -159,12 +159,12 @@ def test_lexical_judge_without_loading_the_model(monkeypatch):
 
 
 def test_judge_falls_back_to_lexical_when_the_model_is_missing(monkeypatch):
-    import freshstack_hf.retrieval.dense as dense
+    import freshstack_hf.defaults as defaults
 
     def missing(*args, **kwargs):
         raise ImportError("dense retrieval and reranking need torch")
 
-    monkeypatch.setattr(dense, "DenseRetriever", missing)  # what the judge loads its embeddings through
+    monkeypatch.setattr(defaults, "DenseRetriever", missing)  # what the judge loads its embeddings through
     backend = OfflineBackend()
     assert backend.judge([_hand_task()]) == [[[True, True], [False, False]]]
     assert backend.stats()["judgments"]["method"] == "lexical"
