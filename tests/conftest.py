@@ -70,18 +70,33 @@ def llm_server(monkeypatch):
         yield server
 
 
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, contextlib.AbstractContextManager]:
+    """(a folder, a lock) shared by every worker of this test run, so that a session fixture building something
+    costly builds it once: under pytest-xdist each worker is a process with its own session, and the workers' temp
+    folders stand side by side in the run's own one. Hold the lock while checking for and making the folder."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return shared / name, FileLock(str(shared / f"{name}.lock"))
+
+
 @pytest.fixture(scope="session")
 def demo_build(tmp_path_factory) -> Path:
     """One real `freshstack-hf demo --no-serve` run as `make demo` runs it, from its folder (`freshstack/`,
-    `demo-out/`), and what it printed (`first-run.txt`): shared by the demo's tests and the docs' examples, which
-    copy what they change."""
+    `demo-out/`), and what it printed (`first-run.txt`): shared by the demo's tests and the docs' examples (on
+    every worker), which copy what they change."""
     from cli_runner import cli
 
-    root = tmp_path_factory.mktemp("demo")
-    # the first demo encodes ~1,200 chunks with MiniLM on the CPU: minutes, not seconds
-    r = cli("demo", "--out", "demo-out", "--repo", "freshstack", "--no-serve", cwd=root, timeout=1800)
-    assert r.returncode == 0, r.stderr[-3000:]
-    (root / "first-run.txt").write_text(r.stdout, encoding="utf-8")
+    root, lock = once_per_run(tmp_path_factory, "demo")
+    with lock:
+        if not (root / "first-run.txt").exists():
+            shutil.rmtree(root, ignore_errors=True)  # a worker stopped half-way: start over
+            root.mkdir()
+            # the first demo encodes ~1,200 chunks with MiniLM on the CPU: minutes, not seconds
+            r = cli("demo", "--out", "demo-out", "--repo", "freshstack", "--no-serve", cwd=root, timeout=1800)
+            assert r.returncode == 0, r.stderr[-3000:]
+            (root / "first-run.txt").write_text(r.stdout, encoding="utf-8")
     return root
 
 

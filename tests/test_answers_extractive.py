@@ -55,6 +55,7 @@ def test_the_word_cap_stops_the_answer_before_it_is_exceeded():
     assert answer.words == 9
 
 
+@pytest.mark.slow
 def test_llm_answers_cite_the_documents_given_and_a_rerun_makes_no_request(tmp_path, llm_server):
     from freshstack_hf.answers.baseline_answers import llm_answers
 

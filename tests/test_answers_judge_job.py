@@ -65,6 +65,7 @@ def library_judge_scores(lb_dataset, path, base_url: str):
     return score_answers(topics, answers, judge, resamples=RESAMPLES)
 
 
+@pytest.mark.slow
 def test_the_judge_job_names_the_stored_answers_by_hash_not_their_text(queued, lb_dataset):
     store, path, job = queued
     assert job.kind == JUDGE_JOB_KIND and "answers" not in job.payload

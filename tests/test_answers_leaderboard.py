@@ -86,6 +86,7 @@ def test_a_gzip_bomb_of_answers_is_refused_as_an_answers_file(store, lb_dataset,
     assert store.leaderboard_rows() == []
 
 
+@pytest.mark.slow
 def test_judge_job_has_no_key_worker_uses_its_own(store, lb_dataset, bm25_runs, tmp_path, llm_server, monkeypatch):
     from leaderboard.worker.jobs import evaluate_job
     from leaderboard.worker.worker import KIND_SECRETS, run_worker
@@ -219,6 +220,7 @@ def test_judge_endpoint_from_env(monkeypatch):
     assert JUDGE_IDS == ("nugget_all", "nugget_all_strict", "nugget_vital", "nugget_vital_strict")
 
 
+@pytest.mark.slow
 def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm_server, monkeypatch, tmp_path):
     from leaderboard.tracks.answers import GENERATE_JOB_KIND
     from leaderboard.tracks.answers.answer_baselines import compute_answer_baselines
@@ -260,6 +262,7 @@ def test_llm_answer_baseline_queued_then_made_by_a_worker(store, lb_dataset, llm
     assert [r.created for r in again] == [False, False] and len(store.queue.list_jobs()) == 2
 
 
+@pytest.mark.slow
 def test_queued_answer_baselines_are_made_by_workers_as_the_app_made_them(
     store, lb_dataset, llm_server, monkeypatch, tmp_path
 ):

@@ -183,6 +183,7 @@ def test_cli_option_errors_exit_2(tmp_path, answer_repo, capsys):
     assert "judge: none (citation scores only)" in out and "All" not in out.split("judge:")[1]
 
 
+@pytest.mark.slow
 def test_cli_scores_one_topic_of_a_whole_dataset_answer_file(tmp_path, synth_repo, capsys):
     from freshstack_hf import load_topic
     from freshstack_hf.answers import extractive_answers, to_trec_rag

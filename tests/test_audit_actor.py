@@ -117,6 +117,7 @@ RunSubmitter(store, Dataset(sys.argv[2]), rate_limit=None).submit(sys.argv[3], n
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("point", ["add_system", "submitted"])
 def test_a_kill_never_parts_a_submission_from_its_audit_row(point, store_on_each_backend, snapshots, tmp_path):
     """Killed inside the submission's transaction (its scores, blobs and audit row written, not committed): neither

@@ -126,6 +126,7 @@ def test_lucene_idf_is_the_plus_one_variant() -> None:
 # ---- scores against the reference ----
 
 
+@pytest.mark.slow
 def test_scores_equal_the_reference_with_length_encoding() -> None:
     docs, queries = random_corpus(seed=1, n_docs=300, n_queries=12, max_len=400, query_len=(200, 500))
     assert_matches_reference(docs, queries)

@@ -174,6 +174,7 @@ def stored_results(store: Store, ids) -> set[tuple]:
     return {result_key(sid, r, r["parameters"]) for sid in ids for r in store.results_for(sid)}
 
 
+@pytest.mark.slow
 def test_an_export_imported_into_an_empty_store_gives_back_the_same_board(
     freshstack_main, store, board, other_store_url, lb_dataset, bm25_runs, tmp_path, capsys
 ):
@@ -292,6 +293,7 @@ def string_cells(folder: Path) -> list[str]:
     return [v for c in CONFIGS for row in rows_of(folder, c.name) for v in row.values() if isinstance(v, str)]
 
 
+@pytest.mark.slow
 def test_a_public_export_redacts_ip_identities_keeps_blob_hashes_only_and_is_no_backup(
     freshstack_main, store, board, other_store_url, tmp_path, capsys
 ):
@@ -339,6 +341,7 @@ def test_a_public_export_redacts_ip_identities_keeps_blob_hashes_only_and_is_no_
     assert untouched(other_store_url)
 
 
+@pytest.mark.slow
 def test_a_public_export_holds_no_trace_of_a_hidden_or_deleted_system_and_says_how_many_it_left_out(
     freshstack_main, store, board, tmp_path, capsys
 ):
@@ -405,6 +408,7 @@ def trec_runs(rows) -> dict[int, str]:
     return {sid: "\n".join(found) + "\n" for sid, found in lines.items()}
 
 
+@pytest.mark.slow
 def test_every_system_s_runs_rows_scored_by_evaluate_give_its_stored_results(
     freshstack_main, store, board, lb_dataset, tmp_path, capsys
 ):
@@ -441,6 +445,7 @@ def test_every_system_s_runs_rows_scored_by_evaluate_give_its_stored_results(
     capsys.readouterr()
 
 
+@pytest.mark.slow
 def test_an_export_of_a_ranking_that_fails_its_hash_names_the_system_and_writes_nothing(
     freshstack_main, store, board, tmp_path, capsys
 ):
@@ -484,6 +489,7 @@ def test_a_blob_whose_data_does_not_match_its_sha256_refuses_the_import(
     assert untouched(other_store_url)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("key", "value", "message"),
     [
@@ -534,6 +540,7 @@ DAMAGES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", DAMAGES)
 def test_a_missing_or_garbled_export_is_refused_naming_what_to_do(
     freshstack_main, small_export, other_store_url, capsys, damage
@@ -547,6 +554,7 @@ def test_a_missing_or_garbled_export_is_refused_naming_what_to_do(
     assert untouched(other_store_url)
 
 
+@pytest.mark.slow
 def test_an_import_into_a_store_that_is_not_empty_is_refused(freshstack_main, store, small_export, capsys):
     counts, trail = row_counts(store), store.audit.rows()
     assert admin(freshstack_main, store.url, "import", str(small_export)) == 2
@@ -571,6 +579,7 @@ def as_format_1(folder: Path) -> None:
     (folder / "README.md").write_text(f"---\n{yaml.safe_dump(meta, sort_keys=False)}---{body}")
 
 
+@pytest.mark.slow
 def test_an_export_made_before_the_track_column_gives_each_model_the_track_the_table_read(
     freshstack_main, store, tmp_path, other_store_url, capsys
 ):
@@ -596,6 +605,7 @@ def test_an_export_made_before_the_track_column_gives_each_model_the_track_the_t
     assert tracks == {"model:nano:abc": "nano", "model:full:abc": "full", "model:nano:a-run-file": None}
 
 
+@pytest.mark.slow
 def test_import_reports_what_it_restored_as_json(freshstack_main, small_export, other_store_url, capsys):
     assert admin(freshstack_main, other_store_url, "import", str(small_export), "--json") == 0
     done = json.loads(capsys.readouterr().out)
@@ -606,6 +616,7 @@ def test_import_reports_what_it_restored_as_json(freshstack_main, small_export, 
         assert restored.find_system("h-run") is not None and restored.audit.rows()[-1].kind == "admin:import"
 
 
+@pytest.mark.slow
 def test_export_replaces_only_an_earlier_export_with_force_and_leaves_nothing_half_written(
     freshstack_main, store, small_export, tmp_path, capsys
 ):

@@ -152,6 +152,7 @@ def stored_average(store: Store, name: str, revision: str) -> float:
     return row.scores["drifty"][MEASURE.id].value
 
 
+@pytest.mark.slow
 def test_a_served_page_lists_a_snapshot_published_after_it_started(served_page, store):
     client = served_page.client
     view = ("", ALL_TYPES, ALL_SIZES, "all topics", f"average {MEASURE.name}", "desc")

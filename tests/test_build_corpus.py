@@ -232,6 +232,7 @@ def test_near_empty_chunks_are_dropped():
     assert (spans, dropped) == ([(0, 27)], 0)
 
 
+@pytest.mark.slow
 def test_indexed_span_counts_never_undercount():
     import random
 

@@ -69,6 +69,7 @@ def test_whole_request_is_the_key(llm_server, tmp_path):
     assert cached_responses(tmp_path / "cache.sqlite") == 4
 
 
+@pytest.mark.slow
 def test_transient_faults_are_retried_and_counted(llm_server, tmp_path):
     clean = backend(llm_server, tmp_path, "clean.sqlite").nuggets(QAS[:1])
     llm_server.timeout_sleep = 1.5

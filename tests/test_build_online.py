@@ -128,6 +128,7 @@ def test_sigkill_during_judging_loses_no_finished_judgment(tmp_path, shared_data
     assert record["usage"]["judgments"]["cache_hits"] >= len(finished)
 
 
+@pytest.mark.slow
 def test_unauthorized_endpoint_is_one_clear_error(tmp_path, shared_data, llm_server, capsys, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     llm_server.fail(*["401"] * 20)
@@ -143,6 +144,7 @@ def test_unauthorized_endpoint_is_one_clear_error(tmp_path, shared_data, llm_ser
     assert not out.exists()
 
 
+@pytest.mark.slow
 def test_garbage_answers_end_in_one_clear_error(tmp_path, shared_data, llm_server, capsys):
     llm_server.fail(*["garbage_body"] * 200)
     path = definition(tmp_path, shared_data, llm_server.base_url, max_retries=2)
@@ -153,6 +155,7 @@ def test_garbage_answers_end_in_one_clear_error(tmp_path, shared_data, llm_serve
     assert code == 2 and llm_server.base_url in err and "Traceback" not in err
 
 
+@pytest.mark.slow
 def test_pooling_with_an_endpoint_embedding_model(tmp_path, shared_data, llm_server):
     """`pooling.dense_model: openai:MODEL` retrieves with the endpoint's embeddings, cached like chat answers."""
     path = definition(tmp_path, shared_data, llm_server.base_url)

@@ -146,6 +146,7 @@ def test_answer_before_question_second_pass(tmp_path):
     assert (row["score"], row["answer_score"], row["tags"]) == (2, 3, ["godot", "gdscript"])
 
 
+@pytest.mark.slow
 def test_7z_archive_with_py7zr(tmp_path, shared_data, monkeypatch):
     py7zr = pytest.importorskip("py7zr")
     plain = shared_data / "stackexchange" / "genai.Posts.xml"
@@ -162,6 +163,7 @@ def test_7z_archive_with_py7zr(tmp_path, shared_data, monkeypatch):
     assert not list(tmp_path.glob(".posts-7z-*")), "the extracted Posts.xml must be removed"
 
 
+@pytest.mark.slow
 def test_7z_streamed_through_a_7z_binary(tmp_path, shared_data, monkeypatch):
     """With a `7z` on PATH the member is streamed from its stdout (a stand-in binary here: it logs its arguments)."""
     py7zr = pytest.importorskip("py7zr")

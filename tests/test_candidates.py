@@ -99,6 +99,7 @@ def test_retrieve_writes_runs_the_evaluator_scores(cand_repo, tmp_path):
     assert len(hybrid.read_text().splitlines()) == 6 * 100
 
 
+@pytest.mark.slow
 def test_unknown_method_is_refused(synth_repo):
     r = cli("retrieve", str(synth_repo), "--method", "tfidf", "--out", "x.trec")
     assert r.returncode == 2 and "invalid choice: 'tfidf'" in r.stderr

@@ -23,6 +23,7 @@ def test_every_subcommand_has_help_with_an_example():
         assert "Example:" in p.format_help(), f"{name} --help lacks an example"
 
 
+@pytest.mark.slow
 def test_synth_then_validate_and_json(tmp_path):
     r = cli("synth", str(tmp_path / "freshstack"), "--topics", "a,b", "--queries", "4", "--docs", "200", "--json")
     assert r.returncode == 0, r.stderr
@@ -32,6 +33,7 @@ def test_synth_then_validate_and_json(tmp_path):
     assert r.returncode == 0 and "valid (a, b)" in r.stdout
 
 
+@pytest.mark.slow
 def test_changed_corpus_id_fails_validation_naming_config_row_and_id(synth_repo, tmp_path):
     repo = tmp_path / "freshstack"
     shutil.copytree(synth_repo, repo)
@@ -47,6 +49,7 @@ def test_changed_corpus_id_fails_validation_naming_config_row_and_id(synth_repo,
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.slow
 def test_edited_derived_config_is_caught(synth_repo, tmp_path):
     repo = tmp_path / "freshstack"
     shutil.copytree(synth_repo, repo)
@@ -60,6 +63,7 @@ def test_edited_derived_config_is_caught(synth_repo, tmp_path):
     assert "beta-nugget-qrels row 3: differs from config 'beta': corpus-id='beta/nowhere.md_0_1'" in r.stderr
 
 
+@pytest.mark.slow
 def test_publish_dry_run_lists_files_without_network(synth_repo):
     r = cli("publish", str(synth_repo), "--repo-id", "me/freshstack", "--dry-run", env={"HF_TOKEN": ""})
     assert r.returncode == 0, r.stderr
@@ -71,6 +75,7 @@ def test_publish_dry_run_lists_files_without_network(synth_repo):
     assert f"{size:,}  data/alpha/corpus.parquet" in r.stdout
 
 
+@pytest.mark.slow
 def test_publish_without_token_is_a_clear_error(synth_repo):
     env = {k: v for k, v in os.environ.items() if k != "HF_TOKEN"}
     r = subprocess.run(
@@ -84,6 +89,7 @@ def test_publish_without_token_is_a_clear_error(synth_repo):
     assert r.stderr.startswith("error: no Hugging Face token: set HF_TOKEN")
 
 
+@pytest.mark.slow
 def test_publish_refuses_invalid_repo(synth_repo, tmp_path):
     repo = tmp_path / "freshstack"
     shutil.copytree(synth_repo, repo)
@@ -93,6 +99,7 @@ def test_publish_refuses_invalid_repo(synth_repo, tmp_path):
     assert "refusing to publish" in r.stderr and "alpha-queries: file data/alpha/queries.parquet is missing" in r.stderr
 
 
+@pytest.mark.slow
 def test_user_errors_exit_2_with_one_line(tmp_path):
     r = cli("validate", str(tmp_path / "missing"))
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stderr.startswith("error: ")
@@ -113,6 +120,7 @@ def test_synth_writes_120k_docs_that_validate(tmp_path):
     assert cli("validate", str(tmp_path / "freshstack")).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_command_parsed_alone_has_the_same_help_and_imports_no_other_command():
     full = next(a for a in build_parser()._actions if a.dest == "command").choices
     for name in SUBCOMMANDS:
@@ -146,6 +154,7 @@ def test_the_whole_command_line_imports_a_command_only_when_it_is_given():
     assert after == "['freshstack_hf.cli.common', 'freshstack_hf.cli.main', 'freshstack_hf.cli.stats']"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "given", "expected"), [("evaluate", None, "1"), ("evaluate", "2", "2"),
                                                           ("retrieve", None, None)])  # fmt: skip
 def test_evaluate_runs_numpy_with_one_blas_thread_unless_told(command, given, expected):
@@ -171,6 +180,7 @@ def test_evaluate_runs_numpy_with_one_blas_thread_unless_told(command, given, ex
         assert threads == "1"  # no BLAS worker started
 
 
+@pytest.mark.slow
 def test_top_level_help_lists_every_command():
     r = cli("--help")
     assert r.returncode == 0, r.stderr
@@ -206,6 +216,7 @@ def test_retrieve_prints_the_wall_time_of_the_whole_call(synth_repo, tmp_path, m
     assert out.is_file()
 
 
+@pytest.mark.slow
 def test_retrieve_hybrid_missing_model_folder_is_named_and_offline_mode_not_blamed(synth_repo, tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
     args = ["retrieve", str(synth_repo), "--topic", "alpha", "--method", "hybrid", "--model", "/no/such/dir"]
@@ -246,6 +257,7 @@ def test_resolve_model_source_mentions_offline_mode_only_when_it_is_set(monkeypa
         resolve_model_source(str(weights))
 
 
+@pytest.mark.slow
 def test_validate_says_what_the_path_is_and_which_folder_was_meant(synth_repo, tmp_path):
     outer = tmp_path / "demo-out"
     (outer / "work").mkdir(parents=True)
@@ -288,6 +300,7 @@ def test_plural_helper():
     assert plural(1178, "chunk") == "1,178 chunks"
 
 
+@pytest.mark.slow
 def test_cli_output_says_1_query_not_1_queries(tmp_path):
     r = cli("synth", str(tmp_path / "freshstack"), "--topics", "solo", "--queries", "1", "--docs", "40")
     assert r.returncode == 0, r.stderr

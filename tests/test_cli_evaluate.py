@@ -105,6 +105,7 @@ def perfect_run(topics) -> dict[str, dict[str, float]]:
     return run
 
 
+@pytest.mark.slow
 def test_cli_end_to_end(repo, tmp_path, capsys):
     from freshstack_hf.cli.main import main
     from freshstack_hf.metrics import qrels_from_topic

@@ -15,6 +15,7 @@ from freshstack_hf.samples.synth import SynthConfig, synth_topic
 OFFICIAL_COLUMNS = ["query_id", "query_title", "query_text", "answer_id", "answer_text", "metadata", "nuggets"]
 
 
+@pytest.mark.slow
 def test_written_repo_validates_and_reads_back(synth_repo):
     assert validate_repo(synth_repo) == []
     assert list_topics(synth_repo) == ["alpha", "beta"]
@@ -58,6 +59,7 @@ def test_real_load_dataset_from_parent_folder(synth_repo, monkeypatch):
     assert set(qrels["score"]) >= {0, 1}
 
 
+@pytest.mark.slow
 def test_replacing_one_topic_keeps_the_other(synth_repo, tmp_path):
     repo = tmp_path / "freshstack"
     shutil.copytree(synth_repo, repo)
@@ -166,6 +168,7 @@ def test_hand_edited_file_is_flagged(synth_repo, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_local_revision_is_the_data_not_the_build_time(tmp_path):
     from freshstack_hf.repo.reader import local_revision
 

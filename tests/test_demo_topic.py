@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from freshstack_hf.pipeline.corpus.file_selection import walk_files
 from freshstack_hf.pipeline.corpus.repos import git
@@ -70,6 +71,7 @@ def test_every_supporting_file_is_chunked():
             assert (Path(next(r.source for r in config.corpus.repositories if r.keyword == package)) / rel).is_file()
 
 
+@pytest.mark.slow
 def test_the_snapshots_read_a_history_of_exactly_the_installed_corpus_files(tmp_path):
     """Each library's history is one commit, dated at the questions' window's start, of the files the corpus stage
     reads from the installed folder, byte for byte; made once; and `build --snapshot`'s checks accept the snapshot
@@ -103,6 +105,7 @@ def test_the_snapshots_read_a_history_of_exactly_the_installed_corpus_files(tmp_
     assert resolved == {date: heads for date in SNAPSHOTS}
 
 
+@pytest.mark.slow
 def test_a_relative_work_folder_still_names_the_histories(tmp_path, monkeypatch):
     """`freshstack-hf demo --out demo-out` (make demo's) gives relative history folders: the snapshot definition
     names them absolutely, or its sources would be read beside the definition's own folder."""

@@ -50,6 +50,7 @@ def tqdm_hook() -> object:
     return current
 
 
+@pytest.mark.slow
 def test_loading_shows_transformers_bars_only_when_asked(capfd: pytest.CaptureFixture[str]) -> None:
     """`--quiet` / show_progress=False silences transformers' own "Loading weights" bar, for the load only."""
     from transformers.utils import logging as transformers_logging
@@ -93,6 +94,7 @@ def test_fingerprint_follows_file_sizes(tmp_path: Path) -> None:
     assert models.directory_fingerprint(tmp_path) != before
 
 
+@pytest.mark.slow
 def test_length_limit_and_clamp(minilm: models.DenseModel) -> None:
     model = minilm.model
     assert models.model_length_limit(model) == 512  # BERT position table
@@ -102,6 +104,7 @@ def test_length_limit_and_clamp(minilm: models.DenseModel) -> None:
     assert model.max_seq_length == 256  # restored after the call
 
 
+@pytest.mark.slow
 def test_embeddings_are_unit_float32_and_match_plain_encode(minilm: models.DenseModel) -> None:
     model = minilm.model
     ours = encode_texts(model, TEXTS, batch_size=3)
@@ -126,6 +129,7 @@ def test_cut_prefix_tokenizes_like_the_whole_text(minilm: models.DenseModel) -> 
     assert lengths[3] == 256 and len(cut[3]) < len(TEXTS[3]) and lengths[2] == 3 and cut[2] == "x"
 
 
+@pytest.mark.slow
 def test_cache_second_run_encodes_nothing(minilm: models.DenseModel, tmp_path: Path) -> None:
     def cache(prompt: str = "") -> EmbeddingCache:
         return EmbeddingCache(tmp_path, model=minilm.model_id, revision=minilm.revision, prompt=prompt)
@@ -181,6 +185,7 @@ def test_exact_search_random_and_cosine() -> None:
     np.testing.assert_array_equal(i, _brute(qn, unit, 20)[1])
 
 
+@pytest.mark.slow
 def test_retriever_finds_the_matching_docs(minilm: models.DenseModel, tmp_path: Path) -> None:
     doc_ids = ["routes", "queues", "views", "dup"]
     docs = [

@@ -54,6 +54,7 @@ def tokenized_path_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     yield
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [1536, 300, 1])  # the default, a few texts a batch, one text a batch
 @pytest.mark.parametrize("prompt", [None, "query: "])
 def test_equals_plain_encode_on_mixed_lengths(
@@ -66,6 +67,7 @@ def test_equals_plain_encode_on_mixed_lengths(
     np.testing.assert_allclose(ours, plain, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_wider_window_and_prompt_excluded_from_pooling(model: object, tokenized_path_only: None) -> None:
     """512 tokens (the model's limit) and mean pooling without the prompt's tokens (`prompt_length`, which
     `preprocess` attaches to the batch rather than to each text, must reach the pooling)."""
@@ -132,6 +134,7 @@ def test_padding_on_either_side() -> None:
     assert left["input_ids"].tolist() == [[7, 8, 9], [0, 0, 5]]
 
 
+@pytest.mark.slow
 def test_features_it_cannot_regroup_fall_back_to_plain_encode(model: object, monkeypatch) -> None:
     import torch
 

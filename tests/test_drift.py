@@ -183,6 +183,7 @@ def test_cli_report_path_puts_the_plot_beside_it(snapshots, tmp_path):
     assert "](r.svg)" in (tmp_path / "r.md").read_text() and (tmp_path / "r.svg").is_file()
 
 
+@pytest.mark.slow
 def test_cli_different_topics_exit_2_and_write_nothing(snapshots, tmp_path):
     from freshstack_hf.repo.writer import write_topics
     from freshstack_hf.samples.synth import SynthConfig, synth_topic

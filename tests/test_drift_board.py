@@ -14,6 +14,9 @@ from store_rows import META, topic_scores
 
 from freshstack_hf.cli.main import main
 
+# Builds real topics and refreshes per module: `make test` runs it, `make check` does not.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def snapshots(tmp_path_factory) -> Path:

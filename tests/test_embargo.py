@@ -31,6 +31,9 @@ from freshstack_hf.pipeline.config.topic import load_topic_config
 from freshstack_hf.pipeline.embargo import Embargo
 from freshstack_hf.repo.revisions import list_revisions
 
+# Builds real topics and refreshes per module: `make test` runs it, `make check` does not.
+pytestmark = pytest.mark.slow
+
 DAYS = 45
 
 

@@ -58,6 +58,7 @@ def built(tmp_path_factory) -> dict[str, Any]:
     }
 
 
+@pytest.mark.slow
 def test_the_private_revision_holds_the_embargoed_questions_lists_made_as_the_public_ones(built):
     private, public = Dataset(built["private"]), Dataset(built["public"])
     assert private.topic("laravel").query_ids == HELD
@@ -121,6 +122,7 @@ def test_the_embargoed_lists_are_made_once_and_refused_when_they_are_not_the_emb
     assert pq.read_table(held).column("query-id").to_pylist() == HELD
 
 
+@pytest.mark.slow
 def test_two_sets_of_questions_over_one_corpus_index_and_encode_it_once(monkeypatch):
     """With a `CorpusMemo` the second set's lists search the first's BM25 index and document vectors, and are the
     lists each set gets alone; a corpus of other texts is indexed anew."""
@@ -160,6 +162,7 @@ def test_two_sets_of_questions_over_one_corpus_index_and_encode_it_once(monkeypa
     assert len(built) == 2 and [n for n, k in encoded if not k] == [len(docs), len(docs)]
 
 
+@pytest.mark.slow
 def test_a_build_without_an_embargo_keeps_no_embargoed_lists(tmp_path):
     make_three_commits(tmp_path)
     spec = definition(tmp_path)

@@ -32,6 +32,9 @@ from freshstack_hf.runs import load_run
 from leaderboard.store.store import Store
 from leaderboard.worker.job_contract import payload_dataset
 
+# Builds real topics and refreshes per module: `make test` runs it, `make check` does not.
+pytestmark = pytest.mark.slow
+
 # (name, what it caches): each a page of D2's corpus and a question asked within the embargo before D2
 FRESH = [
     ("horizon", "dashboard metrics"), ("telescope", "request traces"), ("sanctum", "API tokens"),

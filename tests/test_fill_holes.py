@@ -69,6 +69,7 @@ def _fill(repo: Path, run_file: Path, *extra: str) -> tuple[int, dict]:
     return code, (json.loads(out.read_text()) if out.is_file() else {})
 
 
+@pytest.mark.slow
 def test_one_fill_judges_every_hole_and_keeps_the_old_revision(repo, llm_server, tmp_path, capsys):
     run = _holey_run(repo)
     run_file = write_run(run, tmp_path / "holey.trec", tag="holey")
@@ -116,6 +117,7 @@ def test_one_fill_judges_every_hole_and_keeps_the_old_revision(repo, llm_server,
     assert repeat["after"] == pytest.approx(record["after"])
 
 
+@pytest.mark.slow
 def test_the_text_report_names_the_revision_and_the_moves(repo, tmp_path, capsys):
     run_file = write_run(_holey_run(repo), tmp_path / "holey.trec", tag="holey")
     assert main(["fill-holes", str(repo), "--topic", "alpha", "--run", str(run_file), "--offline", "--quiet"]) == 0
@@ -139,6 +141,7 @@ def test_a_run_with_no_hole_says_so_once_and_names_no_judge(repo, tmp_path, caps
     assert list_revisions(repo) == []
 
 
+@pytest.mark.slow
 def test_the_offline_judge_needs_no_endpoint(repo, tmp_path, monkeypatch):
     monkeypatch.delenv("FRESHSTACK_LLM_BASE_URL", raising=False)
     run_file = write_run(_holey_run(repo), tmp_path / "holey.trec", tag="holey")
@@ -176,6 +179,7 @@ def test_bad_input_exits_2_and_writes_nothing(repo, tmp_path, capsys, flags, fla
     assert sorted(p.name for p in repo.parent.iterdir()) == before
 
 
+@pytest.mark.slow
 def test_a_failed_write_leaves_no_revision(repo, tmp_path, monkeypatch):
     import freshstack_hf.holes.revision as revision
 

@@ -48,6 +48,7 @@ def stored_results(data):
     return score_for_store(data, run, ["alpha"], resamples=0).results
 
 
+@pytest.mark.slow
 def test_a_stored_system_is_filled_and_every_system_rescored(board, store, llm_server):
     data, ids = board
     before = {p.name: p.read_bytes() for p in data.folder.rglob("*") if p.is_file()}
@@ -74,6 +75,7 @@ def test_a_stored_system_is_filled_and_every_system_rescored(board, store, llm_s
     assert llm_server.by_path["POST /v1/chat/completions"] == sent and list_revisions(data.folder) == ["main.fill1"]
 
 
+@pytest.mark.slow
 def test_no_endpoint_means_the_offline_judge(board, store, monkeypatch):
     monkeypatch.delenv("FRESHSTACK_JUDGE_BASE_URL", raising=False)
     data, ids = board
@@ -82,6 +84,7 @@ def test_no_endpoint_means_the_offline_judge(board, store, monkeypatch):
     assert {m.system: m.new["judged@10"] for m in moves}["holey"] == 1.0
 
 
+@pytest.mark.slow
 def test_a_worker_fills_a_queued_system_and_the_holes_tab_shows_the_moves(board, store, llm_server, monkeypatch):
     import functools
 

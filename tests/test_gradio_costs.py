@@ -37,6 +37,7 @@ def _eager(demo: gr.Blocks) -> Any:
     return gradio_costs._GradioSession(demo)
 
 
+@pytest.mark.slow
 def test_a_sessions_configs_computed_when_read_are_the_ones_gradio_computes_up_front(demo):
     eager, lazy = _eager(demo), gradio_costs.LazySessionState(demo)
     ids = list(eager.config_values)
@@ -131,6 +132,7 @@ def test_renders_asking_together_share_the_marker_read_instead_of_queueing_behin
     assert got == [1] * 20 and store.reads <= 2  # under the lock, each would have read in turn: 20 reads
 
 
+@pytest.mark.slow
 def test_the_queue_summarises_its_events_every_thousand_not_after_each_one(demo, lb_dataset, tmp_path, monkeypatch):
     assert demo._queue.ANAYLTICS_CACHE_FREQUENCY == 1000  # a pandas frame of every event ever run, otherwise
     monkeypatch.setenv("GRADIO_ANALYTICS_CACHE_FREQUENCY", "7")  # an operator's own setting wins

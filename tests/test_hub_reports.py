@@ -45,6 +45,7 @@ def listed(model: str, value: object, filename: str = PATH, pull: int | None = N
     }
 
 
+@pytest.mark.slow
 def test_reports_are_read_from_their_files_and_set_beside_the_boards_values(store, monkeypatch):
     mine = measured(store, "org/model-a", "a" * 40, 0.4)
     board_value = stored_values(store, mine)["alpha"]["alpha_ndcg@10"]

@@ -30,6 +30,7 @@ def _point_at_repo(monkeypatch, repo):
     monkeypatch.setenv("FRESHSTACK_DATASET", str(repo))
 
 
+@pytest.mark.slow
 def test_docs_queries_and_query_level_qrels(repo):
     topic = load_topic(repo, "alpha")
     dataset = ir_datasets.load("freshstack/alpha")
@@ -62,6 +63,7 @@ def test_top_ranked_candidates_are_scoreddocs_in_rank_order(repo):
     assert ranked == load_candidates(repo, "beta", "top_ranked")
 
 
+@pytest.mark.slow
 def test_the_dataset_follows_freshstack_dataset(tmp_path, monkeypatch):
     other = build_small_repo(tmp_path / "freshstack", queries=3, docs=40)
     dataset = ir_datasets.load("freshstack/alpha")
@@ -99,6 +101,7 @@ def test_ir_measures_on_these_qrels_matches_freshstack_hf(repo):
     assert plain[nDCG @ 10] == pytest.approx(ours["ndcg@10"], abs=1e-9)
 
 
+@pytest.mark.slow
 def test_no_import_of_ours_is_needed_once_installed(repo):
     """The import hook (installed .pth) registers the pattern when ir_datasets itself is imported."""
     code = textwrap.dedent(

@@ -269,6 +269,7 @@ def test_a_topic_under_the_floor_is_left_out_and_no_question_weighs_more_than_a_
     }
 
 
+@pytest.mark.slow
 def test_the_job_folder_holds_what_ranking_needs_and_is_removed(tmp_path, store):
     """The worker's job folder for a live model job (files 0600, folders 0700): per topic the judged embargoed
     questions' ids, titles and bodies, the corpus and the candidate lists; gone once the pass is closed. The queue's
@@ -331,6 +332,7 @@ def test_a_jobs_answer_is_read_as_data_only(tmp_path):
     assert "may not name posix.mkdir" in message
 
 
+@pytest.mark.slow
 def test_a_private_hub_repo_made_public_is_not_read(tmp_path, monkeypatch, caplog):
     """`--private-repo ORG/NAME` that the Hub now reports public: not downloaded, the row says there was no access,
     and the log says why; reported private, it is read."""
@@ -347,6 +349,7 @@ def test_a_private_hub_repo_made_public_is_not_read(tmp_path, monkeypatch, caplo
     assert private_split("me/held", payload) == {"folder": str(snapshot), "snapshot": DATE}
 
 
+@pytest.mark.slow
 def test_a_failed_read_of_the_private_revision_logs_counts_not_ids(tmp_path, monkeypatch, caplog):
     """A private revision whose read fails with a validation problem naming an embargoed question: the log names the
     error's type and how many problems, never the id."""
@@ -368,6 +371,7 @@ def plain_snapshot(root: Path) -> Path:
     return write_topics(root / f"freshstack@{DATE}", [topic])
 
 
+@pytest.mark.slow
 def test_without_the_private_repo_a_snapshot_with_no_embargo_gets_no_live_status(tmp_path):
     """A worker with no --private-repo: a snapshot whose public revision embargoes nothing has nothing live to
     record (None); one that embargoes questions gets "no access"."""

@@ -49,6 +49,7 @@ def repo(synth_repo, tmp_path):
     return copy
 
 
+@pytest.mark.slow
 def test_a_judge_that_answers_the_reference_agrees_perfectly(repo, llm_server, capsys):
     labels = _labels(repo, "alpha")
     llm_server.responder = _judge(lambda n, d: bool(labels.get((n, d), 0)))

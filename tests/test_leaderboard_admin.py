@@ -30,6 +30,7 @@ def admin(main, url: str, *args: str) -> int:
     return main(["admin", *args, "--store", url])
 
 
+@pytest.mark.slow
 def test_admin_hides_unhides_deletes_and_prints_the_log(freshstack_main, store, tmp_path, capsys):
     kept, _ = store.add_system(
         name="kept", kind="run", content_hash="h-kept", results={"t": topic_scores()}, meta=ResultMeta("r")
@@ -77,6 +78,7 @@ def test_admin_hides_unhides_deletes_and_prints_the_log(freshstack_main, store, 
     assert [r["kind"] for r in json.loads(capsys.readouterr().out)] == ["admin:delete"]
 
 
+@pytest.mark.slow
 def test_admin_errors_name_the_fix_and_exit_2(freshstack_main, store, tmp_path, capsys):
     main, url = freshstack_main, store.url
     system, _ = store.add_system(name="a", kind="run", content_hash="h-a")
@@ -97,6 +99,7 @@ def test_admin_errors_name_the_fix_and_exit_2(freshstack_main, store, tmp_path, 
     assert store.audit.rows() == []  # nothing was done, nothing was logged
 
 
+@pytest.mark.slow
 def test_the_store_option_goes_before_or_after_the_action(freshstack_main, store, capsys):
     """`admin --store URL log` and `admin log --store URL` are the same command; `admin --help` names --store."""
     main, url = freshstack_main, store.url

@@ -32,6 +32,7 @@ def _values(store: Store, system_id: int) -> dict[tuple[str, str], tuple[float, 
     return {(r["topic"], r["measure"]): (r["value"], r["ci_low"], r["ci_high"]) for r in store.results_for(system_id)}
 
 
+@pytest.mark.slow
 def test_a_missing_baseline_is_queued_once_and_a_worker_stores_the_in_process_numbers(store, lb_dataset, tmp_path):
     said: list[str] = []
     (row,) = queue_baselines(store, lb_dataset, methods=["bm25"], resamples=200, say=said.append)

@@ -95,6 +95,7 @@ ON_A_URL = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", ON_A_STORE, ids=lambda case: case.__name__)
 def test_the_store_tests_pass_on_a_registered_dialect(case, toy_store):
     case(toy_store)

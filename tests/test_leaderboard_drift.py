@@ -68,6 +68,7 @@ def test_the_page_has_a_drift_tab_only_when_given_a_report(store, lb_dataset, tm
     assert "### Answerability" in ids["drift-report-0"].value
 
 
+@pytest.mark.slow
 def test_leaderboard_refuses_a_bad_drift_report_before_starting(report_file, tmp_path):
     dataset = report_file.parent / "freshstack@2025-10-31"
     done = cli("leaderboard", "--dataset", str(dataset), "--drift", str(tmp_path / "nope.json"), "--no-baselines")

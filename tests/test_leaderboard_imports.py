@@ -14,6 +14,8 @@ import ast
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "leaderboard"
 TRACKS = "leaderboard.tracks"
@@ -90,6 +92,7 @@ def test_the_cycle_finder_names_a_cycle():
     assert find_cycle({"a": {"b"}, "b": set(), "c": {"a", "b"}}) is None
 
 
+@pytest.mark.slow
 def test_the_graph_counts_every_import_wherever_it_stands():
     graph = import_graph()
     assert set(graph) == set(modules()) and len(graph) > 40
@@ -98,11 +101,13 @@ def test_the_graph_counts_every_import_wherever_it_stands():
     assert "leaderboard.tracks.answers" in graph["leaderboard.store.schema"]  # the track's declared kinds
 
 
+@pytest.mark.slow
 def test_the_leaderboard_package_has_no_import_cycle():
     cycle = find_cycle(import_graph())
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
+@pytest.mark.slow
 def test_no_module_imports_another_modules_private_names():
     known = modules()
     private = []
@@ -113,6 +118,7 @@ def test_no_module_imports_another_modules_private_names():
     assert private == []
 
 
+@pytest.mark.slow
 def test_shared_code_imports_no_track_but_through_the_registries():
     graph = import_graph()
     shared = [name for name in graph if name != TRACKS and not name.startswith(TRACKS + ".")]
@@ -121,6 +127,7 @@ def test_shared_code_imports_no_track_but_through_the_registries():
     assert all(reaching[name] for name in REGISTRIES)  # each registry gathers what the tracks declare
 
 
+@pytest.mark.slow
 def test_the_library_never_imports_the_leaderboard():
     library = ROOT / "freshstack_hf"
     reaching = [

@@ -247,6 +247,7 @@ def test_the_rate_limit_counts_per_hugging_face_user_under_oauth(store, lb_datas
     assert not page.is_admin(profile("bob")) and not page.is_admin(None)
 
 
+@pytest.mark.slow
 def test_job_outcomes_are_logged_with_the_worker_as_identity(store):
     ids = [store.add_system(name=f"m{i}", kind="model", content_hash=f"model-{i}")[0].id for i in range(5)]
     for system_id in ids:

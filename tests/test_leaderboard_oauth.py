@@ -56,6 +56,7 @@ def fails_cleanly(proc: subprocess.Popen) -> str:
     return line
 
 
+@pytest.mark.slow
 def test_oauth_without_gradios_oauth_libraries_is_one_error_naming_the_extra(tmp_path, lb_dataset):
     hide = "import sys; sys.modules['authlib'] = None; sys.modules['itsdangerous'] = None; "  # as if not installed
     argv = ["--dataset", str(lb_dataset.folder), "--store", f"sqlite:///{tmp_path / 'lb.db'}", "--oauth"]
@@ -65,6 +66,7 @@ def test_oauth_without_gradios_oauth_libraries_is_one_error_naming_the_extra(tmp
     assert not (tmp_path / "lb.db").exists()  # refused before anything was created
 
 
+@pytest.mark.slow
 def test_oauth_off_a_space_needs_a_hub_login_and_says_so(tmp_path, lb_dataset):
     argv = ["--dataset", str(lb_dataset.folder), "--store", f"sqlite:///{tmp_path / 'lb.db'}", "--oauth"]
     line = fails_cleanly(leaderboard_process(argv, offline_env(tmp_path)))

@@ -25,6 +25,7 @@ def store(store_on_each_backend):
     return store_on_each_backend
 
 
+@pytest.mark.slow
 def test_each_job_is_claimed_by_exactly_one_of_several_concurrent_claimers(store):
     system, _ = store.add_system(name="s", kind="model", content_hash="m")
     ids = {store.queue.enqueue(system.id, "model", {"n": n}).id for n in range(40)}
@@ -44,6 +45,7 @@ def test_each_job_is_claimed_by_exactly_one_of_several_concurrent_claimers(store
     assert queue_counts(store) == {"running": 40}
 
 
+@pytest.mark.slow
 def test_expired_lease_returns_the_job_and_the_zombie_cannot_write(store):
     system, _ = store.add_system(name="s", kind="model", content_hash="m", job=("model", {"model": "x"}))
     job = store.queue.claim_job("w1", lease_seconds=0.8)
@@ -67,6 +69,7 @@ def test_expired_lease_returns_the_job_and_the_zombie_cannot_write(store):
     assert stored_job(store, job.id).state == "done"
 
 
+@pytest.mark.slow
 def test_heartbeats_keep_the_lease(store):
     store.add_system(name="s", kind="model", content_hash="m", job=("model", {}))
     job = store.queue.claim_job("w1", lease_seconds=1.0)
@@ -76,6 +79,7 @@ def test_heartbeats_keep_the_lease(store):
         assert store.queue.claim_job("w2", 1.0) is None
 
 
+@pytest.mark.slow
 def test_a_job_that_keeps_losing_its_worker_fails_after_max_attempts(store):
     system, _ = store.add_system(name="s", kind="model", content_hash="m", job=("model", {}), max_attempts=2)
     for attempt in (1, 2):

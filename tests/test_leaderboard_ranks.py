@@ -48,6 +48,7 @@ def per_query(store, key, measure, topic, qids):
     return [rows[0]["per_query"].get(q, 0.0) for q in qids]
 
 
+@pytest.mark.slow
 def test_rank_cells_match_the_library_on_the_stored_per_query_values(store, lb_dataset, board):
     _, ranks, ids = board
     sort = default_sort()

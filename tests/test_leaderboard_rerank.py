@@ -128,6 +128,7 @@ def _with_files(source: Path, target: Path, files: dict[str, bytes]) -> Path:
     return target
 
 
+@pytest.mark.slow
 def test_a_cross_encoder_folder_with_code_or_pickles_is_refused_at_the_door(store, lb_dataset, tmp_path, models):
     import pickle
 
@@ -152,6 +153,7 @@ def test_a_cross_encoder_folder_with_code_or_pickles_is_refused_at_the_door(stor
     assert (count(store, systems), count(store, jobs), count(store, rate_events)) == (0, 0, 0)
 
 
+@pytest.mark.slow
 def test_a_cross_encoder_is_queued_and_a_worker_scores_it_on_the_candidates(
     store_on_each_backend, lb_dataset, tmp_path, models
 ):

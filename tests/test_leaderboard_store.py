@@ -73,6 +73,7 @@ def _submit_in_process(url: str, i: int, barrier, answers) -> None:
     answers.put((i, own, dup))
 
 
+@pytest.mark.slow
 def test_50_concurrent_submissions_from_processes_are_stored_once_each(store, store_url):
     ctx = multiprocessing.get_context("fork")
     store.engine.dispose()  # children must not share the parent's pooled connections
@@ -88,6 +89,7 @@ def test_50_concurrent_submissions_from_processes_are_stored_once_each(store, st
     assert count(store, systems) == 51 and len(store.queue.list_jobs()) == 1
 
 
+@pytest.mark.slow
 def test_rate_limit_counts_per_identity_in_a_sliding_window(store):
     assert [bool(store.rate_limit.check("1.2.3.4", 3)) for _ in range(4)] == [True, True, True, False]
     refused = store.rate_limit.check("1.2.3.4", 3)
@@ -110,6 +112,7 @@ def test_rate_limit_holds_under_concurrency(store):
         assert sum(pool.map(attempt, range(10))) == 3
 
 
+@pytest.mark.slow
 def test_leaderboard_rows_for_1000_systems_in_two_queries(store):
     topics, measures = [f"topic{t}" for t in range(5)], ["alpha_ndcg@10", "coverage@20", "recall@50"]
     now = datetime.now(UTC).replace(tzinfo=None)

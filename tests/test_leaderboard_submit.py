@@ -195,6 +195,7 @@ def test_baseline_rows_are_computed_once_per_dataset_revision(store, lb_dataset,
     assert store.blobs.ranking_of(first.system_id) is not None
 
 
+@pytest.mark.slow
 def test_gzipped_runs_are_read_but_gzip_bombs_are_refused(store, lb_dataset, bm25_runs, tmp_path):
     import gzip
 

@@ -5,6 +5,7 @@ tab added to the registry (a toy one, defined here) is laid out and wired, or le
 from __future__ import annotations
 
 import gradio as gr
+import pytest
 from toy_tab import ToyTab
 
 from leaderboard.page import tabs
@@ -65,6 +66,7 @@ def page_of(demo: gr.Blocks) -> tuple[dict[str, list[str]], set[str], list[str]]
     return api, {b.elem_id for b in blocks if b.elem_id}, [b.label for b in blocks if isinstance(b, gr.Tab)]
 
 
+@pytest.mark.slow
 def test_the_page_keeps_its_api_and_components(store, lb_dataset, tmp_path):
     api, elem_ids, labels = page_of(build_app(lb_dataset, store))
     assert api == API

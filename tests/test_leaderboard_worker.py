@@ -95,6 +95,7 @@ def test_worker_stores_results_and_failures_in_process(store):
     assert row.scores["t2"]["recall@50"].value == 0.7 and row.dataset_revision == "rev-x"
 
 
+@pytest.mark.slow
 def test_time_cap_kills_the_job_process(store, tmp_path):
     marker = tmp_path / "started"
     store.add_system(name="slow", kind="model", content_hash="s", job=("model", {"sleep": 60, "marker": str(marker)}))
@@ -108,6 +109,7 @@ def test_time_cap_kills_the_job_process(store, tmp_path):
         wait_for(lambda: not alive(child), 5, "the job process to be gone")
 
 
+@pytest.mark.slow
 def test_a_crashing_job_process_is_retried_then_failed(store):
     store.add_system(name="c", kind="model", content_hash="c", job=("model", {"crash": True}), max_attempts=2)
     stats = run_worker(store, fake_evaluate, poll_seconds=0.05, max_idle_seconds=0)
@@ -116,6 +118,7 @@ def test_a_crashing_job_process_is_retried_then_failed(store):
     assert job.state == "failed" and job.attempts == 2 and "exited (9)" in job.error
 
 
+@pytest.mark.slow
 def test_killed_worker_job_is_finished_by_the_next_worker(store, store_url, tmp_path):
     marker = tmp_path / "started"
     system, _ = store.add_system(
@@ -141,6 +144,7 @@ def test_killed_worker_job_is_finished_by_the_next_worker(store, store_url, tmp_
     assert rows[0]["parameters"]["env"] == []  # HF_TOKEN was set for the worker, never seen by the job
 
 
+@pytest.mark.slow
 def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, tmp_path):
     marker = tmp_path / "started"
     store.add_system(name="z", kind="model", content_hash="z", job=("model", {"sleep": 1.5, "marker": str(marker)}))
@@ -160,6 +164,7 @@ def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, t
     assert (job.state, job.lease_owner) == ("done", "rescuer") and result_count(store) == 4
 
 
+@pytest.mark.slow
 def test_sigterm_stops_after_the_current_job_and_a_second_one_hands_it_back(store, store_url, tmp_path):
     first, second = tmp_path / "first", tmp_path / "second"
     store.add_system(name="t", kind="model", content_hash="t", job=("model", {"sleep": 1.5, "marker": str(first)}))

@@ -88,6 +88,7 @@ def age_live_events(store, identity: str, by: timedelta) -> None:
             conn.execute(update(rate_events).where(rate_events.c.id == event_id).values(at=at - by))
 
 
+@pytest.mark.slow
 def test_past_the_quota_a_model_is_queued_without_its_live_score(store_on_each_backend, embargoed_lb_dataset):
     """On SQLite and PostgreSQL: the fourth model of one identity in 7 days is queued and will be scored on the
     public questions, its job carrying the rate-limited live status and its submitter told when the next live

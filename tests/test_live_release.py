@@ -121,6 +121,7 @@ def test_a_held_row_shows_why_and_is_shown_the_day_its_embargo_ends_without_a_st
     ]  # no release (a snapshot with no embargo): no live column at all
 
 
+@pytest.mark.slow
 def test_has_embargo_reads_the_public_manifests_counts(tmp_path):
     from freshstack_hf.repo.dataset import Dataset
     from freshstack_hf.repo.writer import write_topics
@@ -154,6 +155,7 @@ def test_today_is_a_utc_date():
     assert datetime.strptime(today_utc(), "%Y-%m-%d")
 
 
+@pytest.mark.slow
 def test_the_probe_benchs_adversary_reads_judgments_back_when_values_are_open_and_nothing_under_hold(
     tmp_path, monkeypatch
 ):

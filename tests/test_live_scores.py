@@ -371,6 +371,7 @@ def private_hub(
     return snapshot, asked
 
 
+@pytest.mark.slow
 def test_a_private_hub_repo_is_read_with_the_token(tmp_path, monkeypatch):
     """`--private-repo ORG/NAME`: the worker reads the tag named by the job's snapshot through `Dataset`, i.e.
     `huggingface_hub.snapshot_download` with the token in HF_TOKEN, as `evaluate` would for a user."""

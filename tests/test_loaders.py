@@ -40,6 +40,7 @@ def test_default_source_is_the_published_repo_at_its_pinned_revision(monkeypatch
     assert src.metadata_revision() == PUBLISHED_REVISION
 
 
+@pytest.mark.slow
 def test_env_names_a_folder_or_another_hub_repo(monkeypatch, small_repo):
     monkeypatch.setenv("FRESHSTACK_DATASET", str(small_repo))
     src = dataset_source()
@@ -68,6 +69,7 @@ def test_local_revision_follows_the_data(tmp_path, small_repo):
 
 
 # ---- loaders.hf_datasets -------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_hf_datasets_helpers_read_every_config(monkeypatch, small_repo):
     monkeypatch.setenv("FRESHSTACK_DATASET", str(small_repo))
     topic = hf_datasets.load_topic_records("alpha")

@@ -95,6 +95,7 @@ def expected_first_rel(topic, run, k: int) -> float:
     return sum(hits) / len(queries)
 
 
+@pytest.mark.slow
 def test_dataset_score_computes_a_registered_family(toy_family, repo):
     from freshstack_hf.repo.dataset import Dataset
 

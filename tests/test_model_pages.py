@@ -124,6 +124,7 @@ def test_another_benchmark_and_bad_targets_are_refused(store):
 
 
 # ---- pull requests, in this process ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_pull_requests_are_opened_once_audited_and_a_refused_repo_leaves_the_others_going(store, monkeypatch):
     a = measured(store, "org/model-a", "a" * 40, 0.4)
     b = measured(store, "org/model-b", "b" * 40, 0.5)
@@ -167,6 +168,7 @@ def test_pull_requests_are_opened_once_audited_and_a_refused_repo_leaves_the_oth
     assert all(r.identity == "local:op" for r in rows) and "/discussions/1" in rows[0].detail
 
 
+@pytest.mark.slow
 def test_new_values_get_a_new_pull_request_naming_the_one_it_supersedes(store, monkeypatch):
     measured(store, "org/model-a", "a" * 40, 0.4)
     target = Target(DATASET_ID, BOARD)

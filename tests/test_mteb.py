@@ -51,6 +51,7 @@ def _scores(result_json: Path) -> dict[str, dict[str, float]]:
 
 
 # ---- registration and metadata -------------------------------------------------------------------------
+@pytest.mark.slow
 def test_tasks_are_found_by_name_with_the_repo_topics_as_subsets(env_repo):
     task = mteb.get_task("FreshStack")
     assert isinstance(task, FreshStack) and task.hf_subsets == ["alpha", "beta"]
@@ -100,6 +101,7 @@ def test_an_existing_task_of_the_same_name_is_not_replaced(monkeypatch):
 
 
 # ---- the Python API with mteb's baselines --------------------------------------------------------------
+@pytest.mark.slow
 def test_python_api_scores_equal_freshstack_hf_on_the_saved_run(repo, tmp_path):
     model = mteb.get_model("mteb/baseline-random-encoder")
     result = mteb.evaluate(
@@ -173,6 +175,7 @@ def test_model_kind_is_read_from_the_directory(tmp_path):
     assert mteb_models.model_kind(tmp_path) == "dense"
 
 
+@pytest.mark.slow
 @needs_packaged
 def test_get_model_takes_a_directory_and_still_takes_registry_names():
     model = mteb.get_model(str(PACKAGED))

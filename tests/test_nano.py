@@ -1,3 +1,5 @@
+import pytest
+
 from freshstack_hf import load_candidates, load_topic
 from freshstack_hf.repo.check import validate_repo
 from freshstack_hf.repo.manifest import read_manifest
@@ -8,6 +10,7 @@ from freshstack_hf.samples.synth import SynthConfig, synth_topic
 from freshstack_hf.topic_check import validate_topic
 
 
+@pytest.mark.slow
 def test_nano_keeps_judged_then_candidates_then_random():
     topic = synth_topic("t", SynthConfig(queries=30, docs=3000, seed=2))
     judged_all = {j.doc_id for j in topic.judgments}
@@ -29,6 +32,7 @@ def test_nano_keeps_judged_then_candidates_then_random():
     assert again.query_ids == subset.query_ids and again.docs == subset.docs  # deterministic
 
 
+@pytest.mark.slow
 def test_build_nano_writes_a_valid_repo_with_sampling_in_card(tmp_path):
     topic = synth_topic("t", SynthConfig(queries=8, docs=900, seed=3))
     lists = {q.query_id: [d.doc_id for d in topic.docs[:50]] for q in topic.queries}

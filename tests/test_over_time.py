@@ -33,6 +33,7 @@ def evaluated(board, run, date, *after: str) -> float:
     return json.loads(out.read_text())["average"]["metrics"][HEADLINE[0].id]
 
 
+@pytest.mark.slow
 def test_every_system_is_one_line_with_evaluates_numbers_on_each_snapshot(board):
     snapshots = snapshots_of(board["datasets"][-1])
     assert [s.label for s in snapshots] == DATES

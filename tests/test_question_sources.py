@@ -131,6 +131,7 @@ def test_a_registered_reader_is_chosen_by_name_and_by_auto(toy_reader, tmp_path)
         register_reader(ToyThreads)
 
 
+@pytest.mark.slow
 def test_a_whole_build_reads_its_questions_from_the_registered_reader(toy_reader, tmp_path):
     definition = toy_definition(tmp_path)
     definition["questions"]["format"] = "toy"

@@ -36,6 +36,9 @@ from freshstack_hf.cli.main import main
 from freshstack_hf.pipeline import build_prompts
 from freshstack_hf.repo.revisions import list_revisions
 
+# Builds real topics and refreshes per module: `make test` runs it, `make check` does not.
+pytestmark = pytest.mark.slow
+
 
 def manifest(folder: Path) -> dict[str, Any]:
     return json.loads((folder / "manifest.json").read_text(encoding="utf-8"))

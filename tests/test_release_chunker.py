@@ -231,6 +231,7 @@ def test_cl100k_file_with_another_hash_is_refused_by_name(tmp_path):
         cl100k.load_encoding(str(bad))
 
 
+@pytest.mark.slow
 def test_language_lookup_equals_pygments():
     from pygments.lexers import get_lexer_for_filename
     from pygments.util import ClassNotFound
@@ -273,6 +274,7 @@ def test_parity_on_real_repository_slices(tmp_path, tiktoken_cache, folder):
     assert len(mine) >= 20 and record["files"] >= 10, record
 
 
+@pytest.mark.slow
 def test_default_build_makes_the_released_ids(tmp_path):
     """Corpus ids of the FreshStack release (langchain topic), made by `freshstack-hf build`'s default chunker from
     the files at the commit `pin-commits` found: ids, offsets and the byte-offset quirk of tree-sitter files."""

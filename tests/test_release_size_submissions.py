@@ -59,6 +59,7 @@ def store(tmp_path):
         yield opened
 
 
+@pytest.mark.slow
 def test_a_1000_deep_gzipped_run_is_accepted_and_scored_as_the_cli_scores_it(deep, store, freshstack_main, capsys):
     dataset, run, files = deep
     assert files["plain"].stat().st_size > 4 * CAP  # refused by the cap as the file's size, before

@@ -46,6 +46,7 @@ def headline(store, system_id: int) -> dict[tuple[str, str], float]:
     return {(r["topic"], r["measure"]): r["value"] for r in store.results_for(system_id) if r["measure"] in ids}
 
 
+@pytest.mark.slow
 def test_every_stored_system_is_measured_on_a_new_revision_once(store, snapshots, tmp_path):
     first, second = snapshots
     topic = first.topic("drifty")

@@ -107,6 +107,7 @@ def test_a_folder_model_is_measured_on_every_snapshot_by_the_boards_restarts(sto
             assert_equals_the_cli(store, rows[dataset.revision], board, date, tmp_path)
 
 
+@pytest.mark.slow
 def test_a_folder_model_is_measured_again_then_stops_with_its_folder(store_url, board, tmp_path, capsys):
     """`remeasure` (what `refresh --store` runs) measures the folder model on the second snapshot; once its folder
     is gone, the third snapshot gets no score: the earlier rows stay, and the command and the Over time view say
@@ -141,6 +142,7 @@ def test_a_folder_model_is_measured_again_then_stops_with_its_folder(store_url, 
         assert f"**Not measured again**: mini: not measured after {DATES[1]}: {why}" in summary(view)
 
 
+@pytest.mark.slow
 def test_a_folder_whose_weights_changed_is_not_measured_again(store, board, tmp_path, capsys):
     """Other weights in the accepted folder are another model: not measured under the accepted one's name."""
     submitted(store, board, tmp_path)

@@ -262,6 +262,7 @@ def test_the_packaged_model_by_its_hub_id_is_measured_offline(store, snapshots, 
     assert {r.dataset_revision for r in rows} == {first.revision, second.revision}
 
 
+@pytest.mark.slow
 def test_the_wish_to_have_its_results_proposed_goes_with_a_model_to_the_next_snapshot(store, snapshots, tmp_path):
     """A submitter who ticked "propose these results to my model's page" (`model_pages`) asked it of the model, not of
     one snapshot: the row measured again on the next snapshot carries it, and a row whose submitter did not, does

@@ -79,6 +79,7 @@ def tiny_cross_encoder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cross_encoder_from_path_orders_by_its_own_scores(tiny_cross_encoder: Path) -> None:
     from sentence_transformers import CrossEncoder
 
@@ -93,6 +94,7 @@ def test_cross_encoder_from_path_orders_by_its_own_scores(tiny_cross_encoder: Pa
     assert {d for d, _ in out["q2"]} == {"d5", "d6"}
 
 
+@pytest.mark.slow
 def test_a_quiet_rerank_loads_its_model_without_bars(
     tiny_cross_encoder: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:

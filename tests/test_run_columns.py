@@ -99,6 +99,7 @@ def test_load_run_equals_the_line_reader(tmp_path, case, strict, gzipped, corpus
         assert loaded.warnings and loaded.problems and all(p.row for p in loaded.problems)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", [0, 70_000])  # in the first block, or in a later one after plain lines
 def test_bytes_that_are_not_utf8_are_left_to_the_line_reader(tmp_path, where):
     """Arrow's reader does not validate UTF-8 (the plain check declines every byte past ASCII): a run with a byte

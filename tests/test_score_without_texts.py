@@ -39,6 +39,7 @@ def repos(tmp_path_factory):
     return full, ids_only, run, write_run(run, root / "bm25.trec", tag="bm25")
 
 
+@pytest.mark.slow
 def test_a_corpus_without_texts_still_scores(repos):
     full, ids_only, run, _ = repos
     cut = Dataset(ids_only)

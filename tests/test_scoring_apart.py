@@ -125,6 +125,7 @@ def test_a_refused_run_gets_the_same_refusal_read_apart(lb_dataset, bm25_runs, t
     assert told[0] == told[1] and told[0][0] == "refused" and "no-such-doc" in " ".join(told[0][2]), told
 
 
+@pytest.mark.slow
 def test_a_child_that_died_fails_the_submission_it_scored_and_the_next_one_gets_a_new_child(lb_dataset, bm25_runs):
     scorer = ScoringApart()
     try:
@@ -141,6 +142,7 @@ def test_a_child_that_died_fails_the_submission_it_scored_and_the_next_one_gets_
         scorer.close()
 
 
+@pytest.mark.slow
 def test_the_child_ends_when_the_boards_process_ends_without_cleaning_up(lb_dataset, tmp_path):
     script = tmp_path / "board.py"
     script.write_text(

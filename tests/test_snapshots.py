@@ -158,6 +158,7 @@ def offline_snapshots(tmp_path_factory) -> Path:
     return root / "freshstack"
 
 
+@pytest.mark.slow
 def test_every_loader_takes_a_snapshot(offline_snapshots, monkeypatch, tmp_path, capsys):
     import datasets
     import ir_datasets

@@ -199,6 +199,7 @@ def _files(root: Path) -> set[str]:
     return {str(p.relative_to(root)) for p in root.rglob("*")}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("store", ["none", "sqlite-off-data"])
 def test_a_space_whose_store_a_restart_loses_is_refused_and_writes_nothing(tmp_path, lb_dataset, store):
     """No PostgreSQL secret, and no persistent storage (or a SQLite secret beside it): exit 2, one line naming the

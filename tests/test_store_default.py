@@ -17,6 +17,7 @@ UNREACHABLE = f"postgresql://lb:{SECRET}@127.0.0.1:1/board"  # nothing listens o
 SHOWN = "postgresql://lb:***@127.0.0.1:1/board"
 
 
+@pytest.mark.slow
 def test_remeasure_uses_the_env_store_and_says_which(tmp_path, synth_repo):
     chosen = tmp_path / "env" / "board.db"
     env = {"FRESHSTACK_STORE": f"sqlite:///{chosen}", "FRESHSTACK_DATA_DIR": str(tmp_path / "data")}
@@ -29,6 +30,7 @@ def test_remeasure_uses_the_env_store_and_says_which(tmp_path, synth_repo):
         assert len(store.queue.list_jobs()) == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [
@@ -48,6 +50,7 @@ def test_a_store_that_cannot_be_opened_is_named_with_the_fix(command, synth_repo
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_the_env_store_is_used_when_no_url_is_given_and_a_bad_one_is_named(synth_repo):
     done = cli("remeasure", "--dataset", str(synth_repo), env={"FRESHSTACK_STORE": UNREACHABLE})
     assert done.returncode == 2 and f"store: {SHOWN}" in done.stderr and SECRET not in done.stderr

@@ -1,9 +1,12 @@
 import re
 
+import pytest
+
 from freshstack_hf.samples.synth import SynthConfig, synth_topic
 from freshstack_hf.topic_check import validate_topic
 
 
+@pytest.mark.slow
 def test_synth_is_deterministic_and_seed_sensitive():
     a = synth_topic("x", SynthConfig(queries=5, docs=300, seed=3))
     b = synth_topic("x", SynthConfig(queries=5, docs=300, seed=3))

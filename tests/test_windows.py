@@ -80,6 +80,7 @@ def test_the_rule_strictly_after_the_day_dated_judged_questions_only():
     assert question_day("not a date") is None
 
 
+@pytest.mark.slow
 def test_window_of_stored_per_query_scores_equals_rescoring_the_window(repo):
     """The leaderboard restricts stored per-query scores; that must equal scoring restricted judgments."""
     from freshstack_hf.repo.dataset import Dataset
