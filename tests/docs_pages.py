@@ -1,7 +1,7 @@
 """The docs' code blocks as the tests read them: a Sybil parser for the pages (README.md and docs/**/*.md), the
 notes that mark a block in the page, and the rule an output block is compared by.
 
-A page's blocks, in order (docs/contributing.md says the same for the people who write pages):
+A page's blocks, in order (docs/writing-docs.md says the same for the people who write pages):
 
 * a ```` ```bash ```` block is a shell block and a ```` ```python ```` block a Python block: both are run, in that
   order, in a sandbox folder holding what the pages say they need (the demo's repo `freshstack`, its run
@@ -34,7 +34,7 @@ DOCS = ROOT / "docs"
 RUNNABLE = ("bash", "python")
 NOTE = re.compile(r"^\*(?P<kind>Needs|Serves)\b(?P<text>[^\n]*)\*$")
 
-# The comparison rule (docs/contributing.md, "Output blocks"): what truly varies between two runs of a command.
+# The comparison rule (docs/writing-docs.md, "Output blocks"): what truly varies between two runs of a command.
 ANY_LINES = "..."  # a line of its own: any number of lines, none included
 ANY_TEXT = "[...]"  # inside a line: any text on that line
 DURATION = re.compile(r"\b\d+(?:\.\d+)? (?:s|ms)\b")  # `done in 0.3 s`, `ready in 73 s`: a timing
