@@ -1,7 +1,7 @@
 """Hub models for the board's tests, without the Hub.
 
 * `COMMIT`, `OTHER_COMMIT`: full commit ids, which the board takes offline as their own pin
-  (`model_submit.pinned_commit`): what a test gives as the revision of a Hub model it never downloads.
+  (`model_source.pinned_commit`): what a test gives as the revision of a Hub model it never downloads.
 * `HubCache`: a Hugging Face cache laid out as huggingface_hub writes one (`models--ORG--NAME/refs/main`,
   `models--ORG--NAME/snapshots/SHA/...`), which the board and an in-process worker read through
   `huggingface_hub.snapshot_download(local_files_only=True)`, and a worker process through `HF_HUB_CACHE`.

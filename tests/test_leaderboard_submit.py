@@ -145,7 +145,7 @@ def test_model_submissions_are_queued_once(store, lb_dataset, tmp_path):
 
 
 def test_an_uncached_hub_branch_is_refused_offline_with_the_fix(store, lb_dataset, tmp_path, monkeypatch):
-    """Offline, a Hub model the board's cache lacks cannot be pinned to a commit (`model_submit.pinned_commit`):
+    """Offline, a Hub model the board's cache lacks cannot be pinned to a commit (`model_source.pinned_commit`):
     refused, naming the commit id or a download as the fix, and nothing stored; a commit id is its own pin."""
     HubCache(tmp_path / "hub", monkeypatch)  # empty
     submitter = ModelSubmitter(store, lb_dataset, rate_limit=10)

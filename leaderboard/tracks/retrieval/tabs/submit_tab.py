@@ -17,6 +17,7 @@ import gradio as gr
 from leaderboard.model_pages.pull_requests import blocker, told_proposal
 from leaderboard.page.computing import WATCH
 from leaderboard.page.page import READ, REFRESH, SCORING, WRITE, Page, PageTab, Path_, Profile
+from leaderboard.page.submit_form import submit_group, submit_outcome
 from leaderboard.submission.outcome import SubmitOutcome
 from leaderboard.tracks.retrieval.submissions.model_submit import ModelSubmitter
 from leaderboard.tracks.retrieval.submissions.run_submit import RunSubmitter
@@ -26,6 +27,7 @@ from leaderboard.tracks.retrieval.tabs import retrieval_page
 CUTOFF_LABEL = "Cutoff date (optional: model release or training cutoff, YYYY-MM-DD)"
 # On the model forms (here and the Reranking tab's; each API's last argument): `leaderboard.model_pages`.
 PROPOSE_LABEL = "Propose these results to my model's page (a pull request on its Hub repo, once scored)"
+MODEL_NAME_LABEL = "Name (default: the model id)"  # on the model forms: an empty name is the model's
 
 
 def propose_box(elem_id: str) -> gr.Checkbox:
@@ -56,11 +58,9 @@ class SubmitTab(PageTab):
                 run_button, run_inputs = _run_form(runs)
             with gr.Column():
                 model_button, model_inputs = _model_form()
-        outcome = gr.Markdown(elem_id="submit-outcome")
-        status = gr.JSON(visible=False)  # the full-precision outcome, for API clients only
+        self.outputs = submit_outcome("submit-outcome")
         self.run = run_button, _run_event(page, board, runs), run_inputs
         self.model = model_button, _model_event(page, board, models), model_inputs
-        self.outputs = [outcome, status]
 
     def wire(self, page: Page) -> None:
         refresh = page.part(REFRESH)  # the Leaderboard table shows the new row at once
@@ -78,12 +78,13 @@ def _run_form(runs: RunSubmitter) -> tuple[Any, list[Any]]:
     gr.Markdown("### A run file\nScored at once against this dataset's judgments.")
     run_file = gr.File(label="Run (TREC or JSON)", type="filepath", elem_id="run-file")
     scope = gr.Dropdown(runs.scopes(), value="auto", label="Topics (auto: those the run covers)")
-    run_name = gr.Textbox(label="Name", elem_id="run-name")
-    run_desc = gr.Textbox(label="Description", lines=2)
-    run_link = gr.Textbox(label="Link (http/https)")
-    run_cutoff = gr.Textbox(label=CUTOFF_LABEL, placeholder="YYYY-MM-DD", elem_id="run-cutoff")
-    run_button = gr.Button("Submit run", variant="primary", elem_id="run-submit")
-    return run_button, [run_file, scope, run_name, run_desc, run_link, run_cutoff]
+    group = submit_group(
+        "Submit run",
+        name_id="run-name",
+        button_id="run-submit",
+        extras=lambda: [gr.Textbox(label=CUTOFF_LABEL, placeholder="YYYY-MM-DD", elem_id="run-cutoff")],
+    )
+    return group.button, [run_file, scope, *group.inputs]
 
 
 def _model_form() -> tuple[Any, list[Any]]:
@@ -95,13 +96,13 @@ def _model_form() -> tuple[Any, list[Any]]:
         elem_id="model-revision",
     )
     track = gr.Radio(["full", "nano"], value="full", label="Track (full corpora or nano pools)")
-    model_name = gr.Textbox(label="Name (default: the model id)")
-    model_desc = gr.Textbox(label="Description", lines=2)
-    model_link = gr.Textbox(label="Link (http/https)")
-    model_cutoff = gr.Textbox(label=CUTOFF_LABEL + "; empty: the model card's", placeholder="YYYY-MM-DD")
-    model_propose = propose_box("model-propose")
-    model_button = gr.Button("Submit model", variant="primary")
-    return model_button, [model, revision, track, model_name, model_desc, model_link, model_cutoff, model_propose]
+
+    def cutoff_and_proposal() -> list[Any]:
+        cutoff = gr.Textbox(label=CUTOFF_LABEL + "; empty: the model card's", placeholder="YYYY-MM-DD")
+        return [cutoff, propose_box("model-propose")]
+
+    group = submit_group("Submit model", name_label=MODEL_NAME_LABEL, extras=cutoff_and_proposal)
+    return group.button, [model, revision, track, *group.inputs]
 
 
 def _run_event(page: Page, board: Any, runs: RunSubmitter) -> Callable[..., Any]:
