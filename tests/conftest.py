@@ -31,11 +31,25 @@ def _isolated_hf_cache(tmp_path_factory, monkeypatch):
     monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache / "datasets")
 
 
+def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, contextlib.AbstractContextManager]:
+    """(a folder, a lock) shared by every worker of this test run, so that a session fixture building something
+    costly builds it once: under pytest-xdist each worker is a process with its own session, and the workers' temp
+    folders stand side by side in the run's own one. Hold the lock while checking for and making the folder."""
+    from filelock import FileLock
+
+    base = tmp_path_factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return shared / name, FileLock(str(shared / f"{name}.lock"))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _session_embedding_cache(tmp_path_factory):
-    """Embeddings go to one temp cache for the whole run (never ~/.cache): builds over the same chunks share it."""
+    """Embeddings go to one temp cache for the whole run (never ~/.cache), shared by every worker: builds over the
+    same chunks share it, as they do in one process (its shards are written whole, so workers never clobber)."""
+    cache, _ = once_per_run(tmp_path_factory, "freshstack_cache")
+    cache.mkdir(parents=True, exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("FRESHSTACK_CACHE", str(tmp_path_factory.mktemp("freshstack_cache")))
+        mp.setenv("FRESHSTACK_CACHE", str(cache))
         yield
 
 
@@ -68,17 +82,6 @@ def llm_server(monkeypatch):
     monkeypatch.setenv("FRESHSTACK_LLM_BATCH_POLL", "0.01")
     with FakeOpenAI() as server:
         yield server
-
-
-def once_per_run(tmp_path_factory: pytest.TempPathFactory, name: str) -> tuple[Path, contextlib.AbstractContextManager]:
-    """(a folder, a lock) shared by every worker of this test run, so that a session fixture building something
-    costly builds it once: under pytest-xdist each worker is a process with its own session, and the workers' temp
-    folders stand side by side in the run's own one. Hold the lock while checking for and making the folder."""
-    from filelock import FileLock
-
-    base = tmp_path_factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    return shared / name, FileLock(str(shared / f"{name}.lock"))
 
 
 @pytest.fixture(scope="session")
