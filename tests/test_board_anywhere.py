@@ -123,6 +123,10 @@ def test_the_app_and_a_worker_share_nothing_but_the_store(homes, store_url, lb_d
         worker_cmd = [EXE, "worker", "--store", store_url, "--dataset", str(worker_home / "freshstack")]
         worker_cmd += ["--runs-dir", str(worker_home / "runs"), "--device", "cpu", "--poll-seconds", "0.5"]
         worker_cmd += ["--exit-when-idle", "5", "--json"]
+        # its embedding cache is the test run's, outside both homes (the app encodes nothing): the sqlite case's
+        # vectors serve the postgresql one, as a worker's machine keeps its cache between boards (the judge's
+        # response cache stays in the worker's home, so each case's judge is asked)
+        worker_cmd += ["--cache-dir", os.environ["FRESHSTACK_CACHE"]]
         hiding: list[str] = []
         if can_hide_folders():  # the app's folder, cwd and dataset included, is an empty tmpfs for the worker
             hide = ["sh", "-c", 'mount -t tmpfs none "$1" && shift && exec "$@"', "sh", str(app_home)]

@@ -81,6 +81,9 @@ class PageRun:
         self.document.namespace["__evaluate__"] = self.evaluate
         self.done: dict[int, BaseException | None] = {}
         self.servers: list[Server] = []
+        # the page is done after its last block that runs here (a last block the page marks as not runnable is
+        # skipped before its run is asked for, so the run closes on the block before it)
+        self.last = max((i for i, e in enumerate(self.examples) if not e.parsed.needs), default=-1)
         self.env = {
             **os.environ,
             "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -260,8 +263,8 @@ def test_block(page: Path, index: int, page_runs, request, tmp_path_factory, fre
     try:
         run.run_through(index)
     finally:
-        if index == len(run.examples) - 1:
-            run.close()
+        if index >= run.last:
+            run.close()  # its boards stopped now, not at the session's end: a board left serving computes on
 
 
 def check_without_running(block: Block) -> None:
