@@ -1,11 +1,12 @@
-"""A board whose whole state is one store (issue 29): the app and a worker run as separate processes, each in its
-own working directory with its own data folder, runs cache, caches and home, and share nothing but the store (a
-PostgreSQL server, as a deployment runs it; and a SQLite file outside both, as one machine does). The worker runs in
-a mount namespace where the app's folder is an empty tmpfs, so it cannot read or write one file of the app's: every
-job kind (model, reranker, baseline, answers baseline, answers judge, fill) reads what it needs from the store and
-leaves what it makes there, and the app's views that read archived data (Detail, the nugget views, the Holes tab,
-drift-board) show what the worker made. The published inputs a real deployment downloads from the Hub (the dataset,
-a submitted model) are a copy of the dataset in the worker's own folder and a model folder outside both."""
+"""A board whose whole state is one store (issue 29): the app and a worker run as separate processes, each in its own
+working directory with its own data folder, runs cache, caches and home (the worker's embedding cache is the test
+run's, outside both), and share nothing but the store (a PostgreSQL server, as a deployment runs it; and a SQLite
+file outside both, as one machine does). The worker runs in a mount namespace where the app's folder is an empty
+tmpfs, so it cannot read or write one file of the app's: every job kind (model, reranker, baseline, answers baseline,
+answers judge, fill) reads what it needs from the store and leaves what it makes there, and the app's views that read
+archived data (Detail, the nugget views, the Holes tab, drift-board) show what the worker made. The published inputs
+a real deployment downloads from the Hub (the dataset, a submitted model) are a copy of the dataset in the worker's
+own folder and a model folder outside both."""
 
 from __future__ import annotations
 

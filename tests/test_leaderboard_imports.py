@@ -143,3 +143,18 @@ def test_the_page_is_assembled_and_each_file_name_is_one_module():
     assert sizes["leaderboard.page.app"] < 120  # the page is assembled from the tabs' own modules
     files = [p.name for p in PACKAGE.rglob("*.py") if p.name != "__init__.py"]
     assert sorted(f for f in set(files) if files.count(f) > 1) == []
+
+
+def test_the_retrieval_tracks_lower_rooms_never_read_its_tabs():
+    """The retrieval track's layers point one way: the tabs read the tables, views, jobs and submissions, never
+    the other way (a view that needs what the page lists is handed it by its tab)."""
+    graph = import_graph()
+    track = f"{TRACKS}.retrieval"
+    lower = [f"{track}.{room}" for room in ("tables", "views", "jobs", "submissions")]
+    reaching = {
+        name: sorted(t for t in found if t.startswith(f"{track}.tabs"))
+        for name, found in graph.items()
+        if any(name == room or name.startswith(room + ".") for room in lower)
+    }
+    assert {name: tabs for name, tabs in reaching.items() if tabs} == {}
+    assert any(name.startswith(f"{track}.views.") for name in reaching)  # the rooms were read

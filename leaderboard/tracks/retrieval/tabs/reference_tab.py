@@ -55,8 +55,13 @@ class ReferenceTab(PageTab):
         note = gr.Markdown(elem_id="hub-reported-note")
         table = gr.Dataframe(interactive=False, elem_id="hub-reported-table", max_height=520, wrap=True)
 
+        def listed() -> dict[str, str]:
+            """{revision: snapshot name} of the snapshots the board lists now."""
+            listing = retrieval_page.snapshot_list(page).current()
+            return {snap.dataset.revision: snap.label for snap in listing.snapshots}
+
         def shown() -> tuple[str, Any]:
-            line, frame = hub_reported.reported_view(page)
+            line, frame = hub_reported.reported_view(page, listed)
             update = gr.update(value=display(frame), datatype=datatypes(frame), visible=not frame.empty)
             return f"The Hub's reports: {line}", update
 

@@ -14,6 +14,7 @@ why; its start never waits for it.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
@@ -24,7 +25,6 @@ from leaderboard.model_pages.verified import Target, plan
 from leaderboard.page.display import link_cell
 from leaderboard.page.page import Page
 from leaderboard.sanitize import MAX_NAME, sanitize_link, sanitize_text
-from leaderboard.tracks.retrieval.tabs import retrieval_page
 
 HEADING = "### Reported on the Hub"
 COLUMNS = ["model", "task", "reported", "board", "difference", "snapshot", "board row", "link", "note"]
@@ -87,18 +87,16 @@ def reported_frame(rows: list[Compared]) -> pd.DataFrame:
     return frame
 
 
-def reported_view(page: Page) -> tuple[str, pd.DataFrame]:
+def reported_view(page: Page, snapshots: Callable[[], dict[str, str]]) -> tuple[str, pd.DataFrame]:
     """(the line on what was read, the table) as the page shows them now: the reader's last reading matched with
-    the board's values, computed once per reading and store state."""
+    the board's values, computed once per reading and store state. `snapshots` gives {revision: snapshot name} of
+    the snapshots the board lists now (the tab reads the page's snapshot list; this layer knows no tab)."""
     found = reader(page).current()
     key = (id(found), page.store.change_marker())
     memo = page.shared("retrieval.hub_reported", dict)
     if key not in memo:
         settings = page.settings
         verified = plan(page.store, Target(settings.dataset_id, settings.board_url))
-        snapshots = {
-            snap.dataset.revision: snap.label for snap in retrieval_page.snapshot_list(page).current().snapshots
-        }
         memo.clear()
-        memo[key] = (found.note, reported_frame(compare(found, verified, snapshots, settings.board_url)))
+        memo[key] = (found.note, reported_frame(compare(found, verified, snapshots(), settings.board_url)))
     return memo[key]
