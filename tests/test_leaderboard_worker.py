@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -18,7 +19,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import create_engine, func, select
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import OperationalError
 
 from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
@@ -82,6 +85,62 @@ def start_worker(url: str, *extra: str) -> subprocess.Popen:
     cmd = [sys.executable, "-m", "leaderboard.cli.board_worker", "--store", url, "--evaluator"]
     cmd += ["test_leaderboard_worker:fake_evaluate", "--poll-seconds", "0.1", "--json", *extra]
     return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def write_lock_free(url: str) -> bool:
+    """Whether a write transaction on the store can start now, i.e. no other process holds its write lock (SQLite)
+    or a lock on a job row (PostgreSQL)."""
+    if url.startswith("sqlite"):
+        conn = sqlite3.connect(make_url(url).database, timeout=0.2)
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            conn.rollback()
+            return True
+        except sqlite3.OperationalError:
+            return False
+        finally:
+            conn.close()
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            conn.exec_driver_sql("SET LOCAL lock_timeout = '200ms'")
+            conn.exec_driver_sql("SELECT 1 FROM jobs FOR UPDATE")
+        return True
+    except OperationalError:
+        return False
+    finally:
+        engine.dispose()
+
+
+def stop_between_writes(proc: subprocess.Popen, url: str) -> None:
+    """SIGSTOP `proc` at a moment it holds no lock on the store. Stopped inside a write (a heartbeat's transaction)
+    it would hold the lock for as long as it stays stopped, and the next worker would wait on that lock, not on the
+    lapsed lease a test is about (a hang, not a failure)."""
+    for _ in range(100):
+        proc.send_signal(signal.SIGSTOP)
+        if write_lock_free(url):
+            return
+        proc.send_signal(signal.SIGCONT)  # let it finish the write, then stop it again
+        time.sleep(0.05)
+    pytest.fail("the worker held a lock on the store at every one of 100 stops")
+
+
+def test_the_lock_probe_sees_another_connection_writing(store, store_url):
+    store.add_system(name="w", kind="model", content_hash="w", job=("model", {"value": 0.5}))
+    assert write_lock_free(store_url)
+    engine = create_engine(store_url)
+    try:
+        with engine.connect() as conn:
+            if store_url.startswith("sqlite"):
+                conn.exec_driver_sql("BEGIN IMMEDIATE")  # SQLite's one write lock
+            else:
+                conn.begin()
+                conn.exec_driver_sql("SELECT 1 FROM jobs FOR UPDATE")  # the job row, as a worker's write holds it
+            assert not write_lock_free(store_url)
+            conn.rollback()
+        assert write_lock_free(store_url)
+    finally:
+        engine.dispose()
 
 
 def test_worker_stores_results_and_failures_in_process(store):
@@ -150,7 +209,7 @@ def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, t
     store.add_system(name="z", kind="model", content_hash="z", job=("model", {"sleep": 1.5, "marker": str(marker)}))
     zombie = start_worker(store_url, "--once", "--lease-seconds", "0.9", "--worker-id", "zombie")
     wait_for(marker.exists, 30, "the zombie to start the job")
-    zombie.send_signal(signal.SIGSTOP)  # frozen: no heartbeats, but its job process keeps computing
+    stop_between_writes(zombie, store_url)  # frozen: no heartbeats, but its job process keeps computing
     try:
         time.sleep(1.2)  # the lease lapses
         stats = run_worker(store, fake_evaluate, once=True, isolate=False, lease_seconds=30, worker_id="rescuer")
