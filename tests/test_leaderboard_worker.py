@@ -212,8 +212,9 @@ def test_paused_zombie_worker_cannot_add_a_second_result_set(store, store_url, t
     stop_between_writes(zombie, store_url)  # frozen: no heartbeats, but its job process keeps computing
     try:
         time.sleep(1.2)  # the lease lapses
-        rescue = {"once": True, "isolate": False, "lease_seconds": 30, "worker_id": "rescuer"}
-        stats = run_worker(store, fake_evaluate, max_idle_seconds=60, **rescue)  # a job it cannot claim: a failure
+        stats = run_worker(
+            store, fake_evaluate, once=True, isolate=False, lease_seconds=30, worker_id="rescuer", max_idle_seconds=60
+        )  # idle for a minute (a job it cannot claim): the test fails here instead of hanging the run
         assert stats.done == 1
     finally:
         zombie.send_signal(signal.SIGCONT)
