@@ -23,6 +23,14 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`make test`'s `--dist loadfile` hands out the longest units first (tests/scheduling.py)."""
+    from scheduling import LongestFirst
+
+    return LongestFirst(config, log) if config.getvalue("dist") == "loadfile" else None
+
+
 @pytest.fixture(autouse=True)
 def _isolated_hf_cache(tmp_path_factory, monkeypatch):
     """Keep `datasets` caches out of the user's home and independent between tests."""
