@@ -10,9 +10,6 @@ from pathlib import Path
 EXE = Path(sys.executable).with_name("freshstack-hf")
 
 
-EXE = Path(sys.executable).with_name("freshstack-hf")
-
-
 def cli(
     *args: str, cwd: Path | None = None, env: dict | None = None, timeout: int = 300
 ) -> subprocess.CompletedProcess:
