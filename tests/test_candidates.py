@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cross_encoders import minilm_cross_encoder
 
 from freshstack_hf import load_candidates, load_topic
 from freshstack_hf.repo.check import validate_repo
@@ -107,13 +108,8 @@ def test_unknown_method_is_refused(synth_repo):
 
 @pytest.mark.slow
 def test_rerank_cli_reorders_the_head_and_keeps_the_tail(cand_repo, tmp_path_factory, tmp_path):
-    import sentence_transformers
-
-    from freshstack_hf.retrieval.models import packaged_model_dir
-
     repo, _, _ = cand_repo
-    ce_dir = tmp_path_factory.mktemp("ce") / "tiny-reranker"
-    sentence_transformers.CrossEncoder(str(packaged_model_dir()), num_labels=1, device="cpu").save(str(ce_dir))
+    ce_dir = minilm_cross_encoder(tmp_path_factory.mktemp("ce") / "tiny-reranker")  # reads 128 tokens of a pair
     out = tmp_path / "rerank.trec"
     r = cli("rerank", str(repo), "--topic", "alpha", "--model", str(ce_dir), "--top-k", "10", "--out", str(out))
     assert r.returncode == 0, r.stderr

@@ -9,6 +9,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from cross_encoders import minilm_cross_encoder
 from store_rows import META, topic_scores
 
 from freshstack_hf.errors import FreshStackError
@@ -194,14 +195,12 @@ def test_the_dedupe_key_is_the_configuration_hash_stores_already_hold(lb_dataset
 
 @pytest.mark.slow  # MiniLM for the hybrid, and a cross-encoder made from it
 def test_a_reranked_hybrid_job_computes_its_inputs_and_matches_the_in_process_row(tmp_path):
-    from sentence_transformers import CrossEncoder
     from synthetic_repo import build_small_repo
 
     from freshstack_hf.repo.dataset import Dataset
-    from freshstack_hf.retrieval.models import packaged_model_dir
 
-    cross_encoder = tmp_path / "cross-encoder"  # random one-label head: meaningless scores, real code path
-    CrossEncoder(str(packaged_model_dir()), num_labels=1, device="cpu").save(str(cross_encoder))
+    # random one-label head: meaningless scores, real code path; it reads 128 tokens of each pair, not 512
+    cross_encoder = minilm_cross_encoder(tmp_path / "cross-encoder")
     ctx = Dataset(build_small_repo(tmp_path / "freshstack", queries=2, docs=40, doc_chars=100))
     with Store(f"sqlite:///{tmp_path / 'lb.db'}") as store, Store(f"sqlite:///{tmp_path / 'sync.db'}") as sync:
         store.create_all()
