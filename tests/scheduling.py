@@ -56,9 +56,11 @@ def needs_the_demo(unit: str) -> bool:
 @dataclass
 class Order:
     """Which unit goes out next: the longest left, save that the units needing the demo wait behind the first of
-    them until as many measured seconds of other work as the demo's build have gone out."""
+    them until the other workers have been handed as many measured seconds of other work each as the demo's build
+    takes."""
 
     seconds: dict[str, float]
+    others: int = 1  # the workers that do not build the demo
     demo_started: bool = False
     since_demo: float = 0.0  # seconds of work without the demo handed out since the demo's first unit went
 
@@ -72,7 +74,7 @@ class Order:
         if demo_units and not self.demo_started:
             self.demo_started = True  # its worker builds the demo
             return demo_units[0]
-        building = self.since_demo < self.seconds.get(DEMO_BUILD, 0.0)
+        building = self.since_demo < self.seconds.get(DEMO_BUILD, 0.0) * self.others
         for unit in by_length:
             if not needs_the_demo(unit):
                 self.since_demo += self.weight(unit, queue[unit])
@@ -93,6 +95,7 @@ class LongestFirst(LoadFileScheduling):
         return unit_of(nodeid)
 
     def _assign_work_unit(self, node: Any) -> None:
+        self.order.others = max(1, len(self.nodes) - 1)
         unit = self.order.next({unit: len(tests) for unit, tests in self.workqueue.items()})
         self.workqueue.move_to_end(unit, last=False)  # the base class hands out the queue's first unit
         super()._assign_work_unit(node)

@@ -45,6 +45,18 @@ def test_the_longest_goes_first_and_the_demo_s_units_wait_behind_its_build():
     ]
 
 
+def test_with_two_other_workers_the_demo_s_units_wait_for_twice_the_build():
+    order = Order({DEMO_BUILD: 100, "tests/test_docs_site.py": 300, "tests/a.py": 120, "tests/b.py": 90}, others=2)
+    queue = {"tests/test_docs_site.py": 1, "tests/test_demo_cli.py": 100, "tests/a.py": 1, "tests/b.py": 1}
+    handed = []
+    while queue:
+        unit = order.next(queue)
+        handed.append(unit)
+        del queue[unit]
+    assert handed == ["tests/test_docs_site.py", "tests/a.py", "tests/b.py", "tests/test_demo_cli.py"]
+    assert order.since_demo == 210  # past 2 x 100 only after b: one worker alone would have let demo_cli go after a
+
+
 def test_with_only_demo_units_left_they_still_go_out():
     order = Order({DEMO_BUILD: 1000})
     queue = {"tests/test_demo_cli.py": 5, "tests/test_docs_site.py": 9}
