@@ -44,8 +44,8 @@ demo: $(STAMP)
 	$(BIN)/freshstack-hf demo --out demo-out $(if $(REPORTED),--reported $(REPORTED))
 
 # Tests run on every core (pytest-xdist); a file's tests stay on one worker, so a module's fixtures are built once.
-# One worker a core: a third worker on 2 cores was no faster (the suite is CPU-bound; 18:36 against 19:27 before the
-# cuts it came with), and tests/scheduling.py hands the longest files out first.
+# One worker a core: the suite is CPU-bound, and a third worker on 2 cores was no faster (a clean clone's make test
+# took 18:36 with 3 workers, 18:25 with 2); tests/scheduling.py hands the longest files out first.
 PYTEST_WORKERS ?= auto
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 # The project's bytecode, written once before the tests: with PYTHONDONTWRITEBYTECODE set (as here) every process

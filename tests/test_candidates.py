@@ -109,7 +109,7 @@ def test_unknown_method_is_refused(synth_repo):
 @pytest.mark.slow
 def test_rerank_cli_reorders_the_head_and_keeps_the_tail(cand_repo, tmp_path_factory, tmp_path):
     repo, _, _ = cand_repo
-    ce_dir = minilm_cross_encoder(tmp_path_factory.mktemp("ce") / "tiny-reranker")  # reads 128 tokens of a pair
+    ce_dir = minilm_cross_encoder(tmp_path_factory.mktemp("ce") / "reranker")  # reads 128 tokens of a pair
     out = tmp_path / "rerank.trec"
     r = cli("rerank", str(repo), "--topic", "alpha", "--model", str(ce_dir), "--top-k", "10", "--out", str(out))
     assert r.returncode == 0, r.stderr

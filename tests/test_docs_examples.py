@@ -36,10 +36,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docs_pages import ROOT, Block, output_matches, page_name, pages, read_page, shell_commands
+from docs_pages import (
+    NEEDS_NOTHING_BUILT,
+    ROOT,
+    Block,
+    output_matches,
+    page_name,
+    pages,
+    read_page,
+    shell_commands,
+)
 
 PORT = "7860"  # the port the pages serve on; a free one replaces it where a page serves
-NEEDS_NOTHING_BUILT = {"docs/extend.md", "docs/concepts.md"}  # pages whose blocks run in an empty sandbox
 BLOCK_TIMEOUT = 600
 SERVE_TIMEOUT = 240
 
