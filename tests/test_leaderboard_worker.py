@@ -69,7 +69,11 @@ def alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    return Path(f"/proc/{pid}").exists() and "zombie" not in Path(f"/proc/{pid}/status").read_text().lower()
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:  # reaped between the signal and the read
+        return False
+    return "zombie" not in status.lower()
 
 
 def wait_for(predicate, timeout: float, what: str) -> None:

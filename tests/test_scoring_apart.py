@@ -42,9 +42,10 @@ def _gone(pid: int, limit: float = 20.0) -> bool:
             os.kill(pid, 0)
         except ProcessLookupError:
             return True
-        state = (
-            Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] if Path(f"/proc/{pid}").exists() else "X"
-        )
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:  # reaped between the signal and the read
+            return True
         if state == "Z":  # ended, not yet reaped by its parent
             return True
         time.sleep(0.1)
