@@ -6,11 +6,11 @@
   also where the tracks declare their kinds and what the store asks of each) and the records the store hands out
   (`records`); what a blob is (`blobs`, `ranking_blob`); bringing an older store up to date (`migrations`) and opening
   a store with an older runs folder (`archive`).
-* `worker/`: the evaluation worker (`worker`, `job_process`), what a track's job is given and returns
-  (`job_contract`), the registry of job kinds (`jobs`), model vetting (`vetting`), the LLM endpoint jobs send
-  text to (`judge_endpoint`), the embargo's private split a worker reads for live scores (`private_split`), what a
-  live job is handed of it and what becomes of its ranking (`live_pass`), and the seal of a job process
-  (`sandbox`, through the kernel's Landlock and seccomp in `seal_syscalls`).
+* `worker/`: the evaluation worker (`worker`, `job_process`, the `job_launcher` that forks jobs), what a track's
+  job is given and returns (`job_contract`), the registry of job kinds (`jobs`), model vetting (`vetting`), the LLM
+  endpoint jobs send text to (`judge_endpoint`), the embargo's private split a worker reads for live scores
+  (`private_split`), what a live job is handed of it and what becomes of its ranking (`live_pass`), and the seal of
+  a job process (`sandbox`, through the kernel's Landlock and seccomp in `seal_syscalls`).
 * `page/`: the Gradio page. `app` assembles the tabs registered in `tabs`, which share a `page.Page`; what the tabs
   share (`display`, `paging`, `store_frame`, the Computing line `computing`, `sign_in`, the plain `first_paint`,
   the address of a row's Detail `detail_link`) and the Admin tab (`admin_tab`).

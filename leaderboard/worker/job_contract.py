@@ -74,7 +74,14 @@ class JobKind:
     keeps: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()  # roles of the system's blobs the worker reads for the job (`BlobStore.system_blob`)
     live: bool = False  # scored live too: the worker hands it the embargoed questions to rank (`worker.live_pass`)
+    # modules the worker's job launcher imports once for every job of the kind, before it forks the job's process
+    # (`worker.job_launcher`): the heavy libraries the handler imports when it runs
+    imports: tuple[str, ...] = ()
 
+
+# The `JobKind.imports` of a kind that loads a sentence-transformers model or a CrossEncoder (with torch and
+# transformers, 5 s of CPU to import: once per worker run, not once per job).
+LOADS_MODELS = ("sentence_transformers",)
 
 INPUTS = "stored_inputs"  # the payload key under which a handler finds its inputs: {role: bytes}
 

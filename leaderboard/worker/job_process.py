@@ -1,14 +1,16 @@
-"""How one job runs: in a spawned child process that drops secret-looking variables (killable), or in a thread.
+"""How one job runs: in a child process of its own that holds no secret (killable), or in a thread.
 
-The job itself runs in a child process (spawned, so no lock or CUDA state is inherited) while the worker only
-supervises (`leaderboard.worker.worker`): killing is the only reliable way to stop a model stuck in native code, and
-keeping the store out of the child means the code that touches a submitted model never sees the database URL.
-The child drops secret-looking environment variables, except those its job kind keeps; if the supervisor dies,
-the child notices and exits. It is a job process (`sandbox.mark_job_process`): a model job seals it once its model
-is loaded (`sandbox.seal_job`), with a temporary folder of its own (TMPDIR) as the one place it may write besides
-the embedding cache, removed when the job ends. What it sends back is read as data only: a pickle that names
-anything but plain values, the job contract's records and numpy's arrays is refused (`_ResultReader`), so a model
-that takes over its process cannot take over the worker through its answer.
+The job itself runs in a child process while the worker only supervises (`leaderboard.worker.worker`): killing is
+the only reliable way to stop a model stuck in native code, and keeping the store out of the child means the code
+that touches a submitted model never sees the database URL. On Linux the child is forked by the worker's job
+launcher (`job_launcher`: started without any secret-looking variable, it imports the job code once per worker
+run); elsewhere it is spawned. Either way its environment is the worker's without secret-looking variables,
+except those its job kind keeps, and if its parent dies, the child notices and exits. It is a job process
+(`sandbox.mark_job_process`): a model job seals it once its model is loaded (`sandbox.seal_job`), with a temporary
+folder of its own (TMPDIR) as the one place it may write besides the embedding cache, removed when the job ends.
+What it sends back is read as data only: a pickle that names anything but plain values, the job contract's records
+and numpy's arrays is refused (`_ResultReader`), so a model that takes over its process cannot take over the worker
+through its answer.
 
 A thread (`isolate=False`: tests, notebooks) cannot be killed, and is never sealed: it runs in the worker's own
 process.
@@ -28,7 +30,8 @@ import tempfile
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
@@ -36,18 +39,11 @@ from freshstack_hf.errors import FreshStackError
 from leaderboard.store.records import JobRecord
 from leaderboard.worker import sandbox
 from leaderboard.worker.job_contract import JobOutput
+from leaderboard.worker.job_launcher import FORKS, JobLauncher, LaunchedJob, without_secrets
 
 log = logging.getLogger(__name__)
 
 EvaluateJob = Callable[[JobRecord], JobOutput]
-_SECRET_WORDS = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "APIKEY", "CREDENTIAL", "CREDENTIALS", "KEY"}
-_SECRET_NAMES = {"FRESHSTACK_STORE", "DATABASE_URL", "PGPASSWORD", "PGPASSFILE", "SSH_AUTH_SOCK"}
-
-
-def _is_secret(name: str) -> bool:
-    """HF_TOKEN, OPENAI_API_KEY, AWS_SECRET_ACCESS_KEY, ... but not TOKENIZERS_PARALLELISM."""
-    upper = name.upper()
-    return upper in _SECRET_NAMES or not _SECRET_WORDS.isdisjoint(upper.split("_"))
 
 
 def describe_error(exc: BaseException) -> str:
@@ -56,17 +52,27 @@ def describe_error(exc: BaseException) -> str:
 
 
 def _child_main(
-    evaluate: EvaluateJob, job: JobRecord, kept: tuple[str, ...], conn: Any, parent_pid: int, scratch: str
+    evaluate: EvaluateJob,
+    job: JobRecord,
+    env: dict[str, str],
+    hub_secrets: list[Path],
+    scratch: str,
+    parent_pid: int | None,
+    conn: Connection | int,
 ) -> None:
-    """Body of the job process: signals are the supervisor's business, secrets but `kept` are dropped, temporary
-    files go to `scratch`, the process may seal itself, the answer is piped."""
+    """Body of the job process: signals are the supervisor's business, the environment is `env` (the worker's
+    without secrets), temporary files go to `scratch`, the process may seal itself, the answer is piped (`conn`, or
+    the file descriptor of its pipe)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    parent_pid = parent_pid or os.getppid()  # the launcher forked this process
+    if isinstance(conn, int):
+        conn = Connection(conn, readable=False)
     watch = threading.Thread(target=_exit_with_parent, args=(parent_pid,), name="exit-with-parent", daemon=True)
     watch.start()
-    sandbox.mark_job_process(watch)
-    for name in [n for n in os.environ if _is_secret(n) and n not in kept]:
-        del os.environ[name]
+    sandbox.mark_job_process(watch, hub_secrets=hub_secrets)
+    os.environ.clear()
+    os.environ.update(env)
     os.environ["TMPDIR"] = tempfile.tempdir = scratch
     try:
         answer: tuple[str, Any] = ("ok", evaluate(job))
@@ -128,17 +134,42 @@ def read_answer(raw: bytes) -> tuple[str, Any]:
 
 
 class ProcessRun:
-    """A job in a spawned child process, keeping only the secret variables `kept`, writing its temporary files in a
-    folder of its own (removed by `close`); can be killed."""
+    """A job in a child process (forked by `launcher`, else by a launcher of its own, or spawned where forking is
+    not safe), keeping only the secret variables `kept`, writing its temporary files in a folder of its own
+    (removed by `close`); can be killed. `imports` are modules a launcher imports before it forks the job."""
 
-    def __init__(self, evaluate: EvaluateJob, job: JobRecord, kept: tuple[str, ...] = ()) -> None:
-        ctx = multiprocessing.get_context("spawn")
+    def __init__(
+        self,
+        evaluate: EvaluateJob,
+        job: JobRecord,
+        kept: tuple[str, ...] = (),
+        *,
+        imports: Iterable[str] = (),
+        launcher: JobLauncher | None = None,
+    ) -> None:
         self._scratch = tempfile.mkdtemp(prefix=f"freshstack-job-{job.id}-")  # 0700
-        self._recv, send = ctx.Pipe(duplex=False)
-        args = (evaluate, job, kept, send, os.getpid(), self._scratch)
-        self._proc = ctx.Process(target=_child_main, args=args, name=f"job-{job.id}")
-        self._proc.start()
-        send.close()  # only the child holds the sending end, so its death reads as EOF here
+        env, hub_secrets = without_secrets(os.environ, kept), sandbox.hub_secrets(os.environ)
+        self._own_launcher = launcher is None and FORKS
+        self._recv, send = multiprocessing.Pipe(duplex=False)
+        self._proc: multiprocessing.process.BaseProcess | LaunchedJob
+        try:
+            if FORKS:
+                self._launcher = launcher or JobLauncher()
+                call = pickle.dumps((_child_main, (evaluate, job, env, hub_secrets, self._scratch, None)))
+                self._proc = self._launcher.launch(call, [_module_of(evaluate), *imports], send.fileno())
+            else:
+                ctx = multiprocessing.get_context("spawn")
+                args = (evaluate, job, env, hub_secrets, self._scratch, os.getpid(), send)
+                self._proc = ctx.Process(target=_child_main, args=args, name=f"job-{job.id}")
+                self._proc.start()
+        finally:
+            send.close()  # only the child holds the sending end, so its death reads as EOF here
+
+    @property
+    def pid(self) -> int | None:
+        """The job process's id (None until a launcher has forked it)."""
+        self._proc.is_alive()  # a launched job's pid is read as it comes
+        return self._proc.pid
 
     @property
     def scratch(self) -> Path:
@@ -170,7 +201,18 @@ class ProcessRun:
             self._proc.kill()
             self._proc.join(5)
         self._recv.close()
+        if isinstance(self._proc, LaunchedJob):
+            self._proc.close()
+        if self._own_launcher:
+            self._launcher.close()
         shutil.rmtree(self._scratch, ignore_errors=True)
+
+
+def _module_of(evaluate: EvaluateJob) -> str:
+    """The module an evaluate function (or the function a `functools.partial` wraps) is defined in: imported by the
+    launcher, so each job's process finds it there."""
+    module = getattr(getattr(evaluate, "func", evaluate), "__module__", None) or ""
+    return "" if module == "__main__" else module
 
 
 class ThreadRun:

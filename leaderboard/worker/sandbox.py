@@ -34,7 +34,7 @@ the job may read that its user may read anyway (run the worker as an unprivilege
 file under /etc); and a kernel without Landlock or seccomp (another OS, Linux before 6.7, a container that forbids
 them), where `unavailable()` says why and the worker hands no embargoed input at all.
 
-Only a job process seals itself (`mark_job_process`, called by `worker.job_process` in the spawned child): a job
+Only a job process seals itself (`mark_job_process`, called by `worker.job_process` in the job's own process): a job
 run in a thread of the worker (`isolate=False`) must never seal the worker, so `seal_job` there only says why not.
 """
 
@@ -77,7 +77,7 @@ _DEVICES = ("null", "zero", "full", "random", "urandom", "tty", "nvidiactl", "nv
 _SYSTEM = ("/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin", "/etc", "/sys")
 
 _state: dict[str, Any] = {"job_process": False, "own": ()}  # `mark_job_process` sets both
-_forbidden: list[Path] = []  # the Hub token file and caches, as the job process's environment named them first
+_forbidden: list[Path] = []  # the Hub token file and caches, as the worker's environment names them
 
 
 class SealError(Exception):
@@ -99,16 +99,16 @@ def unavailable() -> str | None:
     return None
 
 
-def mark_job_process(*own: threading.Thread) -> None:
-    """Called once by the job process (`job_process._child_main`), before it drops secret variables: from now on this
-    process may seal itself (`own` are its own threads, started before the seal on purpose), and the Hub's token
-    file and caches it must never read are noted while their variables are still set (HF_TOKEN_PATH is a
-    secret-looking name the job process drops)."""
+def mark_job_process(*own: threading.Thread, hub_secrets: list[Path]) -> None:
+    """Called once by the job process (`job_process._child_main`), before anything else runs in it: from now on
+    this process may seal itself (`own` are its own threads, started before the seal on purpose), and
+    `hub_secrets` (the Hub's token file and caches it must never read, as the worker's environment names them:
+    `hub_secrets`; the job's own environment has no HF_TOKEN_PATH, a secret-looking name) are noted."""
     _state["job_process"], _state["own"] = True, own
-    _forbidden[:] = _hub_secrets(os.environ)
+    _forbidden[:] = hub_secrets
 
 
-def _hub_secrets(env: Mapping[str, str]) -> list[Path]:
+def hub_secrets(env: Mapping[str, str]) -> list[Path]:
     """The Hub token file and the Hub caches (the private revisions a worker downloaded sit in them)."""
     home = Path(env.get("HF_HOME") or Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface")
     found = [Path(env.get("HF_TOKEN_PATH") or home / "token"), home]

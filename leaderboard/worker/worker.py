@@ -1,9 +1,10 @@
 """The evaluation worker: claims jobs from the store, runs each under a lease and a time cap, stores the outcome.
 
-The job itself runs in a child process (`leaderboard.worker.job_process`) while this process only supervises: it
-renews the lease, enforces the time cap by killing the child, and writes the outcome through the store. If this
-process dies, the child notices and exits, the lease lapses and another worker takes the job; if it is only slow,
-its late result is refused by the store.
+The job itself runs in a child process (`leaderboard.worker.job_process`, forked by the run's job launcher,
+`job_launcher`, which imports the job code once) while this process only supervises: it renews the lease, enforces
+the time cap by killing the child, and writes the outcome through the store. If this process dies, the child
+notices and exits, the lease lapses and another worker takes the job; if it is only slow, its late result is
+refused by the store.
 
 The worker never computes a metric: `evaluate_job` (by default `leaderboard.worker.jobs.evaluate_job`, which runs the
 handler a track registered for the job's kind) turns a job into a `JobOutput`; the one score it computes itself is
@@ -35,6 +36,7 @@ from leaderboard.scoring import ranking_blobs
 from leaderboard.store.records import JobRecord
 from leaderboard.store.store import Store
 from leaderboard.worker.job_contract import INPUTS, JobOutput
+from leaderboard.worker.job_launcher import JobLauncher
 from leaderboard.worker.job_process import EvaluateJob, ProcessRun, ThreadRun, describe_error
 from leaderboard.worker.jobs import JOB_KINDS, kept_secrets
 from leaderboard.worker.jobs import evaluate_job as default_evaluate_job
@@ -135,6 +137,7 @@ def run_job(
     abort: threading.Event | None = None,
     private_repo: str | None = None,
     live_runs: str | None = None,
+    launcher: JobLauncher | None = None,
 ) -> str:
     """Run one claimed job to its end; returns the outcome: done, failed, released or lost.
 
@@ -142,7 +145,7 @@ def run_job(
     live is first handed its live pass (`worker.live_pass`: the embargoed questions of `private_repo`, else
     $FRESHSTACK_PRIVATE_REPO, in a job folder removed when the job ends; reading them may download a revision,
     after which the lease is renewed), and the ranking it returns is scored here. With `live_runs` that ranking is
-    kept there.
+    kept there. `launcher` forks the job's process (`run_worker` keeps one for its jobs); by default a new one.
     """
     try:
         job = with_inputs(store, job)
@@ -156,7 +159,13 @@ def run_job(
             log.warning("job %d: lease lost while reading the private split; dropping it", job.id)
             return "lost"
         runner = (
-            ProcessRun(evaluate_job, handed, KIND_SECRETS.get(job.kind, ()))
+            ProcessRun(
+                evaluate_job,
+                handed,
+                KIND_SECRETS.get(job.kind, ()),
+                imports=_imports(job, evaluate_job),
+                launcher=launcher,
+            )
             if isolate
             else ThreadRun(evaluate_job, handed)
         )
@@ -167,6 +176,14 @@ def run_job(
     finally:
         live.close()  # the job process is gone: its folder goes too
     return answer if isinstance(answer, str) else _stored(store, job, worker_id, live, answer)
+
+
+def _imports(job: JobRecord, evaluate_job: EvaluateJob) -> tuple[str, ...]:
+    """What the job launcher imports before it forks the job: what the job's kind declares (`JobKind.imports`),
+    when the kind's handler is what runs it (the registry's `evaluate_job`, not a caller's own function)."""
+    kind = JOB_KINDS.get(job.kind)
+    runs_handler = getattr(evaluate_job, "func", evaluate_job) is default_evaluate_job
+    return kind.imports if kind is not None and runs_handler else ()
 
 
 def _stored(store: Store, job: JobRecord, worker_id: str, live: LivePass, answer: tuple[str, Any]) -> str:
@@ -263,8 +280,9 @@ def run_worker(
     stats = WorkerStats()
     idle_since = time.monotonic()
     log.info("worker %s polling %r", worker_id, store)
+    launcher = JobLauncher()  # started with the first isolated job: its imports serve every job of the run
     each_job: dict[str, Any] = {"lease_seconds": lease_seconds, "isolate": isolate, "abort": flags.abort}
-    each_job |= {"private_repo": private_repo, "live_runs": str(kept) if kept else None}
+    each_job |= {"private_repo": private_repo, "live_runs": str(kept) if kept else None, "launcher": launcher}
     try:
         while not flags.stop.is_set():
             job = _claim(store, worker_id, lease_seconds, kinds, poll_seconds)
@@ -281,5 +299,6 @@ def run_worker(
             if once:
                 break
     finally:
+        launcher.close()
         restore()
     return stats

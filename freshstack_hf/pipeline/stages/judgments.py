@@ -194,7 +194,7 @@ def summary(record: dict[str, Any]) -> str:
 # A plan's allowance for one answer when no earlier snapshot measured it: a short reasoning and the JSON verdicts.
 COMPLETION_TOKENS = 600
 NUGGET_TOKENS = 30  # one nugget: a short sentence stating one fact
-DOCUMENT_FRAME = count('<document id="10">\n\n</document>\n\n')  # what wraps each document in a judge prompt
+DOCUMENT_FRAME = '<document id="10">\n\n</document>\n\n'  # what wraps each document in a judge prompt
 
 
 def plan(ctx: StageContext, facts: PlanFacts | None = None) -> StagePlan:
@@ -228,6 +228,7 @@ def _estimate(ctx: StageContext, facts: PlanFacts, completion: float) -> tuple[S
     pool = expected_pool_size(ctx.config.pooling, documents.count if documents else None, facts.previous)
     doc_tokens = documents.tokens if documents else None
     calls = carried_calls = tokens = 0.0
+    frame = count(DOCUMENT_FRAME)  # counted here, not at import: the first count loads cl100k (0.3 s)
     for qa in facts.questions or []:
         nuggets, extra = _nuggets(qa, facts)
         reused = facts.judged_before(qa.query_id, nuggets_known=extra == 0)
@@ -235,7 +236,7 @@ def _estimate(ctx: StageContext, facts: PlanFacts, completion: float) -> tuple[S
         n_docs, n_calls = expected_new(pool, share, judging.docs_per_call)
         task = JudgeTask(qa.query_id, qa.question, nuggets, (), (), doc_token_limit=judging.max_doc_tokens)
         prompt = prompt_tokens(build_prompts.judge_messages(task)) + extra
-        tokens += n_calls * prompt + n_docs * ((doc_tokens or 0) + DOCUMENT_FRAME)
+        tokens += n_calls * prompt + n_docs * ((doc_tokens or 0) + frame)
         calls += n_calls
         carried_calls += n_calls if qa.query_id in facts.carried else 0
     estimate = StageEstimate(

@@ -46,7 +46,7 @@ from leaderboard.scoring import score_for_store
 from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.reranking import RERANK_JOB_KIND
 from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff
-from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
+from leaderboard.worker.job_contract import LOADS_MODELS, JobKind, JobOptions, JobOutput
 from leaderboard.worker.model_opening import open_model_job
 from leaderboard.worker.sandbox import seal_job
 from leaderboard.worker.vetting import check_cross_encoder_dir
@@ -121,4 +121,4 @@ def evaluate_reranker(payload: Mapping[str, Any], options: JobOptions) -> JobOut
 
 
 # what the worker runs for reranking (`leaderboard.worker.jobs`); scored live when the worker reads the private split
-JOB_KINDS = {RERANK_JOB_KIND: JobKind(evaluate_reranker, live=True)}
+JOB_KINDS = {RERANK_JOB_KIND: JobKind(evaluate_reranker, live=True, imports=LOADS_MODELS)}

@@ -52,7 +52,7 @@ from leaderboard.store.records import ResultMeta
 from leaderboard.tracks.retrieval import MODEL_JOB_KIND
 from leaderboard.tracks.retrieval.jobs.efficiency import EfficiencyMeter
 from leaderboard.tracks.retrieval.submissions.cutoff import card_cutoff
-from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput
+from leaderboard.worker.job_contract import LOADS_MODELS, JobKind, JobOptions, JobOutput
 from leaderboard.worker.model_opening import open_model_job
 from leaderboard.worker.sandbox import seal_job
 from leaderboard.worker.vetting import check_model_dir
@@ -187,4 +187,4 @@ def _parameters(
 
 
 # what the worker runs for this track (`leaderboard.worker.jobs`); scored live when the worker reads the private split
-JOB_KINDS = {MODEL_JOB_KIND: JobKind(evaluate_model, live=True)}
+JOB_KINDS = {MODEL_JOB_KIND: JobKind(evaluate_model, live=True, imports=LOADS_MODELS)}
