@@ -6,6 +6,7 @@ kills its jobs."""
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -181,3 +182,21 @@ def test_closing_the_launcher_ends_a_running_job_and_a_killed_job_reads_as_one()
     finally:
         runner.close()
         launcher.close()
+
+
+def test_what_each_job_kind_has_the_launcher_import():
+    """A kind declares the heavy libraries its handler imports; the launcher imports them only for the registry's
+    own evaluate function (a caller's evaluate runs no handler) and only when the job's payload needs a model."""
+    from leaderboard.worker.job_contract import LOADS_MODELS
+    from leaderboard.worker.jobs import JOB_KINDS, evaluate_job
+    from leaderboard.worker.worker import _imports
+
+    assert JOB_KINDS["model"].imports_for({}) == LOADS_MODELS and JOB_KINDS["reranker"].imports_for({}) == LOADS_MODELS
+    assert JOB_KINDS["baseline"].imports_for({"method": "bm25"}) == ()
+    assert JOB_KINDS["baseline"].imports_for({"method": "dense"}) == LOADS_MODELS
+    assert JOB_KINDS["baseline"].imports_for({"method": "hybrid"}) == LOADS_MODELS
+    assert JOB_KINDS["baseline"].imports_for({"method": "no such method"}) == ()
+    assert JOB_KINDS["answers_baseline"].imports_for({}) == LOADS_MODELS  # from the hybrid by default
+    assert JOB_KINDS["fill"].imports_for({}) == () and JOB_KINDS["rescore"].imports_for({}) == ()
+    assert _imports(job({}), functools.partial(evaluate_job, dataset="d")) == LOADS_MODELS
+    assert _imports(job({}), probe) == ()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from freshstack_hf.baselines import registry
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.repo.dataset import Dataset
 from leaderboard.store.records import ResultMeta
@@ -74,14 +75,32 @@ class JobKind:
     keeps: tuple[str, ...] = ()
     inputs: tuple[str, ...] = ()  # roles of the system's blobs the worker reads for the job (`BlobStore.system_blob`)
     live: bool = False  # scored live too: the worker hands it the embargoed questions to rank (`worker.live_pass`)
-    # modules the worker's job launcher imports once for every job of the kind, before it forks the job's process
-    # (`worker.job_launcher`): the heavy libraries the handler imports when it runs
-    imports: tuple[str, ...] = ()
+    # modules the worker's job launcher imports once, before it forks a job of the kind (`worker.job_launcher`):
+    # the heavy libraries the handler imports when it runs, or which of them a job's payload needs
+    imports: tuple[str, ...] | Callable[[Mapping[str, Any]], tuple[str, ...]] = ()
+
+    def imports_for(self, payload: Mapping[str, Any]) -> tuple[str, ...]:
+        """What the launcher imports before it forks a job of this kind with `payload`."""
+        return self.imports(payload) if callable(self.imports) else self.imports
 
 
 # The `JobKind.imports` of a kind that loads a sentence-transformers model or a CrossEncoder (with torch and
 # transformers, 5 s of CPU to import: once per worker run, not once per job).
 LOADS_MODELS = ("sentence_transformers",)
+
+
+def models_for_method(key: str, default: str) -> Callable[[Mapping[str, Any]], tuple[str, ...]]:
+    """The `JobKind.imports` of a kind that runs the retrieval method its payload names under `key` (else
+    `default`): `LOADS_MODELS` for a method that needs a model (dense, hybrid, reranked), nothing for BM25."""
+
+    def imports(payload: Mapping[str, Any]) -> tuple[str, ...]:
+        try:
+            return LOADS_MODELS if registry.needs([str(payload.get(key) or default)]) else ()
+        except (KeyError, FreshStackError):  # an unknown method: the job says so itself
+            return ()
+
+    return imports
+
 
 INPUTS = "stored_inputs"  # the payload key under which a handler finds its inputs: {role: bytes}
 

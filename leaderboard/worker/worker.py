@@ -183,7 +183,7 @@ def _imports(job: JobRecord, evaluate_job: EvaluateJob) -> tuple[str, ...]:
     when the kind's handler is what runs it (the registry's `evaluate_job`, not a caller's own function)."""
     kind = JOB_KINDS.get(job.kind)
     runs_handler = getattr(evaluate_job, "func", evaluate_job) is default_evaluate_job
-    return kind.imports if kind is not None and runs_handler else ()
+    return kind.imports_for(job.payload) if kind is not None and runs_handler else ()
 
 
 def _stored(store: Store, job: JobRecord, worker_id: str, live: LivePass, answer: tuple[str, Any]) -> str:

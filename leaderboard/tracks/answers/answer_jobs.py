@@ -32,7 +32,14 @@ from leaderboard.tracks.answers import ANSWERS_BLOB, BASELINE_JOB_KIND, GENERATE
 from leaderboard.tracks.answers.answer_baseline_job import evaluate_answers_baseline, planned_dataset
 from leaderboard.tracks.answers.answer_baselines import LLM_DOCS, top_docs
 from leaderboard.tracks.answers.answer_rows import stored_results
-from leaderboard.worker.job_contract import LOADS_MODELS, JobKind, JobOptions, JobOutput, job_inputs, open_job_dataset
+from leaderboard.worker.job_contract import (
+    JobKind,
+    JobOptions,
+    JobOutput,
+    job_inputs,
+    models_for_method,
+    open_job_dataset,
+)
 from leaderboard.worker.judge_endpoint import JUDGE_KEY_ENV
 
 
@@ -146,5 +153,5 @@ def evaluate_answers_generate(payload: Mapping[str, Any], options: JobOptions) -
 JOB_KINDS = {
     JUDGE_JOB_KIND: JobKind(evaluate_answers_judge, keeps=(JUDGE_KEY_ENV,), inputs=(ANSWERS_BLOB,)),
     GENERATE_JOB_KIND: JobKind(evaluate_answers_generate, keeps=(JUDGE_KEY_ENV,)),
-    BASELINE_JOB_KIND: JobKind(evaluate_answers_baseline, imports=LOADS_MODELS),
+    BASELINE_JOB_KIND: JobKind(evaluate_answers_baseline, imports=models_for_method("retrieval", "hybrid")),
 }

@@ -24,7 +24,7 @@ from freshstack_hf.errors import FreshStackError
 from leaderboard.fault_points import POINTS
 from leaderboard.tracks.retrieval import BASELINE_JOB_KIND
 from leaderboard.tracks.retrieval.jobs.baseline_rows import compute_runs, plan_baselines, score_baseline
-from leaderboard.worker.job_contract import LOADS_MODELS, JobKind, JobOptions, JobOutput, open_job_dataset
+from leaderboard.worker.job_contract import JobKind, JobOptions, JobOutput, models_for_method, open_job_dataset
 
 log = logging.getLogger(__name__)
 
@@ -56,4 +56,4 @@ def evaluate_baseline(payload: Mapping[str, Any], options: JobOptions) -> JobOut
 
 
 # what the worker runs for this track (`leaderboard.worker.jobs`)
-JOB_KINDS = {BASELINE_JOB_KIND: JobKind(evaluate_baseline, imports=LOADS_MODELS)}
+JOB_KINDS = {BASELINE_JOB_KIND: JobKind(evaluate_baseline, imports=models_for_method("method", "bm25"))}
