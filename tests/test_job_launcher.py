@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import signal
 import sys
 import time
 from datetime import UTC, datetime
@@ -200,3 +201,26 @@ def test_what_each_job_kind_has_the_launcher_import():
     assert JOB_KINDS["fill"].imports_for({}) == () and JOB_KINDS["rescore"].imports_for({}) == ()
     assert _imports(job({}), functools.partial(evaluate_job, dataset="d")) == LOADS_MODELS
     assert _imports(job({}), probe) == ()
+
+
+def ended(pid: int) -> bool:
+    """Whether process `pid` has ended (a zombie not yet reaped by its parent counts)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+def test_a_launcher_killed_between_jobs_is_replaced(worker_env):
+    launcher = JobLauncher()
+    try:
+        first = run(ProcessRun(probe, job({}), launcher=launcher))
+        os.kill(first["parent"], signal.SIGKILL)
+        deadline = time.monotonic() + 20
+        while not ended(first["parent"]):
+            assert time.monotonic() < deadline, "the launcher outlived SIGKILL"
+            time.sleep(0.05)
+        second = run(ProcessRun(probe, job({}), launcher=launcher))
+    finally:
+        launcher.close()
+    assert second["parent"] != first["parent"]

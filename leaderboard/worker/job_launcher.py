@@ -82,11 +82,14 @@ class JobLauncher:
         worker's it receives (the end of a pipe its answer goes to)."""
         job_r, job_w = os.pipe()
         status_r, status_w = os.pipe()
+        names = _framed("\n".join(imports).encode())
         try:
             with self._lock:
-                sock = self._running()
-                names = "\n".join(imports).encode()
-                socket.send_fds(sock, [_framed(names)], [job_r, status_w, passed])
+                try:
+                    socket.send_fds(self._running(), [names], [job_r, status_w, passed])
+                except OSError:  # the launcher died since it was last seen: once more, with a new one
+                    self._stop()
+                    socket.send_fds(self._running(), [names], [job_r, status_w, passed])
                 launcher = self._proc
         except OSError as exc:
             for fd in (job_r, job_w, status_r, status_w):

@@ -162,6 +162,10 @@ class ProcessRun:
                 args = (evaluate, job, env, hub_secrets, self._scratch, os.getpid(), send)
                 self._proc = ctx.Process(target=_child_main, args=args, name=f"job-{job.id}")
                 self._proc.start()
+        except BaseException:
+            self._recv.close()
+            shutil.rmtree(self._scratch, ignore_errors=True)
+            raise
         finally:
             send.close()  # only the child holds the sending end, so its death reads as EOF here
 

@@ -158,17 +158,21 @@ def run_job(
         if live.read and not _heartbeat(store, job, worker_id, lease_seconds):
             log.warning("job %d: lease lost while reading the private split; dropping it", job.id)
             return "lost"
-        runner = (
-            ProcessRun(
-                evaluate_job,
-                handed,
-                KIND_SECRETS.get(job.kind, ()),
-                imports=_imports(job, evaluate_job),
-                launcher=launcher,
+        try:
+            runner = (
+                ProcessRun(
+                    evaluate_job,
+                    handed,
+                    KIND_SECRETS.get(job.kind, ()),
+                    imports=_imports(job, evaluate_job),
+                    launcher=launcher,
+                )
+                if isolate
+                else ThreadRun(evaluate_job, handed)
             )
-            if isolate
-            else ThreadRun(evaluate_job, handed)
-        )
+        except FreshStackError as exc:  # no process could be started for it: another worker may
+            store.queue.release_job(job.id, worker_id, str(exc))
+            return "released"
         try:
             answer = _supervise(store, job, runner, worker_id, lease_seconds, time_cap_seconds, abort)
         finally:
