@@ -204,9 +204,11 @@ def test_what_each_job_kind_has_the_launcher_import():
 
 
 def ended(pid: int) -> bool:
-    """Whether process `pid` has ended (a zombie not yet reaped by its parent counts)."""
+    """Whether process `pid` has ended and can be reaped: a zombie whose other threads are gone too (until then its
+    parent's wait does not report it), or no process at all."""
     try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        return state in ("Z", "X") and len(os.listdir(f"/proc/{pid}/task")) <= 1
     except FileNotFoundError:
         return True
 
