@@ -8,7 +8,7 @@ once per `run_worker`: it imports the module of the worker's evaluate function a
 got, and less:
 
 * **Its environment.** The launcher is started with the worker's environment without any secret-looking variable
-  (`secrets.is_secret`), so not even the process's first environment block (/proc/self/environ, which deleting a
+  (`is_secret`), so not even the process's first environment block (/proc/self/environ, which deleting a
   variable later does not change) holds one. Each job is sent the worker's environment at its start, again
   without secrets but for those its kind keeps, through a pipe only the job reads. A launcher whose environment no
   longer matches the worker's is replaced: a module imported in it may have read a variable at import.
