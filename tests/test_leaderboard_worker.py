@@ -14,6 +14,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -27,6 +28,7 @@ from freshstack_hf._version import __version__
 from freshstack_hf.errors import FreshStackError
 from leaderboard.store.records import JobRecord, ResultMeta
 from leaderboard.store.schema import results
+from leaderboard.store.store import Store
 from leaderboard.worker.job_contract import JobOutput
 from leaderboard.worker.worker import run_worker
 
@@ -159,6 +161,49 @@ def test_worker_stores_results_and_failures_in_process(store):
 
 
 @pytest.mark.slow
+def test_a_write_runs_what_it_asked_for_once_committed_and_never_when_rolled_back(store):
+    ran: list[str] = []
+    with store.db.write() as conn:
+        store.db.after_commit(conn, lambda: ran.append("committed"))
+        assert ran == []  # not before the commit
+    assert ran == ["committed"]
+    with pytest.raises(RuntimeError), store.db.write() as conn:
+        store.db.after_commit(conn, lambda: ran.append("rolled back"))
+        raise RuntimeError("the transaction fails")
+    with store.db.write():
+        pass  # the pooled connection kept nothing of the failed transaction's
+    assert ran == ["committed"]
+
+
+def queued_after_the_worker_waits(store: Store, queue_through: Store, poll_seconds: float, name: str) -> float:
+    """Seconds from queueing a job through `queue_through` to its being scored by a worker on `store` that found the
+    queue empty and waits `poll_seconds` between claims."""
+    stop = threading.Event()
+    options = {"isolate": False, "poll_seconds": poll_seconds, "stop": stop, "once": True}
+    worker = threading.Thread(target=run_worker, args=(store, fake_evaluate), kwargs=options)
+    worker.start()
+    try:
+        time.sleep(1)  # its first claim found nothing: it waits
+        start = time.monotonic()
+        system, _ = queue_through.add_system(name=name, kind="model", content_hash=name, job=("model", {}))
+        worker.join(timeout=30)
+        assert not worker.is_alive(), "the job was not run"
+        assert store.get_system(system.id).status == "scored"
+        return time.monotonic() - start
+    finally:
+        stop.set()
+        worker.join(timeout=10)
+
+
+def test_a_job_queued_in_the_workers_own_process_starts_at_once(store, store_url):
+    """The board's own worker shares the board's store: a job the board queues wakes it once committed, so a
+    submission starts at once rather than at the worker's next poll. The control: a worker on another connection
+    to the same store (another process, as a standalone worker) learns of the job only at its next poll."""
+    assert queued_after_the_worker_waits(store, store, poll_seconds=60, name="here") < 10
+    with Store(store_url) as elsewhere:
+        assert queued_after_the_worker_waits(elsewhere, store, poll_seconds=4, name="elsewhere") >= 1.5
+
+
 def test_time_cap_kills_the_job_process(store, tmp_path):
     marker = tmp_path / "started"
     store.add_system(name="slow", kind="model", content_hash="s", job=("model", {"sleep": 60, "marker": str(marker)}))

@@ -19,6 +19,7 @@ from sqlalchemy import Connection
 from leaderboard.store.dialect import WRITE, dialect_for
 
 T = TypeVar("T")
+_AFTER_COMMIT = "freshstack_after_commit"  # the key under which a write transaction's connection keeps its callbacks
 
 
 class Database:
@@ -35,11 +36,28 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[Connection]:
-        """A transaction that writes (on SQLite it takes the write lock as it begins)."""
+        """A transaction that writes (on SQLite it takes the write lock as it begins); what `after_commit` asked for
+        runs once it is committed, never when it is rolled back."""
         with self.engine.connect() as conn:
             conn.execution_options(**{WRITE: True})
-            with conn.begin():
-                yield conn
+            outer = conn.info.get(_AFTER_COMMIT)
+            conn.info[_AFTER_COMMIT] = committed = []
+            try:
+                with conn.begin():
+                    yield conn
+            finally:  # the pooled connection keeps its info: leave it as it was
+                if outer is None:
+                    conn.info.pop(_AFTER_COMMIT, None)
+                else:
+                    conn.info[_AFTER_COMMIT] = outer
+        for callback in committed:
+            callback()
+
+    @staticmethod
+    def after_commit(conn: Connection, callback: Callable[[], None]) -> None:
+        """Call `callback` when the `write` transaction of `conn` commits: a reader woken by it finds the rows the
+        transaction wrote."""
+        conn.info[_AFTER_COMMIT].append(callback)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -18,6 +18,7 @@ the audit log (`audit`) in the transaction that records it, the worker as its id
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
@@ -55,6 +56,9 @@ class JobQueue:
 
     def __init__(self, db: Database, audit: AuditLog, blobs: BlobStore) -> None:
         self.db, self.audit, self.blobs = db, audit, blobs
+        # Set when a job queued through this object is committed: a worker of the same process (the board's own)
+        # waits on it between claims, so a submission starts at once rather than at the worker's next poll.
+        self.queued = threading.Event()
 
     # ---- queueing -------------------------------------------------------------------------------------------
     def insert_in(
@@ -76,6 +80,8 @@ class JobQueue:
         job_id = conn.execute(stmt.returning(jobs.c.id)).scalar_one()
         status = SystemState.QUEUED if failed is None else SystemState.FAILED
         self._set_system(conn, system_id, status, failed, kind=kind)
+        if failed is None:
+            self.db.after_commit(conn, self.queued.set)
         return job_id
 
     def enqueue(self, system_id: int, kind: str, payload: Mapping[str, Any], *, max_attempts: int = 3) -> JobRecord:

@@ -125,6 +125,18 @@ def _claim(
         return None
 
 
+STOP_CHECK_SECONDS = 0.25  # how soon an idle worker that waits on its store's queue notices it was stopped
+
+
+def _wait_for_work(stop: threading.Event, queued: threading.Event, seconds: float) -> None:
+    """Wait `seconds` between claims, less when stopped or when this process queued a job (the board's own worker:
+    its submissions start at once; a worker elsewhere learns of a job at its next poll)."""
+    deadline = time.monotonic() + seconds
+    while not stop.is_set() and (left := deadline - time.monotonic()) > 0:
+        if queued.wait(min(left, STOP_CHECK_SECONDS)):
+            return
+
+
 def run_job(
     store: Store,
     job: JobRecord,
@@ -289,11 +301,12 @@ def run_worker(
     each_job |= {"private_repo": private_repo, "live_runs": str(kept) if kept else None, "launcher": launcher}
     try:
         while not flags.stop.is_set():
+            store.queue.queued.clear()  # before claiming: a job queued from now on wakes the wait below
             job = _claim(store, worker_id, lease_seconds, kinds, poll_seconds)
             if job is None:
                 if max_idle_seconds is not None and time.monotonic() - idle_since >= max_idle_seconds:
                     break
-                flags.stop.wait(poll_seconds)
+                _wait_for_work(flags.stop, store.queue.queued, poll_seconds)
                 continue
             time_cap = (kind_time_caps or {}).get(job.kind, time_cap_seconds)
             outcome = run_job(store, job, evaluate_job, worker_id, time_cap_seconds=time_cap, **each_job)
