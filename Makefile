@@ -44,9 +44,10 @@ demo: $(STAMP)
 	$(BIN)/freshstack-hf demo --out demo-out $(if $(REPORTED),--reported $(REPORTED))
 
 # Tests run on every core (pytest-xdist); a file's tests stay on one worker, so a module's fixtures are built once.
-# One worker a core: the suite is CPU-bound, and a third worker on 2 cores was no faster (a clean clone's make test
-# took 18:36 with 3 workers, 18:25 with 2); tests/scheduling.py hands the longest files out first.
-PYTEST_WORKERS ?= auto
+# One worker more than the cores: about a quarter of a test's time is spent waiting on a board, a worker or a
+# browser it started, and the extra worker fills it (on 2 cores the suite took 685 s with 3 workers, 732 s with 2).
+# tests/scheduling.py hands the longest files out first.
+PYTEST_WORKERS ?= $(shell $(PYTHON) -c "import os; print((os.cpu_count() or 1) + 1)")
 PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 # The project's bytecode, written once before the tests: with PYTHONDONTWRITEBYTECODE set (as here) every process
 # the tests start would compile the modules it imports again, as no installed package does.

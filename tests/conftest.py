@@ -18,8 +18,9 @@ from shared_paths import SHARED_DATA
 for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_TELEMETRY"):
     os.environ[_var] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-# One compute thread per process: pytest-xdist already runs a worker per core, and two torch processes each
-# spinning two OpenMP threads on two cores encode ~20% slower than with one each. Subprocesses inherit it.
+# One compute thread per process: pytest-xdist already runs a worker per core (and one more), and two torch
+# processes each spinning two OpenMP threads on two cores encode ~20% slower than with one each. Subprocesses
+# inherit it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
