@@ -53,9 +53,9 @@ PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist loadfile
 # the tests start would compile the modules it imports again, as no installed package does.
 COMPILE := $(BIN)/python -m compileall -q -j 0 freshstack_hf leaderboard loaders scripts
 
+# The docs site is built with --strict by the suite itself (test_docs_site.py's `site`), not a second time here.
 test: $(STAMP)
 	$(BIN)/ruff check .
-	$(BIN)/mkdocs build --strict --quiet
 	$(COMPILE)
 	$(BIN)/pytest $(PYTEST_PARALLEL) --durations=25
 

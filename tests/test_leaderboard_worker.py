@@ -201,7 +201,7 @@ def test_a_job_queued_in_the_workers_own_process_starts_at_once(store, store_url
     to the same store (another process, as a standalone worker) learns of the job only at its next poll."""
     assert queued_after_the_worker_waits(store, store, poll_seconds=60, name="here") < 10
     with Store(store_url) as elsewhere:
-        assert queued_after_the_worker_waits(elsewhere, store, poll_seconds=4, name="elsewhere") >= 1.5
+        assert queued_after_the_worker_waits(elsewhere, store, poll_seconds=3, name="elsewhere") >= 1.5
 
 
 def test_time_cap_kills_the_job_process(store, tmp_path):
