@@ -160,7 +160,6 @@ def test_worker_stores_results_and_failures_in_process(store):
     assert row.scores["t2"]["recall@50"].value == 0.7 and row.dataset_revision == "rev-x"
 
 
-@pytest.mark.slow
 def test_a_write_runs_what_it_asked_for_once_committed_and_never_when_rolled_back(store):
     ran: list[str] = []
     with store.db.write() as conn:
@@ -195,6 +194,7 @@ def queued_after_the_worker_waits(store: Store, queue_through: Store, poll_secon
         worker.join(timeout=10)
 
 
+@pytest.mark.slow  # seconds of waiting on a worker's poll
 def test_a_job_queued_in_the_workers_own_process_starts_at_once(store, store_url):
     """The board's own worker shares the board's store: a job the board queues wakes it once committed, so a
     submission starts at once rather than at the worker's next poll. The control: a worker on another connection
@@ -204,6 +204,7 @@ def test_a_job_queued_in_the_workers_own_process_starts_at_once(store, store_url
         assert queued_after_the_worker_waits(elsewhere, store, poll_seconds=3, name="elsewhere") >= 1.5
 
 
+@pytest.mark.slow
 def test_time_cap_kills_the_job_process(store, tmp_path):
     marker = tmp_path / "started"
     store.add_system(name="slow", kind="model", content_hash="s", job=("model", {"sleep": 60, "marker": str(marker)}))

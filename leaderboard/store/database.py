@@ -40,16 +40,12 @@ class Database:
         runs once it is committed, never when it is rolled back."""
         with self.engine.connect() as conn:
             conn.execution_options(**{WRITE: True})
-            outer = conn.info.get(_AFTER_COMMIT)
             conn.info[_AFTER_COMMIT] = committed = []
             try:
                 with conn.begin():
                     yield conn
-            finally:  # the pooled connection keeps its info: leave it as it was
-                if outer is None:
-                    conn.info.pop(_AFTER_COMMIT, None)
-                else:
-                    conn.info[_AFTER_COMMIT] = outer
+            finally:  # the pooled connection keeps its info: leave none of this transaction's in it
+                del conn.info[_AFTER_COMMIT]
         for callback in committed:
             callback()
 
