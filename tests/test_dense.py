@@ -13,14 +13,13 @@ from freshstack_hf.retrieval import models
 from freshstack_hf.retrieval.dense import DenseRetriever
 from freshstack_hf.retrieval.embedding_cache import EmbeddingCache
 from freshstack_hf.retrieval.encoding import (
-    MIN_POOL_TEXTS,
     _cut_at_space,
     effective_max_length,
     encode_cached,
     encode_texts,
-    pool_devices,
     token_lengths,
 )
+from freshstack_hf.retrieval.encoding_pool import MIN_POOL_TEXTS, pool_devices
 from freshstack_hf.retrieval.exact_search import exact_search
 
 pytest.importorskip("sentence_transformers")
@@ -223,25 +222,35 @@ def test_a_device_naming_one_device_keeps_the_encoding_on_it(minilm: models.Dens
 
 
 @pytest.mark.slow
-def test_a_retriever_on_two_devices_ranks_as_on_one(minilm: models.DenseModel, monkeypatch) -> None:
-    """The path model jobs and the dense baseline take, for real: sentence-transformers' pool on ["cpu", "cpu"]."""
-    from freshstack_hf.retrieval import encoding
+def test_a_retriever_on_two_devices_ranks_as_on_one(minilm: models.DenseModel, monkeypatch, tmp_path) -> None:
+    """The path model jobs and the dense baseline take, for real: sentence-transformers' pool on ["cpu", "cpu"],
+    started once for the documents and the queries, and not at all when both come from the cache."""
+    from freshstack_hf.retrieval import encoding_pool
 
     model = minilm.model
     started = []  # the devices of each pool the encoder starts (the choice is recorded, the pool is real)
-    monkeypatch.setattr(encoding, "pool_devices", lambda *a, **k: started.append(pool_devices(*a, **k)) or started[-1])
+    record = lambda *a, **k: started.append(pool_devices(*a, **k)) or started[-1]  # noqa: E731
+    monkeypatch.setattr(encoding_pool, "pool_devices", record)
     ids = [f"d{i}" for i in range(len(TEXTS) * 3)]
     docs = [f"{t} ({i})" for i, t in enumerate(TEXTS * 3)]
     queries = ["queue worker retries", "numpy zeros float32"]
     one, _ = DenseRetriever(minilm, batch_size=4).retrieve(ids, docs, ["q1", "q2"], queries, k=10)
     assert started and set(started) == {None}  # a CPU: never a pool
     started.clear()
-    pooled, _ = DenseRetriever(minilm, batch_size=4, devices=["cpu", "cpu"]).retrieve(ids, docs, ["q1", "q2"], queries)
-    assert started == [["cpu", "cpu"], ["cpu", "cpu"]]  # documents, then queries
+    two = DenseRetriever(minilm, batch_size=4, devices=["cpu", "cpu"], cache_dir=tmp_path)
+    pooled, stats = two.retrieve(ids, docs, ["q1", "q2"], queries)
+    assert started == [["cpu", "cpu"]] and stats.encoded == len(docs) + 2  # one pool: documents, then queries
     for qid in ("q1", "q2"):
         assert [d for d, _ in pooled[qid][:10]] == [d for d, _ in one[qid]]
         np.testing.assert_allclose([s for _, s in pooled[qid][:10]], [s for _, s in one[qid]], atol=1e-5)
     assert str(model.device) == "cpu"
+    started.clear()
+    again, stats = two.retrieve(ids, docs, ["q1", "q2"], queries)
+    assert started == [] and stats.cached == len(docs) + 2 and again == pooled  # all cached: no pool started
+    twin = two.without_cache()  # a live pass's encoder: keeps nothing on disk, shares the job's pool
+    with two.pooled() as pool, twin.pooled() as twins:
+        assert twins is pool and started == []  # held, not started: nothing asked for it yet
+    assert twin.cache_dir is None and two.cache_dir == tmp_path
 
 
 @pytest.mark.slow

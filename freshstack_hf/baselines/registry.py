@@ -8,7 +8,8 @@ calling `register_method`: every one of them then offers it. The built-in method
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,12 +48,34 @@ class Resources:
     say: Callable[[str], None] = lambda _msg: None
     retriever: Any = None
     corpus: CorpusMemo | None = None  # set: BM25's index and the dense vectors are made once per corpus (`CorpusMemo`)
+    _holding: ExitStack | None = field(default=None, init=False, repr=False)
+
+    @contextmanager
+    def pooled(self) -> Iterator[Resources]:
+        """A block in which the dense retriever, made before or during it, keeps one encoding pool (several GPUs)
+        for every topic and method: a pool costs seconds to start, a topic's queries far less to encode."""
+        if self._holding is not None:  # an outer block holds it already
+            yield self
+            return
+        with ExitStack() as stack:
+            self._holding = stack
+            try:
+                self._hold_pool()
+                yield self
+            finally:
+                self._holding = None
 
     def dense_retriever(self) -> Any:
         if self.retriever is None:
             settings = {"show_progress": self.show_progress, "device": self.device, "devices": self.devices}
             self.retriever = dense_retriever(self.setup.dense_model, cache_dir=self.cache_dir, **settings)
+            self._hold_pool()
         return self.retriever
+
+    def _hold_pool(self) -> None:
+        pooled = getattr(self.retriever, "pooled", None)  # an endpoint's retriever has no processes to keep
+        if self._holding is not None and pooled is not None:
+            self._holding.enter_context(pooled())
 
 
 @dataclass(frozen=True)
@@ -156,9 +179,10 @@ def compute(
 ) -> dict[str, BaselineRun]:
     """The runs of `names` and of their inputs on `topic` ({method: run}); `k` gives some a depth of their own."""
     made: dict[str, BaselineRun] = {}
-    for name in with_inputs(names):
-        m = METHODS[name]
-        made[name] = m.run(topic, {i: made[i] for i in m.inputs}, resources, (k or {}).get(name))
+    with resources.pooled():
+        for name in with_inputs(names):
+            m = METHODS[name]
+            made[name] = m.run(topic, {i: made[i] for i in m.inputs}, resources, (k or {}).get(name))
     return made
 
 

@@ -7,11 +7,13 @@ query-by-corpus score matrix.
 
 from __future__ import annotations
 
+import copy
 import logging
 import os
 import time
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +21,7 @@ import numpy as np
 from freshstack_hf.errors import FreshStackError
 from freshstack_hf.retrieval.embedding_cache import EmbeddingCache
 from freshstack_hf.retrieval.encoding import EncodeStats, effective_max_length, encode_cached
+from freshstack_hf.retrieval.encoding_pool import EncodingPool
 from freshstack_hf.retrieval.exact_search import exact_search
 from freshstack_hf.retrieval.models import (
     DEFAULT_DENSE_MODEL,
@@ -55,9 +58,11 @@ class DenseRetriever:
     """Any sentence-transformers model (name, path or loaded `DenseModel`) as a top-k retriever with a cache.
 
     Prompts default to the model's own `query` and `document` (or `passage`) prompts; pass "" to disable.
-    Devices: by default a big input is encoded on every visible GPU when there are several (`encoding.pool_devices`);
-    `devices` names the pool's devices instead, and a `device` naming one device (`cuda:1`, `cpu`) keeps the
-    encoding there, so workers pinned one per GPU do not each spread over all of them.
+    Devices: by default a big input is encoded on every visible GPU when there are several
+    (`encoding_pool.pool_devices`); `devices` names the pool's devices instead, and a `device` naming one device
+    (`cuda:1`, `cpu`) keeps the encoding there, so workers pinned one per GPU do not each spread over all of them.
+    A pool, once started, serves the rest of the call (`retrieve`: documents and queries) or of a `pooled()` block
+    (a job's every topic).
     """
 
     def __init__(
@@ -86,6 +91,19 @@ class DenseRetriever:
             devices = []  # pinned to one device: no pool
         self.batch_size, self.devices, self.show_progress = batch_size, devices, show_progress
         self.cache_dir = cache_dir
+        self._pool = EncodingPool(self.dense.model, devices)  # shared with `without_cache`'s twins
+
+    def pooled(self) -> AbstractContextManager[EncodingPool]:
+        """A block in which every encoding shares one multi-process pool, started when first needed (see
+        `encoding_pool.EncodingPool`); the model is back on its device when the block ends."""
+        return self._pool.held()
+
+    def without_cache(self) -> DenseRetriever:
+        """The same model, settings and pool, keeping no vector on disk: for texts that must leave no trace there
+        (a live pass's embargoed questions)."""
+        twin = copy.copy(self)
+        twin.cache_dir = None
+        return twin
 
     def _cache(self, prompt: str) -> EmbeddingCache | None:
         if self.cache_dir is None:
@@ -102,16 +120,17 @@ class DenseRetriever:
 
     def encode(self, texts: Sequence[str], *, queries: bool = False) -> tuple[np.ndarray, EncodeStats]:
         prompt = self.query_prompt if queries else self.doc_prompt
-        return encode_cached(
-            self.dense.model,
-            texts,
-            self._cache(prompt),
-            prompt=prompt,
-            batch_size=self.batch_size,
-            max_seq_length=self.max_seq_length,
-            show_progress=self.show_progress,
-            devices=self.devices,
-        )
+        with self.pooled() as pool:
+            return encode_cached(
+                self.dense.model,
+                texts,
+                self._cache(prompt),
+                prompt=prompt,
+                batch_size=self.batch_size,
+                max_seq_length=self.max_seq_length,
+                show_progress=self.show_progress,
+                pool=pool,
+            )
 
     def retrieve(
         self,
@@ -128,8 +147,9 @@ class DenseRetriever:
         searches one corpus with several sets of questions (`baselines.retrievers.CorpusMemo`)."""
         _check_ids("document", doc_ids, doc_texts)
         _check_ids("query", query_ids, query_texts)
-        doc_emb, doc_stats = doc_vectors if doc_vectors is not None else self.encode(doc_texts)
-        query_emb, query_stats = self.encode(query_texts, queries=True)
+        with self.pooled():  # one pool, if any, for the documents and the queries
+            doc_emb, doc_stats = doc_vectors if doc_vectors is not None else self.encode(doc_texts)
+            query_emb, query_stats = self.encode(query_texts, queries=True)
         start = time.perf_counter()
         scores, index = exact_search(query_emb, doc_emb, k)
         run = {

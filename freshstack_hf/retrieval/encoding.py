@@ -3,7 +3,7 @@
 A FreshStack corpus mixes one-line chunks with chunks far past the model's window, so batches are formed from
 texts of similar *token* length (sentence-transformers sorts by characters, a poor proxy for code) and sized by
 tokens rather than texts; vectors are cached per text so a second run, or a run after an interruption, encodes
-only what is new; and a big input is spread over every visible GPU with sentence-transformers' multi-process pool.
+only what is new; and a big input is spread over every visible GPU (`encoding_pool`).
 """
 
 from __future__ import annotations
@@ -12,20 +12,18 @@ import logging
 import re
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from freshstack_hf.retrieval.embedding_cache import EmbeddingCache
+from freshstack_hf.retrieval.encoding_pool import EncodingPool, maybe_pool
 from freshstack_hf.retrieval.models import model_length_limit
 
 log = logging.getLogger(__name__)
 
-# A pool costs seconds to start (one process and one copy of the model per device): below this many texts a
-# single device is done before the pool would be.
-MIN_POOL_TEXTS = 2048
 LENGTH_PROBE_CHARS_PER_TOKEN = 10  # prefix tokenized to measure a text: prose runs ~4.5 characters a token
 # Tokens (padding included) in one batch on a CPU. Measured on all-MiniLM-L6-v2, 2 AVX-512 cores, the bench's
 # 600 docs: batches of 1,024-2,048 tokens ran the model in 15-20% less time than batches of up to 8,192 (32 texts
@@ -286,13 +284,13 @@ def encode_texts(
     length by a token budget (`batch_token_budget`): `batch_size` texts at the full window, more of shorter
     ones. Longest batches go first so an out-of-memory error shows at once rather than at the end. With
     `devices`, or by default when more than one CUDA device is visible and the input is large,
-    sentence-transformers' multi-process pool spreads the batches over the devices (`pool`: one already
-    started by the caller, reused across calls).
+    sentence-transformers' multi-process pool spreads the batches over the devices (`pool`: the caller's, an
+    `EncodingPool` it holds or a started pool, reused across calls).
     """
     texts = list(texts)
     if not texts:
         return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
-    with _window(model, max_seq_length) as length, _maybe_pool(model, devices, len(texts), pool) as active:
+    with _window(model, max_seq_length) as length, maybe_pool(model, devices, len(texts), pool) as active:
         tokenized = tokenize_once(model, texts, prompt or None, length) if active is None and length else None
         if tokenized is not None:
             batches = plan_batches(tokenized.lengths, batch_token_budget(model, batch_size, length))
@@ -316,48 +314,6 @@ def _window(model: Any, requested: int | None) -> Iterator[int | None]:
         model.max_seq_length = old
 
 
-def pool_devices(devices: Sequence[str] | None, texts: int, gpus: int) -> list[str] | None:
-    """The devices to encode `texts` texts on with a multi-process pool, or None for the plain one-process path.
-
-    `devices` given: those, when there are at least two (`[]` or one device: no pool). Not given (None): every
-    visible GPU (`gpus` of them) when there are several and the input is big enough to pay for starting a pool
-    (`MIN_POOL_TEXTS`); else None, so one GPU or a CPU encodes exactly as without a pool.
-    """
-    if devices is not None:
-        return list(devices) if len(devices) >= 2 else None
-    if gpus > 1 and texts >= MIN_POOL_TEXTS:
-        return [f"cuda:{i}" for i in range(gpus)]
-    return None
-
-
-def visible_gpus() -> int:
-    """How many CUDA devices torch sees (0 without CUDA)."""
-    import torch
-
-    return torch.cuda.device_count() if torch.cuda.is_available() else 0
-
-
-@contextmanager
-def _maybe_pool(model: Any, devices: list[str] | None, n: int, pool: Any = None) -> Iterator[Any]:
-    """The caller's pool, a new one on `pool_devices`, or None (a pool takes seconds to start, and its workers
-    copy the model as it is then, so the window must already be set)."""
-    if pool is not None:
-        yield pool
-        return
-    devices = pool_devices(devices, n, visible_gpus() if devices is None else 0)
-    if devices is None:
-        yield None
-        return
-    log.info("encoding %d texts with a pool on %s", n, ", ".join(devices))
-    home = model.device  # starting a pool moves the model to the CPU
-    pool = model.start_multi_process_pool(devices)
-    try:
-        yield pool
-    finally:
-        model.stop_multi_process_pool(pool)
-        model.to(home)
-
-
 def encode_cached(
     model: Any,
     texts: Sequence[str],
@@ -366,11 +322,13 @@ def encode_cached(
     shard_size: int = 8192,
     max_seq_length: int | None = None,
     devices: list[str] | None = None,
+    pool: EncodingPool | None = None,
     **encode_kwargs: Any,
 ) -> tuple[np.ndarray, EncodeStats]:
     """Encode each distinct uncached text once, saving a shard every `shard_size` texts so work survives a crash.
 
-    One pool serves all shards: restarting it per shard would cost more than a shard takes on the GPUs.
+    One pool serves all shards (the caller's `pool`, held across calls, else one of this call's own), and none
+    starts when every text is cached: a start would cost more than a shard takes on the GPUs.
     """
     start = time.perf_counter()
     texts = list(texts)
@@ -381,11 +339,15 @@ def encode_cached(
         if k not in found:
             todo.setdefault(k, t)
     todo_keys, todo_texts = list(todo), list(todo.values())
-    with _window(model, max_seq_length), _maybe_pool(model, devices, len(todo_texts)) as pool:
+    active = None
+    with ExitStack() as stack:
+        if todo_texts:
+            stack.enter_context(_window(model, max_seq_length))
+            active = stack.enter_context(maybe_pool(model, devices, len(todo_texts), pool))
         for s in range(0, len(todo_texts), shard_size):
             chunk_keys = todo_keys[s : s + shard_size]
             vectors = encode_texts(
-                model, todo_texts[s : s + shard_size], max_seq_length=max_seq_length, pool=pool, **encode_kwargs
+                model, todo_texts[s : s + shard_size], max_seq_length=max_seq_length, pool=active, **encode_kwargs
             )
             if cache is not None:
                 cache.add(chunk_keys, vectors)

@@ -111,9 +111,10 @@ def compute_runs(
     settings = {"cache_dir": cache_dir, "device": device, "devices": devices, "show_progress": show_progress}
     resources = registry.Resources(plan.setup, say=say, **settings)
     made: dict[str, dict[str, Any]] = {m: {} for m in registry.with_inputs(methods)}
-    for topic_name in dataset.topics:
-        for method, run in registry.compute(dataset.topic(topic_name), methods, resources).items():
-            made[method][topic_name] = run
+    with resources.pooled():  # one encoding pool, if any, for every topic
+        for topic_name in dataset.topics:
+            for method, run in registry.compute(dataset.topic(topic_name), methods, resources).items():
+                made[method][topic_name] = run
     return made
 
 

@@ -44,7 +44,7 @@ from freshstack_hf.errors import FreshStackError
 from freshstack_hf.metrics import MEASURES
 from freshstack_hf.repo.dataset import Dataset
 from freshstack_hf.retrieval.dense import DenseRetriever
-from freshstack_hf.retrieval.encoding import visible_gpus
+from freshstack_hf.retrieval.encoding_pool import visible_gpus
 from freshstack_hf.runs import Run, from_ranked
 from leaderboard.live_scores import rank_embargoed, require_candidates
 from leaderboard.scoring import score_for_store
@@ -86,16 +86,17 @@ def evaluate_model(payload: Mapping[str, Any], options: JobOptions) -> JobOutput
         cache_dir = _cache_dir(options.cache_dir, split, stack)
         retriever = DenseRetriever(str(folder), cache_dir=cache_dir, device=options.device, devices=devices, **settings)
         split = seal_job(split, read=[folder, data.folder], write=[cache_dir], shared_memory=_may_pool(retriever))
-        ranker = _TopicRanker(retriever, _uncached(retriever), track, k)
+        ranker = _TopicRanker(retriever, retriever.without_cache(), track, k)
         runs = {}
         meter, query_texts = EfficiencyMeter(), []
-        for name in data.topics:
-            runs[name], stats, doc_texts = ranker.public(data, name)
-            meter.add(stats, doc_texts)
-            query_texts += [q.text for q in data.topic(name).queries]
+        with retriever.pooled():  # one pool, if any, for every topic, public and live
+            for name in data.topics:
+                runs[name], stats, doc_texts = ranker.public(data, name)
+                meter.add(stats, doc_texts)
+                query_texts += [q.text for q in data.topic(name).queries]
+            live_runs, live = rank_embargoed(split, data.topics, ranker.live)
         resamples = int(payload.get("resamples", RESAMPLES))
         scored = score_for_store(data, runs, data.topics, by_topic=True, resamples=resamples)
-        live_runs, live = rank_embargoed(split, data.topics, ranker.live)
         efficiency = meter.report(retriever, query_texts, options.device)  # the public split's costs alone
     meta = _parameters(payload, retriever, data, params, track, k, settings["batch_size"]) | scored.parameters
     meta["card_cutoff"] = card_cutoff(folder)
@@ -124,14 +125,6 @@ def _cache_dir(given: str | None, split: Any, stack: contextlib.ExitStack) -> st
     if given is not None:
         Path(given).mkdir(parents=True, exist_ok=True)
     return given
-
-
-def _uncached(retriever: DenseRetriever) -> DenseRetriever:
-    """The embargoed questions' encoder: the same model and settings as `retriever`, keeping no vector of them."""
-    return DenseRetriever(
-        retriever.dense, query_prompt=retriever.query_prompt, doc_prompt=retriever.doc_prompt,
-        max_seq_length=retriever.max_seq_length, batch_size=retriever.batch_size, devices=retriever.devices,
-    )  # fmt: skip
 
 
 @dataclass(frozen=True)
