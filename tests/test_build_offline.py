@@ -204,6 +204,41 @@ def test_combined_judge_on_a_hand_made_task():
     assert backend.scorer.encoded == cached  # the second call encodes nothing new
 
 
+@pytest.mark.slow
+def test_the_judge_embeds_a_cut_document_whole_from_the_cache_the_pools_filled(monkeypatch):
+    """The judge's prompt cuts a long chunk at `judging.max_doc_tokens`; the offline judge's cosine reads the chunk
+    as the retrievers embedded it (MiniLM's window is far shorter than the cut), so judging encodes the nuggets only
+    and takes the chunk's vector from the shared cache, where the pools stage left it."""
+    import numpy as np
+
+    from freshstack_hf.defaults import dense_retriever
+    from freshstack_hf.pipeline.stages.judgments import judge_tasks
+    from freshstack_hf.retrieval import encoding
+
+    text_of = {
+        "long": " ".join(f"Worker {i} retries a failed queue job after its backoff delay." for i in range(300)),
+        "short": "Blade templates render forms; include the @csrf directive.",
+    }
+    pooled, _ = dense_retriever().encode(list(text_of.values()))  # what the pools stage leaves in the cache
+    (task,) = judge_tasks({"q": "How do retries work?"}, {"q": ("Failed jobs retry", "Add @csrf")},
+                          {"q": ["long", "short"]}, text_of, per_call=20, max_doc_tokens=64)  # fmt: skip
+    assert task.doc_texts[0] != text_of["long"] and task.whole_docs == tuple(text_of.values())
+    encoded: list[int] = []
+    real = encoding.encode_texts
+
+    def counted(model, texts, **settings):
+        encoded.append(len(texts))
+        return real(model, texts, **settings)
+
+    monkeypatch.setattr(encoding, "encode_texts", counted)
+    backend = OfflineBackend()
+    backend.judge([task])
+    assert encoded == [2]  # the two nuggets; both documents came from the cache
+    _, cosines = backend.scores(task.nuggets, task.doc_texts, task.whole_docs)
+    nuggets, _ = dense_retriever().encode(list(task.nuggets))
+    np.testing.assert_allclose(cosines, pooled @ nuggets.T, atol=1e-6)
+
+
 def test_nuggets_skip_links_captions_and_rhetorical_questions():
     answer = (
         "Did you try turning it off?\n\n"

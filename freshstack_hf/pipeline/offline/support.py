@@ -40,18 +40,24 @@ class SupportScorer:
         """Texts encoded so far; each is encoded once, however often it is judged."""
         return len(self._vectors)
 
-    def scores(self, nuggets: Sequence[str], docs: Sequence[str]) -> tuple[list[list[float]], list[list[float]] | None]:
-        """[doc][nugget] lexical shares and, when the model is available, [doc][nugget] cosines."""
+    def scores(
+        self, nuggets: Sequence[str], docs: Sequence[str], embedded: Sequence[str] | None = None
+    ) -> tuple[list[list[float]], list[list[float]] | None]:
+        """[doc][nugget] lexical shares of `docs` and, when the model is available, [doc][nugget] cosines of the
+        vectors of `embedded` (default `docs`): the whole documents where `docs` are the judge's cut texts."""
         nugget_terms = [self._cached_terms(n) for n in nuggets]
         shares = [[lexical_share(nt, set(self._cached_terms(d))) for nt in nugget_terms] for d in docs]
         model = self._embedder()
         if model is None or not nuggets or not docs:
             return shares, None
-        # One embedding per document, as the retrievers embed it (MiniLM reads its first 256 tokens), fetched from
-        # the embedding cache every command shares: the pools stage has already encoded every pooled chunk, so
-        # judging encodes only the nuggets. Term overlap still reads the whole document.
-        self._encode(model, [*nuggets, *docs])
-        cosines = [[float(self._vectors[n] @ self._vectors[d]) for n in nuggets] for d in docs]
+        # One embedding per document, as the retrievers embed it (MiniLM reads its first 256 tokens, far short of
+        # the judge's cut), fetched from the embedding cache every command shares: the pools stage has already
+        # encoded every pooled chunk whole, so judging encodes only the nuggets.
+        embedded = list(docs if embedded is None else embedded)
+        if len(embedded) != len(docs):
+            raise ValueError(f"{len(embedded)} texts to embed for {len(docs)} documents")
+        self._encode(model, [*nuggets, *embedded])
+        cosines = [[float(self._vectors[n] @ self._vectors[d]) for n in nuggets] for d in embedded]
         return shares, cosines
 
     def _cached_terms(self, text: str) -> Counter[str]:

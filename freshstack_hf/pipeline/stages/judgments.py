@@ -63,8 +63,11 @@ def judge_tasks(
             continue
         for start in range(0, len(doc_ids), per_call):
             block = tuple(doc_ids[start : start + per_call])
-            cut = tuple(cut_document(text_of[d], max_doc_tokens) for d in block)
-            tasks.append(JudgeTask(qid, questions[qid], texts, block, cut, doc_token_limit=max_doc_tokens))
+            whole = tuple(text_of[d] for d in block)
+            cut = tuple(cut_document(text, max_doc_tokens) for text in whole)
+            tasks.append(
+                JudgeTask(qid, questions[qid], texts, block, cut, doc_token_limit=max_doc_tokens, whole_docs=whole)
+            )
     return tasks
 
 
